@@ -1,0 +1,415 @@
+"""Shared model pieces: the wire quirks and the decode helpers.
+
+- :func:`utc` / :func:`utc_required`: a descriptor that exposes a stored datetime as aware UTC.
+  The wire writes most datetimes without a zone; msgspec decodes those as naive datetimes and
+  turning them aware eagerly costs more than the decode itself, so the Struct keeps the wire value
+  in a private field and the public name converts on access.
+- :class:`Duration`, :func:`parse_duration`, :func:`format_duration`: ``[-][d.]hh:mm:ss[.fffffff]``
+  durations as :class:`datetime.timedelta`.
+- :func:`dec_hook` / :func:`enc_hook`: the hooks every decoder and :func:`encode` use.
+- :func:`decoder` / :func:`decode`: cached typed decoders, and decoding that fails with
+  :class:`asyncsports.errors.DecodeError` naming the type, the JSON path and the offending bytes.
+- :class:`Ref`, :class:`Location`, :class:`Country`, :class:`Continent`: small shared records.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Generic, Self, TypeVar, get_args, get_origin, overload
+
+import msgspec
+
+from asyncsports.errors import DecodeError
+
+__all__ = [
+    "ZERO_UUID",
+    "Continent",
+    "Country",
+    "Duration",
+    "Location",
+    "Ref",
+    "UTCDateTime",
+    "dec_hook",
+    "decode",
+    "decoder",
+    "enc_hook",
+    "encode",
+    "format_duration",
+    "parse_duration",
+    "utc",
+    "utc_required",
+]
+
+T = TypeVar("T")
+_D = TypeVar("_D")
+
+ZERO_UUID = uuid.UUID(int=0)
+"""The all-zero UUID, which the snooker proxy sends for an unknown ``personId``."""
+
+SNIPPET_MAX = 200
+
+
+# --------------------------------------------------------------------------- datetimes
+
+
+class UTCDateTime(Generic[_D]):
+    """Descriptor exposing the datetime stored in private attribute ``attr`` as aware UTC.
+
+    A naive value (the wire's zone-less form, which is UTC) gets ``tzinfo=UTC`` on access; an
+    aware one and ``None`` pass through. Assigning stores the value as given.
+    """
+
+    __slots__ = ("attr", "name")
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+        self.name = attr
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> _D: ...
+    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> Self | _D:
+        if instance is None:
+            return self
+        v = getattr(instance, self.attr)
+        return v if v is None or v.tzinfo is not None else v.replace(tzinfo=UTC)  # type: ignore[no-any-return]
+
+    def __set__(self, instance: object, value: _D) -> None:
+        setattr(instance, self.attr, value)
+
+    def __repr__(self) -> str:
+        return f"utc({self.attr!r})"
+
+
+def utc(attr: str) -> UTCDateTime[datetime | None]:
+    """A public, aware-UTC view of the optional datetime kept in private field ``attr``."""
+    return UTCDateTime(attr)
+
+
+def utc_required(attr: str) -> UTCDateTime[datetime]:
+    """As :func:`utc`, for a field that always holds a datetime."""
+    return UTCDateTime(attr)
+
+
+# --------------------------------------------------------------------------- durations
+
+
+class Duration(timedelta):
+    """A :class:`~datetime.timedelta` decoded from ``[-][d.]hh:mm:ss[.fffffff]`` wire text.
+
+    It exists so that msgspec hands the wire text to :func:`dec_hook`; use it as a timedelta
+    (arithmetic on it returns plain timedeltas).
+    """
+
+    __slots__ = ()
+
+
+_DURATION_RE = re.compile(r"([-+])?(?:(\d+)\.)?(\d+):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?")
+
+
+def parse_duration(text: str) -> Duration:
+    """Parse ``[-][d.]hh:mm:ss[.fffffff]`` (also an ISO 8601 ``PnDTnHnMnS``) into a Duration.
+
+    Fraction digits beyond microseconds are rounded half up, as msgspec rounds datetimes.
+    Raises ValueError on any other text.
+    """
+    m = _DURATION_RE.fullmatch(text)
+    if m is None:
+        if text.lstrip("+-")[:1] == "P":
+            try:
+                td = msgspec.convert(text, timedelta)
+            except msgspec.ValidationError:
+                pass
+            else:
+                return Duration(days=td.days, seconds=td.seconds, microseconds=td.microseconds)
+        raise ValueError(f"invalid duration {text!r}: expected [d.]hh:mm:ss[.fffffff]")
+    sign, days, hours, minutes, seconds, frac = m.groups()
+    if days is not None and int(hours) > 23:
+        raise ValueError(f"invalid duration {text!r}: hours above 23 after a day count")
+    nanos = int(frac.ljust(9, "0")) if frac else 0
+    total = (
+        ((int(days or 0) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
+    ) * 1_000_000 + (nanos + 500) // 1000
+    return Duration(microseconds=-total if sign == "-" else total)
+
+
+def format_duration(value: timedelta) -> str:
+    """Format a timedelta as the wire writes it: ``[-][d.]hh:mm:ss.fffffff`` (seven digits)."""
+    total = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    sign = "-" if total < 0 else ""
+    total = abs(total)
+    secs, micros = divmod(total, 1_000_000)
+    mins, s = divmod(secs, 60)
+    hrs, m = divmod(mins, 60)
+    d, h = divmod(hrs, 24)
+    day = f"{d}." if d else ""
+    return f"{sign}{day}{h:02d}:{m:02d}:{s:02d}.{micros * 10:07d}"
+
+
+# --------------------------------------------------------------------------- hooks
+
+_DECODE_HOOKS: dict[type, Callable[[Any], Any]] = {}
+_ENCODE_HOOKS: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_hooks(
+    tp: type, decode: Callable[[Any], Any], encode: Callable[[Any], Any] | None = None
+) -> None:
+    """Teach :func:`dec_hook` (and :func:`enc_hook`) a custom type. For the model modules."""
+    _DECODE_HOOKS[tp] = decode
+    if encode is not None:
+        _ENCODE_HOOKS[tp] = encode
+
+
+def _decode_duration(obj: Any) -> Duration:
+    if not isinstance(obj, str):
+        raise ValueError(f"Expected duration text, got `{type(obj).__name__}`")
+    return parse_duration(obj)
+
+
+register_hooks(Duration, _decode_duration, format_duration)
+
+
+def dec_hook(tp: type, obj: Any) -> Any:
+    """msgspec decode hook of every model decoder: Duration text, and registered custom types."""
+    hook = _DECODE_HOOKS.get(tp)
+    if hook is None:
+        raise NotImplementedError(f"no decoder for {tp!r}")
+    return hook(obj)
+
+
+def enc_hook(obj: Any) -> Any:
+    """msgspec encode hook matching :func:`dec_hook` (Duration back to wire text, ...)."""
+    hook = _ENCODE_HOOKS.get(type(obj))
+    if hook is None:
+        raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+    return hook(obj)
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
+
+
+def encode(obj: Any) -> bytes:
+    """Encode models back to JSON with wire names (datetimes as stored: zone-less stay so)."""
+    return _ENCODER.encode(obj)
+
+
+# --------------------------------------------------------------------------- decoding
+
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+@overload
+def decoder(tp: type[T]) -> msgspec.json.Decoder[T]: ...
+@overload
+def decoder(tp: Any) -> msgspec.json.Decoder[Any]: ...
+def decoder(tp: Any) -> msgspec.json.Decoder[Any]:
+    """The JSON decoder for ``tp`` (cached per type) with the shared :func:`dec_hook`.
+
+    Pass it ``bytes``: fields typed ``msgspec.Raw`` (action metadata) keep views into the input
+    buffer, which must then not change. :func:`decode` copies other buffers to bytes first.
+    Errors are msgspec's own; use :func:`decode` for :class:`~asyncsports.errors.DecodeError`.
+    """
+    dec = _DECODERS.get(tp)
+    if dec is None:
+        dec = _DECODERS[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)
+    return dec
+
+
+@overload
+def decode(tp: type[T], data: bytes | bytearray | memoryview | str, *, url: str = "") -> T: ...
+@overload
+def decode(tp: Any, data: bytes | bytearray | memoryview | str, *, url: str = "") -> Any: ...
+def decode(tp: Any, data: bytes | bytearray | memoryview | str, *, url: str = "") -> Any:
+    """Decode JSON ``data`` into ``tp``; raise DecodeError naming type, path and snippet.
+
+    Non-``bytes`` input is copied to ``bytes`` first (``msgspec.Raw`` fields reference it).
+    """
+    if not isinstance(data, bytes):
+        data = data.encode() if isinstance(data, str) else bytes(data)
+    try:
+        return decoder(tp).decode(data)
+    except msgspec.DecodeError as exc:
+        raise decode_error(tp, data, exc, url=url) from exc
+
+
+def type_name(tp: Any) -> str:
+    """A short name for a type: ``list[Fixture]``, ``Data[list[Match] | Match]``."""
+    if isinstance(tp, types.UnionType) or (get_origin(tp) is not None and get_args(tp)):
+        args = get_args(tp)
+        if isinstance(tp, types.UnionType) or str(get_origin(tp)) == "typing.Union":
+            return " | ".join(type_name(a) for a in args)
+        origin = get_origin(tp)
+        return f"{getattr(origin, '__name__', repr(origin))}[{', '.join(map(type_name, args))}]"
+    if tp is type(None):
+        return "None"
+    return str(getattr(tp, "__name__", repr(tp)))
+
+
+_AT_RE = re.compile(r" - at `(\$[^`]*)`")
+_BYTE_RE = re.compile(r"\(byte (\d+)\)")
+_JSON_START = frozenset(b'{["-0123456789tfn')
+
+
+def decode_error(
+    tp: Any, data: bytes, exc: msgspec.DecodeError, *, url: str = "", base: str = "$"
+) -> DecodeError:
+    """Build the DecodeError for msgspec's ``exc`` raised decoding ``data`` into ``tp``.
+
+    ``base`` is the JSON path of ``data`` within a larger document (``$`` for a whole body).
+    Runs only on the error path: it may decode ``data`` again, untyped, to find the value.
+    """
+    target = type_name(tp)
+    stripped = data.lstrip()
+    if not stripped:
+        return DecodeError("empty body where JSON was expected", target=target, path=base, url=url)
+    if stripped[0] not in _JSON_START:
+        kind = "HTML" if stripped[:1] == b"<" else "text"
+        return DecodeError(
+            f"expected JSON, got {kind}",
+            target=target,
+            path=base,
+            snippet=_clip(stripped[:SNIPPET_MAX].decode("utf-8", "replace")),
+            url=url,
+        )
+    message = str(exc)
+    if not isinstance(exc, msgspec.ValidationError):
+        m = _BYTE_RE.search(message)
+        offset = int(m.group(1)) if m else len(data)
+        lo = max(0, offset - 80)
+        snippet = data[lo : offset + 80].decode("utf-8", "replace")
+        return DecodeError(
+            message, target=target, path=base, snippet=_clip(snippet), offset=offset, url=url
+        )
+    reason, path = split_message(message)
+    try:
+        doc = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return DecodeError(reason, target=target, path=base + path[1:], url=url)
+    path, value = locate(doc, path, reason)
+    snippet = _clip(msgspec.json.encode(value).decode("utf-8", "replace"))
+    return DecodeError(reason, target=target, path=base + path[1:], snippet=snippet, url=url)
+
+
+def split_message(message: str) -> tuple[str, str]:
+    """Split a msgspec error message into its reason and the JSON path (``$`` when none).
+
+    Nested decodes (a hook that converted a sub-document) give several ``- at`` parts, the
+    outermost last; they are joined into one path.
+    """
+    parts = _AT_RE.split(message)
+    reason, paths = parts[0], parts[1::2]
+    if not paths:
+        return reason, "$"
+    path = paths[-1]
+    for inner in reversed(paths[:-1]):
+        path += inner[1:]
+    return reason, path
+
+
+_SEG_RE = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_GOT_RE = re.compile(r"got `(\w+)`")
+_JSON_KIND = {
+    dict: "object",
+    list: "array",
+    str: "str",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    type(None): "null",
+}
+_KINDS = frozenset(_JSON_KIND.values())
+
+
+def locate(doc: Any, path: str, reason: str = "") -> tuple[str, Any]:
+    """Walk ``path`` (msgspec's form) in the untyped ``doc``; return the path and the value found.
+
+    msgspec writes a dict key as ``[...]``: the key is chosen among those whose value the rest
+    of the path reaches (and whose JSON kind matches ``got `kind``` in ``reason``), and named in
+    the returned path; when that leaves not exactly one, the walk stops at the dict and the
+    rest of the path is kept as msgspec wrote it.
+    """
+    segs = [(m.group(1), m.group(2), m.group(0)) for m in _SEG_RE.finditer(path)]
+    got = _GOT_RE.search(reason)
+    want = got.group(1) if got else None
+    node, walked = doc, "$"
+    for i, (name, index, text) in enumerate(segs):
+        if name is not None and isinstance(node, dict) and name in node:
+            node, walked = node[name], walked + text
+        elif index == "..." and isinstance(node, dict):
+            keys = [k for k, v in node.items() if _reaches(v, segs[i + 1 :], want)]
+            if len(keys) > 1 and i + 1 == len(segs):  # a hook's message may quote the value
+                keys = [k for k in keys if isinstance(node[k], str) and repr(node[k]) in reason]
+            if len(keys) != 1:
+                return walked + "".join(s[2] for s in segs[i:]), node
+            node, walked = node[keys[0]], f"{walked}[{msgspec.json.encode(keys[0]).decode()}]"
+        elif (
+            index is not None
+            and index != "..."
+            and isinstance(node, list)
+            and int(index) < len(node)
+        ):
+            node, walked = node[int(index)], walked + text
+        else:
+            return walked + "".join(s[2] for s in segs[i:]), node
+    return walked, node
+
+
+def _reaches(node: Any, segs: list[tuple[str | None, str | None, str]], want: str | None) -> bool:
+    for i, (name, index, _) in enumerate(segs):
+        if name is not None and isinstance(node, dict) and name in node:
+            node = node[name]
+        elif index == "..." and isinstance(node, dict):
+            return any(_reaches(v, segs[i + 1 :], want) for v in node.values())
+        elif (
+            index is not None
+            and index != "..."
+            and isinstance(node, list)
+            and int(index) < len(node)
+        ):
+            node = node[int(index)]
+        else:
+            return False
+    return want is None or want not in _KINDS or _JSON_KIND.get(type(node)) == want
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 3] + "..."
+
+
+# --------------------------------------------------------------------------- shared records
+
+
+class Ref(msgspec.Struct, gc=False, kw_only=True):
+    """A reference to another record: ``{id, name}`` (team, player, season, stage, group)."""
+
+    id: uuid.UUID
+    name: str | None = None
+
+
+class Country(msgspec.Struct, gc=False, kw_only=True):
+    """The country of a Location; the wire may send an empty object."""
+
+    name: str | None = None
+
+
+class Continent(msgspec.Struct, gc=False, kw_only=True):
+    """The continent of a Location; the wire may send an empty object."""
+
+    name: str | None = None
+
+
+class Location(msgspec.Struct, gc=False, kw_only=True):
+    """A place (a competition's, a venue's, or a player's nationality); any part may be absent."""
+
+    name: str | None = None
+    country: Country | None = None
+    continent: Continent | None = None
