@@ -1,0 +1,1 @@
+"""pytest fixtures for tests that run against the embedded emulator (work in progress)."""
