@@ -2,7 +2,42 @@
 live stream events listing."""
 
 from asyncsports._request import Sport
+from asyncsports._retry import RetryPolicy
+from asyncsports._session import RequestInfo, Timeout
 from asyncsports._version import __version__
 from asyncsports.auth import StreamingCredentials
+from asyncsports.client import Client
+from asyncsports.errors import (
+    APIError,
+    AsyncSportsError,
+    AuthenticationError,
+    BadRequestError,
+    DecodeError,
+    NotFoundError,
+    RateLimitError,
+    ServerError,
+    TransportError,
+)
+from asyncsports.paging import AsyncList, PagingError, ResumeToken
 
-__all__ = ["Sport", "StreamingCredentials", "__version__"]
+__all__ = [
+    "APIError",
+    "AsyncList",
+    "AsyncSportsError",
+    "AuthenticationError",
+    "BadRequestError",
+    "Client",
+    "DecodeError",
+    "NotFoundError",
+    "PagingError",
+    "RateLimitError",
+    "RequestInfo",
+    "ResumeToken",
+    "RetryPolicy",
+    "ServerError",
+    "Sport",
+    "StreamingCredentials",
+    "Timeout",
+    "TransportError",
+    "__version__",
+]

@@ -1,0 +1,429 @@
+"""The one place that does network I/O.
+
+:class:`Session` owns an aiohttp ClientSession and turns a :class:`~asyncsports._request.Request`
+into a :class:`Response` (a whole body) or a :class:`StreamResponse` (a body read chunk by
+chunk): headers and auth, timeouts, retries with backoff, the shared rate limit, and
+mapping failures onto :mod:`asyncsports.errors`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import anyio
+import msgspec
+from aiolimiter import AsyncLimiter
+
+from asyncsports._request import Request
+from asyncsports._retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
+from asyncsports._version import __version__
+from asyncsports.auth import StreamingCredentials, Token, TokenProvider
+from asyncsports.errors import (
+    APIError,
+    RateLimitError,
+    TransportError,
+    error_for_status,
+)
+
+__all__ = ["Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
+
+log = logging.getLogger("asyncsports")
+
+USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
+_ERROR_BODY_LIMIT = 64 * 1024
+_SECRET_PARAMS = frozenset({"auth", "token", "access_token"})
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """Time limits in seconds; None means no limit.
+
+    ``connect`` bounds opening a connection, ``read`` the wait for each piece of a
+    response, ``total`` one call with all its attempts and backoff waits.
+    """
+
+    connect: float | None = 10.0
+    read: float | None = 30.0
+    total: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """What a hook sees of a request: the method, the URL with secrets redacted, the attempt."""
+
+    method: str
+    url: str
+    attempt: int
+    status: int | None = None
+    elapsed: float | None = None
+
+
+Hook = Callable[[RequestInfo], Awaitable[None] | None]
+
+
+class Response:
+    """A response whose body was read whole."""
+
+    __slots__ = ("body", "headers", "status", "url")
+
+    def __init__(self, status: int, headers: Mapping[str, str], url: str, body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.url = url
+        self.body = body
+
+
+class StreamResponse:
+    """A response whose body is read chunk by chunk with :meth:`chunks`."""
+
+    __slots__ = ("_resp", "headers", "status", "url")
+
+    def __init__(self, resp: aiohttp.ClientResponse, url: str) -> None:
+        self._resp = resp
+        self.status = resp.status
+        self.headers: Mapping[str, str] = resp.headers
+        self.url = url
+
+    async def chunks(self, size: int = 256 * 1024) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive, in pieces of at most ``size`` bytes."""
+        try:
+            async for chunk in self._resp.content.iter_chunked(size):
+                yield chunk
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise TransportError(f"body broke off: {_describe(exc)}", url=self.url) from exc
+
+
+def redact(url: str | Any) -> str:
+    """``url`` with the values of secret query parameters replaced by ``***``."""
+    text = str(url)
+    if "?" not in text:
+        return text
+    head, _, query = text.partition("?")
+    parts = []
+    for pair in query.split("&"):
+        name, eq, _value = pair.partition("=")
+        parts.append(f"{name}=***" if eq and name in _SECRET_PARAMS else pair)
+    return f"{head}?{'&'.join(parts)}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def _message(body: Any, text: str) -> str:
+    """The service's message from an error body (JSON or text)."""
+    if isinstance(body, dict):
+        for key in ("message", "error", "detail", "title"):
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+    stripped = text.strip()
+    if stripped.startswith("{") and stripped.endswith("}") and not isinstance(body, dict):
+        stripped = stripped[1:-1].strip()  # text inside braces that is not JSON
+    return stripped[:500] or "(empty body)"
+
+
+def error_from(
+    status: int,
+    headers: Mapping[str, str],
+    raw: bytes,
+    *,
+    method: str,
+    url: str,
+    attempts: int,
+    now: float,
+) -> APIError:
+    """The error for a failed response: JSON body when it parses, text otherwise."""
+    text = raw.decode("utf-8", "replace")
+    body: Any
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        body = text
+    cls = error_for_status(status)
+    kw: dict[str, Any] = {
+        "body": body,
+        "headers": dict(headers),
+        "method": method,
+        "url": url,
+        "attempts": attempts,
+    }
+    if cls is RateLimitError:
+        kw["retry_after"] = parse_retry_after(headers.get("Retry-After"), now)
+    return cls(status, _message(body, text), **kw)
+
+
+class Session:
+    """Sends requests for one client over one aiohttp connection pool.
+
+    Not usable until :meth:`open`; :meth:`close` releases the pool.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        token: Token | None,
+        vendor: str,
+        streaming_url: str | None,
+        streaming_credentials: StreamingCredentials | None,
+        timeout: Timeout,
+        retry: RetryPolicy,
+        max_connections: int,
+        rate_limit: float | None,
+        dns_ttl: int,
+        max_body_size: int | None,
+        on_request: Hook | None = None,
+        on_response: Hook | None = None,
+        verify_ssl: bool = True,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._bases = {
+            "data": base_url.rstrip("/"),
+            "streaming": (streaming_url or "").rstrip("/"),
+        }
+        self._token = TokenProvider(token)
+        self._credentials = streaming_credentials
+        self._accept = f"application/vnd.{vendor}.dde.api+json;version=1"
+        self._timeout = timeout
+        self.retry = retry
+        self._max_connections = max_connections
+        self._limiter = AsyncLimiter(rate_limit, 1.0) if rate_limit else None
+        self._dns_ttl = dns_ttl
+        self._max_body = max_body_size
+        self._on_request = on_request
+        self._on_response = on_response
+        self._verify_ssl = verify_ssl
+        self._rng = rng or random.Random()
+        self._http: aiohttp.ClientSession | None = None
+        self._paused_until = 0.0
+        self.requests = 0
+        self.retries = 0
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the session can send requests."""
+        return self._http is not None and not self._http.closed
+
+    async def open(self) -> None:
+        """Create the connection pool. Must run inside the event loop that will use it."""
+        if self.is_open:
+            return
+        connector = aiohttp.TCPConnector(
+            limit=self._max_connections,
+            ttl_dns_cache=self._dns_ttl,
+            ssl=self._verify_ssl,
+        )
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self._timeout.connect, sock_read=self._timeout.read
+        )
+        self._http = aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            raise_for_status=False,
+            auto_decompress=True,
+        )
+
+    async def close(self) -> None:
+        """Close the pool. Safe to call twice."""
+        http, self._http = self._http, None
+        if http is not None:
+            await http.close()
+
+    def connections_in_use(self) -> int:
+        """How many pooled connections are acquired right now (0 when closed)."""
+        if self._http is None or self._http.connector is None:
+            return 0
+        acquired = getattr(self._http.connector, "_acquired", ())
+        return len(acquired)
+
+    async def get(self, req: Request) -> Response:
+        """Send ``req`` and read the whole body, retrying as the policy allows."""
+        async with self._attempts(req) as (resp, url):
+            body = await self._read(resp, url)
+            return Response(resp.status, resp.headers, url, body)
+
+    @asynccontextmanager
+    async def stream(self, req: Request) -> AsyncIterator[StreamResponse]:
+        """Send ``req`` and hand over the response with its body unread.
+
+        Status errors are retried as in :meth:`get`; a body that breaks off midway
+        raises TransportError from :meth:`StreamResponse.chunks` (the caller resumes).
+        """
+        async with self._attempts(req) as (resp, url):
+            yield StreamResponse(resp, url)
+
+    async def _read(self, resp: aiohttp.ClientResponse, url: str) -> bytes:
+        limit = self._max_body
+        if limit is not None and (resp.content_length or 0) > limit:
+            raise TransportError(
+                f"body of {resp.content_length} bytes exceeds max_body_size={limit}", url=url
+            )
+        try:
+            if limit is None:
+                return await resp.read()
+            parts: list[bytes] = []
+            size = 0
+            async for chunk in resp.content.iter_chunked(256 * 1024):
+                size += len(chunk)
+                if size > limit:
+                    raise TransportError(f"body exceeds max_body_size={limit}", url=url)
+                parts.append(chunk)
+            return b"".join(parts)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise TransportError(f"body broke off: {_describe(exc)}", url=url) from exc
+
+    def _headers(self, req: Request, token: str | None) -> dict[str, str]:
+        if req.host == "streaming":
+            return {"Accept": "application/json"}
+        headers = {"Accept": self._accept, "Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def _params(self, req: Request) -> list[tuple[str, str]]:
+        params = list(req.params)
+        if req.host == "streaming":
+            if self._credentials is None:
+                raise ValueError("streaming_credentials: required for the live stream events")
+            params = self._credentials.params() + params
+        return params
+
+    def _base(self, req: Request) -> str:
+        base = self._bases[req.host]
+        if not base:
+            raise ValueError(f"{req.host}_url: not configured for {req.path}")
+        return base
+
+    @asynccontextmanager
+    async def _attempts(self, req: Request) -> AsyncIterator[tuple[aiohttp.ClientResponse, str]]:
+        """Yield the first successful response; retry, refresh the token or raise."""
+        http = self._http
+        if http is None or http.closed:
+            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+        base = self._base(req)
+        deadline = self._timeout.total
+        start = time.monotonic()
+        retry = 0
+        attempts = 0
+        refreshed = False
+        while True:
+            attempts += 1
+            token = await self._token.get() if req.host == "data" else None
+            await self._wait_turn()
+            url = base + req.path
+            shown = url
+            info_base = RequestInfo("GET", shown, attempts)
+            if self._on_request is not None:
+                await _call(self._on_request, info_base)
+            failure: BaseException
+            retry_after: float | None = None
+            try:
+                with anyio.fail_after(_remaining(deadline, start)):
+                    resp = await http.get(
+                        url, params=self._params(req), headers=self._headers(req, token)
+                    )
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                failure = exc
+                shown = redact(url)
+            else:
+                shown = redact(resp.url)
+                self.requests += 1
+                if self._on_response is not None:
+                    await _call(
+                        self._on_response,
+                        RequestInfo("GET", shown, attempts, resp.status, time.monotonic() - start),
+                    )
+                status = resp.status
+                if status < 400:
+                    try:
+                        yield resp, shown
+                    finally:
+                        resp.release()
+                    return
+                try:
+                    raw = await resp.content.read(_ERROR_BODY_LIMIT)
+                except (aiohttp.ClientError, TimeoutError):
+                    raw = b""
+                finally:
+                    resp.release()
+                error = error_from(
+                    status,
+                    resp.headers,
+                    raw,
+                    method="GET",
+                    url=shown,
+                    attempts=attempts,
+                    now=time.time(),
+                )
+                if status == 401 and not refreshed and self._token.refreshable:
+                    refreshed = True
+                    self._token.invalidate()
+                    log.info("401 from %s: asking the token provider again", shown)
+                    continue
+                if status not in RETRY_STATUSES:
+                    raise error
+                failure = error
+                if isinstance(error, RateLimitError):
+                    retry_after = error.retry_after
+                else:
+                    retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
+            wait = self.retry.delay(retry, retry_after, self._rng)
+            left = _remaining(deadline, start)
+            if wait is None or (left is not None and wait >= left):
+                raise _final(failure, shown, attempts)
+            if isinstance(failure, RateLimitError):
+                # The whole client slows down after a 429, not only this call.
+                self._paused_until = max(self._paused_until, time.monotonic() + wait)
+            log.warning(
+                "retrying GET %s in %.2fs (attempt %d failed: %s)",
+                shown,
+                wait,
+                attempts,
+                failure if isinstance(failure, APIError) else _describe(failure),
+            )
+            self.retries += 1
+            retry += 1
+            await anyio.sleep(wait)
+
+    async def _wait_turn(self) -> None:
+        pause = self._paused_until - time.monotonic()
+        if pause > 0:
+            await anyio.sleep(pause)
+        if self._limiter is not None:
+            await self._limiter.acquire()
+
+
+def _remaining(deadline: float | None, start: float) -> float | None:
+    if deadline is None:
+        return None
+    return max(0.0, deadline - (time.monotonic() - start))
+
+
+def _final(failure: BaseException, url: str, attempts: int) -> BaseException:
+    if isinstance(failure, APIError):
+        failure.attempts = attempts
+        return failure
+    if isinstance(failure, TimeoutError):
+        what = "timed out"
+    else:
+        what = f"connection failed: {_describe(failure)}"
+    error = TransportError(what, url=url, attempts=attempts)
+    error.__cause__ = failure
+    return error
+
+
+async def _call(hook: Hook, info: RequestInfo) -> None:
+    result = hook(info)
+    if result is not None:
+        await result

@@ -1,0 +1,214 @@
+"""Lazy async iteration over listings: page walking, resume tokens.
+
+An :class:`AsyncList` sends nothing until iterated. Its records come from a *source*:
+an async iterator of :class:`Batch` es that starts at a :class:`ResumeToken`. A paged
+listing's source walks page numbers (:func:`walk`); a single-body listing's source
+decodes one body. Either way the list knows where it stands (``.resume_token``) and a
+new list given that token carries on with no gap and no duplicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, NamedTuple, TypeVar
+
+from asyncsports.errors import AsyncSportsError
+
+__all__ = ["AsyncList", "Batch", "Page", "PagingError", "ResumeToken", "walk"]
+
+T = TypeVar("T")
+
+
+class PagingError(AsyncSportsError):
+    """The server broke the paging contract (a page repeated, or the wrong page came back)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeToken:
+    """Where a listing stands: ``index`` records of page ``page`` are already consumed.
+
+    ``str(token)`` is a compact text form (``"3:5"``) that :meth:`parse` reads back, for
+    storing a position in a checkpoint.
+    """
+
+    page: int = 0
+    index: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.index}"
+
+    @classmethod
+    def parse(cls, value: ResumeToken | str) -> ResumeToken:
+        """A token from a token or its text form; ValueError on anything else."""
+        if isinstance(value, ResumeToken):
+            return value
+        try:
+            page, _, index = value.partition(":")
+            token = cls(int(page), int(index or 0))
+        except (AttributeError, ValueError):
+            raise ValueError(f"resume: not a resume token: {value!r}") from None
+        if token.page < 0 or token.index < 0:
+            raise ValueError(f"resume: not a resume token: {value!r}")
+        return token
+
+
+class Batch(NamedTuple, Generic[T]):
+    """Records of page ``page``; ``items[0]`` is record number ``start`` of that page."""
+
+    page: int
+    start: int
+    items: Sequence[T]
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One decoded page. ``last`` is None when the server did not say."""
+
+    items: Sequence[T]
+    number: int | None = None
+    total_pages: int | None = None
+    last: bool | None = None
+    whole: bool = False
+    """True when the body was the whole result (the server ignored paging)."""
+
+
+Source = Callable[[ResumeToken], AsyncIterator[Batch[T]]]
+
+
+class AsyncList(Generic[T]):
+    """An async iterator of records that fetches lazily.
+
+    ``async for x in it`` yields records; ``it.pages()`` yields them a page (or body
+    batch) at a time; ``await it.collect()`` gathers a list; ``it.resume_token`` says
+    where it stands. Iterating again continues where the last loop stopped. Close it
+    (``await it.aclose()`` or ``async with it:``) to stop in-flight work at once.
+    """
+
+    def __init__(self, source: Source[T], resume: ResumeToken | str | None = None) -> None:
+        self._source = source
+        self._start = ResumeToken.parse(resume) if resume is not None else ResumeToken()
+        self._batches: AsyncIterator[Batch[T]] | None = None
+        self._items: Sequence[T] = ()
+        self._i = 0
+        self._page = self._start.page
+        self._first = self._start.index
+        self._done = False
+
+    @property
+    def resume_token(self) -> ResumeToken:
+        """The position after the last record handed out."""
+        return ResumeToken(self._page, self._first + self._i)
+
+    def __aiter__(self) -> AsyncList[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        i = self._i
+        if i < len(self._items):
+            self._i = i + 1
+            return self._items[i]
+        while True:
+            batch = await self._next_batch()
+            if batch is None:
+                raise StopAsyncIteration
+            if batch.items:
+                self._i = 1
+                return batch.items[0]
+
+    async def _next_batch(self) -> Batch[T] | None:
+        if self._done:
+            return None
+        if self._batches is None:
+            self._batches = self._source(self.resume_token)
+        try:
+            batch = await anext(self._batches)
+        except StopAsyncIteration:
+            self._done = True
+            self._first, self._items, self._i = self._first + self._i, (), 0
+            return None
+        except BaseException:
+            # The source is broken; drop it so the token stays valid and a new
+            # iteration (or a new list given the token) starts cleanly from here.
+            self._batches = None
+            raise
+        self._page, self._first, self._items, self._i = batch.page, batch.start, batch.items, 0
+        return batch
+
+    async def pages(self) -> AsyncIterator[Sequence[T]]:
+        """Records a page (or body batch) at a time, starting with what is left of the current one."""
+        rest = self._items[self._i :]
+        if rest:
+            self._i = len(self._items)
+            yield rest
+        while (batch := await self._next_batch()) is not None:
+            if batch.items:
+                self._i = len(batch.items)
+                yield batch.items
+
+    async def collect(self) -> list[T]:
+        """Every remaining record, in order, as a list."""
+        out: list[T] = []
+        async for page in self.pages():
+            out.extend(page)
+        return out
+
+    async def aclose(self) -> None:
+        """Stop: cancel in-flight requests and release their connections."""
+        batches, self._batches = self._batches, None
+        self._done = True
+        aclose = getattr(batches, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    async def __aenter__(self) -> AsyncList[T]:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def walk(
+    fetch: Callable[[int], Awaitable[Page[T]]],
+    start: ResumeToken,
+    *,
+    size: int,
+) -> AsyncIterator[Batch[T]]:
+    """Walk numbered pages from ``start`` until the last one.
+
+    Stops at a page marked last, at ``total_pages``, at an empty page, or at a short
+    page when the server gives no metadata. A body that is the whole result ends the
+    walk after it. A page equal to the previous one, or a page numbered other than
+    asked, raises :class:`PagingError` instead of looping.
+    """
+    # A token may count past a page (from a body that was the whole result).
+    number = start.page + start.index // size
+    skip = start.index % size
+    previous: Sequence[T] | None = None
+    while True:
+        page = await fetch(number)
+        if page.whole:
+            # The server ignored paging: this body is everything; skip what the token
+            # says was consumed (full pages before it, then ``skip``).
+            consumed = number * size + skip
+            yield Batch(0, consumed, page.items[consumed:])
+            return
+        if page.number is not None and page.number != number:
+            raise PagingError(f"asked for page {number}, the server sent page {page.number}")
+        if previous is not None and page.items and page.items == previous:
+            raise PagingError(f"page {number} repeats page {number - 1}: the server ignores paging")
+        yield Batch(number, skip, page.items[skip:])
+        if is_last(page, number, size):
+            return
+        previous = page.items
+        number += 1
+        skip = 0
+
+
+def is_last(page: Page[T], number: int, size: int) -> bool:
+    """Whether ``page`` (numbered ``number``, asked with ``size``) ends the walk."""
+    if page.last is not None:
+        return page.last
+    if page.total_pages is not None:
+        return number + 1 >= page.total_pages
+    return len(page.items) < size

@@ -1,0 +1,87 @@
+"""Live stream events: the listing of booked events, and playback addresses."""
+
+from __future__ import annotations
+
+from asyncsports import _request as q
+from asyncsports._request import Param, Request
+from asyncsports.models import Event, Playback
+from asyncsports.paging import AsyncList, Page, ResumeToken
+from asyncsports.resources._base import Resource
+
+PATH = "/api/v2/streaming/events"
+RESTRICTIONS = ("whitelist", "blacklist")
+MAX_PAGE_SIZE = 500
+
+
+def list_request(
+    *,
+    live: bool | None = None,
+    vendor_data_id: bool | None = None,
+    restrictions: str | None = None,
+    sub_restrictions: str | None = None,
+    page_size: int | None = None,
+) -> tuple[Request, bool]:
+    """The listing request, and whether it is paged (only with restrictions)."""
+    params: list[Param] = []
+    if live:
+        params.append(("live", "true"))
+    if vendor_data_id:
+        params.append(("vendorDataID", "true"))
+    if restrictions is not None:
+        params.append(("restrictions", q.choice("restrictions", restrictions, RESTRICTIONS)))
+    if sub_restrictions is not None:
+        params.append(
+            ("subRestrictions", q.choice("sub_restrictions", sub_restrictions, RESTRICTIONS))
+        )
+    if page_size is not None:
+        params.append(("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE)))
+    paged = restrictions is not None or sub_restrictions is not None
+    return Request(PATH, tuple(params), host="streaming"), paged
+
+
+class Events(Resource):
+    """``client.events``: live stream events on the streaming host."""
+
+    def list(
+        self,
+        live: bool | None = None,
+        vendor_data_id: bool | None = None,
+        restrictions: str | None = None,
+        sub_restrictions: str | None = None,
+        page_size: int | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[Event]:
+        """Future and live events (only live ones with ``live=True``).
+
+        With ``restrictions`` or ``sub_restrictions`` (``"whitelist"`` or ``"blacklist"``)
+        each event carries its country (and US state) lists, and the listing is paged by
+        ``page_size`` (at most 500).
+        """
+        req, paged = list_request(
+            live=live,
+            vendor_data_id=vendor_data_id,
+            restrictions=restrictions,
+            sub_restrictions=sub_restrictions,
+            page_size=page_size,
+        )
+        if not paged:
+            return self._body_list(req, list[Event] | Event, _as_list, resume)
+
+        async def fetch(number: int) -> Page[Event]:
+            body: list[Event] | Event = await self._one(
+                req.with_params(("page.page", str(number))), list[Event] | Event
+            )
+            return Page(_as_list(body))
+
+        return self._paged(fetch, page_size or MAX_PAGE_SIZE, resume)
+
+    async def playback(self, event_id: int) -> Playback:
+        """The playback (HLS) address of a live event."""
+        req = Request(f"{PATH}/{q.integer('event_id', event_id, low=0)}/stream", host="streaming")
+        playback: Playback = await self._one(req, Playback)
+        return playback
+
+
+def _as_list(body: list[Event] | Event) -> list[Event]:
+    return body if isinstance(body, list) else [body]

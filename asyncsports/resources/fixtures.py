@@ -1,0 +1,148 @@
+"""Fixtures: list (paged, filtered, sorted) and get."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+
+from asyncsports import _request as q
+from asyncsports._request import Param, Request, Sport
+from asyncsports.models import Fixture, FixturePage
+from asyncsports.paging import AsyncList, Page, ResumeToken
+from asyncsports.resources._base import Resource
+
+STATUSES = ("scheduled", "live", "completed", "postponed")
+TYPES = ("official", "simulation", "training")
+COVERAGE_LEVELS = (
+    "noCoverage",
+    "inVenue",
+    "lowLatencyStream",
+    "standardStream",
+    "video(postmatch)",
+)
+SORT_FIELDS = ("name", "startTime")
+DEFAULT_SIZE = 20
+MAX_SIZE = 1000
+
+
+def sort_params(sort: str | Sequence[str]) -> list[Param]:
+    """``sort`` as repeated ``sort=<field>,<direction>`` parameters, in the order given."""
+    out: list[Param] = []
+    for item in q.strings("sort", sort):
+        field, _, direction = (part.strip() for part in item.partition(","))
+        q.choice("sort field", field, SORT_FIELDS)
+        if direction:
+            q.choice("sort direction", direction, ("asc", "desc"))
+        out.append(("sort", f"{field},{direction}" if direction else field))
+    return out
+
+
+def list_request(
+    sport: Sport | str,
+    *,
+    season_id: uuid.UUID | str | None = None,
+    live: bool | None = None,
+    status: str | None = None,
+    date_from: dt.date | str | None = None,
+    date_to: dt.date | str | None = None,
+    type: str | None = None,
+    coverage_level: str | None = None,
+    sort: str | Sequence[str] | None = None,
+    size: int | None = None,
+    include_deleted: bool | None = None,
+) -> Request:
+    """The first-page request of a fixture listing (``page`` is added per page)."""
+    base = q.sport_path(sport)
+    if season_id is not None:
+        path = f"{base}/seasons/{q.segment('season_id', season_id)}/fixtures"
+    else:
+        path = f"{base}/fixtures"
+    params: list[Param] = [("paged", "true")]
+    if live is not None:
+        params.append(("live", q.boolean(live)))
+    if status is not None:
+        params.append(("status", q.choice("status", status, STATUSES)))
+    if date_from is not None:
+        params.append(("dateFrom", q.date("date_from", date_from)))
+    if date_to is not None:
+        params.append(("dateTo", q.date("date_to", date_to)))
+    if date_from is not None and date_to is not None and params[-2][1] > params[-1][1]:
+        raise ValueError(f"date_from: {params[-2][1]} is after date_to {params[-1][1]}")
+    if type is not None:
+        params.append(("type", q.choice("type", type, TYPES)))
+    if coverage_level is not None:
+        params.append(
+            ("coverageLevel", q.choice("coverage_level", coverage_level, COVERAGE_LEVELS))
+        )
+    if sort is not None:
+        params.extend(sort_params(sort))
+    if size is not None:
+        params.append(("size", q.integer("size", size, low=1, high=MAX_SIZE)))
+    if include_deleted is not None:
+        params.append(("includeDeleted", q.boolean(include_deleted)))
+        if base == "/basketball":
+            # One basketball description spells it includeDelete: send both.
+            params.append(("includeDelete", q.boolean(include_deleted)))
+    return Request(path, tuple(params))
+
+
+def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
+    """A decoded fixture body as a Page: an envelope, or a bare array that is everything."""
+    if isinstance(body, list):
+        return Page(body, whole=True)
+    return Page(body.content, body.number, body.total_pages, body.last)
+
+
+class Fixtures(Resource):
+    """``client.fixtures``: competition fixtures."""
+
+    def list(
+        self,
+        sport: Sport | str,
+        season_id: uuid.UUID | str | None = None,
+        live: bool | None = None,
+        status: str | None = None,
+        date_from: dt.date | str | None = None,
+        date_to: dt.date | str | None = None,
+        type: str | None = None,
+        coverage_level: str | None = None,
+        sort: str | Sequence[str] | None = None,
+        size: int | None = None,
+        include_deleted: bool | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[Fixture]:
+        """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
+
+        Filters take the spec's lower-case values (``status="live"``,
+        ``coverage_level="inVenue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
+        such, applied in order. ``size`` is the page size (default 20).
+        """
+        req = list_request(
+            sport,
+            season_id=season_id,
+            live=live,
+            status=status,
+            date_from=date_from,
+            date_to=date_to,
+            type=type,
+            coverage_level=coverage_level,
+            sort=sort,
+            size=size,
+            include_deleted=include_deleted,
+        )
+
+        async def fetch(number: int) -> Page[Fixture]:
+            body: FixturePage | list[Fixture] = await self._one(
+                req.with_params(("page", str(number))), FixturePage | list[Fixture]
+            )
+            return to_page(body)
+
+        return self._paged(fetch, size or DEFAULT_SIZE, resume)
+
+    async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:
+        """One fixture by id."""
+        path = f"{q.sport_path(sport)}/fixtures/{q.segment('fixture_id', fixture_id)}"
+        fixture: Fixture = await self._one(Request(path), Fixture)
+        return fixture

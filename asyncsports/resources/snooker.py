@@ -1,0 +1,214 @@
+"""The snooker proxy: tournaments, matches, players, centuries, winners and images.
+
+An ``int`` id addresses the numeric path; a ``str`` or ``uuid.UUID`` the ``external/`` one.
+Every body is wrapped in ``data``, which holds an array or one record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from asyncsports import _request as q
+from asyncsports._request import Param, Request
+from asyncsports._session import Session
+from asyncsports.errors import NotFoundError
+from asyncsports.models import (
+    Break,
+    Data,
+    Match,
+    PlayerAst,
+    PlayerImage,
+    PlayerProfile,
+    PreviousWinner,
+    Tournament,
+    TournamentPlayer,
+)
+from asyncsports.paging import AsyncList, ResumeToken
+from asyncsports.resources._base import Resource
+
+T = TypeVar("T")
+Id = int | str | uuid.UUID
+SortOptions = str | Sequence[str] | bool
+
+
+def id_path(name: str, value: Id) -> str:
+    """``123`` for an int id, ``external/<id>`` for a str or UUID."""
+    if isinstance(value, bool) or not isinstance(value, int | str | uuid.UUID):
+        raise TypeError(f"{name}: expected an int or an external id (str or UUID), got {value!r}")
+    if isinstance(value, int):
+        return q.integer(name, value, low=0)
+    return f"external/{q.segment(name, value)}"
+
+
+def sort_params(sort_options: SortOptions | None, *, boolean: bool = False) -> list[Param]:
+    """``sortOptions``: repeated strings, or ``true``/``false`` where the endpoint types it boolean."""
+    if sort_options is None:
+        return []
+    if isinstance(sort_options, bool):
+        if not boolean:
+            raise TypeError(
+                "sort_options: a bool is accepted only by tournament_players(external id)"
+            )
+        return [("sortOptions", q.boolean(sort_options))]
+    return [("sortOptions", item) for item in q.strings("sort_options", sort_options)]
+
+
+def _when(name: str, value: dt.date | str) -> str:
+    return value if isinstance(value, str) else q.date(name, value)
+
+
+def _records(body: Data[Any]) -> list[Any]:
+    data = body.data
+    if data is None:
+        return []
+    return data if isinstance(data, list) else [data]
+
+
+class Snooker(Resource):
+    """``client.snooker``: the snooker proxy under ``/snooker/{feed}``."""
+
+    def __init__(self, session: Session, feed: str) -> None:
+        super().__init__(session)
+        self._prefix = f"/snooker/{q.segment('snooker_feed', feed)}"
+
+    def _request(self, suffix: str, params: Sequence[Param] = ()) -> Request:
+        return Request(f"{self._prefix}/{suffix}", tuple(params))
+
+    def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[T]:
+        return self._body_list(req, Data[list[tp] | tp | None], _records, resume)  # type: ignore[valid-type]
+
+    async def _single(self, req: Request, tp: type[T]) -> T:
+        body: Data[Any] = await self._one(req, Data[tp | list[tp] | None])  # type: ignore[valid-type]
+        records = _records(body)
+        if not records:
+            raise NotFoundError(404, "the response held no record", url=req.path)
+        record: T = records[0]
+        return record
+
+    def tournaments(
+        self,
+        season_id: int | None = None,
+        start: dt.date | str | None = None,
+        end: dt.date | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[Tournament]:
+        """Tournaments, optionally of one season or between ``start`` and ``end``."""
+        params: list[Param] = []
+        if season_id is not None:
+            params.append(("seasonId", q.integer("season_id", season_id, low=0)))
+        if start is not None:
+            params.append(("start", _when("start", start)))
+        if end is not None:
+            params.append(("end", _when("end", end)))
+        params += sort_params(sort_options)
+        return self._list(self._request("tournaments", params), Tournament, resume)
+
+    def matches(
+        self,
+        tournament: Id,
+        round_number: int | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[Match]:
+        """Matches of a tournament, optionally of one round."""
+        params: list[Param] = []
+        if round_number is not None:
+            params.append(("roundNumber", q.integer("round_number", round_number, low=0)))
+        params += sort_params(sort_options)
+        req = self._request(f"matches/{id_path('tournament', tournament)}", params)
+        return self._list(req, Match, resume)
+
+    def ast(
+        self,
+        tournament: Id,
+        for_season: bool | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[PlayerAst]:
+        """Players' average shot times in a tournament (or its season with ``for_season``)."""
+        return self._list(
+            self._season_request("ast", tournament, for_season, sort_options), PlayerAst, resume
+        )
+
+    def centuries(
+        self,
+        tournament: Id,
+        for_season: bool | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[Break]:
+        """Century breaks of a tournament (or its season with ``for_season``)."""
+        return self._list(
+            self._season_request("centuries", tournament, for_season, sort_options), Break, resume
+        )
+
+    def _season_request(
+        self, suffix: str, tournament: Id, for_season: bool | None, sort_options: Any
+    ) -> Request:
+        params: list[Param] = []
+        if for_season is not None:
+            params.append(("forSeason", q.boolean(for_season)))
+        params += sort_params(sort_options)
+        return self._request(f"{suffix}/{id_path('tournament', tournament)}", params)
+
+    def tournament_players(
+        self,
+        tournament: Id,
+        sort_options: SortOptions | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[TournamentPlayer]:
+        """Players entered in a tournament. The external path types ``sort_options`` as a bool."""
+        path = id_path("tournament", tournament)
+        params = sort_params(sort_options, boolean=path.startswith("external/"))
+        return self._list(
+            self._request(f"tournament-players/{path}", params), TournamentPlayer, resume
+        )
+
+    def tour_players(
+        self,
+        sort_options: str | Sequence[str] | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[TournamentPlayer]:
+        """Players of the tour."""
+        req = self._request("tour-players", sort_params(sort_options))
+        return self._list(req, TournamentPlayer, resume)
+
+    async def current_tournament_winner(self, tournament: Id) -> PlayerProfile:
+        """The current winner of a tournament."""
+        req = self._request(f"current-tournament-winner/{id_path('tournament', tournament)}")
+        return await self._single(req, PlayerProfile)
+
+    def previous_tournament_winners(
+        self,
+        tournament: Id,
+        sort_options: str | Sequence[str] | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[PreviousWinner]:
+        """Earlier winners of a tournament."""
+        req = self._request(
+            f"previous-tournament-winner/{id_path('tournament', tournament)}",
+            sort_params(sort_options),
+        )
+        return self._list(req, PreviousWinner, resume)
+
+    async def player_info(self, player: Id, tournament: Id) -> PlayerImage:
+        """A player's image (``file_content`` holds the decoded bytes).
+
+        Both ids are numeric, or both external.
+        """
+        p, t = id_path("player", player), id_path("tournament", tournament)
+        if p.startswith("external/") != t.startswith("external/"):
+            raise ValueError("player, tournament: pass two int ids or two external ids")
+        suffix = f"external/{p[9:]}/{t[9:]}" if p.startswith("external/") else f"{p}/{t}"
+        return await self._single(self._request(f"player-info/{suffix}"), PlayerImage)

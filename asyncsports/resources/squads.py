@@ -1,0 +1,37 @@
+"""Squads: the players registered to a team in a season."""
+
+from __future__ import annotations
+
+import uuid
+
+from asyncsports import _request as q
+from asyncsports._request import Request, Sport
+from asyncsports.models import Squad
+from asyncsports.paging import AsyncList, ResumeToken
+from asyncsports.resources._base import Resource
+
+
+def list_request(
+    sport: Sport | str, season_id: uuid.UUID | str | None, team_id: uuid.UUID | str | None
+) -> Request:
+    """The squads of a season, or of a team (exactly one of the two)."""
+    name, value = q.exactly_one(season_id=season_id, team_id=team_id)
+    base = q.sport_path(sport)
+    if name == "season_id":
+        return Request(f"{base}/seasons/{q.segment(name, value)}/squads")
+    return Request(f"{base}/squads/{q.segment(name, value)}")
+
+
+class Squads(Resource):
+    """``client.squads``: squads per season or per team."""
+
+    def list(
+        self,
+        sport: Sport | str,
+        season_id: uuid.UUID | str | None = None,
+        team_id: uuid.UUID | str | None = None,
+        *,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[Squad]:
+        """Squad records of a season or of a team: pass exactly one of the two ids."""
+        return self._body_list(list_request(sport, season_id, team_id), list[Squad], resume=resume)

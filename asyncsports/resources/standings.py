@@ -1,0 +1,35 @@
+"""Standings: aggregated team standings of a season or a stage."""
+
+from __future__ import annotations
+
+import uuid
+
+from asyncsports import _request as q
+from asyncsports._request import Request, Sport
+from asyncsports.models import Standings as StandingsPacket
+from asyncsports.resources._base import Resource
+
+
+def get_request(
+    sport: Sport | str, season_id: uuid.UUID | str | None, stage_id: uuid.UUID | str | None
+) -> Request:
+    """The standings of a season or of a stage (exactly one of the two)."""
+    name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
+    kind = "seasons" if name == "season_id" else "stages"
+    return Request(f"{q.sport_path(sport)}/{kind}/{q.segment(name, value)}/standings")
+
+
+class Standings(Resource):
+    """``client.standings``: team standings."""
+
+    async def get(
+        self,
+        sport: Sport | str,
+        season_id: uuid.UUID | str | None = None,
+        stage_id: uuid.UUID | str | None = None,
+    ) -> list[StandingsPacket]:
+        """The standings packets of a season or of a stage: pass exactly one of the two ids."""
+        body: list[StandingsPacket] | StandingsPacket = await self._one(
+            get_request(sport, season_id, stage_id), list[StandingsPacket] | StandingsPacket
+        )
+        return body if isinstance(body, list) else [body]

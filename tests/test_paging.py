@@ -1,0 +1,144 @@
+"""Paging arithmetic and the AsyncList contract, without a socket."""
+
+from collections.abc import AsyncIterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from asyncsports.paging import AsyncList, Batch, Page, PagingError, ResumeToken, walk
+
+
+def pager(total: int, size: int, *, meta: str = "last") -> tuple[AsyncList[int], list[int]]:
+    """A listing of ``range(total)`` in pages of ``size``; ``calls`` records pages fetched."""
+    calls: list[int] = []
+
+    async def fetch(n: int) -> Page[int]:
+        calls.append(n)
+        items = list(range(n * size, min(total, (n + 1) * size)))
+        pages = max(1, -(-total // size))
+        if meta == "last":
+            return Page(items, n, pages, n + 1 >= pages)
+        if meta == "total":
+            return Page(items, n, pages)
+        return Page(items)
+
+    return AsyncList(lambda start: walk(fetch, start, size=size)), calls
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    total=st.integers(0, 60),
+    size=st.integers(1, 9),
+    meta=st.sampled_from(["last", "total", "none"]),
+)
+async def test_walk_yields_everything_once_and_stops(total: int, size: int, meta: str) -> None:
+    it, calls = pager(total, size, meta=meta)
+    assert await it.collect() == list(range(total))
+    pages = max(1, -(-total // size))
+    # Without metadata a full last page needs one more (empty) request to be sure.
+    extra = 1 if meta == "none" and total and total % size == 0 else 0
+    assert calls == list(range(pages + extra))
+
+
+@settings(max_examples=60, deadline=None)
+@given(total=st.integers(0, 50), size=st.integers(1, 7), cut=st.integers(0, 60))
+async def test_resume_from_any_point_has_no_gap_and_no_duplicate(
+    total: int, size: int, cut: int
+) -> None:
+    first, _ = pager(total, size)
+    seen = []
+    async for x in first:
+        seen.append(x)
+        if len(seen) >= cut:
+            break
+    token = str(first.resume_token)
+    second, calls = pager(total, size)
+    rest = await AsyncList(second._source, token).collect()
+    assert seen + rest == list(range(total))
+    if rest:
+        # Only the page holding the next record is fetched again, never an earlier one.
+        parsed = ResumeToken.parse(token)
+        assert calls[0] == parsed.page + parsed.index // size
+
+
+async def test_nothing_is_fetched_until_iterated() -> None:
+    it, calls = pager(10, 3)
+    assert calls == []
+    assert await anext(it) == 0
+    assert calls == [0]
+
+
+async def test_pages_yields_what_is_left_of_the_current_page_first() -> None:
+    it, _ = pager(7, 3)
+    assert await anext(it) == 0
+    assert [list(p) async for p in it.pages()] == [[1, 2], [3, 4, 5], [6]]
+    assert it.resume_token == ResumeToken(2, 1)
+
+
+async def test_a_repeated_page_ends_the_walk_with_an_error() -> None:
+    async def fetch(n: int) -> Page[int]:
+        return Page([1, 2, 3], None, None, None)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=3))
+    with pytest.raises(PagingError, match="repeats"):
+        await it.collect()
+
+
+async def test_a_page_numbered_other_than_asked_is_an_error() -> None:
+    async def fetch(n: int) -> Page[int]:
+        return Page([n], 0, 5, False)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=1))
+    assert await anext(it) == 0
+    with pytest.raises(PagingError, match="asked for page 1"):
+        await anext(it)
+
+
+@settings(max_examples=40, deadline=None)
+@given(total=st.integers(0, 40), size=st.integers(1, 6), cut=st.integers(0, 45))
+async def test_a_whole_body_resumes_by_count(total: int, size: int, cut: int) -> None:
+    async def fetch(n: int) -> Page[int]:
+        return Page(list(range(total)), whole=True)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=size))
+    seen = [x async for x, _ in zip_count(it, cut)]
+    rest = await AsyncList(lambda start: walk(fetch, start, size=size), it.resume_token).collect()
+    assert seen + rest == list(range(total))
+
+
+async def zip_count(it: AsyncList[int], n: int) -> AsyncIterator[tuple[int, int]]:
+    if n == 0:
+        return
+    i = 0
+    async for x in it:
+        yield x, i
+        i += 1
+        if i >= n:
+            return
+
+
+async def test_a_failing_source_can_be_resumed_where_it_stopped() -> None:
+    state = {"fail": True}
+
+    async def source(start: ResumeToken) -> AsyncIterator[Batch[int]]:
+        yield Batch(0, start.index, list(range(start.index, 5)))
+        if state["fail"]:
+            state["fail"] = False
+            raise ConnectionError("boom")
+        yield Batch(1, 0, [5, 6])
+
+    it = AsyncList(source)
+    seen = []
+    with pytest.raises(ConnectionError):
+        async for x in it:
+            seen.append(x)
+    seen += await it.collect()  # the same list carries on from its token
+    assert seen == [0, 1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("bad", ["x", "1:y", "-1:0", ""])
+def test_bad_resume_tokens_are_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="resume"):
+        ResumeToken.parse(bad)
+    assert ResumeToken.parse("3") == ResumeToken(3, 0)
