@@ -257,6 +257,13 @@ def test_naive_datetime_becomes_aware_utc_and_aware_passes_through() -> None:
     assert g.start_date_utc is not None and g.start_date_utc.utcoffset() == timedelta(hours=2)
 
 
+@given(st.datetimes(timezones=st.none()))
+def test_utc_descriptor_equals_replace_tzinfo(value: datetime) -> None:
+    f = Fixture(id=uuid.UUID(FIX), _start_date_utc=value)
+    assert f.start_date_utc == value.replace(tzinfo=UTC)
+    assert f.start_date_utc is not None and f.start_date_utc.tzinfo is UTC
+
+
 def test_utc_descriptor_assignment_and_class_access() -> None:
     f = decode(Fixture, js({"id": FIX}))
     f.start_date_utc = datetime(2024, 1, 2, 3, 4, 5)
