@@ -66,14 +66,10 @@ class UTCDateTime(Generic[_D]):
     aware one and ``None`` pass through. Assigning stores the value as given.
     """
 
-    __slots__ = ("attr", "name")
+    __slots__ = ("attr",)
 
     def __init__(self, attr: str) -> None:
         self.attr = attr
-        self.name = attr
-
-    def __set_name__(self, owner: type[Any], name: str) -> None:
-        self.name = name
 
     @overload
     def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
@@ -117,7 +113,7 @@ class Duration(timedelta):
     __slots__ = ()
 
 
-_DURATION_RE = re.compile(r"([-+])?(?:(\d+)\.)?(\d+):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?")
+_DURATION_RE = re.compile(r"([-+])?(?:(\d+)\.)?(\d+):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?", re.ASCII)
 
 
 def parse_duration(text: str) -> Duration:
