@@ -9,6 +9,7 @@ new list given that token carries on with no gap and no duplicate.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
@@ -173,8 +174,15 @@ async def walk(
     start: ResumeToken,
     *,
     size: int,
+    lookahead: int = 1,
+    concurrency: int = 1,
 ) -> AsyncIterator[Batch[T]]:
-    """Walk numbered pages from ``start`` until the last one.
+    """Walk numbered pages from ``start`` until the last one, fetching ahead.
+
+    While the caller consumes page N, the next ``lookahead`` pages are on their way;
+    once the first page has told the total, up to ``concurrency`` pages are in flight
+    at once. Pages are yielded in order whatever order they arrive in. Closing the
+    walk (or cancelling its consumer) cancels every request in flight.
 
     Stops at a page marked last, at ``total_pages``, at an empty page, or at a short
     page when the server gives no metadata. A body that is the whole result ends the
@@ -185,24 +193,53 @@ async def walk(
     number = start.page + start.index // size
     skip = start.index % size
     previous: Sequence[T] | None = None
-    while True:
-        page = await fetch(number)
-        if page.whole:
-            # The server ignored paging: this body is everything; skip what the token
-            # says was consumed (full pages before it, then ``skip``).
-            consumed = number * size + skip
-            yield Batch(0, consumed, page.items[consumed:])
-            return
-        if page.number is not None and page.number != number:
-            raise PagingError(f"asked for page {number}, the server sent page {page.number}")
-        if previous is not None and page.items and page.items == previous:
-            raise PagingError(f"page {number} repeats page {number - 1}: the server ignores paging")
-        yield Batch(number, skip, page.items[skip:])
-        if is_last(page, number, size):
-            return
-        previous = page.items
-        number += 1
-        skip = 0
+    total: int | None = None
+    ahead = lookahead
+    inflight: dict[int, asyncio.Future[Page[T]]] = {}
+    try:
+        while True:
+            if number not in inflight:
+                inflight[number] = asyncio.ensure_future(fetch(number))
+            page = await inflight.pop(number)
+            if page.whole:
+                # The server ignored paging: this body is everything; skip what the
+                # token says was consumed (full pages before it, then ``skip``).
+                consumed = number * size + skip
+                yield Batch(0, consumed, page.items[consumed:])
+                return
+            if page.number is not None and page.number != number:
+                raise PagingError(f"asked for page {number}, the server sent page {page.number}")
+            if previous is not None and page.items and page.items == previous:
+                raise PagingError(
+                    f"page {number} repeats page {number - 1}: the server ignores paging"
+                )
+            if page.total_pages is not None:
+                total = page.total_pages
+                ahead = max(lookahead, concurrency)
+            last = is_last(page, number, size)
+            if last:
+                _cancel(inflight)
+            else:
+                # Ask for the window after this page before handing it over, so the
+                # requests travel while the caller works; never past a known end.
+                for n in range(number + 1, number + 1 + ahead):
+                    if n not in inflight and (total is None or n < total):
+                        inflight[n] = asyncio.ensure_future(fetch(n))
+            yield Batch(number, skip, page.items[skip:])
+            if last:
+                return
+            previous = page.items
+            number += 1
+            skip = 0
+    finally:
+        _cancel(inflight)
+        if inflight:
+            await asyncio.gather(*inflight.values(), return_exceptions=True)
+
+
+def _cancel(futures: dict[int, asyncio.Future[Page[T]]]) -> None:
+    for future in futures.values():
+        future.cancel()
 
 
 def is_last(page: Page[T], number: int, size: int) -> bool:

@@ -1,6 +1,9 @@
 """Paging arithmetic and the AsyncList contract, without a socket."""
 
+import asyncio
+import gc
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -9,7 +12,9 @@ from hypothesis import strategies as st
 from asyncsports.paging import AsyncList, Batch, Page, PagingError, ResumeToken, walk
 
 
-def pager(total: int, size: int, *, meta: str = "last") -> tuple[AsyncList[int], list[int]]:
+def pager(
+    total: int, size: int, *, meta: str = "last", lookahead: int = 0, concurrency: int = 1
+) -> tuple[AsyncList[int], list[int]]:
     """A listing of ``range(total)`` in pages of ``size``; ``calls`` records pages fetched."""
     calls: list[int] = []
 
@@ -23,7 +28,10 @@ def pager(total: int, size: int, *, meta: str = "last") -> tuple[AsyncList[int],
             return Page(items, n, pages)
         return Page(items)
 
-    return AsyncList(lambda start: walk(fetch, start, size=size)), calls
+    def source(start: ResumeToken) -> AsyncIterator[Batch[int]]:
+        return walk(fetch, start, size=size, lookahead=lookahead, concurrency=concurrency)
+
+    return AsyncList(source), calls
 
 
 @settings(max_examples=60, deadline=None)
@@ -142,3 +150,100 @@ def test_bad_resume_tokens_are_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="resume"):
         ResumeToken.parse(bad)
     assert ResumeToken.parse("3") == ResumeToken(3, 0)
+
+
+def slow_pager(
+    total_pages: int, *, delay: float = 0.01, lookahead: int = 1, concurrency: int = 1
+) -> tuple[AsyncList[int], dict[str, Any]]:
+    """Pages of one record each that take ``delay`` to arrive; tracks what is in flight."""
+    state: dict[str, Any] = {"now": 0, "peak": 0, "started": [], "cancelled": 0}
+
+    async def fetch(n: int) -> Page[int]:
+        state["started"].append(n)
+        state["now"] += 1
+        state["peak"] = max(state["peak"], state["now"])
+        try:
+            await asyncio.sleep(delay * (1 + (n % 3)))  # out-of-order arrival
+        except asyncio.CancelledError:
+            state["cancelled"] += 1
+            raise
+        finally:
+            state["now"] -= 1
+        return Page([n], n, total_pages, n + 1 >= total_pages)
+
+    def source(start: ResumeToken) -> AsyncIterator[Batch[int]]:
+        return walk(fetch, start, size=1, lookahead=lookahead, concurrency=concurrency)
+
+    return AsyncList(source), state
+
+
+async def test_the_next_page_is_on_its_way_while_the_caller_works() -> None:
+    it, state = slow_pager(5)
+    assert await anext(it) == 0
+    await asyncio.sleep(0)
+    assert state["started"] == [0, 1]  # page 1 requested before the caller asked
+    assert await it.collect() == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+async def test_concurrency_bounds_pages_in_flight_and_keeps_order(k: int) -> None:
+    it, state = slow_pager(12, concurrency=k)
+    assert await it.collect() == list(range(12))
+    assert state["peak"] == k
+    assert sorted(state["started"]) == list(range(12))  # each page once
+
+
+async def no_other_tasks() -> bool:
+    for _ in range(3):
+        await asyncio.sleep(0)
+    return asyncio.all_tasks() == {asyncio.current_task()}
+
+
+async def test_break_inside_async_with_cancels_requests_in_flight() -> None:
+    it, state = slow_pager(50, concurrency=4)
+    async with it:
+        async for x in it:
+            if x == 2:
+                break
+    assert state["now"] == 0 and state["cancelled"] >= 1
+    assert await no_other_tasks()
+
+
+async def test_an_exception_in_the_loop_leaves_nothing_running() -> None:
+    it, state = slow_pager(50, concurrency=4)
+    with pytest.raises(KeyError):
+        async with it:
+            async for x in it:
+                if x == 1:
+                    raise KeyError(x)
+    assert state["now"] == 0
+    assert await no_other_tasks()
+
+
+async def test_a_dropped_list_is_finalised_by_the_loop() -> None:
+    it, state = slow_pager(50, concurrency=4)
+    async for x in it:
+        if x == 1:
+            break
+    del it
+    gc.collect()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert state["now"] == 0
+    assert await no_other_tasks()
+
+
+async def test_cancelling_the_consumer_cancels_the_walk() -> None:
+    it, state = slow_pager(50, delay=0.05, concurrency=4)
+
+    async def consume() -> None:
+        async for _ in it:
+            pass
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.sleep(0.12)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert state["now"] == 0
+    assert await no_other_tasks()

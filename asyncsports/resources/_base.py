@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from asyncsports import _request as q
 from asyncsports._request import Request
 from asyncsports._session import Session
 from asyncsports.models._types import decode
@@ -46,10 +47,15 @@ class Resource:
         fetch: Callable[[int], Awaitable[Page[T]]],
         size: int,
         resume: ResumeToken | str | None = None,
+        *,
+        concurrency: int = 1,
+        lookahead: int = 1,
     ) -> AsyncList[T]:
         """A page-numbered listing; ``fetch(n)`` returns page ``n``."""
+        q.integer("concurrency", concurrency, low=1, high=64)
+        q.integer("lookahead", lookahead, low=0, high=64)
 
         def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
-            return walk(fetch, start, size=size)
+            return walk(fetch, start, size=size, lookahead=lookahead, concurrency=concurrency)
 
         return AsyncList(source, resume)

@@ -51,6 +51,7 @@ class Events(Resource):
         page_size: int | None = None,
         *,
         resume: ResumeToken | str | None = None,
+        lookahead: int = 1,
     ) -> AsyncList[Event]:
         """Future and live events (only live ones with ``live=True``).
 
@@ -74,7 +75,7 @@ class Events(Resource):
             )
             return Page(_as_list(body))
 
-        return self._paged(fetch, page_size or MAX_PAGE_SIZE, resume)
+        return self._paged(fetch, page_size or MAX_PAGE_SIZE, resume, lookahead=lookahead)
 
     async def playback(self, event_id: int) -> Playback:
         """The playback (HLS) address of a live event."""

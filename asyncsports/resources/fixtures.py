@@ -112,12 +112,18 @@ class Fixtures(Resource):
         include_deleted: bool | None = None,
         *,
         resume: ResumeToken | str | None = None,
+        concurrency: int = 1,
+        lookahead: int = 1,
     ) -> AsyncList[Fixture]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
 
         Filters take the spec's lower-case values (``status="live"``,
         ``coverage_level="inVenue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
         such, applied in order. ``size`` is the page size (default 20).
+
+        The next ``lookahead`` pages are fetched while the caller works on the current
+        one; once the total is known up to ``concurrency`` pages are in flight at once.
+        ``resume`` takes a ``resume_token`` of an earlier listing with the same filters.
         """
         req = list_request(
             sport,
@@ -139,7 +145,9 @@ class Fixtures(Resource):
             )
             return to_page(body)
 
-        return self._paged(fetch, size or DEFAULT_SIZE, resume)
+        return self._paged(
+            fetch, size or DEFAULT_SIZE, resume, concurrency=concurrency, lookahead=lookahead
+        )
 
     async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:
         """One fixture by id."""
