@@ -5,6 +5,7 @@ from asyncsports._request import Sport
 from asyncsports._retry import RetryPolicy
 from asyncsports._session import RequestInfo, Timeout
 from asyncsports._version import __version__
+from asyncsports._watch import Change
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 from asyncsports.errors import (
@@ -26,6 +27,7 @@ __all__ = [
     "AsyncSportsError",
     "AuthenticationError",
     "BadRequestError",
+    "Change",
     "Client",
     "DecodeError",
     "NotFoundError",

@@ -394,3 +394,36 @@ async def test_standings_needs_exactly_one_id(stub: Stub, client: Client) -> Non
     with pytest.raises(ValueError, match="season_id or stage_id"):
         await client.standings.get("soccer")
     assert stub.seen == []
+
+
+async def test_follow_yields_each_action_once_updates_and_ends_after_finished(
+    stub: Stub, client: Client
+) -> None:
+    path = f"/american-football/fixtures/{FIXTURE_ID}/actions"
+    pending = action(1, sendType="Pending", sendTypeId=1)
+    confirmed = action(1)
+    closing = dict(action(3, 21, "Post Match Check Complete"), finished=True)
+    stub.add(path, [pending], [pending], [confirmed, action(2)], [confirmed, action(2), closing])
+    changes = [
+        (c.kind, c.record.fixture_action.fixture_seq_num, c.record.fixture_action.send_type)
+        async for c in client.actions.follow("american-football", FIXTURE_ID, interval=0)
+    ]
+    assert changes == [
+        ("new", 1, "Pending"),
+        ("update", 1, "Confirmed"),
+        ("new", 2, "Confirmed"),
+        ("new", 3, "Confirmed"),
+    ]
+    assert len(stub.seen) == 4
+
+
+async def test_watch_yields_events_going_live_and_ending(stub: Stub, client: Client) -> None:
+    a, b = dict(EVENT, id=1), dict(EVENT, id=2)
+    stub.add("/api/v2/streaming/events", [a], [a, b], [b], [])
+    seen = []
+    async for change in client.events.watch(interval=0):
+        seen.append((change.kind, change.record.id))
+        if len(seen) == 4:
+            break
+    assert seen == [("live", 1), ("live", 2), ("ended", 1), ("ended", 2)]
+    assert all(dict(s.query)["live"] == "true" for s in stub.seen)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+
+import anyio
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
+from asyncsports._watch import Change, Tracker, jittered
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.resources._base import Resource
@@ -28,3 +32,31 @@ class Actions(Resource):
     ) -> AsyncList[Action]:
         """Every action of a fixture so far, in timeline order."""
         return self._body_list(list_request(sport, fixture_id), list[Action], resume=resume)
+
+    async def follow(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        interval: float = 5.0,
+        *,
+        jitter: float = 0.1,
+    ) -> AsyncIterator[Change[Action]]:
+        """Poll a fixture's timeline and yield each action once as it appears.
+
+        Yields ``Change("new", action)`` for an action not seen before and
+        ``Change("update", action)`` for a later version of one (say Pending, then
+        Confirmed). Ends after the record with ``finished`` true. Polls every
+        ``interval`` seconds, spread by ``jitter`` so that many followers drift apart.
+        """
+        q.integer("interval", int(interval), low=0)
+        req = list_request(sport, fixture_id)
+        tracker: Tracker[Action] = Tracker(lambda a: a.fixture_action.action_id)
+        while True:
+            listing: AsyncList[Action] = self._body_list(req, list[Action])
+            async with listing:
+                actions = await listing.collect()
+            for change in tracker.seen(actions):
+                yield change
+                if change.record.finished:
+                    return
+            await anyio.sleep(jittered(interval, jitter))
