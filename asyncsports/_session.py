@@ -323,21 +323,23 @@ class Session:
             await self._wait_turn()
             url = base + req.path
             shown = url
-            info_base = RequestInfo("GET", shown, attempts)
             if self._on_request is not None:
-                await _call(self._on_request, info_base)
+                await _call(self._on_request, RequestInfo("GET", url, attempts))
             failure: BaseException
             retry_after: float | None = None
             try:
-                with anyio.fail_after(_remaining(deadline, start)):
-                    resp = await http.get(
-                        url, params=self._params(req), headers=self._headers(req, token)
-                    )
+                call = http.get(url, params=self._params(req), headers=self._headers(req, token))
+                if deadline is None:
+                    resp = await call
+                else:
+                    with anyio.fail_after(_remaining(deadline, start)):
+                        resp = await call
             except (aiohttp.ClientError, TimeoutError) as exc:
                 failure = exc
                 shown = redact(url)
             else:
-                shown = redact(resp.url)
+                # Only the streaming host carries secrets in its query.
+                shown = redact(resp.url) if req.host == "streaming" else str(resp.url)
                 self.requests += 1
                 if self._on_response is not None:
                     await _call(
