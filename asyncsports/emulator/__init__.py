@@ -1,0 +1,91 @@
+"""An embedded emulator of the sports data service, the snooker proxy and the live stream
+events listing, for offline runs, tests and benchmarks.
+
+    async with Emulator(seed=0) as emu:
+        async with emu.client() as client:
+            ...
+
+It serves all three services on a loopback port with aiohttp, from data that is a pure
+function of the seed (the same on every machine), in the wire format written from
+api-spec (never through ``asyncsports.models``) with the choices of docs/wire.md.
+
+Constructor (everything keyword-only after ``seed``):
+
+- ``seed``: the data. ``now``: where the clock starts and the data is centred (aware;
+  default 2026-06-01 12:00 UTC).
+- Access: ``token`` (bearer), ``vendor`` (Accept ``application/vnd.<vendor>.dde.api+json;
+  version=1``), ``snooker_feed``, ``operator_id``, ``stream_secret`` (signs live stream
+  tokens: HMAC-MD5 of ``secret:ip:timestamp``, valid 30 s by the emulator's clock),
+  ``static_stream_auth`` (an ``(auth, timestamp)`` pair always accepted, or None).
+- Where: ``host`` (default 127.0.0.1), ``port`` (0: a free one).
+- Scale: ``competitions`` per sport, ``seasons`` per competition (the last is current),
+  ``teams`` per competition, ``fixtures_per_season``, ``actions_per_fixture`` (a full
+  timeline; at least what the result needs). For benchmarks ``big_fixture_list=N`` adds
+  a finished basketball season of N fixtures (``emu.big_season_id``) and
+  ``big_timeline=N`` an american-football fixture with an N-action timeline
+  (``emu.big_fixture_id``). Fixtures and actions are made by index on demand and large
+  bodies are streamed in 64 KiB chunks, so a million of either costs no memory.
+- Behaviour: ``latency`` (seconds added to every response), ``rate_limit`` (requests per
+  second, 429 with Retry-After beyond), ``running_clock`` (the clock also follows the
+  wall clock; the standalone server uses it).
+
+Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``token``
+(assignable, to test token refresh), ``vendor``, ``snooker_feed``, ``operator_id``,
+``stream_secret``, ``streaming_credentials`` (signed per request by the emulator's
+clock), ``static_streaming_credentials``, ``client(**kw)``, ``clock``, ``faults``,
+``requests`` (a Counter per route name), ``log`` (recent requests), ``latency`` and
+``rate_limit`` (assignable).
+
+Route names (for counters and faults): ``fixtures``, ``fixture``, ``actions``,
+``statistics``, ``squads``, ``standings``, ``snooker.tournaments``, ``snooker.matches``,
+``snooker.ast``, ``snooker.tournament-players``, ``snooker.tour-players``,
+``snooker.centuries``, ``snooker.current-tournament-winner``,
+``snooker.previous-tournament-winner``, ``snooker.player-info``, ``events``,
+``playback``, ``unknown``.
+
+The clock (frozen unless ``running_clock``): ``emu.clock.advance(seconds)``,
+``emu.clock.set(datetime)``, ``emu.clock.now()`` (aware), ``emu.clock.time()`` (epoch).
+Each competition's current season has a fixture every hour around ``now`` (the middle
+one starts 15 minutes after it): as the clock moves, scheduled fixtures go live, their
+timelines grow action by action (what is served is the prefix up to the clock), they
+complete and their statistics appear (404 before); standings count completed fixtures;
+stream events go live and end.
+
+Faults (``emu.faults``):
+
+- ``add(route="*", *, status=None, retry_after=None, latency=0.0, reset=None,
+  truncate=None, malformed=False, repeat_page=False, times=None, skip=0) -> Fault``:
+  ``route`` is a route name, a family (``snooker``), ``*`` or a path glob
+  (``/v2/volleyball/*``). ``status`` answers 429/500/502/503/... (``retry_after``:
+  seconds, a datetime for an HTTP date, or a string); ``latency`` adds real seconds;
+  ``reset=N`` resets the connection after N body bytes; ``truncate=N`` ends the response
+  after N body bytes without finishing it; ``malformed`` corrupts the JSON;
+  ``repeat_page`` answers a request for page p > 0 with page p - 1 again. ``times``
+  bounds how often it applies, ``skip`` lets that many matching requests through first.
+  The returned rule counts ``seen`` and ``hits``.
+- ``storm(probability, *, seed=0, route="*", kinds=("429", "500", "502", "503",
+  "reset"), retry_after=0, latency=0.05)``: seeded random faults (kinds from
+  ``STORM_KINDS``, which adds ``truncate``, ``malformed`` and ``latency``).
+- ``clear()``; ``injected``: a Counter by kind (``"429"``, ``"503"``, ``latency``,
+  ``reset``, ``truncate``, ``malformed``, ``repeat_page``, ``rate_limit``).
+
+Errors: a missing Accept is a 400 with a plain-text body, and so is another vendor's;
+a missing token is a 401 with a JSON body; a wrong one a 401 with ``WWW-Authenticate``
+and the body ``{The supplied authentication is invalid}``; unknown ids and paths 404;
+other errors JSON ``{"error": ..., "status": ...}``. The snooker proxy takes the data
+service's headers. The events listing takes ``operatorId``, ``auth`` and ``timestamp``
+(static, or signed for the caller's IP at most 30 s ago), else 401.
+
+Behaviour where api-spec leaves room: actions before the first pre-match record are
+``[]`` (pre-match records start an hour before the start); fixture lists sorted by
+given keys fall back to start time, then name, then season and position; snooker
+``tournaments`` ``start``/``end`` select tournaments overlapping that span; on
+``tournament-players/external`` ``sortOptions=true`` sorts by name; events
+``format=xml`` gives a plain ``<events><event>...`` rendering of the same fields.
+"""
+
+from asyncsports.emulator._clock import Clock
+from asyncsports.emulator._emulator import DEFAULT_NOW, Emulator
+from asyncsports.emulator._faults import STORM_KINDS, Fault, Faults, Storm
+
+__all__ = ["DEFAULT_NOW", "STORM_KINDS", "Clock", "Emulator", "Fault", "Faults", "Storm"]

@@ -1,0 +1,246 @@
+"""The :class:`Emulator`: configuration, lifecycle and the handles a test needs."""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import types
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from asyncsports.auth import StreamingCredentials
+from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, Service
+from asyncsports.emulator._clock import Clock
+from asyncsports.emulator._faults import Faults, RateLimiter
+from asyncsports.emulator._ids import Kind
+from asyncsports.emulator._world import BIG_SEASON, Scale, World
+
+if TYPE_CHECKING:
+    from asyncsports.client import Client
+
+__all__ = ["DEFAULT_NOW", "Emulator"]
+
+DEFAULT_NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
+"""Where the emulator's clock starts unless told otherwise (the data is built around it)."""
+
+
+class Emulator:
+    """The three services on a loopback port, with data made from ``seed``.
+
+    Use it as an async context manager (``async with Emulator() as emu:``) or call
+    :meth:`start` and :meth:`close`. See the package docstring for every argument.
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        now: dt.datetime = DEFAULT_NOW,
+        token: str = "emulator-token",
+        vendor: str = "imggaming",
+        snooker_feed: str = "tvfeed",
+        operator_id: int = 1,
+        stream_secret: str = "emulator-secret",
+        static_stream_auth: tuple[str, int] | None = ("emulator-static-auth", 1385554442935),
+        host: str = "127.0.0.1",
+        port: int = 0,
+        competitions: int = 2,
+        seasons: int = 2,
+        teams: int = 8,
+        fixtures_per_season: int = 24,
+        actions_per_fixture: int = 120,
+        big_fixture_list: int = 0,
+        big_timeline: int = 0,
+        latency: float = 0.0,
+        rate_limit: int | None = None,
+        running_clock: bool = False,
+    ) -> None:
+        if now.tzinfo is None:
+            raise ValueError("now must be timezone-aware")
+        if not stream_secret:
+            raise ValueError("stream_secret must not be empty")
+        scale = Scale(
+            competitions=competitions,
+            seasons=seasons,
+            teams=teams,
+            fixtures_per_season=fixtures_per_season,
+            actions_per_fixture=actions_per_fixture,
+            big_fixture_list=big_fixture_list,
+            big_timeline=big_timeline,
+        )
+        self.seed = seed
+        self.host = host
+        self.port = port
+        self.clock = Clock(now, running=running_clock)
+        """The emulator's clock: ``advance(seconds)``, ``now()``, ``time()``."""
+        self.faults = Faults()
+        """Fault rules, the storm and the ``injected`` counters."""
+        self.world = World(seed, now, scale)
+        """The data catalogue (for introspection; the HTTP interface is the contract)."""
+        self._service = Service(
+            world=self.world,
+            clock=self.clock,
+            faults=self.faults,
+            access=Access(token, vendor, operator_id, stream_secret, static_stream_auth),
+            feed=snooker_feed,
+            latency=latency,
+            rate_limit=rate_limit,
+        )
+        self._runner: web.AppRunner | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Start serving (on ``port``, or a free one when it is 0)."""
+        if self._runner is not None:
+            raise RuntimeError("the emulator is already running")
+        runner = web.AppRunner(
+            self._service.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.host, self.port).start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self.port = runner.addresses[0][1]
+        self._runner = runner
+
+    async def close(self) -> None:
+        """Stop serving and close open connections."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    async def __aenter__(self) -> Emulator:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: types.TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ addresses, access
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``: the data service and the snooker proxy."""
+        if self._runner is None:
+            raise RuntimeError("the emulator is not running; use `async with Emulator()`")
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    @property
+    def streaming_url(self) -> str:
+        """``{base_url}/streaming``: the live stream events listing."""
+        return self.base_url + STREAMING_PREFIX
+
+    @property
+    def token(self) -> str:
+        """The bearer token the data service accepts (assign to rotate it)."""
+        return self._service.access.token
+
+    @token.setter
+    def token(self, value: str) -> None:
+        self._service.access.token = value
+
+    @property
+    def vendor(self) -> str:
+        """The vendor of the Accept media type."""
+        return self._service.access.vendor
+
+    @property
+    def snooker_feed(self) -> str:
+        """The snooker feed path segment."""
+        return self._service.feed
+
+    @property
+    def operator_id(self) -> int:
+        """The operatorId the events listing accepts."""
+        return self._service.access.operator_id
+
+    @property
+    def stream_secret(self) -> str:
+        """The operator's secret that signs live stream tokens."""
+        return self._service.access.stream_secret
+
+    @property
+    def streaming_credentials(self) -> StreamingCredentials:
+        """Credentials that sign each request with the secret, by the emulator's clock."""
+        return StreamingCredentials.from_secret(
+            self.operator_id, self.stream_secret, "127.0.0.1", clock=self.clock.time
+        )
+
+    @property
+    def static_streaming_credentials(self) -> StreamingCredentials | None:
+        """The fixed credentials the listing also accepts (handy with curl), if any."""
+        static = self._service.access.static_stream_auth
+        if static is None:
+            return None
+        return StreamingCredentials(self.operator_id, auth=static[0], timestamp=static[1])
+
+    # ------------------------------------------------------------------ knobs, counters
+
+    @property
+    def requests(self) -> collections.Counter[str]:
+        """Requests received per route name (``fixtures``, ``actions``, ``snooker.matches``...)."""
+        return self._service.requests
+
+    @property
+    def log(self) -> collections.deque[RequestRecord]:
+        """The last 10,000 requests: route, method, path with query, status."""
+        return self._service.log
+
+    @property
+    def latency(self) -> float:
+        """Seconds added to every response (real time)."""
+        return self._service.latency
+
+    @latency.setter
+    def latency(self, value: float) -> None:
+        if value < 0:
+            raise ValueError("latency must not be negative")
+        self._service.latency = value
+
+    @property
+    def rate_limit(self) -> int | None:
+        """Requests per second allowed before 429s (None: no limit)."""
+        limiter = self._service.limiter
+        return limiter.per_second if limiter is not None else None
+
+    @rate_limit.setter
+    def rate_limit(self, value: int | None) -> None:
+        self._service.limiter = RateLimiter(value) if value is not None else None
+
+    @property
+    def big_season_id(self) -> str | None:
+        """The basketball season holding ``big_fixture_list`` fixtures, if asked for."""
+        if not self.world.scale.big_fixture_list:
+            return None
+        return self.world.codec.encode(Kind.SEASON, 0, 0, BIG_SEASON, 0)
+
+    @property
+    def big_fixture_id(self) -> str | None:
+        """The american-football fixture with the ``big_timeline`` timeline, if asked for."""
+        if not self.world.scale.big_timeline:
+            return None
+        return self.world.codec.encode(Kind.FIXTURE, 4, 0, BIG_SEASON, 0)
+
+    def client(self, **kw: Any) -> Client:
+        """A :class:`asyncsports.client.Client` bound to this emulator (``kw`` overrides)."""
+        from asyncsports.client import Client
+
+        args: dict[str, Any] = {
+            "token": self.token,
+            "vendor": self.vendor,
+            "snooker_feed": self.snooker_feed,
+            "streaming_url": self.streaming_url,
+            "streaming_credentials": self.streaming_credentials,
+        }
+        args.update(kw)
+        return Client(self.base_url, **args)

@@ -1,0 +1,239 @@
+"""Scriptable faults, a seeded fault storm and the server-side rate limit.
+
+A :class:`Fault` is a rule: which requests it matches (a route name, a route family such
+as ``snooker``, ``*``, or a path glob starting with ``/``), what it does to them and how
+many times. Rules are tried in the order they were added; the first active one that
+matches applies. Everything injected is counted in :attr:`Faults.injected` by kind:
+``"429"``/``"500"``/... for statuses, ``latency``, ``reset``, ``truncate``,
+``malformed``, ``repeat_page``, and ``rate_limit`` for the server-side limit.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import fnmatch
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from email.utils import format_datetime
+
+__all__ = ["STORM_KINDS", "Fault", "Faults", "RateLimiter", "Storm"]
+
+STORM_KINDS = ("429", "500", "502", "503", "reset", "truncate", "malformed", "latency")
+"""Every kind a storm can inject."""
+
+
+@dataclass
+class Fault:
+    """One fault rule. See :meth:`Faults.add` for the meaning of each field."""
+
+    route: str = "*"
+    status: int | None = None
+    retry_after: float | str | dt.datetime | None = None
+    latency: float = 0.0
+    reset: int | None = None
+    truncate: int | None = None
+    malformed: bool = False
+    repeat_page: bool = False
+    times: int | None = None
+    skip: int = 0
+    seen: int = field(default=0, compare=False)
+    """Matching requests seen so far."""
+    hits: int = field(default=0, compare=False)
+    """Requests it was applied to so far."""
+
+    @property
+    def active(self) -> bool:
+        """Whether it still applies to new requests."""
+        return self.times is None or self.hits < self.times
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of fault it injects (for the counters)."""
+        out = [str(self.status)] if self.status is not None else []
+        for name, on in (
+            ("latency", self.latency > 0),
+            ("reset", self.reset is not None),
+            ("truncate", self.truncate is not None),
+            ("malformed", self.malformed),
+            ("repeat_page", self.repeat_page),
+        ):
+            if on:
+                out.append(name)
+        return out
+
+    def matches(self, route: str, path: str) -> bool:
+        """Whether a request to ``route`` (its name) at ``path`` is one of this rule's."""
+        pattern = self.route
+        if pattern.startswith("/"):
+            return fnmatch.fnmatchcase(path, pattern)
+        return pattern in ("*", route) or route.startswith(pattern + ".")
+
+    def retry_after_header(self) -> str | None:
+        """The Retry-After value: seconds, or an HTTP date for a datetime."""
+        value = self.retry_after
+        if value is None:
+            return None
+        if isinstance(value, dt.datetime):
+            return format_datetime(value.astimezone(dt.UTC), usegmt=True)
+        if isinstance(value, str):
+            return value
+        return f"{value:g}"
+
+
+@dataclass
+class Storm:
+    """Random faults: each matching request fails with ``probability``, kinds drawn evenly."""
+
+    probability: float
+    seed: int = 0
+    route: str = "*"
+    kinds: tuple[str, ...] = ("429", "500", "502", "503", "reset")
+    retry_after: float = 0
+    latency: float = 0.05
+    rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.probability <= 1:
+            raise ValueError("probability must be within 0..1")
+        unknown = set(self.kinds) - set(STORM_KINDS)
+        if unknown or not self.kinds:
+            raise ValueError(f"storm kinds must be some of {STORM_KINDS}, got {self.kinds}")
+        self.rng = random.Random(self.seed)
+
+    def draw(self, route: str, path: str) -> Fault | None:
+        """A one-off fault for this request, or None."""
+        if not Fault(self.route).matches(route, path) or self.rng.random() >= self.probability:
+            return None
+        kind = self.rng.choice(self.kinds)
+        if kind.isdigit():
+            retry = self.retry_after if kind in ("429", "503") else None
+            return Fault(status=int(kind), retry_after=retry)
+        if kind == "latency":
+            return Fault(latency=self.latency)
+        # Cut bodies somewhere in their first kilobyte, where every body has bytes.
+        at = self.rng.randrange(1, 1024)
+        return Fault(
+            reset=at if kind == "reset" else None,
+            truncate=at if kind == "truncate" else None,
+            malformed=kind == "malformed",
+        )
+
+
+class Faults:
+    """The fault rules of an emulator, its storm and the counts of what was injected."""
+
+    def __init__(self) -> None:
+        self.rules: list[Fault] = []
+        self.injected: collections.Counter[str] = collections.Counter()
+        self._storm: Storm | None = None
+
+    def add(
+        self,
+        route: str = "*",
+        *,
+        status: int | None = None,
+        retry_after: float | str | dt.datetime | None = None,
+        latency: float = 0.0,
+        reset: int | None = None,
+        truncate: int | None = None,
+        malformed: bool = False,
+        repeat_page: bool = False,
+        times: int | None = None,
+        skip: int = 0,
+    ) -> Fault:
+        """Add a rule and return it (its ``hits`` count how often it applied).
+
+        ``route``: a route name (``fixtures``, ``actions``, ``snooker.matches``,
+        ``events``...), a family (``snooker``), ``*``, or a path glob (``/v2/*``).
+        ``status`` answers with that error status (``retry_after`` adds Retry-After:
+        seconds, an HTTP date for a datetime, or a string as it is). ``latency`` delays
+        the response by that many real seconds. ``reset`` resets the connection after that
+        many body bytes; ``truncate`` ends the response after that many body bytes
+        without finishing it; ``malformed`` inserts a NUL byte in the middle of the first
+        chunk, so the JSON no longer parses. ``repeat_page`` makes a paged list answer the
+        previous page again. ``times`` bounds how often it applies (None: always);
+        ``skip`` lets that many matching requests through first.
+        """
+        if status is not None and not 400 <= status <= 599:
+            raise ValueError("status must be an error status (400-599)")
+        body = [reset is not None, truncate is not None, malformed, repeat_page]
+        if sum(body) > 1 or (status is not None and any(body)):
+            raise ValueError("choose one of status, reset, truncate, malformed, repeat_page")
+        if status is None and not any(body) and latency <= 0:
+            raise ValueError("a fault needs an effect: status, latency, reset, truncate...")
+        if any(v is not None and v < 0 for v in (reset, truncate)) or latency < 0:
+            raise ValueError("byte counts and latency must not be negative")
+        if (times is not None and times < 0) or skip < 0:
+            raise ValueError("times and skip must not be negative")
+        rule = Fault(route, status, retry_after, latency, reset, truncate, malformed,
+                     repeat_page, times, skip)  # fmt: skip
+        self.rules.append(rule)
+        return rule
+
+    def storm(
+        self,
+        probability: float,
+        *,
+        seed: int = 0,
+        route: str = "*",
+        kinds: Sequence[str] = ("429", "500", "502", "503", "reset"),
+        retry_after: float = 0,
+        latency: float = 0.05,
+    ) -> Storm:
+        """Fail each matching request with ``probability`` (a seeded, repeatable sequence).
+
+        ``kinds`` are drawn evenly from ``STORM_KINDS``; rules added with :meth:`add`
+        take precedence. ``probability=0`` (or :meth:`clear`) ends the storm.
+        """
+        self._storm = Storm(probability, seed, route, tuple(kinds), retry_after, latency)
+        return self._storm
+
+    def clear(self) -> None:
+        """Remove every rule and the storm (the counters stay)."""
+        self.rules.clear()
+        self._storm = None
+
+    def pick(self, route: str, path: str, page: int = 0) -> Fault | None:
+        """The fault for one request, counted, or None.
+
+        ``page`` is the page the request asks for: a ``repeat_page`` rule only takes
+        requests for a page after the first (the first has no previous page to repeat).
+        """
+        chosen = None
+        for rule in self.rules:
+            if not rule.matches(route, path) or (rule.repeat_page and page < 1):
+                continue
+            rule.seen += 1
+            if rule.seen > rule.skip and rule.active:
+                chosen = rule
+                break
+        if chosen is None and self._storm is not None:
+            chosen = self._storm.draw(route, path)
+        if chosen is not None:
+            chosen.hits += 1
+            self.injected.update(chosen.kinds)
+        return chosen
+
+
+class RateLimiter:
+    """At most ``per_second`` requests in any one-second window (real time)."""
+
+    def __init__(self, per_second: int) -> None:
+        if per_second < 1:
+            raise ValueError("rate_limit must be at least 1 request per second")
+        self.per_second = per_second
+        self._times: collections.deque[float] = collections.deque()
+
+    def check(self) -> float | None:
+        """None when the request may pass, else the seconds until it could."""
+        now = time.monotonic()
+        window = self._times
+        while window and window[0] <= now - 1.0:
+            window.popleft()
+        if len(window) >= self.per_second:
+            return window[0] + 1.0 - now
+        window.append(now)
+        return None

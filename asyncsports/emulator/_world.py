@@ -1,0 +1,606 @@
+"""The catalogue of the data service: competitions, seasons, teams, venues, squads, fixtures.
+
+Built lazily per sport and small at any scale (competitions x seasons x teams); fixtures
+are not stored at all: :meth:`World.fixture` makes fixture ``i`` of a season on demand,
+as a pure function of the seed, the season and ``i``.
+
+Schedules: a season's fixtures start ``gap`` seconds apart from ``first`` (strictly
+increasing, which the listing relies on to page without sorting). The current season (the
+last one of each competition) is packed around ``now``: fixture ``n // 2`` starts fifteen
+minutes after it, one an hour either side, so a test sees fixtures complete, live and
+about to start. Earlier seasons are spread over their dates and long finished.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import random
+from dataclasses import dataclass
+
+from asyncsports.emulator._ids import MASK64, Coord, IdCodec, Kind, key, mix64, rng, uuid_from
+from asyncsports.emulator._names import CITIES, COUNTRIES, FIRST_NAMES, LAST_NAMES, NICKNAMES
+from asyncsports.emulator._sports import SPORTS, SportRules
+
+__all__ = [
+    "BIG_SEASON",
+    "Competition",
+    "Fixture",
+    "Location",
+    "Player",
+    "Scale",
+    "Season",
+    "Team",
+    "Venue",
+    "World",
+]
+
+BIG_SEASON = 255
+"""Season index of the benchmark seasons (a huge fixture list, a huge timeline)."""
+
+_DAY = 86400
+_PLAIN_BITS = MASK64
+"""Attribute bits of a fixture that is official, not deleted and not postponed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """How much data there is. Every count is per parent (teams per competition...)."""
+
+    competitions: int = 2
+    seasons: int = 2
+    teams: int = 8
+    fixtures_per_season: int = 24
+    actions_per_fixture: int = 120
+    big_fixture_list: int = 0
+    big_timeline: int = 0
+
+    def __post_init__(self) -> None:
+        checks = (
+            ("competitions", self.competitions, 1, 63),
+            ("seasons", self.seasons, 1, BIG_SEASON - 1),
+            ("teams", self.teams, 2, 200),
+            ("fixtures_per_season", self.fixtures_per_season, 0, 1 << 32),
+            ("actions_per_fixture", self.actions_per_fixture, 0, 1 << 32),
+            ("big_fixture_list", self.big_fixture_list, 0, 1 << 32),
+            ("big_timeline", self.big_timeline, 0, 1 << 32),
+        )
+        for name, value, low, high in checks:
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be within {low}..{high}, got {value}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Location:
+    """A place as the wire writes it; ``None`` parts render as empty objects or are left out."""
+
+    name: str | None
+    country: str | None
+    continent: str | None
+    empty: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Venue:
+    """A team's home ground."""
+
+    id: str
+    name: str
+    location: Location
+    lat: float
+    lon: float
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Team:
+    """A team of a competition (for snooker: one player)."""
+
+    id: str
+    name: str
+    index: int
+    club_id: str
+    club_name: str
+    category: tuple[int, str]
+    venue: Venue
+    colour: tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Player:
+    """A squad member. ``last_name`` is None for one-name players."""
+
+    id: str
+    full_name: str
+    first_name: str
+    last_name: str | None
+    shirt: str
+    location: Location
+    verified: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Competition:
+    """A competition of one sport, with its teams (the same every season)."""
+
+    rules: SportRules
+    index: int
+    id: str
+    name: str
+    category: tuple[int, str]
+    tour: tuple[int, str]
+    location: Location
+    teams: tuple[Team, ...]
+    kind: str
+    latest_comment: str
+    comment_count: int
+    has_standings: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Season:
+    """A season (with its one stage) and its fixture schedule."""
+
+    competition: Competition
+    index: int
+    id: str
+    name: str
+    start: int
+    end: int
+    stage_id: str
+    stage_name: str
+    group_id: str
+    group_name: str | None
+    n: int
+    first: int
+    gap: int
+    pairs: tuple[tuple[int, int], ...]
+    pair_rank: tuple[int, ...]
+    key: int
+    actions: int
+
+    @property
+    def rules(self) -> SportRules:
+        """The sport's rules."""
+        return self.competition.rules
+
+    def start_of(self, i: int) -> int:
+        """Start time (epoch seconds) of fixture ``i``."""
+        return self.first + i * self.gap
+
+    def first_at_or_after(self, t: float) -> int:
+        """The smallest fixture index starting at or after ``t`` (within 0..n)."""
+        i = -int((self.first - t) // self.gap)  # ceil((t - first) / gap)
+        return min(max(i, 0), self.n)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fixture:
+    """Fixture ``index`` of ``season``. Attributes come from the 64 ``bits`` of its hash."""
+
+    season: Season
+    index: int
+    id: str
+    start: int
+    home: Team
+    away: Team
+    bits: int
+
+    @property
+    def end(self) -> int:
+        """When the closing record is sent (epoch seconds)."""
+        return fixture_end(self.season, self.start, self.bits)
+
+    @property
+    def deleted(self) -> bool:
+        """fixtureDeleted."""
+        return is_deleted(self.bits)
+
+    @property
+    def postponed(self) -> bool:
+        """Postponed fixtures never start."""
+        return is_postponed(self.bits)
+
+    @property
+    def type(self) -> str:
+        """Filter value of the type: official, simulation or training."""
+        return type_of(self.bits)
+
+    @property
+    def coverage(self) -> str:
+        """Filter value of the coverage level."""
+        return coverage_of(self.bits)
+
+    def flag(self, name: str) -> bool:
+        """Per-fixture quirks: ``v1_colours``, ``tiny_sequence``, ``null_first_names``."""
+        shift = _FLAGS[name]
+        return (self.bits >> shift) & 7 == 0
+
+    def status(self, now: float) -> str:
+        """Filter value of the status at ``now``."""
+        return status_of(self.season, self.start, self.bits, now)
+
+    def periods(self) -> list[tuple[int, int]]:
+        """Home and away points per period (the result the timeline is written to reach)."""
+        return self.season.rules.period_scores(random.Random(mix64(self.season.key ^ ~self.index)))
+
+
+_FLAGS = {"v1_colours": 42, "tiny_sequence": 45, "null_first_names": 48}
+_TYPES = ((13, "training"), (38, "simulation"), (256, "official"))
+_COVERAGE = (
+    (26, "noCoverage"),
+    (128, "inVenue"),
+    (176, "lowLatencyStream"),
+    (224, "standardStream"),
+    (256, "video(postmatch)"),
+)
+STATUSES = ("scheduled", "live", "completed", "postponed")
+TYPES = tuple(name for _, name in _TYPES)
+COVERAGES = tuple(name for _, name in _COVERAGE)
+
+
+def fixture_bits(season: Season, i: int) -> int:
+    """The attribute bits of fixture ``i`` (cheap: the listing filters on them)."""
+    return _PLAIN_BITS if season.actions else mix64(season.key ^ i)
+
+
+def is_deleted(bits: int) -> bool:
+    """Whether these bits mark a deleted fixture (about 3 in 100)."""
+    return bits & 0xFF < 8
+
+
+def is_postponed(bits: int) -> bool:
+    """Whether these bits mark a postponed fixture (about 2 in 100)."""
+    return (bits >> 8) & 0xFF < 6
+
+
+def type_of(bits: int) -> str:
+    """Filter value of the type."""
+    v = (bits >> 16) & 0xFF
+    return next(name for bound, name in _TYPES if v < bound)
+
+
+def coverage_of(bits: int) -> str:
+    """Filter value of the coverage level."""
+    v = (bits >> 24) & 0xFF
+    return next(name for bound, name in _COVERAGE if v < bound)
+
+
+def fixture_end(season: Season, start: int, bits: int) -> int:
+    """When the fixture's closing record is sent: the sport's duration and up to 17 minutes."""
+    return start + season.rules.duration + ((bits >> 32) & 0x3FF)
+
+
+def status_of(season: Season, start: int, bits: int, now: float) -> str:
+    """Filter value of the status at ``now``."""
+    if is_postponed(bits):
+        return "postponed"
+    if now < start:
+        return "scheduled"
+    return "live" if now < fixture_end(season, start, bits) else "completed"
+
+
+def _season_years(rules: SportRules, now: dt.datetime) -> int:
+    if rules.split_season:
+        return now.year if now.month >= 8 else now.year - 1
+    return now.year
+
+
+def _epoch(year: int, month: int, day: int) -> int:
+    return calendar.timegm((year, month, day, 0, 0, 0))
+
+
+class World:
+    """The data service's catalogue for one seed, anchored at the emulator's start time."""
+
+    def __init__(self, seed: int, now: dt.datetime, scale: Scale) -> None:
+        self.seed = seed
+        self.now = now
+        self.scale = scale
+        self.codec = IdCodec(seed)
+        self._competitions: dict[str, tuple[Competition, ...]] = {}
+        self._seasons: dict[str, tuple[Season, ...]] = {}
+        self._ranks: dict[str, dict[str, int]] = {}
+        self._squads: dict[str, tuple[Player, ...]] = {}
+
+    # ----------------------------------------------------------------- lookups
+
+    @staticmethod
+    def rules(sport: str) -> SportRules | None:
+        """The rules of a sport by wire name, None for an unknown one."""
+        return SPORTS.get(sport)
+
+    def competitions(self, sport: str) -> tuple[Competition, ...]:
+        """The competitions of a sport."""
+        if sport not in self._competitions:
+            self._competitions[sport] = self._make_competitions(SPORTS[sport])
+        return self._competitions[sport]
+
+    def seasons(self, sport: str) -> tuple[Season, ...]:
+        """Every season of a sport, benchmark seasons included, in a fixed order."""
+        if sport not in self._seasons:
+            comps = self.competitions(sport)
+            seasons = [self._make_season(c, s) for c in comps for s in range(self.scale.seasons)]
+            rules = SPORTS[sport]
+            if self.scale.big_fixture_list and sport == "basketball":
+                seasons.append(self._make_big(comps[0], self.scale.big_fixture_list, 0))
+            if self.scale.big_timeline and sport == "american-football":
+                seasons.append(self._make_big(comps[0], 1, self.scale.big_timeline))
+            self._seasons[rules.name] = tuple(seasons)
+        return self._seasons[sport]
+
+    def all_seasons(self) -> list[Season]:
+        """The seasons of every sport."""
+        return [s for sport in SPORTS for s in self.seasons(sport)]
+
+    def lookup(self, text: str, kind: Kind, sport: str | None = None) -> Coord | None:
+        """The coordinates of an id of ``kind`` (in ``sport`` if given), else None."""
+        coord = self.codec.decode(text)
+        if coord is None or coord.kind != kind:
+            return None
+        names = list(SPORTS)
+        if coord.sport >= len(names) or (sport is not None and names[coord.sport] != sport):
+            return None
+        return coord
+
+    def season(self, text: str, sport: str | None = None) -> Season | None:
+        """The season (or, with ``Kind.STAGE`` ids, use :meth:`stage`) with this id."""
+        return self._season_at(self.lookup(text, Kind.SEASON, sport))
+
+    def stage(self, text: str, sport: str | None = None) -> Season | None:
+        """The season whose stage has this id."""
+        return self._season_at(self.lookup(text, Kind.STAGE, sport))
+
+    def team(self, text: str, sport: str | None = None) -> Team | None:
+        """The team with this id."""
+        coord = self.lookup(text, Kind.TEAM, sport)
+        if coord is None:
+            return None
+        comps = self.competitions(list(SPORTS)[coord.sport])
+        if coord.comp >= len(comps) or coord.number >= len(comps[coord.comp].teams):
+            return None
+        return comps[coord.comp].teams[coord.number]
+
+    def fixture_by_id(self, text: str, sport: str | None = None) -> Fixture | None:
+        """The fixture with this id."""
+        coord = self.lookup(text, Kind.FIXTURE, sport)
+        season = self._season_at(coord)
+        if coord is None or season is None or coord.number >= season.n:
+            return None
+        return self.fixture(season, coord.number)
+
+    def _season_at(self, coord: Coord | None) -> Season | None:
+        if coord is None:
+            return None
+        for season in self.seasons(list(SPORTS)[coord.sport]):
+            if season.competition.index == coord.comp and season.index == coord.season:
+                return season
+        return None
+
+    def fixture(self, season: Season, i: int) -> Fixture:
+        """Fixture ``i`` of ``season``."""
+        home, away = season.pairs[i % len(season.pairs)]
+        teams = season.competition.teams
+        rules = season.rules
+        fid = self.codec.encode(Kind.FIXTURE, rules.code, season.competition.index, season.index, i)
+        return Fixture(
+            season, i, fid, season.start_of(i), teams[home], teams[away], fixture_bits(season, i)
+        )
+
+    def name_rank(self, sport: str) -> dict[str, int]:
+        """Rank of every possible fixture name of a sport in sorted order."""
+        if sport not in self._ranks:
+            names = sorted(
+                {f"{a.name} v {b.name}" for c in self.competitions(sport) for a in c.teams
+                 for b in c.teams if a is not b}
+            )  # fmt: skip
+            self._ranks[sport] = {name: rank for rank, name in enumerate(names)}
+        return self._ranks[sport]
+
+    def squad(self, team: Team, sport: str) -> tuple[Player, ...]:
+        """The players of a team (the same in every season)."""
+        if team.id not in self._squads:
+            self._squads[team.id] = self._make_squad(team, SPORTS[sport])
+        return self._squads[team.id]
+
+    # ------------------------------------------------------------------ making
+
+    def _make_squad(self, team: Team, rules: SportRules) -> tuple[Player, ...]:
+        if rules.individual:
+            first, _, last = team.name.partition(" ")
+            loc = self._nationality(rng(self.seed, "nat", team.id))
+            return (Player(uuid_from(key(self.seed, "player", team.id)), team.name, first, last,
+                           "1", loc, True),)  # fmt: skip
+        r = rng(self.seed, "squad", team.id)
+        numbers = r.sample(range(1, 100), rules.squad_size)
+        players = []
+        for slot, number in enumerate(numbers):
+            first, last = r.choice(FIRST_NAMES), r.choice(LAST_NAMES)
+            mononym = r.random() < 0.08
+            shirt = f"_{number}" if r.random() < 0.05 else str(number)
+            players.append(
+                Player(
+                    id=uuid_from(key(self.seed, "player", team.id, slot)),
+                    full_name=first if mononym else f"{first} {last}",
+                    first_name=first,
+                    last_name=None if mononym else last,
+                    shirt=shirt,
+                    location=self._nationality(r),
+                    verified=r.random() < 0.85,
+                )
+            )
+        return tuple(players)
+
+    def _nationality(self, r: random.Random) -> Location:
+        country = r.choice(COUNTRIES)
+        x = r.random()
+        if x < 0.05:
+            return Location(None, None, None, empty=True)
+        if x < 0.12:
+            return Location(None, None, None)
+        return Location(None, country.name, country.continent)
+
+    def _make_competitions(self, rules: SportRules) -> tuple[Competition, ...]:
+        c_count, t_count = self.scale.competitions, self.scale.teams
+        r = rng(self.seed, "teams", rules.name)
+        if rules.individual:
+            pool = [(f, la) for f in FIRST_NAMES for la in LAST_NAMES]
+        else:
+            pool = [(c, n) for c in CITIES for n in NICKNAMES]
+        if c_count * t_count > len(pool):
+            raise ValueError("too many teams for the name pool")
+        picks = r.sample(pool, c_count * t_count)
+        comps = []
+        for c in range(c_count):
+            cr = rng(self.seed, "competition", rules.name, c)
+            base = rules.competition_names[c % len(rules.competition_names)]
+            name = base if c < len(rules.competition_names) else f"{base} {c + 1}"
+            category = (1, "Men") if cr.random() < 0.7 else (2, "Women")
+            country = cr.choice(COUNTRIES)
+            quirk = cr.random()
+            location = (
+                Location(None, None, None, empty=True) if quirk < 0.15
+                else Location(None, None, country.continent) if quirk < 0.3
+                else Location(country.name, country.name, country.continent)
+            )  # fmt: skip
+            teams = tuple(
+                self._make_team(rules, c, t, picks[c * t_count + t], category)
+                for t in range(t_count)
+            )
+            comps.append(
+                Competition(
+                    rules=rules,
+                    index=c,
+                    id=self.codec.encode(Kind.COMPETITION, rules.code, c, 0, 0),
+                    name=name,
+                    category=category,
+                    tour=(100 + c, "International" if cr.random() < 0.3 else "Domestic"),
+                    location=location,
+                    teams=teams,
+                    kind="Cup" if "Cup" in name else "League",
+                    latest_comment=cr.choice(("Schedule confirmed", "Venue change", "")),
+                    comment_count=cr.randint(0, 12),
+                    has_standings=rules.name != "snooker"
+                    and not (rules.name == "soccer" and c % 2 == 1),
+                )
+            )
+        return tuple(comps)
+
+    def _make_team(
+        self,
+        rules: SportRules,
+        comp: int,
+        index: int,
+        words: tuple[str, str],
+        category: tuple[int, str],
+    ) -> Team:
+        r = rng(self.seed, "team", rules.name, comp, index)
+        tid = self.codec.encode(Kind.TEAM, rules.code, comp, 0, index)
+        city = words[0]
+        country = r.choice(COUNTRIES)
+        quirk = r.random()
+        location = (
+            Location(None, None, None, empty=True) if quirk < 0.1
+            else Location(city, None, None) if quirk < 0.2
+            else Location(city, country.name, country.continent)
+        )  # fmt: skip
+        venue_name = f"{city} {r.choice(('Arena', 'Stadium', 'Park', 'Centre', 'Hall'))}"
+        if rules.individual:
+            venue_name = f"{r.choice(CITIES)} Snooker Centre"
+        venue = Venue(
+            id=uuid_from(key(self.seed, "venue", tid)),
+            name=venue_name,
+            location=location,
+            lat=round(country.lat + r.uniform(-2, 2), 6),
+            lon=round(country.lon + r.uniform(-2, 2), 6),
+        )
+        name = f"{words[0]} {words[1]}"
+        club = name if rules.individual else f"{city} {r.choice(('Sports Club', 'Athletic', 'FC'))}"
+        return Team(
+            id=tid,
+            name=name,
+            index=index,
+            club_id=uuid_from(key(self.seed, "club", tid)),
+            club_name=club,
+            category=category,
+            venue=venue,
+            colour=(r.randrange(256), r.randrange(256), r.randrange(256)),
+        )
+
+    def _pairs(self, comp: Competition, season_index: int) -> tuple[tuple[int, int], ...]:
+        t = len(comp.teams)
+        pairs = [(h, a) for h in range(t) for a in range(t) if h != a]
+        rng(self.seed, "pairs", comp.id, season_index).shuffle(pairs)
+        return tuple(pairs)
+
+    def _season_shell(
+        self,
+        comp: Competition,
+        index: int,
+        name: str,
+        start: int,
+        end: int,
+        n: int,
+        first: int,
+        gap: int,
+        actions: int = 0,
+    ) -> Season:
+        rules = comp.rules
+        pairs = self._pairs(comp, index)
+        rank = self.name_rank(rules.name)
+        names = [f"{comp.teams[h].name} v {comp.teams[a].name}" for h, a in pairs]
+        code = (rules.code, comp.index, index)
+        return Season(
+            competition=comp,
+            index=index,
+            id=self.codec.encode(Kind.SEASON, *code, 0),
+            name=name,
+            start=start,
+            end=end,
+            stage_id=self.codec.encode(Kind.STAGE, *code, 0),
+            stage_name="Regular Season",
+            group_id=uuid_from(key(self.seed, "group", *code)),
+            group_name=None if comp.index % 2 == 0 else f"Group {'ABCD'[index % 4]}",
+            n=n,
+            first=first,
+            gap=gap,
+            pairs=pairs,
+            pair_rank=tuple(rank[x] for x in names),
+            key=key(self.seed, "season", *code),
+            actions=actions,
+        )
+
+    def _make_season(self, comp: Competition, index: int) -> Season:
+        rules = comp.rules
+        current = self.scale.seasons - 1
+        year = _season_years(rules, self.now) - (current - index)
+        if rules.split_season:
+            start, end = _epoch(year, 8, 1), _epoch(year + 1, 7, 31)
+            name = f"{year}/{year + 1}"
+        else:
+            start, end = _epoch(year, 1, 1), _epoch(year, 12, 31)
+            name = str(year)
+        n = self.scale.fixtures_per_season
+        span = end - start - 21 * _DAY
+        if index == current:
+            gap = _minutes(min(3600, span // max(n, 1)))
+            now = int(self.now.timestamp()) // 60 * 60
+            first = now + 900 - (n // 2) * gap
+        else:
+            gap = _minutes(span // max(n, 1))
+            first = start + 7 * _DAY + 19 * 3600
+        return self._season_shell(comp, index, name, start, end, n, first, gap)
+
+    def _make_big(self, comp: Competition, n: int, actions: int) -> Season:
+        """A finished benchmark season: ``n`` fixtures a minute apart, ending a day ago."""
+        gap = 60 if n > 1 else 3600
+        now = int(self.now.timestamp()) // 3600 * 3600
+        first = now - 2 * _DAY - n * gap
+        name = "Benchmark Timeline" if actions else "Benchmark"
+        return self._season_shell(
+            comp, BIG_SEASON, name, first - _DAY, now - _DAY, n, first, gap, actions
+        )
+
+
+def _minutes(seconds: int) -> int:
+    """Round a gap to whole minutes when it is long enough to look like a schedule."""
+    return max(1, seconds // 60 * 60 if seconds >= 120 else seconds)
