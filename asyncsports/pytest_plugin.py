@@ -1,1 +1,57 @@
-"""pytest fixtures for tests that run against the embedded emulator (work in progress)."""
+"""pytest fixtures for tests that run against the embedded emulator.
+
+Registered as a ``pytest11`` entry point, so installing asyncsports makes them available:
+
+- ``emulator``: an open :class:`asyncsports.emulator.Emulator` (function scope).
+- ``sports_client``: an open :class:`asyncsports.Client` bound to it.
+
+Configure the emulator of a test with the ``emulator`` marker, whose keyword arguments go
+to the constructor::
+
+    @pytest.mark.emulator(seed=7, fixtures_per_season=100)
+    async def test_many(sports_client, emulator):
+        emulator.clock.advance(3600)
+        ...
+
+The fixtures are async (pytest-asyncio). Importing this module imports neither the
+emulator nor the client; that happens when a test asks for a fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import pytest
+import pytest_asyncio
+
+if TYPE_CHECKING:
+    from asyncsports.client import Client
+    from asyncsports.emulator import Emulator
+
+__all__ = ["emulator", "sports_client"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the ``emulator`` marker."""
+    config.addinivalue_line(
+        "markers", "emulator(**kwargs): arguments for the asyncsports Emulator of this test"
+    )
+
+
+@pytest_asyncio.fixture
+async def emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
+    """An open emulator; ``@pytest.mark.emulator(...)`` passes constructor arguments."""
+    from asyncsports.emulator import Emulator
+
+    marker = request.node.get_closest_marker("emulator")
+    args, kwargs = (marker.args, marker.kwargs) if marker is not None else ((), {})
+    async with Emulator(*args, **kwargs) as emu:
+        yield emu
+
+
+@pytest_asyncio.fixture
+async def sports_client(emulator: Emulator) -> AsyncIterator[Client]:
+    """An open client bound to the ``emulator`` fixture."""
+    async with emulator.client() as client:
+        yield client

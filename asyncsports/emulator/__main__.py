@@ -1,0 +1,130 @@
+"""``asyncsports-emulator`` / ``python -m asyncsports.emulator``: serve the emulator standalone.
+
+Prints what a caller needs (addresses, token, Accept header, feed, streaming credentials
+and curl examples) and serves until interrupted. The clock follows the wall clock from
+the start time unless ``--frozen`` is given, so fixtures progress as they would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import signal
+import sys
+from collections.abc import Sequence
+from urllib.parse import urlencode
+
+from asyncsports.emulator._emulator import DEFAULT_NOW, Emulator
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="asyncsports-emulator",
+        description="Serve the sports data service, the snooker proxy and the live stream "
+        "events listing from generated data.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks one)")
+    p.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
+    p.add_argument(
+        "--now",
+        type=dt.datetime.fromisoformat,
+        default=DEFAULT_NOW,
+        help="start time, ISO 8601 with zone (default %(default)s)",
+    )
+    p.add_argument("--frozen", action="store_true", help="keep the clock still")
+    p.add_argument("--token", default="emulator-token", help="bearer token")
+    p.add_argument("--fixtures-per-season", type=int, default=24)
+    p.add_argument("--actions-per-fixture", type=int, default=120)
+    p.add_argument("--big-fixture-list", type=int, default=0, metavar="N",
+                   help="add a basketball season of N fixtures")  # fmt: skip
+    p.add_argument("--big-timeline", type=int, default=0, metavar="N",
+                   help="add an american-football fixture of N actions")  # fmt: skip
+    p.add_argument("--latency", type=float, default=0.0, help="seconds added to each response")
+    p.add_argument("--rate-limit", type=int, default=None, help="requests per second")
+    return p
+
+
+def describe(emu: Emulator) -> str:
+    """What a caller needs to reach ``emu``, with curl examples."""
+    accept = f"application/vnd.{emu.vendor}.dde.api+json;version=1"
+    static = emu.static_streaming_credentials
+    lines = [
+        f"asyncsports emulator, seed {emu.seed}",
+        f"  base URL        {emu.base_url}",
+        f"  streaming URL   {emu.streaming_url}",
+        f"  token           {emu.token}",
+        f"  Accept          {accept}",
+        f"  snooker feed    {emu.snooker_feed}",
+        f"  operator id     {emu.operator_id}",
+        f"  stream secret   {emu.stream_secret}  (auth = hex HMAC-MD5(secret, 'secret:ip:ms'),"
+        " valid 30 s)",
+    ]
+    if static is not None:
+        lines.append(f"  static auth     auth={static.auth} timestamp={static.timestamp}")
+    clock = "running" if emu.clock.running else "frozen"
+    lines.append(f"  clock           {emu.clock.now().isoformat()} ({clock})")
+    if emu.big_season_id:
+        lines.append(f"  big season      {emu.big_season_id}")
+    if emu.big_fixture_id:
+        lines.append(f"  big fixture     {emu.big_fixture_id}")
+    lines += [
+        "",
+        "Try:",
+        f"  curl -H 'Accept: {accept}' -H 'Authorization: Bearer {emu.token}' "
+        f"'{emu.base_url}/basketball/fixtures?paged=true&size=5'",
+        f"  curl -H 'Accept: {accept}' -H 'Authorization: Bearer {emu.token}' "
+        f"'{emu.base_url}/snooker/{emu.snooker_feed}/tournaments?seasonId=2025'",
+    ]
+    if static is not None:
+        query = urlencode(static.params())
+        lines.append(f"  curl '{emu.streaming_url}/api/v2/streaming/events?{query}'")
+    return "\n".join(lines)
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    emu = Emulator(
+        args.seed,
+        now=args.now,
+        token=args.token,
+        host=args.host,
+        port=args.port,
+        fixtures_per_season=args.fixtures_per_season,
+        actions_per_fixture=args.actions_per_fixture,
+        big_fixture_list=args.big_fixture_list,
+        big_timeline=args.big_timeline,
+        latency=args.latency,
+        rate_limit=args.rate_limit,
+        running_clock=not args.frozen,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # not on Windows
+            loop.add_signal_handler(sig, stop.set)
+    async with emu:
+        print(describe(emu), flush=True)
+        await stop.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``asyncsports-emulator``."""
+    args = _parser().parse_args(argv)
+    if args.now.tzinfo is None:
+        args.now = args.now.replace(tzinfo=dt.UTC)
+    try:
+        asyncio.run(_serve(args))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        print(f"asyncsports-emulator: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
