@@ -412,30 +412,34 @@ class World:
                            "1", loc, True),)  # fmt: skip
         r = rng(self.seed, "squad", team.id)
         numbers = r.sample(range(1, 100), rules.squad_size)
+        # Some quirks are pinned to slots, so that every squad list shows them.
+        odd = team.index % 2
         players = []
         for slot, number in enumerate(numbers):
             first, last = r.choice(FIRST_NAMES), r.choice(LAST_NAMES)
-            mononym = r.random() < 0.08
-            shirt = f"_{number}" if r.random() < 0.05 else str(number)
+            mononym = _pinned(r.random(), slot == 0 and team.index % 3 == 0, 0.08)
+            underscore = _pinned(r.random(), slot == 1 and odd == 1, 0.05)
+            nationality = self._nationality(r, pin=slot == 2 + odd)
             players.append(
                 Player(
                     id=uuid_from(key(self.seed, "player", team.id, slot)),
                     full_name=first if mononym else f"{first} {last}",
                     first_name=first,
                     last_name=None if mononym else last,
-                    shirt=shirt,
-                    location=self._nationality(r),
+                    shirt=f"_{number}" if underscore else str(number),
+                    location=nationality,
                     verified=r.random() < 0.85,
                 )
             )
         return tuple(players)
 
-    def _nationality(self, r: random.Random) -> Location:
+    def _nationality(self, r: random.Random, pin: bool = False) -> Location:
+        """A nationality; one in twenty is ``{}``, one in fifteen has empty country and continent."""
         country = r.choice(COUNTRIES)
         x = r.random()
-        if x < 0.05:
+        if x < 0.05 or (pin and r.random() < 0.5):
             return Location(None, None, None, empty=True)
-        if x < 0.12:
+        if x < 0.12 or pin:
             return Location(None, None, None)
         return Location(None, country.name, country.continent)
 
@@ -497,7 +501,7 @@ class World:
         tid = self.codec.encode(Kind.TEAM, rules.code, comp, 0, index)
         city = words[0]
         country = r.choice(COUNTRIES)
-        quirk = r.random()
+        quirk = (r.random(), 0.05, r.random(), 0.15)[index % 4]  # pinned in every fourth team
         location = (
             Location(None, None, None, empty=True) if quirk < 0.1
             else Location(city, None, None) if quirk < 0.2
@@ -599,6 +603,11 @@ class World:
         return self._season_shell(
             comp, BIG_SEASON, name, first - _DAY, now - _DAY, n, first, gap, actions
         )
+
+
+def _pinned(x: float, pinned: bool, rate: float) -> bool:
+    """A quirk that happens at ``rate``, and always where it is pinned."""
+    return pinned or x < rate
 
 
 def _minutes(seconds: int) -> int:

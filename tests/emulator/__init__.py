@@ -1,0 +1,1 @@
+"""Tests of the embedded emulator, with plain aiohttp requests."""

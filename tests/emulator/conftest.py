@@ -1,0 +1,18 @@
+"""The ``api`` fixture: plain aiohttp access to the ``emulator`` fixture of asyncsports.pytest_plugin."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest_asyncio
+
+from asyncsports.emulator import Emulator
+
+from .helpers import Api
+
+
+@pytest_asyncio.fixture
+async def api(emulator: Emulator) -> AsyncIterator[Api]:
+    async with aiohttp.ClientSession() as session:
+        yield Api(emulator, session)

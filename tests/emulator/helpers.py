@@ -1,0 +1,110 @@
+"""Plain aiohttp access to an emulator: no client involved."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from asyncsports.emulator import Emulator
+
+ACCEPT = "application/vnd.imggaming.dde.api+json;version=1"
+Params = Mapping[str, str] | Sequence[tuple[str, str]] | None
+
+
+@dataclass
+class Resp:
+    """A response read whole."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return msgspec.json.decode(self.body)
+
+
+class Api:
+    """GETs against one emulator with the data service's headers (or without them)."""
+
+    def __init__(self, emu: Emulator, session: aiohttp.ClientSession) -> None:
+        self.emu = emu
+        self.session = session
+
+    def headers(self) -> dict[str, str]:
+        return {"Accept": ACCEPT, "Authorization": f"Bearer {self.emu.token}"}
+
+    async def get(
+        self, path: str, params: Params = None, *, headers: Mapping[str, str] | None = None
+    ) -> Resp:
+        """GET ``path`` on the base URL (``/streaming/...`` paths included)."""
+        hdrs = self.headers() if headers is None else dict(headers)
+        async with self.session.get(
+            self.emu.base_url + path, params=params, headers=hdrs, skip_auto_headers=["Accept"]
+        ) as r:
+            return Resp(r.status, dict(r.headers), await r.read())
+
+    async def json(self, path: str, params: Params = None) -> Any:
+        """GET ``path`` expecting 200, decoded."""
+        r = await self.get(path, params)
+        assert r.status == 200, (path, r.status, r.body[:300])
+        return r.json()
+
+    async def events(self, params: Params = None, *, static: bool = False) -> Resp:
+        """GET the events listing with valid credentials."""
+        creds = self.emu.static_streaming_credentials if static else self.emu.streaming_credentials
+        assert creds is not None
+        extra = list(params.items()) if isinstance(params, Mapping) else list(params or [])
+        return await self.get("/streaming/api/v2/streaming/events", creds.params() + extra)
+
+    async def fixtures(self, sport: str = "basketball", params: Params = None) -> list[Any]:
+        """The whole fixture list of a sport (bare array)."""
+        prefix = "/v2" if sport == "volleyball" else ""
+        body = await self.json(f"{prefix}/{sport}/fixtures", params)
+        content: list[Any] = body["content"] if isinstance(body, dict) else body
+        return content
+
+
+class Standalone:
+    """``python -m asyncsports.emulator`` in a subprocess, and what it printed."""
+
+    def __init__(self, *args: str) -> None:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "asyncsports.emulator", "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.info: dict[str, str] = {}
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith("Try:"):
+                break
+            name, _, value = line.strip().partition("  ")
+            if value:
+                self.info[name] = value.strip()
+
+    def peak_rss(self) -> int | None:
+        """The process's peak resident memory in bytes (Linux only)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return None
+
+    def stop(self) -> int:
+        import signal
+
+        self.proc.send_signal(signal.SIGINT)
+        code = self.proc.wait(timeout=10)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        return code

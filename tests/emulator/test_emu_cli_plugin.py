@@ -1,0 +1,89 @@
+"""The standalone command and the pytest plugin."""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+
+from asyncsports.client import Client
+from asyncsports.emulator import Emulator
+from asyncsports.emulator.__main__ import describe, main
+
+from .helpers import ACCEPT, Standalone
+
+
+async def test_the_command_serves_what_it_prints() -> None:
+    server = Standalone("--seed", "3")
+    try:
+        info = server.info
+        base = info["base URL"]
+        assert info["streaming URL"] == base + "/streaming"
+        assert info["Accept"] == ACCEPT and info["snooker feed"] == "tvfeed"
+        assert "running" in info["clock"]
+        auth, stamp = (part.partition("=")[2] for part in info["static auth"].split())
+        headers = {"Accept": ACCEPT, "Authorization": f"Bearer {info['token']}"}
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/soccer/fixtures", headers=headers) as r:
+                assert r.status == 200 and len(await r.json()) == 96
+            params = {"operatorId": info["operator id"], "auth": auth, "timestamp": stamp}
+            events = info["streaming URL"] + "/api/v2/streaming/events"
+            async with session.get(events, params=params) as r:
+                assert r.status == 200 and await r.json()
+    finally:
+        assert server.stop() == 0
+
+
+async def test_describe_names_everything_a_caller_needs() -> None:
+    async with Emulator(big_fixture_list=10, big_timeline=10) as emu:
+        text = describe(emu)
+        for part in (
+            emu.base_url,
+            emu.streaming_url,
+            emu.token,
+            "tvfeed",
+            "curl",
+            "emulator-static-auth",
+            str(emu.big_season_id),
+            str(emu.big_fixture_id),
+        ):
+            assert part in text
+
+
+def test_a_busy_port_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        assert main(["--port", str(s.getsockname()[1])]) == 1
+    assert "asyncsports-emulator:" in capsys.readouterr().err
+
+
+async def test_emulator_fixture(emulator: Emulator) -> None:
+    assert emulator.base_url.startswith("http://127.0.0.1:")
+    assert emulator.seed == 0 and emulator.world.scale.fixtures_per_season == 24
+
+
+@pytest.mark.emulator(5, fixtures_per_season=3, token="marked")
+async def test_the_marker_configures_the_emulator(emulator: Emulator) -> None:
+    assert emulator.seed == 5 and emulator.token == "marked"
+    assert emulator.world.scale.fixtures_per_season == 3
+
+
+async def test_sports_client_fixture_is_bound_to_the_emulator(
+    sports_client: Client, emulator: Emulator
+) -> None:
+    assert isinstance(sports_client, Client)
+    assert emulator.client().__class__ is Client
+
+
+async def test_attributes_need_a_running_emulator() -> None:
+    emu = Emulator()
+    with pytest.raises(RuntimeError):
+        _ = emu.base_url
+    async with emu:
+        with pytest.raises(RuntimeError):
+            await emu.start()
+    await emu.close()  # closing twice is fine
+    creds = emu.streaming_credentials
+    assert creds.operator_id == 1 and creds.clock() == emu.clock.time()
