@@ -6,7 +6,7 @@ import calendar
 import datetime as dt
 import itertools
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from aiohttp import web
@@ -91,7 +91,9 @@ class DataApi:
         self.clock = clock
         self.listings = Listings(world)
         self._fixture_json = FixtureWriter()
-        self._statistics: OrderedDict[str, bytes] = OrderedDict()
+        # Statistics and standings are cheap at the default scale but take seconds over a
+        # million-action timeline or a million-fixture season: remember recent ones.
+        self._packets: OrderedDict[tuple[str, float], bytes] = OrderedDict()
 
     # ------------------------------------------------------------------ lookups
 
@@ -165,12 +167,15 @@ class DataApi:
         f = self._fixture(request)
         if f.status(self.clock.time()) != "completed":
             raise HttpError(404, f"No statistics yet: fixture {f.id} has not ended")
-        body = self._statistics.get(f.id)
+        return Reply(self._packet((f.id, 0.0), lambda: statistics(f, self._timeline(f))))
+
+    def _packet(self, cache_key: tuple[str, float], make: Callable[[], object]) -> bytes:
+        body = self._packets.get(cache_key)
         if body is None:
-            body = self._statistics[f.id] = encode(statistics(f, self._timeline(f)))
-            if len(self._statistics) > 64:
-                self._statistics.popitem(last=False)
-        return Reply(body)
+            body = self._packets[cache_key] = encode(make())
+            if len(self._packets) > 64:
+                self._packets.popitem(last=False)
+        return body
 
     # ------------------------------------------------------------------ squads, standings
 
@@ -208,4 +213,5 @@ class DataApi:
         season = self._season(request, rules, stage="stage_id" in request.match_info)
         if not season.competition.has_standings:
             raise HttpError(404, f"Standings are not available for {season.competition.name}")
-        return json_reply(standings(self.world, season, self.clock.time()))
+        now = self.clock.time()
+        return Reply(self._packet((season.id, now), lambda: standings(self.world, season, now)))

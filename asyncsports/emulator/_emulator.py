@@ -13,8 +13,7 @@ from asyncsports.auth import StreamingCredentials
 from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, Service
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._faults import Faults, RateLimiter
-from asyncsports.emulator._ids import Kind
-from asyncsports.emulator._world import BIG_SEASON, Scale, World
+from asyncsports.emulator._world import Scale, World
 
 if TYPE_CHECKING:
     from asyncsports.client import Client
@@ -222,14 +221,14 @@ class Emulator:
         """The basketball season holding ``big_fixture_list`` fixtures, if asked for."""
         if not self.world.scale.big_fixture_list:
             return None
-        return self.world.codec.encode(Kind.SEASON, 0, 0, BIG_SEASON, 0)
+        return self.world.seasons("basketball")[-1].id
 
     @property
     def big_fixture_id(self) -> str | None:
         """The american-football fixture with the ``big_timeline`` timeline, if asked for."""
         if not self.world.scale.big_timeline:
             return None
-        return self.world.codec.encode(Kind.FIXTURE, 4, 0, BIG_SEASON, 0)
+        return self.world.fixture(self.world.seasons("american-football")[-1], 0).id
 
     def client(self, **kw: Any) -> Client:
         """A :class:`asyncsports.client.Client` bound to this emulator (``kw`` overrides)."""

@@ -25,6 +25,13 @@ STORM_KINDS = ("429", "500", "502", "503", "reset", "truncate", "malformed", "la
 """Every kind a storm can inject."""
 
 
+def _matches(pattern: str, route: str, path: str) -> bool:
+    """A route name, a family of names (``snooker``), ``*``, or a path glob (``/v2/*``)."""
+    if pattern.startswith("/"):
+        return fnmatch.fnmatchcase(path, pattern)
+    return pattern in ("*", route) or route.startswith(pattern + ".")
+
+
 @dataclass
 class Fault:
     """One fault rule. See :meth:`Faults.add` for the meaning of each field."""
@@ -66,10 +73,7 @@ class Fault:
 
     def matches(self, route: str, path: str) -> bool:
         """Whether a request to ``route`` (its name) at ``path`` is one of this rule's."""
-        pattern = self.route
-        if pattern.startswith("/"):
-            return fnmatch.fnmatchcase(path, pattern)
-        return pattern in ("*", route) or route.startswith(pattern + ".")
+        return _matches(self.route, route, path)
 
     def retry_after_header(self) -> str | None:
         """The Retry-After value: seconds, or an HTTP date for a datetime."""
@@ -105,7 +109,7 @@ class Storm:
 
     def draw(self, route: str, path: str) -> Fault | None:
         """A one-off fault for this request, or None."""
-        if not Fault(self.route).matches(route, path) or self.rng.random() >= self.probability:
+        if not _matches(self.route, route, path) or self.rng.random() >= self.probability:
             return None
         kind = self.rng.choice(self.kinds)
         if kind.isdigit():

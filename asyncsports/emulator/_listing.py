@@ -113,7 +113,6 @@ class _Order:
         desc = dict(sort)
         self.name_desc = desc["name"]
         self.time_desc = desc["startTime"]
-        self.sort = sort
         if self.name_first:
             p = len(season.pairs)
             slots = sorted(range(p), key=season.pair_rank.__getitem__, reverse=self.name_desc)

@@ -21,10 +21,13 @@ from asyncsports.emulator._world import Competition, Fixture, Location, Player, 
 
 __all__ = [
     "CHUNK",
+    "COVERAGE_TEXT",
+    "ActionWriter",
     "FixtureWriter",
     "chunked",
     "duration",
     "encode",
+    "envelope",
     "iso_ms",
     "iso_ns",
     "iso_z",
@@ -32,7 +35,8 @@ __all__ = [
     "location",
     "naive",
     "plus0000",
-    "write_action",
+    "ref",
+    "squad_player",
 ]
 
 CHUNK = 64 * 1024
@@ -329,11 +333,6 @@ class ActionWriter:
                 "fixtureSummary": summary,
             }
         )
-
-
-def write_action(a: Action, fixture_id: str) -> bytes:
-    """One action record on its own (tests and small bodies)."""
-    return ActionWriter(fixture_id)(a)
 
 
 def squad_player(p: Player) -> dict[str, Any]:

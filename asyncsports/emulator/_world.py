@@ -328,10 +328,6 @@ class World:
             self._seasons[rules.name] = tuple(seasons)
         return self._seasons[sport]
 
-    def all_seasons(self) -> list[Season]:
-        """The seasons of every sport."""
-        return [s for sport in SPORTS for s in self.seasons(sport)]
-
     def lookup(self, text: str, kind: Kind, sport: str | None = None) -> Coord | None:
         """The coordinates of an id of ``kind`` (in ``sport`` if given), else None."""
         coord = self.codec.decode(text)
