@@ -45,11 +45,14 @@ CHUNK = 64 * 1024
 encode = msgspec.json.Encoder().encode
 _Raw = msgspec.Raw
 
-_STATUS = {"scheduled": "Scheduled", "live": "Live", "completed": "Completed",
-           "postponed": "Postponed"}  # fmt: skip
-_COLLECTION = {"scheduled": "NotStarted", "live": "InProgress", "completed": "Collected",
-               "postponed": "Postponed"}  # fmt: skip
-_TYPE = {"official": "Official", "simulation": "Simulation", "training": "Training"}
+_STATUS = {"scheduled": b"Scheduled", "live": b"Live", "completed": b"Completed",
+           "postponed": b"Postponed"}  # fmt: skip
+_VOLLEYBALL = {
+    status: b',"collectionStatus":"%s","sport":"volleyball"' % collection
+    for status, collection in (("scheduled", b"NotStarted"), ("live", b"InProgress"),
+                               ("completed", b"Collected"), ("postponed", b"Postponed"))
+}  # fmt: skip
+_TYPE = {"official": b"Official", "simulation": b"Simulation", "training": b"Training"}
 COVERAGE_TEXT = {
     "noCoverage": "No Coverage",
     "inVenue": "In Venue",
@@ -58,6 +61,7 @@ COVERAGE_TEXT = {
     "video(postmatch)": "Video (Postmatch)",
 }
 """Response text of each coverageLevel filter value (docs/wire.md)."""
+_COVERAGE = {k: v.encode() for k, v in COVERAGE_TEXT.items()}
 
 
 def naive(ts: float) -> str:
@@ -217,14 +221,11 @@ class FixtureWriter:
         """One Fixture object."""
         name, teams, venue = self._pair(f)
         status = f.status(now)
-        extra = b""
-        if f.season.rules.name == "volleyball":
-            extra = b',"collectionStatus":"%s","sport":"volleyball"' % _COLLECTION[status].encode()
+        extra = _VOLLEYBALL[status] if f.season.rules.name == "volleyball" else b""
         return b"".join(
             (
                 b'{"id":"%s","name":%s,"status":"%s","type":"%s","coverageLevel":"%s"'
-                % (f.id.encode(), name, _STATUS[status].encode(), _TYPE[f.type].encode(),
-                   COVERAGE_TEXT[f.coverage].encode()),
+                % (f.id.encode(), name, _STATUS[status], _TYPE[f.type], _COVERAGE[f.coverage]),
                 b',"startDateUTC":"%s","teams":%s,"stage":%s,"venue":%s,"fixtureDeleted":%s'
                 % (naive(f.start).encode(), teams, self._stage(f.season), venue,
                    b"true" if f.deleted else b"false"),

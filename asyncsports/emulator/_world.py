@@ -236,6 +236,9 @@ _COVERAGE = (
 STATUSES = ("scheduled", "live", "completed", "postponed")
 TYPES = tuple(name for _, name in _TYPES)
 COVERAGES = tuple(name for _, name in _COVERAGE)
+# One entry per byte value: the listing tests these for every fixture it scans.
+_TYPE_OF_BYTE = tuple(next(n for bound, n in _TYPES if v < bound) for v in range(256))
+_COVERAGE_OF_BYTE = tuple(next(n for bound, n in _COVERAGE if v < bound) for v in range(256))
 
 
 def fixture_bits(season: Season, i: int) -> int:
@@ -255,14 +258,12 @@ def is_postponed(bits: int) -> bool:
 
 def type_of(bits: int) -> str:
     """Filter value of the type."""
-    v = (bits >> 16) & 0xFF
-    return next(name for bound, name in _TYPES if v < bound)
+    return _TYPE_OF_BYTE[(bits >> 16) & 0xFF]
 
 
 def coverage_of(bits: int) -> str:
     """Filter value of the coverage level."""
-    v = (bits >> 24) & 0xFF
-    return next(name for bound, name in _COVERAGE if v < bound)
+    return _COVERAGE_OF_BYTE[(bits >> 24) & 0xFF]
 
 
 def fixture_end(season: Season, start: int, bits: int) -> int:
