@@ -27,6 +27,7 @@ from asyncsports._version import __version__
 from asyncsports.auth import StreamingCredentials, Token, TokenProvider
 from asyncsports.errors import (
     APIError,
+    BodyTooLargeError,
     RateLimitError,
     TransportError,
     error_for_status,
@@ -249,9 +250,21 @@ class Session:
 
     async def get(self, req: Request) -> Response:
         """Send ``req`` and read the whole body, retrying as the policy allows."""
-        async with self._attempts(req) as (resp, url):
-            body = await self._read(resp, url)
-            return Response(resp.status, resp.headers, url, body)
+        broken = 0
+        while True:
+            async with self._attempts(req) as (resp, url):
+                try:
+                    body = await self._read(resp, url)
+                except BodyTooLargeError:
+                    raise
+                except TransportError as exc:
+                    failure = exc
+                else:
+                    return Response(resp.status, resp.headers, url, body)
+            # The body broke off: ask again, as for any failure to connect.
+            if not await self.backoff(failure, broken):
+                raise failure
+            broken += 1
 
     @asynccontextmanager
     async def stream(self, req: Request) -> AsyncIterator[StreamResponse]:
@@ -266,7 +279,7 @@ class Session:
     async def _read(self, resp: aiohttp.ClientResponse, url: str) -> bytes:
         limit = self._max_body
         if limit is not None and (resp.content_length or 0) > limit:
-            raise TransportError(
+            raise BodyTooLargeError(
                 f"body of {resp.content_length} bytes exceeds max_body_size={limit}", url=url
             )
         try:
@@ -277,7 +290,7 @@ class Session:
             async for chunk in resp.content.iter_chunked(256 * 1024):
                 size += len(chunk)
                 if size > limit:
-                    raise TransportError(f"body exceeds max_body_size={limit}", url=url)
+                    raise BodyTooLargeError(f"body exceeds max_body_size={limit}", url=url)
                 parts.append(chunk)
             return b"".join(parts)
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -397,6 +410,20 @@ class Session:
             self.retries += 1
             retry += 1
             await anyio.sleep(wait)
+
+    async def backoff(self, failure: BaseException, retry: int) -> bool:
+        """Wait before retry number ``retry`` of a body that broke off midway.
+
+        False, without waiting, when the policy has no retry left. The caller resumes
+        the body where it broke (see ``resources._base``).
+        """
+        wait = self.retry.delay(retry, None, self._rng)
+        if wait is None:
+            return False
+        log.warning("resuming in %.2fs after: %s", wait, failure)
+        self.retries += 1
+        await anyio.sleep(wait)
+        return True
 
     async def _wait_turn(self) -> None:
         pause = self._paused_until - time.monotonic()

@@ -15,6 +15,7 @@ __all__ = [
     "AsyncSportsError",
     "AuthenticationError",
     "BadRequestError",
+    "BodyTooLargeError",
     "DecodeError",
     "NotFoundError",
     "RateLimitError",
@@ -117,6 +118,10 @@ class TransportError(AsyncSportsError):
         where = f" ({self.method} {self.url})" if self.url else ""
         tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
         return f"{self.args[0]}{where}{tries}"
+
+
+class BodyTooLargeError(TransportError):
+    """A body exceeded the client's ``max_body_size``; it is refused, not retried."""
 
 
 class DecodeError(AsyncSportsError):
