@@ -1,0 +1,341 @@
+"""The backfill's SQLite database: resource tables, job state and checkpoints. No network.
+
+A table per resource (``fixtures``, ``actions``, ``statistics``) keeps a few key columns and
+the record's wire JSON (``json``), with a primary key so that writing a record again
+replaces it. Work is written in *units* (a page of fixtures, the actions of one fixture,
+its statistics): a unit's rows and its checkpoint go in one transaction, so after a crash
+a unit is either wholly there and checkpointed, or not there at all.
+
+A *job* is one backfill scope (``Scope.key`` in :mod:`asyncsports.backfill`). ``jobs`` says
+whether its last run finished; ``checkpoints`` lists the units done by the current run;
+``job_fixtures`` lists the fixtures the job's listings returned, so that a resumed run
+knows which fixtures' actions and statistics it still owes without listing them again.
+
+A :class:`Sink` is one ``sqlite3`` connection: use it from one thread only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asyncsports.models import Action, Fixture, Statistics, encode
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "TABLES",
+    "JobState",
+    "Sink",
+    "SinkError",
+    "Unit",
+    "action_row",
+    "fixture_row",
+    "statistics_row",
+]
+
+SCHEMA_VERSION = 1
+
+# Columns of each resource table; the first ones named in KEYS form the primary key.
+TABLES: dict[str, tuple[str, ...]] = {
+    "fixtures": ("id", "sport", "season_id", "start_date_utc", "status", "name", "deleted", "json"),
+    "actions": (
+        "fixture_id",
+        "action_id",
+        "sport",
+        "seq",
+        "type",
+        "send_type",
+        "timestamp",
+        "json",
+    ),
+    "statistics": ("fixture_id", "sport", "seq_num", "timestamp", "json"),
+}
+KEYS: dict[str, tuple[str, ...]] = {
+    "fixtures": ("id",),
+    "actions": ("fixture_id", "action_id"),
+    "statistics": ("fixture_id",),
+}
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS fixtures (
+    id TEXT PRIMARY KEY,
+    sport TEXT NOT NULL,
+    season_id TEXT,
+    start_date_utc TEXT,          -- ISO 8601 UTC, 'Z' suffix
+    status TEXT,
+    name TEXT,
+    deleted INTEGER NOT NULL,     -- fixtureDeleted: disregard the fixture
+    json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fixtures_sport_start ON fixtures (sport, start_date_utc);
+CREATE TABLE IF NOT EXISTS actions (
+    fixture_id TEXT NOT NULL,
+    action_id TEXT NOT NULL,
+    sport TEXT NOT NULL,
+    seq INTEGER,                  -- fixtureSeqNum
+    type TEXT,                    -- fixtureActionType
+    send_type TEXT,
+    timestamp TEXT,
+    json TEXT NOT NULL,
+    PRIMARY KEY (fixture_id, action_id)
+);
+CREATE TABLE IF NOT EXISTS statistics (
+    fixture_id TEXT PRIMARY KEY,
+    sport TEXT NOT NULL,
+    seq_num INTEGER,
+    timestamp TEXT,
+    json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    job TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT              -- NULL while a run is unfinished: the next run resumes it
+);
+CREATE TABLE IF NOT EXISTS job_fixtures (
+    job TEXT NOT NULL,
+    fixture_id TEXT NOT NULL,
+    PRIMARY KEY (job, fixture_id)
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    job TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    done_at TEXT NOT NULL,
+    PRIMARY KEY (job, unit)
+);
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+class SinkError(Exception):
+    """The database file cannot be used (not SQLite, another schema, unwritable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One checkpointed piece of work.
+
+    ``rows`` go into ``table`` (upserted by primary key); with ``replace`` set to a fixture
+    id, that fixture's earlier rows in ``table`` are deleted first, so the unit leaves
+    exactly what the service returned. ``members`` are fixture ids to add to the job.
+    A unit with no rows still records its checkpoint (a fixture without statistics).
+    """
+
+    name: str
+    table: str
+    rows: Sequence[tuple[Any, ...]] = ()
+    replace: str | None = None
+    members: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """Where a job stands when a run starts.
+
+    ``resumed`` is True when the job's last run did not finish; ``done`` then names its
+    checkpointed units and ``fixtures`` lists ``(id, sport, status, deleted)`` of the
+    fixtures its listings have returned so far. A fresh run gets empty ones.
+    """
+
+    resumed: bool
+    done: frozenset[str] = frozenset()
+    fixtures: Sequence[tuple[str, str, str | None, bool]] = field(default=())
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    text = value.astimezone(dt.UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
+def fixture_row(sport: str, fixture: Fixture) -> tuple[Any, ...]:
+    """The ``fixtures`` row of a fixture."""
+    stage = fixture.stage
+    season = stage.season if stage is not None else None
+    return (
+        str(fixture.id),
+        sport,
+        str(season.id) if season is not None else None,
+        _iso(fixture.start_date_utc),
+        fixture.status,
+        fixture.name,
+        int(fixture.fixture_deleted),
+        encode(fixture).decode(),
+    )
+
+
+def action_row(sport: str, fixture_id: str, action: Action) -> tuple[Any, ...]:
+    """The ``actions`` row of an action of fixture ``fixture_id``."""
+    fa = action.fixture_action
+    return (
+        fixture_id,
+        str(fa.action_id),
+        sport,
+        fa.fixture_seq_num,
+        fa.fixture_action_type,
+        fa.send_type,
+        _iso(fa.timestamp),
+        encode(action).decode(),
+    )
+
+
+def statistics_row(sport: str, fixture_id: str, packet: Statistics) -> tuple[Any, ...]:
+    """The ``statistics`` row of the statistics packet of fixture ``fixture_id``."""
+    return (
+        fixture_id,
+        sport,
+        packet.seq_num,
+        _iso(packet.timestamp),
+        encode(packet).decode(),
+    )
+
+
+def _upsert_sql(table: str) -> str:
+    cols = TABLES[table]
+    keys = KEYS[table]
+    updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in keys)
+    return (
+        f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
+    )
+
+
+_UPSERT = {table: _upsert_sql(table) for table in TABLES}
+
+
+class Sink:
+    """An open backfill database. Create, use and close it on one thread."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            # Autocommit mode: transactions are explicit (BEGIN ... COMMIT) in write().
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise SinkError(
+                    f"{self.path} has schema version {version}, this asyncsports writes "
+                    f"{SCHEMA_VERSION}: use another --db"
+                )
+            if version == 0 and self._has_foreign_tables():
+                raise SinkError(f"{self.path} is a database of something else: use another --db")
+            # WAL: a reader (sqlite3, pandas) can query while a backfill writes, and a
+            # committed transaction survives the process being killed.
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise SinkError(f"cannot use {self.path}: {exc}") from exc
+        except SinkError:
+            self._db.close()
+            raise
+
+    def _has_foreign_tables(self) -> bool:
+        ours = {*TABLES, "jobs", "job_fixtures", "checkpoints", "fixtures_sport_start"}
+        names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        return any(n not in ours and not n.startswith("sqlite_") for n in names)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def start(self, job: str, *, restart: bool = False) -> JobState:
+        """Begin a run of ``job``: resume its unfinished run, else start it afresh.
+
+        A fresh start (the job is new, its last run finished, or ``restart``) forgets the
+        job's checkpoints; rows stay and are overwritten as the run writes them again.
+        """
+        row = self._db.execute("SELECT finished_at FROM jobs WHERE job = ?", (job,)).fetchone()
+        if row is not None and row[0] is None and not restart:
+            done = frozenset(
+                r[0] for r in self._db.execute("SELECT unit FROM checkpoints WHERE job = ?", (job,))
+            )
+            fixtures = [
+                (r[0], r[1], r[2], bool(r[3]))
+                for r in self._db.execute(
+                    "SELECT f.id, f.sport, f.status, f.deleted FROM job_fixtures j "
+                    "JOIN fixtures f ON f.id = j.fixture_id WHERE j.job = ? ORDER BY j.rowid",
+                    (job,),
+                )
+            ]
+            return JobState(resumed=True, done=done, fixtures=fixtures)
+        with self._transaction():
+            self._db.execute("DELETE FROM checkpoints WHERE job = ?", (job,))
+            self._db.execute("DELETE FROM job_fixtures WHERE job = ?", (job,))
+            self._db.execute(
+                "INSERT INTO jobs (job, started_at, finished_at) VALUES (?, ?, NULL) "
+                "ON CONFLICT (job) DO UPDATE SET started_at = excluded.started_at, "
+                "finished_at = NULL",
+                (job, _now()),
+            )
+        return JobState(resumed=False)
+
+    def write(self, job: str, units: Iterable[Unit]) -> int:
+        """Write units and their checkpoints in one transaction; returns the rows written."""
+        written = 0
+        now = _now()
+        with self._transaction():
+            for unit in units:
+                if unit.replace is not None:
+                    self._db.execute(
+                        f"DELETE FROM {unit.table} WHERE {KEYS[unit.table][0]} = ?",
+                        (unit.replace,),
+                    )
+                if unit.rows:
+                    self._db.executemany(_UPSERT[unit.table], unit.rows)
+                    written += len(unit.rows)
+                if unit.members:
+                    self._db.executemany(
+                        "INSERT OR IGNORE INTO job_fixtures (job, fixture_id) VALUES (?, ?)",
+                        [(job, m) for m in unit.members],
+                    )
+                self._db.execute(
+                    "INSERT INTO checkpoints (job, unit, rows, done_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (job, unit) DO UPDATE SET rows = excluded.rows, "
+                    "done_at = excluded.done_at",
+                    (job, unit.name, len(unit.rows), now),
+                )
+        return written
+
+    def finish(self, job: str) -> None:
+        """Mark the job's run finished: the next run of it starts afresh."""
+        with self._transaction():
+            self._db.execute("UPDATE jobs SET finished_at = ? WHERE job = ?", (_now(), job))
+
+    def counts(self) -> dict[str, int]:
+        """Rows per resource table."""
+        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        # IMMEDIATE takes the write lock now, so a second writer on the same file
+        # waits (busy timeout) or fails here instead of halfway through.
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        if exc_type is None:
+            self._db.execute("COMMIT")
+        else:
+            self._db.execute("ROLLBACK")

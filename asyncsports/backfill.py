@@ -1,0 +1,451 @@
+"""The bulk backfill: fixtures, then each fixture's actions and statistics, into SQLite.
+
+::
+
+    async with Client(base_url, token=token, rate_limit=5, max_connections=8) as client:
+        report = await Backfill(client, "sports.sqlite", Scope(("basketball",))).run()
+
+Fixture listings (a sport, or a sport's season) are walked page by page; each page is a
+unit. As fixtures arrive, those that have started get an *actions* unit and a
+*statistics* unit (a 404 there means the service has none yet, which is normal), fetched
+by ``concurrency`` workers. Units are committed by one writer thread
+(:mod:`asyncsports._sink`), each with its checkpoint in the same transaction, so a run
+stopped at any point, even by SIGKILL, resumes where it stood and ends with the rows a
+clean run gives. A run of a job whose last run finished starts it afresh and upserts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import queue
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from anyio.abc import ObjectSendStream, TaskStatus
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from asyncsports._request import Sport
+from asyncsports._sink import JobState, Sink, Unit, action_row, fixture_row, statistics_row
+from asyncsports.client import Client
+from asyncsports.errors import (
+    AsyncSportsError,
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    RateLimitError,
+    TransportError,
+)
+from asyncsports.paging import ResumeToken
+
+__all__ = ["DEFAULT_SPORTS", "PHASES", "Backfill", "Progress", "Report", "Scope"]
+
+DEFAULT_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
+"""Every sport the emulator has fixtures for."""
+
+PHASES = ("fixtures", "actions", "statistics")
+
+# These stop the whole run: every later request would fail the same way. Anything else
+# (a 5xx after retries, an undecodable body) fails its unit only; the run goes on and a
+# later run of the same command retries the unit.
+FATAL = (AuthenticationError, TransportError, RateLimitError, BadRequestError)
+
+_NOT_STARTED = frozenset({"scheduled", "postponed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a backfill covers: sports, and optionally seasons and a start-date range.
+
+    With ``seasons`` each sport's listing is asked per season (a season id belongs to one
+    sport: the other sports answer 404, which is noted, not an error).
+    """
+
+    sports: Sequence[str] = DEFAULT_SPORTS
+    seasons: Sequence[str] = ()
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    page_size: int = 100
+
+    @property
+    def key(self) -> str:
+        """The job's name in the database: the same scope gives the same name."""
+        parts = [f"sports={','.join(sorted(set(self.sports)))}"]
+        if self.seasons:
+            parts.append(f"seasons={','.join(sorted(set(self.seasons)))}")
+        if self.date_from is not None:
+            parts.append(f"from={self.date_from.isoformat()}")
+        if self.date_to is not None:
+            parts.append(f"to={self.date_to.isoformat()}")
+        parts.append(f"size={self.page_size}")
+        return " ".join(parts)
+
+    def listings(self) -> list[tuple[str, str | None]]:
+        """``(sport, season or None)`` of every fixture listing to walk."""
+        seasons: Sequence[str | None] = list(dict.fromkeys(self.seasons)) or [None]
+        return [(sport, season) for sport in dict.fromkeys(self.sports) for season in seasons]
+
+
+def listing_key(sport: str, season: str | None) -> str:
+    """A listing's name in checkpoint units."""
+    return sport if season is None else f"{sport}/seasons/{season}"
+
+
+def started(status: str | None, deleted: bool) -> bool:
+    """Whether a fixture can have actions and statistics (not deleted, not yet to start)."""
+    return not deleted and (status or "").lower() not in _NOT_STARTED
+
+
+def first_missing(numbers: set[int]) -> int:
+    """The smallest non-negative integer not in ``numbers``."""
+    n = 0
+    while n in numbers:
+        n += 1
+    return n
+
+
+class Progress(Protocol):
+    """What a backfill reports as it goes (the command draws progress bars from it)."""
+
+    def add(self, phase: str, total: int) -> None:
+        """``total`` more units of ``phase`` are known (fixtures count one per fixture)."""
+
+    def advance(self, phase: str, n: int = 1) -> None:
+        """``n`` units of ``phase`` are done."""
+
+    def settle(self, phase: str) -> None:
+        """No more units of ``phase`` will be added."""
+
+
+class _Silent:
+    def add(self, phase: str, total: int) -> None:
+        pass
+
+    def advance(self, phase: str, n: int = 1) -> None:
+        pass
+
+    def settle(self, phase: str) -> None:
+        pass
+
+
+@dataclass
+class Report:
+    """What a run did. ``rows`` counts each table's rows in the database at the end."""
+
+    job: str
+    db: Path
+    resumed: bool = False
+    interrupted: bool = False
+    rows: dict[str, int] = field(default_factory=dict)
+    written: Counter[str] = field(default_factory=Counter)
+    units: int = 0
+    """Units done by this run."""
+    skipped: int = 0
+    """Units an earlier, interrupted run had done."""
+    without_statistics: int = 0
+    """Started fixtures the service has no statistics for yet (404)."""
+    not_found: list[str] = field(default_factory=list)
+    """Listings that answered 404 (a season id of another sport, say)."""
+    failed: list[tuple[str, AsyncSportsError]] = field(default_factory=list)
+    requests: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        """Whether every unit is done: the job is complete."""
+        return not self.interrupted and not self.failed
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-ready values."""
+        return {
+            "job": self.job,
+            "db": str(self.db),
+            "finished": self.finished,
+            "resumed": self.resumed,
+            "interrupted": self.interrupted,
+            "rows": self.rows,
+            "written": dict(self.written),
+            "units": self.units,
+            "skipped": self.skipped,
+            "without_statistics": self.without_statistics,
+            "not_found": self.not_found,
+            "failed": [{"unit": unit, "error": str(exc)} for unit, exc in self.failed],
+            "requests": self.requests,
+            "retries": self.retries,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _Writer:
+    """The one thread that owns the database: units come in through a queue and are
+    committed in batches, each batch one transaction, so the event loop never waits on
+    SQLite. At most ``pending`` units wait in the queue (back pressure on the fetchers)."""
+
+    def __init__(self, path: Path, job: str, *, restart: bool, pending: int) -> None:
+        self.path = path
+        self.job = job
+        self.restart = restart
+        self.written: Counter[str] = Counter()
+        self.rows: dict[str, int] = {}
+        self._queue: queue.SimpleQueue[Unit | None] = queue.SimpleQueue()
+        self._slots = anyio.Semaphore(pending)
+        self._finished = False
+        self._ready = anyio.Event()
+        self._state = JobState(resumed=False)
+
+    async def run(self, *, task_status: TaskStatus[JobState]) -> None:
+        """Run the writer thread; reports the job's state once the database is open."""
+        async with anyio.create_task_group() as tg:
+            # Not cancellable: on cancellation the thread still commits what is queued.
+            tg.start_soon(anyio.to_thread.run_sync, self._thread)
+            await self._ready.wait()
+            task_status.started(self._state)
+
+    async def put(self, unit: Unit) -> None:
+        """Queue a unit for writing (waits while the queue is full)."""
+        await self._slots.acquire()
+        self._queue.put(unit)
+
+    def close(self, *, finished: bool) -> None:
+        """Write what is queued, mark the job finished if ``finished``, and stop."""
+        self._finished = finished
+        self._queue.put(None)
+
+    def _release(self, n: int) -> None:
+        for _ in range(n):
+            self._slots.release()
+
+    def _thread(self) -> None:
+        sink = Sink(self.path)
+        try:
+            self._state = sink.start(self.job, restart=self.restart)
+            anyio.from_thread.run_sync(self._ready.set)
+            closing = False
+            while not closing:
+                units: list[Unit] = []
+                item = self._queue.get()
+                while item is not None:
+                    units.append(item)
+                    if len(units) >= 500:
+                        break
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                closing = item is None
+                if units:
+                    sink.write(self.job, units)
+                    for unit in units:
+                        self.written[unit.table] += len(unit.rows)
+                    anyio.from_thread.run_sync(self._release, len(units))
+            if self._finished:
+                sink.finish(self.job)
+            self.rows = sink.counts()
+        finally:
+            sink.close()
+
+
+class Backfill:
+    """One run of a backfill job. ``await run()`` returns a :class:`Report`.
+
+    ``client`` should be open, with the rate limit and connection count wanted
+    (``max_connections`` bounds requests in flight); ``concurrency`` is the number of
+    fixtures fetched at once. ``restart`` starts the job afresh even if its last run was
+    interrupted. :meth:`stop` ends the run early: work in flight is dropped, what is
+    done is committed, and the same command later resumes.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        db: str | Path,
+        scope: Scope,
+        *,
+        concurrency: int = 8,
+        restart: bool = False,
+        progress: Progress | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
+        self.client = client
+        self.scope = scope
+        self.concurrency = concurrency
+        self.report = Report(scope.key, Path(db))
+        self._restart = restart
+        self._progress: Progress = progress or _Silent()
+        self._scope = anyio.CancelScope()
+        self._done: frozenset[str] = frozenset()
+        self._offered: set[str] = set()
+        self._fatal: AsyncSportsError | None = None
+        self._writer = _Writer(Path(db), scope.key, restart=restart, pending=4 * concurrency)
+
+    def stop(self) -> None:
+        """End the run early (call it from the event loop, say on SIGINT)."""
+        self.report.interrupted = True
+        self._scope.cancel()
+
+    async def run(self) -> Report:
+        """Run the job to its end (or to :meth:`stop`); raise the error that stopped it."""
+        report = self.report
+        t0 = time.monotonic()
+        requests, retries = self.client.requests_sent, self.client.retries
+        try:
+            async with anyio.create_task_group() as tg:
+                state: JobState = await tg.start(self._writer.run)
+                try:
+                    with self._scope:
+                        await self._work(state)
+                finally:
+                    self._writer.close(finished=report.finished and self._fatal is None)
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+        report.rows = self._writer.rows
+        report.written = self._writer.written
+        report.requests = self.client.requests_sent - requests
+        report.retries = self.client.retries - retries
+        report.seconds = time.monotonic() - t0
+        if self._fatal is not None:
+            raise self._fatal
+        return report
+
+    async def _work(self, state: JobState) -> None:
+        self.report.resumed = state.resumed
+        self.report.skipped = len(state.done)
+        self._done = state.done
+        send, receive = anyio.create_memory_object_stream[tuple[str, str, str]](
+            2 * self.concurrency
+        )
+        async with anyio.create_task_group() as tg:
+            for _ in range(self.concurrency):
+                tg.start_soon(self._worker, receive.clone())
+            receive.close()
+            async with send:
+                self._progress.advance("fixtures", len(state.fixtures))
+                tg.start_soon(self._resume_fixtures, send.clone(), state)
+                listings = anyio.CapacityLimiter(max(1, min(4, self.concurrency // 2)))
+                async with anyio.create_task_group() as walks:
+                    for sport, season in self.scope.listings():
+                        walks.start_soon(self._walk, send.clone(), listings, sport, season)
+                self._progress.settle("fixtures")
+        for phase in PHASES[1:]:
+            self._progress.settle(phase)
+
+    async def _resume_fixtures(
+        self, send: ObjectSendStream[tuple[str, str, str]], state: JobState
+    ) -> None:
+        async with send:
+            for fid, sport, status, deleted in state.fixtures:
+                await self._offer(send, sport, fid, status, deleted)
+
+    async def _offer(
+        self,
+        send: ObjectSendStream[tuple[str, str, str]],
+        sport: str,
+        fid: str,
+        status: str | None,
+        deleted: bool,
+    ) -> None:
+        """Queue a fixture's actions and statistics units, unless done or not due."""
+        if fid in self._offered or not started(status, deleted):
+            return
+        self._offered.add(fid)
+        for kind in PHASES[1:]:
+            self._progress.add(kind, 1)
+            if f"{kind} {fid}" in self._done:
+                self._progress.advance(kind)
+            else:
+                await send.send((kind, sport, fid))
+
+    async def _walk(
+        self,
+        send: ObjectSendStream[tuple[str, str, str]],
+        limiter: anyio.CapacityLimiter,
+        sport: str,
+        season: str | None,
+    ) -> None:
+        async with send, limiter:  # closing the clone, even when there is nothing to do
+            key = listing_key(sport, season)
+            if f"listed {key}" in self._done:
+                return
+            prefix = f"page {key} "
+            pages = {int(u[len(prefix) :]) for u in self._done if u.startswith(prefix)}
+            listing = self.client.fixtures.list(
+                sport,
+                season_id=season,
+                date_from=self.scope.date_from,
+                date_to=self.scope.date_to,
+                size=self.scope.page_size,
+                resume=ResumeToken(first_missing(pages)),
+                concurrency=2,
+            )
+            try:
+                async with listing:
+                    async for page in listing.pages():
+                        number = listing.resume_token.page
+                        rows = [fixture_row(sport, f) for f in page]
+                        ids = [row[0] for row in rows]
+                        await self._save(Unit(f"{prefix}{number}", "fixtures", rows, members=ids))
+                        self._progress.advance("fixtures", len(page))
+                        for f, fid in zip(page, ids, strict=True):
+                            await self._offer(send, sport, fid, f.status, f.fixture_deleted)
+            except NotFoundError:
+                self.report.not_found.append(key)
+            except AsyncSportsError as exc:
+                self._failed(f"listing {key}", exc)
+                return
+            await self._save(Unit(f"listed {key}", "fixtures"))
+
+    async def _worker(self, receive: MemoryObjectReceiveStream[tuple[str, str, str]]) -> None:
+        async with receive:
+            async for kind, sport, fid in receive:
+                try:
+                    unit = await self._fetch(kind, sport, fid)
+                except AsyncSportsError as exc:
+                    self._failed(f"{kind} {fid}", exc)
+                    continue
+                await self._save(unit)
+                self._progress.advance(kind)
+
+    async def _fetch(self, kind: str, sport: str, fid: str) -> Unit:
+        name = f"{kind} {fid}"
+        if kind == "actions":
+            try:
+                actions = await self.client.actions.list(sport, fid).collect()
+            except NotFoundError:
+                actions = []  # a sport without timelines
+            # A timeline may hold an action more than once (a later version of it): the
+            # last one is the action as it stands, and the only one stored.
+            rows = {a.fixture_action.action_id: action_row(sport, fid, a) for a in actions}
+            return Unit(name, kind, list(rows.values()), replace=fid)
+        try:
+            packet = await self.client.statistics.get(sport, fid)
+        except NotFoundError:
+            self.report.without_statistics += 1
+            return Unit(name, kind, (), replace=fid)
+        return Unit(name, kind, [statistics_row(sport, fid, packet)], replace=fid)
+
+    async def _save(self, unit: Unit) -> None:
+        await self._writer.put(unit)
+        self.report.units += 1
+
+    def _failed(self, unit: str, exc: AsyncSportsError) -> None:
+        if isinstance(exc, FATAL):
+            if self._fatal is None:
+                self._fatal = exc
+            self._scope.cancel()
+        else:
+            self.report.failed.append((unit, exc))
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The one error inside nested single-error groups (task groups wrap what they raise)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc

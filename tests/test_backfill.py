@@ -1,0 +1,447 @@
+"""The backfill: its SQLite sink without a network, then whole runs against the emulator,
+in process and as the `asyncsports backfill` command killed with SIGKILL and run again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from samples import FIXTURE_ID, STATISTICS, action, fixture
+
+from asyncsports._sink import (
+    TABLES,
+    Sink,
+    SinkError,
+    Unit,
+    action_row,
+    fixture_row,
+    statistics_row,
+)
+from asyncsports.backfill import Backfill, Scope, first_missing, started
+from asyncsports.emulator import Emulator
+from asyncsports.errors import AuthenticationError, ServerError
+from asyncsports.models import Action, Fixture, Statistics, decode
+
+JOB = "sports=basketball size=100"
+
+
+def fixture_unit(name: str, *ids: int, status: str = "Completed") -> Unit:
+    fixtures = [decode(Fixture, msgspec.json.encode(fixture(i, status=status))) for i in ids]
+    rows = [fixture_row("basketball", f) for f in fixtures]
+    return Unit(name, "fixtures", rows, members=[r[0] for r in rows])
+
+
+def actions_unit(fid: str, *seqs: int) -> Unit:
+    records = [decode(Action, msgspec.json.encode(action(s))) for s in seqs]
+    return Unit(
+        f"actions {fid}",
+        "actions",
+        [action_row("american-football", fid, a) for a in records],
+        replace=fid,
+    )
+
+
+def rows(path: Path, table: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(path) as db:
+        return sorted(db.execute(f"SELECT * FROM {table}").fetchall())
+
+
+@pytest.fixture
+def sink(tmp_path: Path) -> Any:
+    s = Sink(tmp_path / "db.sqlite")
+    yield s
+    s.close()
+
+
+# ------------------------------------------------------------------ rows
+
+
+def test_fixture_row_keeps_key_columns_and_the_wire_json() -> None:
+    wire = fixture(3, status="Live", fixtureDeleted=True)
+    f = decode(Fixture, msgspec.json.encode(wire))
+    row = dict(zip(TABLES["fixtures"], fixture_row("basketball", f), strict=True))
+    assert row["id"] == str(f.id)
+    assert row["sport"] == "basketball"
+    assert row["season_id"] == wire["stage"]["season"]["id"]
+    assert (
+        row["start_date_utc"].endswith("Z")
+        and row["start_date_utc"][:10] == wire["startDateUTC"][:10]
+    )
+    assert (row["status"], row["name"], row["deleted"]) == ("Live", "Home 3 v Away 3", 1)
+    assert decode(Fixture, row["json"]) == f
+    assert msgspec.json.decode(row["json"])["fixtureDeleted"] is True
+
+
+def test_action_and_statistics_rows_decode_back_to_the_record() -> None:
+    a = decode(Action, msgspec.json.encode(action(7)))
+    row = action_row("american-football", FIXTURE_ID, a)
+    assert row[:6] == (
+        FIXTURE_ID,
+        str(a.fixture_action.action_id),
+        "american-football",
+        7,
+        "Start Clock",
+        "Confirmed",
+    )
+    assert decode(Action, row[-1]) == a
+    packet = decode(Statistics, msgspec.json.encode(STATISTICS))
+    srow = statistics_row("snooker", FIXTURE_ID, packet)
+    assert srow[:3] == (FIXTURE_ID, "snooker", 412)
+    assert msgspec.json.decode(srow[-1])["traceId"] == "abc-123"
+
+
+# ------------------------------------------------------------------ sink
+
+
+def test_writing_a_unit_twice_upserts_instead_of_duplicating(sink: Sink) -> None:
+    sink.start(JOB)
+    unit = fixture_unit("page basketball 0", 1, 2, 3)
+    assert sink.write(JOB, [unit]) == 3
+    sink.write(JOB, [unit])
+    assert sink.counts()["fixtures"] == 3
+    # A changed record replaces the stored one.
+    sink.write(JOB, [fixture_unit("page basketball 0", 2, status="Postponed")])
+    assert sink.counts()["fixtures"] == 3
+    statuses = rows(sink.path, "fixtures")
+    assert [r[4] for r in statuses] == ["Completed", "Postponed", "Completed"]
+
+
+def test_a_unit_with_replace_leaves_exactly_its_rows_for_that_fixture(sink: Sink) -> None:
+    sink.start(JOB)
+    other = "00000000-0000-4000-8000-000000000001"
+    sink.write(JOB, [actions_unit(FIXTURE_ID, 1, 2, 3), actions_unit(other, 1)])
+    sink.write(JOB, [actions_unit(FIXTURE_ID, 2, 4)])
+    got = [(r[0], r[3]) for r in rows(sink.path, "actions")]
+    assert got == [(other, 1), (FIXTURE_ID, 2), (FIXTURE_ID, 4)]
+
+
+def test_an_unfinished_job_resumes_with_its_checkpoints_and_fixtures(sink: Sink) -> None:
+    assert sink.start(JOB).resumed is False
+    sink.write(JOB, [fixture_unit("page basketball 0", 1, 2), actions_unit(FIXTURE_ID, 1)])
+    sink.write(JOB, [Unit(f"statistics {FIXTURE_ID}", "statistics", replace=FIXTURE_ID)])
+    state = sink.start(JOB)
+    assert state.resumed is True
+    assert state.done == {"page basketball 0", f"actions {FIXTURE_ID}", f"statistics {FIXTURE_ID}"}
+    assert [(f[1], f[2], f[3]) for f in state.fixtures] == [("basketball", "Completed", False)] * 2
+    # Another job's run does not see this one's checkpoints.
+    assert sink.start("sports=soccer size=100").done == frozenset()
+
+
+def test_a_finished_job_starts_afresh_keeping_its_rows(sink: Sink) -> None:
+    sink.start(JOB)
+    sink.write(JOB, [fixture_unit("page basketball 0", 1, 2)])
+    sink.finish(JOB)
+    state = sink.start(JOB)
+    assert (state.resumed, state.done, tuple(state.fixtures)) == (False, frozenset(), ())
+    assert sink.counts()["fixtures"] == 2
+
+
+def test_restart_forgets_the_checkpoints_of_an_unfinished_run(sink: Sink) -> None:
+    sink.start(JOB)
+    sink.write(JOB, [fixture_unit("page basketball 0", 1)])
+    assert sink.start(JOB, restart=True).done == frozenset()
+    assert sink.start(JOB).done == frozenset()  # still unfinished, but nothing done since
+
+
+def test_a_failing_batch_leaves_neither_rows_nor_checkpoints(sink: Sink) -> None:
+    sink.start(JOB)
+    good = fixture_unit("page basketball 0", 1)
+    bad = Unit("page basketball 1", "fixtures", [("too", "few")])
+    with pytest.raises(sqlite3.Error):
+        sink.write(JOB, [good, bad])
+    assert sink.counts()["fixtures"] == 0
+    assert sink.start(JOB).done == frozenset()
+
+
+def test_a_unit_without_rows_still_checkpoints(sink: Sink) -> None:
+    sink.start(JOB)
+    assert sink.write(JOB, [Unit("listed basketball", "fixtures")]) == 0
+    assert sink.start(JOB).done == {"listed basketball"}
+
+
+def test_a_file_that_is_not_ours_is_refused(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database, just text " * 100)
+    with pytest.raises(SinkError, match="cannot use"):
+        Sink(junk)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    with pytest.raises(SinkError, match="something else"):
+        Sink(other)
+    Sink(tmp_path / "fresh.sqlite").close()
+    Sink(tmp_path / "fresh.sqlite").close()  # ours: opens again
+
+
+# ------------------------------------------------------------------ scope
+
+
+def test_the_job_key_is_the_same_for_the_same_scope_in_any_order() -> None:
+    a = Scope(("soccer", "basketball"), ("s2", "s1"), dt.date(2024, 1, 1), None, 50)
+    b = Scope(("basketball", "soccer", "soccer"), ("s1", "s2"), dt.date(2024, 1, 1), None, 50)
+    assert a.key == b.key == "sports=basketball,soccer seasons=s1,s2 from=2024-01-01 size=50"
+    assert Scope(("basketball",), page_size=20).key != Scope(("basketball",)).key
+    assert a.listings() == [
+        ("soccer", "s2"),
+        ("soccer", "s1"),
+        ("basketball", "s2"),
+        ("basketball", "s1"),
+    ]
+    assert Scope(("ice-hockey",)).listings() == [("ice-hockey", None)]
+
+
+def test_helpers() -> None:
+    assert first_missing(set()) == 0
+    assert first_missing({0, 1, 2, 4}) == 3
+    assert first_missing({1, 2}) == 0
+    assert started("Completed", False) and started("Live", False) and started(None, False)
+    assert not started("Scheduled", False)
+    assert not started("postponed", False)
+    assert not started("Completed", True)
+
+
+# ------------------------------------------------------------------ whole runs
+
+# Small enough for seconds, big enough for several pages per sport and a few hundred units.
+SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
+         "actions_per_fixture": 30}  # fmt: skip
+SCALE_ARG = ",".join(f"{k}={v}" for k, v in SCALE.items())
+CLI = [sys.executable, "-m", "asyncsports.cli"]
+
+
+def command(db: Path, *extra: str) -> list[str]:
+    """The backfill command a user would type, on the small emulator, summary as JSON."""
+    return [*CLI, "--emulator", "--emulator-scale", SCALE_ARG, "backfill", "--db", str(db),
+            "--page-size", "5", "--json", *extra]  # fmt: skip
+
+
+def env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+
+
+def backfill(db: Path, *extra: str) -> dict[str, Any]:
+    proc = subprocess.run(command(db, *extra), capture_output=True, text=True, env=env(),
+                          timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    summary: dict[str, Any] = msgspec.json.decode(proc.stdout)
+    return summary
+
+
+def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows, in a stable order, without the times of day."""
+    with sqlite3.connect(db) as conn:
+        tables = {t: sorted(conn.execute(f"SELECT * FROM {t}")) for t in (*TABLES, "job_fixtures")}
+        tables["checkpoints"] = sorted(conn.execute("SELECT job, unit, rows FROM checkpoints"))
+        tables["jobs"] = sorted(conn.execute("SELECT job, finished_at IS NOT NULL FROM jobs"))
+    return tables
+
+
+def checkpoints(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return int(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def start_and_stop(db: Path, sig: signal.Signals, after: int) -> subprocess.Popen[str]:
+    """Start a slow (rate-limited) backfill and send it ``sig`` once ``after`` units are in."""
+    proc = subprocess.Popen(command(db, "--rate-limit", "40"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    deadline = time.monotonic() + 30
+    while checkpoints(db) < after:
+        assert proc.poll() is None, "the backfill ended before it could be stopped"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    proc.wait(30)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A backfill run from start to end without interruption: the reference."""
+    db = tmp_path_factory.mktemp("clean") / "clean.sqlite"
+    return db, backfill(db)
+
+
+def test_a_clean_run_fills_every_table_and_says_so(clean: tuple[Path, dict[str, Any]]) -> None:
+    db, summary = clean
+    tables = snapshot(db)
+    assert summary["finished"] is True and summary["resumed"] is False
+    assert summary["rows"] == {t: len(tables[t]) for t in TABLES}
+    per_sport = Counter(row[1] for row in tables["fixtures"])
+    assert per_sport == {sport: SCALE["seasons"] * SCALE["fixtures_per_season"] for sport in
+                         ("american-football", "basketball", "cricket", "ice-hockey", "snooker",
+                          "soccer", "volleyball")}  # fmt: skip
+    assert tables["statistics"] and tables["actions"]
+    # Fixtures not yet started get no actions or statistics units; started ones without
+    # statistics (404: not finished) are counted, not failed.
+    with sqlite3.connect(db) as conn:
+        scheduled = conn.execute("SELECT count(*) FROM fixtures WHERE status = 'Scheduled'")
+        assert scheduled.fetchone()[0] > 0
+        (orphans,) = conn.execute(
+            "SELECT count(*) FROM actions WHERE fixture_id IN "
+            "(SELECT id FROM fixtures WHERE status = 'Scheduled')"
+        ).fetchone()
+        assert orphans == 0
+    assert summary["without_statistics"] > 0 and summary["failed"] == []
+    assert summary["requests"] >= summary["units"] - summary["without_statistics"]
+
+
+def test_killed_with_sigkill_then_run_again_ends_with_the_clean_rows(
+    clean: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    db = tmp_path / "killed.sqlite"
+    proc = start_and_stop(db, signal.SIGKILL, after=40)
+    assert proc.returncode == -signal.SIGKILL
+    partial = snapshot(db)
+    assert 40 <= len(partial["checkpoints"]) < len(snapshot(clean[0])["checkpoints"])
+    assert partial["jobs"] == [(clean[1]["job"], 0)]  # unfinished
+    summary = backfill(db)
+    assert summary["resumed"] is True and summary["finished"] is True
+    assert summary["skipped"] >= 40
+    assert snapshot(db) == snapshot(clean[0])
+
+
+def test_ctrl_c_stops_cleanly_says_how_to_resume_and_exits_130(
+    clean: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    db = tmp_path / "interrupted.sqlite"
+    proc = start_and_stop(db, signal.SIGINT, after=20)
+    assert proc.returncode == 130
+    assert proc.stdout is not None and proc.stderr is not None
+    stopped = msgspec.json.decode(proc.stdout.read())
+    assert stopped["interrupted"] is True and stopped["finished"] is False
+    err = proc.stderr.read()
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    # What was fetched before the stop is committed: every checkpointed unit's rows are in.
+    assert len(snapshot(db)["checkpoints"]) >= 20
+    assert backfill(db)["resumed"] is True
+    assert snapshot(db) == snapshot(clean[0])
+
+
+def test_running_a_finished_job_again_upserts_the_same_rows(
+    clean: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    db = tmp_path / "again.sqlite"
+    shutil.copy(clean[0], db)
+    summary = backfill(db)
+    assert summary["resumed"] is False and summary["skipped"] == 0
+    assert summary["written"] == summary["rows"] == clean[1]["rows"]
+    assert snapshot(db) == snapshot(clean[0])
+
+
+def test_sport_season_and_dates_narrow_the_job(
+    clean: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    with sqlite3.connect(clean[0]) as conn:
+        season, _, last = conn.execute(
+            "SELECT season_id, min(start_date_utc), max(start_date_utc) FROM fixtures "
+            "WHERE sport = 'basketball' GROUP BY season_id ORDER BY 2 LIMIT 1"
+        ).fetchone()
+        dates = sorted({r[0][:10] for r in conn.execute(
+            "SELECT start_date_utc FROM fixtures WHERE season_id = ?", (season,))})  # fmt: skip
+    since = dates[1]  # leave the first day out
+    db = tmp_path / "narrow.sqlite"
+    summary = backfill(db, "--sport", "basketball", "--season", season, "--from", since,
+                       "--to", last[:10])  # fmt: skip
+    assert (
+        summary["job"] == f"sports=basketball seasons={season} from={since} to={last[:10]} size=5"
+    )
+    with sqlite3.connect(db) as conn:
+        got = sorted(conn.execute("SELECT * FROM fixtures"))
+    with sqlite3.connect(clean[0]) as conn:
+        want = sorted(conn.execute(
+            "SELECT * FROM fixtures WHERE season_id = ? AND substr(start_date_utc, 1, 10) >= ?",
+            (season, since)))  # fmt: skip
+    assert got == want and 0 < len(got) < SCALE["fixtures_per_season"]
+    narrowed = snapshot(db)
+    reference = snapshot(clean[0])
+    ids = {row[0] for row in got}
+    assert narrowed["actions"] == [r for r in reference["actions"] if r[0] in ids]
+    assert narrowed["statistics"] == [r for r in reference["statistics"] if r[0] in ids]
+
+
+def test_a_bad_db_file_is_one_line_and_exit_13(tmp_path: Path) -> None:
+    db = tmp_path / "notes.txt"
+    db.write_text("my notes, not a database\n" * 200)
+    proc = subprocess.run(command(db), capture_output=True, text=True, env=env(), timeout=60)
+    assert proc.returncode == 13
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert f"cannot use {db}" in proc.stderr
+    assert db.read_text().startswith("my notes")
+
+
+# ------------------------------------------------------------------ failures, in process
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_units_that_fail_are_retried_by_the_next_run(
+    emulator: Emulator, clean: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    db = tmp_path / "faults.sqlite"
+    scope = Scope(page_size=5)
+    emulator.faults.add(route="statistics", status=500, times=5)
+    async with emulator.client(max_retries=0) as client:
+        report = await Backfill(client, db, scope, concurrency=4).run()
+    assert len(report.failed) == 5 and not report.finished
+    assert all(unit.startswith("statistics ") for unit, _ in report.failed)
+    assert isinstance(report.failed[0][1], ServerError)
+    async with emulator.client() as client:
+        again = await Backfill(client, db, scope).run()
+    assert again.resumed and again.finished
+    assert again.requests == 5  # only the failed units
+    assert snapshot(db) == snapshot(clean[0])
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_an_auth_failure_stops_the_run_and_keeps_what_is_done(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    db = tmp_path / "auth.sqlite"
+    emulator.faults.add(route="actions", status=401, skip=10)
+    async with emulator.client(max_retries=0) as client:
+        with pytest.raises(AuthenticationError):
+            await Backfill(client, db, Scope(page_size=5), concurrency=2).run()
+    done = snapshot(db)
+    assert done["jobs"][0][1] == 0  # unfinished: the next run resumes
+    assert sum(1 for _, unit, _ in done["checkpoints"] if unit.startswith("actions ")) >= 10
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_stop_ends_the_run_with_a_report(emulator: Emulator, tmp_path: Path) -> None:
+    db = tmp_path / "stop.sqlite"
+
+    class StopAfter:
+        def __init__(self) -> None:
+            self.done = 0
+
+        def add(self, phase: str, total: int) -> None:
+            pass
+
+        def advance(self, phase: str, n: int = 1) -> None:
+            self.done += n
+            if phase == "actions" and self.done > 30:
+                work.stop()
+
+        def settle(self, phase: str) -> None:
+            pass
+
+    async with emulator.client() as client:
+        work = Backfill(client, db, Scope(page_size=5), progress=StopAfter())
+        report = await work.run()
+    assert report.interrupted and not report.finished
+    assert report.rows["actions"] > 0 and report.units < 200
+    assert snapshot(db)["jobs"][0][1] == 0

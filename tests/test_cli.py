@@ -1,0 +1,355 @@
+"""The `asyncsports` command, run in subprocesses against the emulator.
+
+Most commands talk to one standalone emulator (`asyncsports emulator --frozen`) through
+ASYNCSPORTS_* environment variables, as a user's shell would; a few use --emulator.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import pty
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import pytest
+
+from asyncsports.models import Action, Fixture, Standings, Statistics, decode
+
+CLI = [sys.executable, "-m", "asyncsports.cli"]
+TIMEOUT = 60
+
+
+@dataclass(frozen=True)
+class Server:
+    base_url: str
+    streaming_url: str
+    token: str
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment of a user who exported the emulator's settings."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+        env.update(
+            ASYNCSPORTS_BASE_URL=self.base_url,
+            ASYNCSPORTS_TOKEN=self.token,
+            ASYNCSPORTS_STREAMING_URL=self.streaming_url,
+            ASYNCSPORTS_OPERATOR_ID="1",
+            ASYNCSPORTS_STREAM_AUTH="emulator-static-auth",
+            ASYNCSPORTS_STREAM_TIMESTAMP="1385554442935",
+            COLUMNS="200",
+        )
+        env.update(extra)
+        return env
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env.update(extra)
+    return env
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=env or clean_env(), timeout=TIMEOUT
+    )
+
+
+def lines(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    assert proc.returncode == 0, proc.stderr
+    return [msgspec.json.decode(line) for line in proc.stdout.splitlines()]
+
+
+def run_tty(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    """Run with stdout on a pseudo-terminal (as in a shell); the exit code and the output."""
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO once the child has gone and the slave is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    proc = subprocess.run([*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env,
+                          timeout=TIMEOUT)  # fmt: skip
+    os.close(slave)
+    reader.join(5)
+    os.close(master)
+    text = b"".join(chunks).decode()
+    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The error message: one line on stderr, no traceback, nothing on stdout."""
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("asyncsports: error: ")
+    return err
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """A standalone emulator with its clock frozen, served by `asyncsports emulator`."""
+    proc = subprocess.Popen(
+        [*CLI, "emulator", "--port", "0", "--frozen"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    assert proc.stdout is not None
+    found: dict[str, str] = {}
+    for line in proc.stdout:
+        key, _, value = line.strip().partition("  ")
+        found[key] = value.strip()
+        if key == "Try:":
+            break
+    try:
+        yield Server(found["base URL"], found["streaming URL"], found["token"])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+
+
+@pytest.fixture(scope="module")
+def ids(server: Server) -> dict[str, Any]:
+    """Ids to pass to the commands, found through the command itself."""
+    env = server.env()
+    done = lines(run("fixtures", "american-football", "--status", "completed", "--limit", "1",
+                     env=env))  # fmt: skip
+    soccer = lines(run("fixtures", "soccer", "--limit", "1", env=env))
+    live = lines(run("events", "--live", "--limit", "1", env=env))
+    return {
+        "fixture": done[0]["id"],
+        "season": soccer[0]["stage"]["season"]["id"],
+        "team": soccer[0]["teams"][0]["id"],
+        "event": live[0]["id"],
+        "tournament": "1000",
+    }
+
+
+# Each command with its arguments (ids filled in from `ids`) and what every JSON line of
+# its output must hold.
+COMMANDS: dict[str, tuple[list[str], str]] = {
+    "fixtures": (["fixtures", "basketball", "--limit", "7"], "startDateUTC"),
+    "fixture": (["fixture", "american-football", "{fixture}"], "teams"),
+    "squads --season": (["squads", "soccer", "--season", "{season}"], "players"),
+    "squads --team": (["squads", "soccer", "--team", "{team}"], "players"),
+    "actions": (["actions", "american-football", "{fixture}"], "fixtureAction"),
+    "standings": (["standings", "soccer", "--season", "{season}"], "teamsStatistics"),
+    "statistics": (["statistics", "american-football", "{fixture}"], "teamActionAggregates"),
+    "snooker tournaments": (["snooker", "tournaments", "--season", "2025"], "tournamentName"),
+    "snooker matches": (["snooker", "matches", "{tournament}", "--round", "1"], "matchId"),
+    "snooker ast": (["snooker", "ast", "{tournament}"], "playerAst"),
+    "snooker tournament-players": (
+        ["snooker", "tournament-players", "{tournament}"],
+        "playerSecondName",
+    ),
+    "snooker tour-players": (["snooker", "tour-players", "--limit", "3"], "playerId"),
+    "snooker centuries": (["snooker", "centuries", "{tournament}"], "break"),
+    "snooker current-tournament-winner": (
+        ["snooker", "current-tournament-winner", "{tournament}"],
+        "highestBreak",
+    ),
+    "snooker previous-tournament-winner": (
+        ["snooker", "previous-tournament-winner", "2040"],
+        "year",
+    ),
+    "snooker player-info": (["snooker", "player-info", "163", "{tournament}"], "fileContent"),
+    "events": (["events"], "title"),
+    "events --restrictions": (["events", "--restrictions", "whitelist"], "countryList"),
+    "playback": (["playback", "{event}"], "hlsUrl"),
+}
+
+
+@pytest.fixture(scope="module")
+def outputs(server: Server, ids: dict[str, Any]) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every command of COMMANDS, run once (in parallel: each is its own process)."""
+    env = server.env()
+    with ThreadPoolExecutor(4) as pool:
+        futures = {
+            name: pool.submit(run, *(a.format(**ids) for a in args), env=env)
+            for name, (args, _) in COMMANDS.items()
+        }
+        return {name: f.result() for name, f in futures.items()}
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_each_command_prints_json_lines_of_wire_records(
+    name: str, outputs: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    records = lines(outputs[name])
+    assert records, f"{name}: no output"
+    field = COMMANDS[name][1]
+    assert all(field in r for r in records), records[0]
+    assert outputs[name].stderr == ""
+
+
+def test_records_are_the_services_json(
+    outputs: dict[str, subprocess.CompletedProcess[str]], ids: dict[str, Any]
+) -> None:
+    fixtures = lines(outputs["fixtures"])
+    assert len(fixtures) == 7  # --limit
+    assert [decode(Fixture, msgspec.json.encode(f)).id for f in fixtures] == [
+        uuid.UUID(f["id"]) for f in fixtures
+    ]
+    (one,) = lines(outputs["fixture"])
+    assert one["id"] == ids["fixture"]
+    actions = [decode(Action, msgspec.json.encode(a)) for a in lines(outputs["actions"])]
+    assert {str(a.fixture_action.fixture_id) for a in actions} == {ids["fixture"]}
+    assert actions[-1].finished  # a completed fixture's timeline ends with the final record
+    (packet,) = lines(outputs["statistics"])
+    assert str(decode(Statistics, msgspec.json.encode(packet)).fixture_id) == ids["fixture"]
+    standings = [decode(Standings, msgspec.json.encode(p)) for p in lines(outputs["standings"])]
+    assert [t.rank for t in standings[0].teams_statistics][:3] == [1, 2, 3]
+    squads = lines(outputs["squads --team"])
+    assert {s["team"]["id"] for s in squads} == {ids["team"]}
+    (image,) = lines(outputs["snooker player-info"])
+    assert base64.b64decode(image["fileContent"]).startswith(b"\x89PNG")
+    (address,) = lines(outputs["playback"])
+    assert address["eventId"] == ids["event"]
+    assert all(e["countryList"] for e in lines(outputs["events --restrictions"]))
+
+
+def test_a_terminal_gets_a_table_with_whole_ids(server: Server, ids: dict[str, Any]) -> None:
+    code, out = run_tty("fixture", "american-football", ids["fixture"], env=server.env())
+    assert code == 0
+    assert "start (UTC)" in out and "competition" in out
+    assert ids["fixture"] in out  # not wrapped or cut, so it can be copied
+    assert "{" not in out
+    code, out = run_tty("snooker", "matches", "1000", "--round", "1", "--json",
+                        env=server.env())  # fmt: skip
+    assert code == 0 and out.lstrip().startswith("{")  # --json wins on a terminal too
+
+
+def test_help_names_every_command_and_the_exit_codes() -> None:
+    out = run("--help", env=clean_env(COLUMNS="200")).stdout
+    for name in ("fixtures", "fixture", "squads", "actions", "standings", "statistics",
+                 "snooker", "events", "playback", "emulator", "backfill"):  # fmt: skip
+        assert re.search(rf"│ {name} ", out), name
+    assert "ASYNCSPORTS_BASE_URL" in out
+    assert "4 refused credentials" in out and "10 host unreachable" in out
+    out = run("snooker", "--help", env=clean_env(COLUMNS="200")).stdout
+    for name in ("tournaments", "matches", "ast", "tournament-players", "tour-players",
+                 "centuries", "current-tournament-winner", "previous-tournament-winner",
+                 "player-info"):  # fmt: skip
+        assert re.search(rf"│ {name} ", out), name
+
+
+def test_actions_follow_ends_after_the_finished_record(server: Server, ids: dict[str, Any]) -> None:
+    proc = run("actions", "american-football", ids["fixture"], "--follow", "--interval", "1",
+               env=server.env())  # fmt: skip
+    changes = lines(proc)
+    assert {c["change"] for c in changes} <= {"new", "update"}
+    assert changes[-1]["record"]["finished"] is True
+    ids_seen = [c["record"]["fixtureAction"]["actionId"] for c in changes if c["change"] == "new"]
+    assert len(ids_seen) == len(set(ids_seen))
+
+
+def test_events_watch_prints_live_events_until_interrupted() -> None:
+    proc = subprocess.Popen(
+        [*CLI, "--emulator", "events", "--watch", "--interval", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = msgspec.json.decode(proc.stdout.readline())
+    assert first["change"] == "live" and first["record"]["id"]
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(10) == 130
+    assert "Traceback" not in proc.stderr.read()
+
+
+def test_global_options_go_before_or_after_the_command(server: Server) -> None:
+    env = server.env(ASYNCSPORTS_TOKEN="wrong")
+    # Typed on the command line, before the command, it beats the environment ...
+    ok = run("--token", server.token, "fixtures", "ice-hockey", "--limit", "1", env=env)
+    assert len(lines(ok)) == 1
+    # ... and so after it.
+    ok = run("fixtures", "ice-hockey", "--limit", "1", "--token", server.token, env=env)
+    assert len(lines(ok)) == 1
+    # The environment alone is used when nothing is typed.
+    assert run("fixtures", "ice-hockey", "--limit", "1", env=env).returncode == 4
+
+
+# ------------------------------------------------------------------ errors
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "text"),
+    [
+        (["fixtures", "basketball"], 3, "no service address: pass --base-url"),
+        (["fixtures", "basketball", "--base-url", "dde-api.example.com", "--token", "t"], 3,
+         "--base-url: expected an http(s) URL"),
+        (["fixtures", "basketball", "--base-url", "https://dde-api.example.com"], 3,
+         "no token: pass --token"),
+        (["events", "--base-url", "https://dde-api.example.com", "--token", "t"], 3,
+         "no live stream address"),
+        (["--emulator", "--emulator-scale", "teams=lots", "fixtures", "soccer"], 3,
+         "--emulator-scale: expected name=number"),
+        (["--emulator", "fixtures", "Basket ball"], 2, "sport: expected"),
+        (["--emulator", "fixture", "soccer", str(uuid.UUID(int=1))], 5, "404"),
+    ],
+    ids=["no base url", "bad url", "no token", "no streaming url", "bad scale", "bad sport",
+         "not found"],
+)  # fmt: skip
+def test_mistakes_give_one_line_and_an_exit_code(args: list[str], code: int, text: str) -> None:
+    proc = run(*args)
+    assert proc.returncode == code, proc.stderr
+    assert text in one_line_error(proc)
+
+
+def test_a_wrong_token_is_exit_4_and_verbose_shows_the_traceback(server: Server) -> None:
+    env = server.env(ASYNCSPORTS_TOKEN="not-the-token")
+    proc = run("fixtures", "basketball", env=env)
+    assert proc.returncode == 4
+    err = one_line_error(proc)
+    assert "401 The supplied authentication is invalid" in err
+    assert "check --token" in err
+    verbose = run("fixtures", "basketball", "--verbose", env=env)
+    assert verbose.returncode == 4
+    assert "Traceback" in verbose.stderr and "AuthenticationError" in verbose.stderr
+
+
+def test_an_unreachable_host_is_exit_10() -> None:
+    proc = run("squads", "cricket", "--team", str(uuid.UUID(int=2)),
+               "--base-url", f"http://127.0.0.1:{free_port()}", "--token", "t")  # fmt: skip
+    assert proc.returncode == 10
+    err = one_line_error(proc)
+    assert "is the host up" in err and "connect" in err.lower()
+
+
+def test_a_closed_pipe_ends_quietly(server: Server) -> None:
+    # `asyncsports fixtures ... | head -1`
+    proc = subprocess.Popen([*CLI, "fixtures", "basketball"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=server.env())  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"{")
+    proc.stdout.close()
+    assert proc.wait(TIMEOUT) == 141  # the output is larger than the pipe buffer
+    assert proc.stderr.read() == b""
