@@ -227,7 +227,7 @@ class _Snooker:
         for k in range(min(balls, 40 - len(shots))):
             length = 10_000 + (mix64(a.seq * 64 + k) % 20_000)
             # A match suspended overnight: the resumed shot spans a day ("1.00:00:12...").
-            if k == 0 and len(shots) == 0 and self.fixture.flag("null_first_names"):
+            if k == 0 and len(shots) == 0 and self.fixture.flag("overnight"):
                 length += 86_400_000
             shots.append({"shotStart": iso_ms(t), "shotEnd": iso_ms(t + length),
                           "duration": duration(length * 10_000)})  # fmt: skip

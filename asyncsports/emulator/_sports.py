@@ -76,11 +76,6 @@ class SportRules:
     periods_fn: Callable[[random.Random], list[Score]]
     regular_periods: int
 
-    @property
-    def draws(self) -> bool:
-        """Whether a fixture may end level (then standings count a draw)."""
-        return self.name in ("soccer", "cricket")
-
     def period_scores(self, r: random.Random) -> list[Score]:
         """Home and away points of each period, overtime included."""
         return self.periods_fn(r)

@@ -211,7 +211,8 @@ class Fixture:
         return coverage_of(self.bits)
 
     def flag(self, name: str) -> bool:
-        """Per-fixture quirks: ``v1_colours``, ``tiny_sequence``, ``null_first_names``."""
+        """Per-fixture quirks (one fixture in eight each): ``v1_colours``, ``tiny_sequence``,
+        ``null_first_names``, ``overnight`` (a cue-sport shot time past a day)."""
         shift = _FLAGS[name]
         return (self.bits >> shift) & 7 == 0
 
@@ -224,7 +225,7 @@ class Fixture:
         return self.season.rules.period_scores(random.Random(mix64(self.season.key ^ ~self.index)))
 
 
-_FLAGS = {"v1_colours": 42, "tiny_sequence": 45, "null_first_names": 48}
+_FLAGS = {"v1_colours": 42, "tiny_sequence": 45, "null_first_names": 48, "overnight": 51}
 _TYPES = ((13, "training"), (38, "simulation"), (256, "official"))
 _COVERAGE = (
     (26, "noCoverage"),
