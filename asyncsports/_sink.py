@@ -320,22 +320,37 @@ class Sink:
         return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
     def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+        return _Transaction(self._db, self.path)
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception."""
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception.
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    SQLite's errors come out as SinkError naming the file: a locked database (another
+    backfill writing it), a full disk or a read-only file are the user's to fix.
+    """
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self._db = db
+        self._path = path
 
     def __enter__(self) -> None:
         # IMMEDIATE takes the write lock now, so a second writer on the same file
         # waits (busy timeout) or fails here instead of halfway through.
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot write {self._path}: {exc}") from exc
 
-    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         if exc_type is None:
-            self._db.execute("COMMIT")
-        else:
-            self._db.execute("ROLLBACK")
+            try:
+                self._db.execute("COMMIT")
+                return
+            except sqlite3.Error as error:
+                exc = error
+        self._db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise SinkError(f"cannot write {self._path}: {exc}") from exc

@@ -158,7 +158,7 @@ def test_a_failing_batch_leaves_neither_rows_nor_checkpoints(sink: Sink) -> None
     sink.start(JOB)
     good = fixture_unit("page basketball 0", 1)
     bad = Unit("page basketball 1", "fixtures", [("too", "few")])
-    with pytest.raises(sqlite3.Error):
+    with pytest.raises(SinkError, match=r"cannot write .*db\.sqlite: "):
         sink.write(JOB, [good, bad])
     assert sink.counts()["fixtures"] == 0
     assert sink.start(JOB).done == frozenset()
