@@ -274,7 +274,8 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
         _option(
             "--emulator",
             env="EMULATOR",
-            help="Run against an embedded emulator of all three services.",
+            help="Run against an embedded emulator of all three services "
+            "(its own address and credentials).",
             panel=EMULATOR,
         ),
     ),
