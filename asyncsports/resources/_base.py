@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from typing import Any, TypeVar
+
+import msgspec
 
 from asyncsports import _request as q
 from asyncsports._request import Request
 from asyncsports._session import Session
-from asyncsports.models._types import decode
+from asyncsports.errors import TransportError
+from asyncsports.jsonstream import decode_array
+from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, Page, ResumeToken, walk
 
 T = TypeVar("T")
@@ -39,6 +44,43 @@ class Resource:
             resp = await self._session.get(req)
             items = unwrap(decode(tp, resp.body, url=resp.url))
             yield Batch(0, start.index, items[start.index :])
+
+        return AsyncList(source, resume)
+
+    def _stream_list(
+        self,
+        req: Request,
+        item: type[T],
+        *,
+        key: str | None = None,
+        resume: ResumeToken | str | None = None,
+    ) -> AsyncList[T]:
+        """A listing whose records are one JSON array, decoded element by element as it arrives.
+
+        ``key`` names the top-level field holding the array (the snooker ``data``). A body
+        that breaks off midway is asked for again and the records already handed out are
+        skipped, so nothing is lost and nothing repeats.
+        """
+        dec: msgspec.json.Decoder[list[T]] = decoder(list[item])  # type: ignore[valid-type]
+        target = f"list[{getattr(item, '__name__', item)}]"
+
+        async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
+            index = start.index
+            broken = 0
+            while True:
+                async with self._session.stream(req) as resp:
+                    batches = decode_array(resp.chunks(), dec, key=key, skip=index, target=target)
+                    try:
+                        async with aclosing(batches):  # type: ignore[type-var]
+                            async for batch in batches:
+                                yield Batch(0, index, batch)
+                                index += len(batch)
+                        return
+                    except TransportError as exc:
+                        failure = exc
+                if not await self._session.backoff(failure, broken):
+                    raise failure
+                broken += 1
 
         return AsyncList(source, resume)
 

@@ -31,7 +31,7 @@ class Actions(Resource):
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Action]:
         """Every action of a fixture so far, in timeline order."""
-        return self._body_list(list_request(sport, fixture_id), list[Action], resume=resume)
+        return self._stream_list(list_request(sport, fixture_id), Action, resume=resume)
 
     async def follow(
         self,

@@ -78,7 +78,7 @@ class Snooker(Resource):
         return Request(f"{self._prefix}/{suffix}", tuple(params))
 
     def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[T]:
-        return self._body_list(req, Data[list[tp] | tp | None], _records, resume)  # type: ignore[valid-type]
+        return self._stream_list(req, tp, key="data", resume=resume)
 
     async def _single(self, req: Request, tp: type[T]) -> T:
         body: Data[Any] = await self._one(req, Data[tp | list[tp] | None])  # type: ignore[valid-type]

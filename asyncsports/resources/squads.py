@@ -34,4 +34,4 @@ class Squads(Resource):
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Squad]:
         """Squad records of a season or of a team: pass exactly one of the two ids."""
-        return self._body_list(list_request(sport, season_id, team_id), list[Squad], resume=resume)
+        return self._stream_list(list_request(sport, season_id, team_id), Squad, resume=resume)
