@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import AsyncIterator
+from typing import TypeVar
 
 import pytest
 
 from asyncsports import Client, PagingError, RetryPolicy, Sport
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, NotFoundError
+
+T = TypeVar("T")
 
 SPORTS = ["basketball", "ice-hockey", "volleyball", "cricket", "american-football", "soccer"]
 
@@ -199,3 +203,47 @@ async def test_fault_storm_gives_results_identical_to_a_clean_run(emulator: Emul
     assert survived >= 10
     assert stormy == clean and stormy_actions == clean_actions == 100_000
     assert len(clean) == 1001
+
+
+async def client_tasks() -> set[asyncio.Task[object]]:
+    """Tasks still running other than this one and the emulator's request handlers."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+    others = asyncio.all_tasks() - {asyncio.current_task()}
+    return {t for t in others if "RequestHandler" not in repr(t.get_coro())}
+
+
+@pytest.mark.emulator(big_fixture_list=400, latency=0.05)
+async def test_leaving_a_concurrent_walk_early_releases_every_connection(
+    emulator: Emulator, sports_client: Client
+) -> None:
+    it = sports_client.fixtures.list(
+        "basketball", season_id=emulator.big_season_id, size=10, concurrency=4
+    )
+    async with it:
+        async for n, _ in aenumerate(it):
+            if n == 25:  # page 2, with pages 3 to 6 in flight
+                break
+    assert sports_client._session.connections_in_use() == 0
+    assert not await client_tasks()
+
+
+@pytest.mark.emulator(big_timeline=50_000)
+async def test_leaving_a_stream_early_or_by_an_error_releases_the_connection(
+    emulator: Emulator, sports_client: Client
+) -> None:
+    it = sports_client.actions.list("american-football", emulator.big_fixture_id)
+    with pytest.raises(RuntimeError):
+        async with it:
+            async for a in it:
+                if a.fixture_action.fixture_seq_num == 100:
+                    raise RuntimeError("the caller's own failure")
+    assert sports_client._session.connections_in_use() == 0
+    assert not await client_tasks()
+
+
+async def aenumerate(it: AsyncIterator[T]) -> AsyncIterator[tuple[int, T]]:
+    n = 0
+    async for x in it:
+        yield n, x
+        n += 1
