@@ -19,11 +19,26 @@ emulator nor the client; that happens when a test asks for a fixture.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import pytest_asyncio
+
+try:
+    import pytest_asyncio
+
+    _fixture: Callable[[Any], Any] = pytest_asyncio.fixture
+except ImportError:  # installed without pytest-asyncio: keep pytest working, explain on use
+
+    def _fixture(fn: Any) -> Any:
+        @pytest.fixture(name=fn.__name__)
+        def missing() -> None:
+            pytest.fail(
+                "asyncsports' emulator fixtures need pytest-asyncio: pip install pytest-asyncio"
+            )
+
+        return missing
+
 
 if TYPE_CHECKING:
     from asyncsports.client import Client
@@ -39,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-@pytest_asyncio.fixture
+@_fixture
 async def emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
     """An open emulator; ``@pytest.mark.emulator(...)`` passes constructor arguments."""
     from asyncsports.emulator import Emulator
@@ -50,7 +65,7 @@ async def emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
         yield emu
 
 
-@pytest_asyncio.fixture
+@_fixture
 async def sports_client(emulator: Emulator) -> AsyncIterator[Client]:
     """An open client bound to the ``emulator`` fixture."""
     async with emulator.client() as client:
