@@ -87,12 +87,23 @@ def date(name: str, value: dt.date | str) -> str:
     raise ValueError(f"{name}: expected a date or 'YYYY-MM-DD', got {value!r}")
 
 
+def _fold(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
 def choice(name: str, value: str, allowed: Iterable[str]) -> str:
-    """``value`` if it is one of ``allowed``, else ValueError naming the argument."""
+    """The one of ``allowed`` that ``value`` names, else ValueError naming the argument.
+
+    Case, spaces and punctuation do not matter, so the response spelling of a value
+    (``"In Venue"``, ``"Live"``) is accepted for the filter spelling (``inVenue``, ``live``).
+    """
     options = tuple(allowed)
-    if value not in options:
-        raise ValueError(f"{name}: expected one of {', '.join(options)}; got {value!r}")
-    return value
+    if isinstance(value, str):
+        key = _fold(value)
+        for option in options:
+            if _fold(option) == key:
+                return option
+    raise ValueError(f"{name}: expected one of {', '.join(options)}; got {value!r}")
 
 
 def integer(name: str, value: int, *, low: int | None = None, high: int | None = None) -> str:
@@ -103,6 +114,17 @@ def integer(name: str, value: int, *, low: int | None = None, high: int | None =
         bounds = f"{low if low is not None else '-inf'}..{high if high is not None else 'inf'}"
         raise ValueError(f"{name}: {value} is outside {bounds}")
     return str(value)
+
+
+def seconds(name: str, value: float) -> float:
+    """A finite, non-negative number of seconds."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 <= value < float("inf")
+    ):
+        raise ValueError(f"{name}: expected a number of seconds >= 0, got {value!r}")
+    return float(value)
 
 
 def strings(name: str, value: str | Sequence[str]) -> list[str]:

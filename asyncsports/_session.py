@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import anyio
 import msgspec
+import yarl
 from aiolimiter import AsyncLimiter
 
 from asyncsports._request import Request
@@ -33,7 +35,7 @@ from asyncsports.errors import (
     error_for_status,
 )
 
-__all__ = ["Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
+__all__ = ["Call", "Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
 
 log = logging.getLogger("asyncsports")
 
@@ -114,8 +116,12 @@ def redact(url: str | Any) -> str:
     return f"{head}?{'&'.join(parts)}"
 
 
+_SECRET_RE = re.compile(r"((?:^|[?&])(?:auth|token|access_token)=)[^&\s'\"]*")
+
+
 def _describe(exc: BaseException) -> str:
-    text = str(exc)
+    # aiohttp's messages may quote a URL with its query: redact it like ours.
+    text = _SECRET_RE.sub(r"\1***", str(exc))
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
 
@@ -198,7 +204,12 @@ class Session:
         self._timeout = timeout
         self.retry = retry
         self._max_connections = max_connections
-        self._limiter = AsyncLimiter(rate_limit, 1.0) if rate_limit else None
+        # A bucket holds at least one request: below 1/s, one per 1/rate seconds.
+        self._limiter = (
+            AsyncLimiter(max(1.0, rate_limit), max(1.0, rate_limit) / rate_limit)
+            if rate_limit
+            else None
+        )
         self._dns_ttl = dns_ttl
         self._max_body = max_body_size
         self._on_request = on_request
@@ -248,32 +259,44 @@ class Session:
         acquired = getattr(self._http.connector, "_acquired", ())
         return len(acquired)
 
+    def call(self) -> Call:
+        """A fresh budget for one call: its retries, attempts and deadline."""
+        return Call(self._timeout.total)
+
     async def get(self, req: Request) -> Response:
-        """Send ``req`` and read the whole body, retrying as the policy allows."""
-        broken = 0
-        while True:
-            async with self._attempts(req) as (resp, url):
-                try:
-                    body = await self._read(resp, url)
-                except BodyTooLargeError:
-                    raise
-                except TransportError as exc:
-                    failure = exc
-                else:
-                    return Response(resp.status, resp.headers, url, body)
-            # The body broke off: ask again, as for any failure to connect.
-            if not await self.backoff(failure, broken):
-                raise failure
-            broken += 1
+        """Send ``req`` and read the whole body, retrying as the policy allows.
+
+        ``Timeout.total`` bounds everything: attempts, waits and reading the body.
+        """
+        call = self.call()
+        try:
+            with call.scope():
+                while True:
+                    async with self._attempts(req, call) as (resp, url):
+                        try:
+                            body = await self._read(resp, url)
+                        except BodyTooLargeError:
+                            raise
+                        except TransportError as exc:
+                            failure = exc
+                        else:
+                            return Response(resp.status, resp.headers, url, body)
+                    # The body broke off: ask again, as for any failure to connect.
+                    if not await self.backoff(failure, call):
+                        raise failure
+        except TimeoutError as exc:
+            raise call.timed_out(req.path) from exc
 
     @asynccontextmanager
-    async def stream(self, req: Request) -> AsyncIterator[StreamResponse]:
+    async def stream(self, req: Request, call: Call | None = None) -> AsyncIterator[StreamResponse]:
         """Send ``req`` and hand over the response with its body unread.
 
         Status errors are retried as in :meth:`get`; a body that breaks off midway
-        raises TransportError from :meth:`StreamResponse.chunks` (the caller resumes).
+        raises TransportError from :meth:`StreamResponse.chunks` (the caller resumes,
+        with the same ``call`` so that retries and the deadline stay one budget). The
+        deadline bounds getting the response, not the caller's time with the body.
         """
-        async with self._attempts(req) as (resp, url):
+        async with self._attempts(req, call or self.call()) as (resp, url):
             yield StreamResponse(resp, url)
 
     async def _read(self, resp: aiohttp.ClientResponse, url: str) -> bytes:
@@ -319,34 +342,40 @@ class Session:
         return base
 
     @asynccontextmanager
-    async def _attempts(self, req: Request) -> AsyncIterator[tuple[aiohttp.ClientResponse, str]]:
+    async def _attempts(
+        self, req: Request, call: Call
+    ) -> AsyncIterator[tuple[aiohttp.ClientResponse, str]]:
         """Yield the first successful response; retry, refresh the token or raise."""
         http = self._http
         if http is None or http.closed:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         base = self._base(req)
-        deadline = self._timeout.total
-        start = time.monotonic()
-        retry = 0
-        attempts = 0
-        refreshed = False
         while True:
-            attempts += 1
+            call.attempts += 1
             token = await self._token.get() if req.host == "data" else None
             await self._wait_turn()
             url = base + req.path
+            params = self._params(req)
             shown = url
             if self._on_request is not None:
-                await _call(self._on_request, RequestInfo("GET", url, attempts))
+                shown = redact(yarl.URL(url).with_query(params))
+                await _call(self._on_request, RequestInfo("GET", shown, call.attempts))
             failure: BaseException
             retry_after: float | None = None
+            sent = time.monotonic()
             try:
-                call = http.get(url, params=self._params(req), headers=self._headers(req, token))
-                if deadline is None:
-                    resp = await call
+                pending = http.get(
+                    url, params=params, headers=self._headers(req, token), allow_redirects=False
+                )
+                left = call.left()
+                if left is None:
+                    resp = await pending
                 else:
-                    with anyio.fail_after(_remaining(deadline, start)):
-                        resp = await call
+                    with anyio.fail_after(left):
+                        resp = await pending
+            except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
+                # Never better on a second try: a certificate or an address is wrong.
+                raise _final(exc, redact(url), call.attempts) from exc
             except (aiohttp.ClientError, TimeoutError) as exc:
                 failure = exc
                 shown = redact(url)
@@ -355,12 +384,12 @@ class Session:
                 shown = redact(resp.url) if req.host == "streaming" else str(resp.url)
                 self.requests += 1
                 if self._on_response is not None:
-                    await _call(
-                        self._on_response,
-                        RequestInfo("GET", shown, attempts, resp.status, time.monotonic() - start),
+                    info = RequestInfo(
+                        "GET", shown, call.attempts, resp.status, time.monotonic() - sent
                     )
+                    await _call(self._on_response, info)
                 status = resp.status
-                if status < 400:
+                if status < 300:
                     try:
                         yield resp, shown
                     finally:
@@ -378,12 +407,12 @@ class Session:
                     raw,
                     method="GET",
                     url=shown,
-                    attempts=attempts,
+                    attempts=call.attempts,
                     now=time.time(),
                 )
-                if status == 401 and not refreshed and self._token.refreshable:
-                    refreshed = True
-                    self._token.invalidate()
+                if status == 401 and not call.refreshed and self._token.refreshable:
+                    call.refreshed = True
+                    self._token.invalidate(token)
                     log.info("401 from %s: asking the token provider again", shown)
                     continue
                 if status not in RETRY_STATUSES:
@@ -393,10 +422,10 @@ class Session:
                     retry_after = error.retry_after
                 else:
                     retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
-            wait = self.retry.delay(retry, retry_after, self._rng)
-            left = _remaining(deadline, start)
+            wait = self.retry.delay(call.retries, retry_after, self._rng)
+            left = call.left()
             if wait is None or (left is not None and wait >= left):
-                raise _final(failure, shown, attempts)
+                raise _final(failure, shown, call.attempts)
             if isinstance(failure, RateLimitError):
                 # The whole client slows down after a 429, not only this call.
                 self._paused_until = max(self._paused_until, time.monotonic() + wait)
@@ -404,24 +433,27 @@ class Session:
                 "retrying GET %s in %.2fs (attempt %d failed: %s)",
                 shown,
                 wait,
-                attempts,
+                call.attempts,
                 failure if isinstance(failure, APIError) else _describe(failure),
             )
             self.retries += 1
-            retry += 1
+            call.retries += 1
             await anyio.sleep(wait)
 
-    async def backoff(self, failure: BaseException, retry: int) -> bool:
-        """Wait before retry number ``retry`` of a body that broke off midway.
+    async def backoff(self, failure: TransportError, call: Call) -> bool:
+        """Wait before asking again for a body that broke off midway.
 
-        False, without waiting, when the policy has no retry left. The caller resumes
-        the body where it broke (see ``resources._base``).
+        False, without waiting, when the call has no retry or time left (the failure
+        then carries the call's attempt count). The caller resumes the body where it broke.
         """
-        wait = self.retry.delay(retry, None, self._rng)
-        if wait is None:
+        wait = self.retry.delay(call.retries, None, self._rng)
+        left = call.left()
+        if wait is None or (left is not None and wait >= left):
+            failure.attempts = call.attempts
             return False
-        log.warning("resuming in %.2fs after: %s", wait, failure)
+        log.warning("asking again in %.2fs: %s", wait, failure)
         self.retries += 1
+        call.retries += 1
         await anyio.sleep(wait)
         return True
 
@@ -433,10 +465,29 @@ class Session:
             await self._limiter.acquire()
 
 
-def _remaining(deadline: float | None, start: float) -> float | None:
-    if deadline is None:
-        return None
-    return max(0.0, deadline - (time.monotonic() - start))
+class Call:
+    """The budget of one call across its attempts: retries used, attempts made, deadline."""
+
+    __slots__ = ("attempts", "deadline", "refreshed", "retries")
+
+    def __init__(self, total: float | None) -> None:
+        self.attempts = 0
+        self.retries = 0
+        self.refreshed = False
+        self.deadline = None if total is None else time.monotonic() + total
+
+    def left(self) -> float | None:
+        """Seconds left before the deadline, or None without one."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def scope(self) -> AbstractContextManager[object]:
+        """A scope that raises TimeoutError at the deadline (none without one)."""
+        left = self.left()
+        return nullcontext() if left is None else anyio.fail_after(left)
+
+    def timed_out(self, path: str) -> TransportError:
+        """The error for a call that ran out of time."""
+        return TransportError("timed out (Timeout.total)", url=path, attempts=self.attempts)
 
 
 def _final(failure: BaseException, url: str, attempts: int) -> BaseException:

@@ -12,6 +12,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import anyio
+
 __all__ = ["StreamingCredentials", "Token", "TokenProvider", "stream_token"]
 
 Token = str | Callable[[], str] | Callable[[], Awaitable[str]]
@@ -30,6 +32,7 @@ class TokenProvider:
             raise TypeError(f"token must be a str or a callable, not {type(source).__name__}")
         self._source = source
         self._value: str | None = source if isinstance(source, str) else None
+        self._lock: anyio.Lock | None = None
 
     @property
     def refreshable(self) -> bool:
@@ -37,21 +40,34 @@ class TokenProvider:
         return callable(self._source)
 
     async def get(self) -> str | None:
-        """The token, asking the callable if there is none yet."""
-        if self._value is None and callable(self._source):
-            value = self._source()
-            if inspect.isawaitable(value):
-                value = await value
-            if not isinstance(value, str) or not value:
-                raise TypeError(
-                    f"the token callable returned {type(value).__name__}, expected a non-empty str"
-                )
-            self._value = value
+        """The token, asking the callable if there is none yet.
+
+        Concurrent first calls share one answer: the callable is asked once.
+        """
+        if self._value is not None or not callable(self._source):
+            return self._value
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._value is None:
+                value = self._source()
+                if inspect.isawaitable(value):
+                    value = await value
+                if not isinstance(value, str) or not value:
+                    raise TypeError(
+                        f"the token callable returned {type(value).__name__}, "
+                        "expected a non-empty str"
+                    )
+                self._value = value
         return self._value
 
-    def invalidate(self) -> None:
-        """Forget a callable's token so that the next :meth:`get` asks again."""
-        if callable(self._source):
+    def invalidate(self, stale: str | None = None) -> None:
+        """Forget a callable's token so that the next :meth:`get` asks again.
+
+        With ``stale``, only if the current token is still that one: many requests
+        refused with the same old token cause one refresh, not one each.
+        """
+        if callable(self._source) and (stale is None or self._value == stale):
             self._value = None
 
 

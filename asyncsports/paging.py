@@ -243,9 +243,13 @@ def _cancel(futures: dict[int, asyncio.Future[Page[T]]]) -> None:
 
 
 def is_last(page: Page[T], number: int, size: int) -> bool:
-    """Whether ``page`` (numbered ``number``, asked with ``size``) ends the walk."""
-    if page.last is not None:
-        return page.last
-    if page.total_pages is not None:
-        return number + 1 >= page.total_pages
-    return len(page.items) < size
+    """Whether ``page`` (numbered ``number``, asked with ``size``) ends the walk.
+
+    Any sign of the end is enough, so that a server whose metadata contradicts
+    itself (an empty page marked not last) cannot keep the walk going.
+    """
+    if not page.items or page.last:
+        return True
+    if page.total_pages is not None and number + 1 >= page.total_pages:
+        return True
+    return page.last is None and page.total_pages is None and len(page.items) < size

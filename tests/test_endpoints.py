@@ -6,7 +6,7 @@ import datetime as dt
 import uuid
 
 import pytest
-from conftest import Stub
+from conftest import Reply, Stub
 from samples import (
     BREAK,
     EVENT,
@@ -427,3 +427,53 @@ async def test_watch_yields_events_going_live_and_ending(stub: Stub, client: Cli
             break
     assert seen == [("live", 1), ("live", 2), ("ended", 1), ("ended", 2)]
     assert all(dict(s.query)["live"] == "true" for s in stub.seen)
+
+
+async def test_filters_accept_the_response_spelling_of_their_values(
+    stub: Stub, client: Client
+) -> None:
+    from asyncsports.models import CoverageLevel, FixtureStatus
+
+    stub.add("/basketball/fixtures", envelope([], 0, 20, 0))
+    await client.fixtures.list(
+        "basketball", status=FixtureStatus.LIVE, coverage_level=CoverageLevel.IN_VENUE
+    ).collect()
+    query = dict(stub.last().query)
+    assert query["status"] == "live" and query["coverageLevel"] == "inVenue"
+
+
+async def test_an_html_page_with_status_200_is_a_decode_error_with_the_status(
+    stub: Stub, client: Client
+) -> None:
+    from asyncsports.errors import DecodeError
+
+    stub.add(f"/basketball/fixtures/{FIXTURE_ID}", Reply(text="<html>maintenance</html>"))
+    with pytest.raises(DecodeError) as info:
+        await client.fixtures.get("basketball", FIXTURE_ID)
+    assert info.value.status == 200 and "status 200" in str(info.value)
+    assert "<html>maintenance" in str(info.value)
+
+
+async def test_other_utc_offsets_are_given_in_utc(stub: Stub, client: Client) -> None:
+    stub.add("/api/v2/streaming/events", [dict(EVENT, updatedAt="2024-01-14T12:00:00+0100")])
+    (event,) = await client.events.list().collect()
+    assert event.updated_at == dt.datetime(2024, 1, 14, 11, tzinfo=UTC)
+    assert event.updated_at.tzinfo is UTC
+
+
+async def test_watchers_ride_out_failed_polls(stub: Stub, client: Client) -> None:
+    a, b = dict(EVENT, id=1), dict(EVENT, id=2)
+    busy = Reply(status=503, text="busy")
+    stub.add("/api/v2/streaming/events", [a], busy, busy, busy, busy, [a, b], [b])
+    seen = []
+    async for change in client.events.watch(interval=0):
+        seen.append((change.kind, change.record.id))
+        if len(seen) == 3:
+            break
+    assert seen == [("live", 1), ("live", 2), ("ended", 1)]
+
+
+@pytest.mark.parametrize("interval", [-1, float("nan"), float("inf")])
+async def test_watch_intervals_are_checked(client: Client, interval: float) -> None:
+    with pytest.raises(ValueError, match="interval"):
+        await anext(client.events.watch(interval=interval))

@@ -247,3 +247,23 @@ async def test_cancelling_the_consumer_cancels_the_walk() -> None:
         await task
     assert state["now"] == 0
     assert await no_other_tasks()
+
+
+async def test_an_empty_page_marked_not_last_still_ends_the_walk() -> None:
+    calls: list[int] = []
+
+    async def fetch(n: int) -> Page[int]:
+        calls.append(n)
+        return Page([], n, None, False)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=5))
+    assert await it.collect() == []
+    assert calls == [0]
+
+
+async def test_a_known_total_ends_the_walk_whatever_last_says() -> None:
+    async def fetch(n: int) -> Page[int]:
+        return Page([n], n, 3, False)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=1, concurrency=4))
+    assert await it.collect() == [0, 1, 2]

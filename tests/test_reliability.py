@@ -12,7 +12,7 @@ from conftest import Reply, Stub
 from samples import FIXTURE_ID, fixture
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials, Timeout
-from asyncsports.errors import ServerError, TransportError
+from asyncsports.errors import APIError, ServerError, TransportError
 
 PATH = f"/basketball/fixtures/{FIXTURE_ID}"
 
@@ -146,3 +146,130 @@ async def test_rate_limit_spaces_requests(stub: Stub) -> None:
         elapsed = loop.time() - started
     # 20 may go at once (the bucket), the other 10 at 20 per second.
     assert elapsed >= 0.4
+
+
+async def test_a_redirect_is_an_error_that_is_not_followed_and_leaks_no_secret(
+    stub: Stub, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop_url = f"{stub.url}/api/v2/streaming/events?auth=SUPERSECRET"
+    stub.add("/api/v2/streaming/events", Reply(status=302, text="", headers={"Location": loop_url}))
+    creds = StreamingCredentials(7, "SUPERSECRET", 1)
+    with caplog.at_level(logging.DEBUG, logger="asyncsports"):
+        async with Client(stub.url, streaming_url=stub.url, streaming_credentials=creds) as c:
+            with pytest.raises(APIError) as info:
+                await c.events.list().collect()
+    assert info.value.status == 302
+    assert len(stub.seen) == 1
+    assert "SUPERSECRET" not in str(info.value) + caplog.text
+
+
+async def test_a_rate_limit_below_one_per_second_works(stub: Stub) -> None:
+    stub.add(PATH, fixture())
+    async with Client(stub.url, token="t", rate_limit=0.5) as c:
+        assert (await c.fixtures.get("basketball", FIXTURE_ID)).name
+
+
+async def drip_server(chunks: int, pause: float) -> TestServer:
+    """A fixture body sent a byte at a time, ``pause`` apart."""
+    body = b'{"id": "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11", "name": "' + b"x" * chunks + b'"}'
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        resp.content_length = len(body)
+        await resp.prepare(request)
+        for i in range(len(body)):
+            await resp.write(body[i : i + 1])
+            await asyncio.sleep(pause)
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    return server
+
+
+async def test_the_total_deadline_covers_reading_the_body() -> None:
+    server = await drip_server(100, 0.05)  # about 8 s to send, never idle for a read timeout
+    try:
+        async with Client(str(server.make_url("")), token="t", timeout=Timeout(total=0.5)) as c:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(TransportError, match=r"timed out \(Timeout.total\)"):
+                await c.fixtures.get("basketball", FIXTURE_ID)
+            assert loop.time() - started < 2
+    finally:
+        await server.close()
+
+
+async def test_retries_are_one_budget_across_bodies_that_break(stub: Stub) -> None:
+    class Flaky:
+        served = 0
+
+        async def handle(self, request: web.Request) -> web.StreamResponse:
+            self.served += 1
+            if self.served % 2:
+                return web.Response(status=503, text="busy")
+            resp = web.StreamResponse()
+            resp.content_length = 1000
+            await resp.prepare(request)
+            await resp.write(b'{"id": ')
+            assert request.transport is not None
+            request.transport.close()
+            return resp
+
+    flaky = Flaky()
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", flaky.handle)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        retry = RetryPolicy(max_retries=3, base=0, cap=0)
+        async with Client(str(server.make_url("")), token="t", retry=retry) as c:
+            with pytest.raises(TransportError) as info:
+                await c.fixtures.get("basketball", FIXTURE_ID)
+    finally:
+        await server.close()
+    assert flaky.served == 4  # the first attempt and three retries, whatever failed
+    assert info.value.attempts == 4
+
+
+async def test_a_token_callable_is_asked_once_by_many_concurrent_calls(stub: Stub) -> None:
+    asked = 0
+
+    async def token() -> str:
+        nonlocal asked
+        asked += 1
+        await asyncio.sleep(0.01)
+        return f"t{asked}"
+
+    stub.add(PATH, fixture())
+    async with Client(stub.url, token=token) as c:
+        await asyncio.gather(*(c.fixtures.get("basketball", FIXTURE_ID) for _ in range(50)))
+    assert asked == 1
+
+
+async def test_many_401s_with_one_stale_token_refresh_it_once(stub: Stub) -> None:
+    asked = 0
+
+    def token() -> str:
+        nonlocal asked
+        asked += 1
+        return f"t{asked}"
+
+    async def handle(request: web.Request) -> web.Response:
+        if request.headers["Authorization"] == "Bearer t1":
+            await asyncio.sleep(0.05)  # all 50 are refused with the same stale token
+            return web.json_response({"error": "expired"}, status=401)
+        return web.json_response(fixture())
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        async with Client(str(server.make_url("")), token=token) as c:
+            await asyncio.gather(*(c.fixtures.get("basketball", FIXTURE_ID) for _ in range(50)))
+    finally:
+        await server.close()
+    assert asked == 2

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
+import anyio
 import msgspec
 
 from asyncsports import _request as q
 from asyncsports._request import Request
 from asyncsports._session import Session
-from asyncsports.errors import TransportError
+from asyncsports._watch import jittered
+from asyncsports.errors import DecodeError, RateLimitError, ServerError, TransportError
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, Page, ResumeToken, walk
 
 T = TypeVar("T")
+log = logging.getLogger("asyncsports")
 
 
 class Resource:
@@ -28,7 +32,11 @@ class Resource:
     async def _one(self, req: Request, tp: type[T] | Any) -> T:
         """Send ``req`` and decode its whole body as ``tp``."""
         resp = await self._session.get(req)
-        result: T = decode(tp, resp.body, url=resp.url)
+        try:
+            result: T = decode(tp, resp.body, url=resp.url)
+        except DecodeError as exc:
+            exc.status = resp.status
+            raise
         return result
 
     def _body_list(
@@ -41,8 +49,7 @@ class Resource:
         """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``."""
 
         async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
-            resp = await self._session.get(req)
-            items = unwrap(decode(tp, resp.body, url=resp.url))
+            items = unwrap(await self._one(req, tp))
             yield Batch(0, start.index, items[start.index :])
 
         return AsyncList(source, resume)
@@ -66,9 +73,9 @@ class Resource:
 
         async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
             index = start.index
-            broken = 0
+            call = self._session.call()  # one budget of retries across resumed bodies
             while True:
-                async with self._session.stream(req) as resp:
+                async with self._session.stream(req, call) as resp:
                     batches = decode_array(resp.chunks(), dec, key=key, skip=index, target=target)
                     try:
                         async with aclosing(batches):  # type: ignore[type-var]
@@ -78,11 +85,31 @@ class Resource:
                         return
                     except TransportError as exc:
                         failure = exc
-                if not await self._session.backoff(failure, broken):
+                    except DecodeError as exc:
+                        exc.status, exc.url = resp.status, exc.url or resp.url
+                        raise
+                if not await self._session.backoff(failure, call):
                     raise failure
-                broken += 1
 
         return AsyncList(source, resume)
+
+    async def _polls(
+        self, req: Request, tp: Any, interval: float, jitter: float
+    ) -> AsyncGenerator[Any, None]:
+        """Decode ``req``'s body every ``interval`` seconds (jittered), forever.
+
+        A poll that fails for a passing reason (a connection failure, a 5xx or a 429
+        after the session's own retries) is logged and skipped, so a watcher that polls
+        all day rides out the service's bad minutes; other errors are raised.
+        """
+        q.seconds("interval", interval)
+        q.seconds("jitter", jitter)
+        while True:
+            try:
+                yield await self._one(req, tp)
+            except (TransportError, ServerError, RateLimitError) as exc:
+                log.warning("poll of %s failed, polling on: %s", req.path, exc)
+            await anyio.sleep(jittered(interval, jitter))
 
     @staticmethod
     def _paged(

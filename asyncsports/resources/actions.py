@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-
-import anyio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
-from asyncsports._watch import Change, Tracker, jittered
+from asyncsports._watch import Change, Tracker
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.resources._base import Resource
@@ -40,23 +39,20 @@ class Actions(Resource):
         interval: float = 5.0,
         *,
         jitter: float = 0.1,
-    ) -> AsyncIterator[Change[Action]]:
+    ) -> AsyncGenerator[Change[Action], None]:
         """Poll a fixture's timeline and yield each action once as it appears.
 
         Yields ``Change("new", action)`` for an action not seen before and
         ``Change("update", action)`` for a later version of one (say Pending, then
         Confirmed). Ends after the record with ``finished`` true. Polls every
-        ``interval`` seconds, spread by ``jitter`` so that many followers drift apart.
+        ``interval`` seconds, spread by ``jitter`` so that many followers drift apart;
+        a poll that fails for a passing reason is logged and the next one tried.
         """
-        q.integer("interval", int(interval), low=0)
-        req = list_request(sport, fixture_id)
         tracker: Tracker[Action] = Tracker(lambda a: a.fixture_action.action_id)
-        while True:
-            listing: AsyncList[Action] = self._body_list(req, list[Action])
-            async with listing:
-                actions = await listing.collect()
-            for change in tracker.seen(actions):
-                yield change
-                if change.record.finished:
-                    return
-            await anyio.sleep(jittered(interval, jitter))
+        polls = self._polls(list_request(sport, fixture_id), list[Action], interval, jitter)
+        async with aclosing(polls):
+            async for actions in polls:
+                for change in tracker.seen(actions):
+                    yield change
+                    if change.record.finished:
+                        return

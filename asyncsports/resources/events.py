@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import anyio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 
 from asyncsports import _request as q
 from asyncsports._request import Param, Request
-from asyncsports._watch import Change, Tracker, jittered
+from asyncsports._watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
 from asyncsports.resources._base import Resource
@@ -84,23 +83,22 @@ class Events(Resource):
 
     async def watch(
         self, interval: float = 30.0, *, jitter: float = 0.1
-    ) -> AsyncIterator[Change[Event]]:
+    ) -> AsyncGenerator[Change[Event], None]:
         """Poll the live-only listing and yield what goes live and what ends.
 
         ``Change("live", event)``: the event is live, request its playback address now.
         ``Change("ended", event)``: it left the live listing, stop requesting. Runs until
-        the caller stops iterating. The spec suggests polling about every 30 seconds;
-        ``jitter`` spreads the interval so that many watchers drift apart.
+        the caller stops iterating; a poll that fails for a passing reason is logged and
+        the next one tried. The spec suggests polling about every 30 seconds; ``jitter``
+        spreads the interval so that many watchers drift apart.
         """
-        q.integer("interval", int(interval), low=0)
         req, _ = list_request(live=True)
         tracker: Tracker[Event] = Tracker(lambda e: e.id, presence=True)
-        while True:
-            async with self._body_list(req, list[Event] | Event, _as_list) as listing:
-                events = await listing.collect()
-            for change in tracker.seen(events):
-                yield change
-            await anyio.sleep(jittered(interval, jitter))
+        polls = self._polls(req, list[Event] | Event, interval, jitter)
+        async with aclosing(polls):
+            async for body in polls:
+                for change in tracker.seen(_as_list(body)):
+                    yield change
 
     async def playback(self, event_id: int) -> Playback:
         """The playback (HLS) address of a live event."""
