@@ -1,0 +1,369 @@
+"""``python -m benchmarks [--quick]``: run every benchmark and write the results.
+
+Starts the benchmark server (:mod:`benchmarks.server`) in its own process, pinned to the
+last CPU, then runs each case in a fresh child process pinned to the other CPUs, so the
+client's CPU time, wall time and peak RSS are its own. Writes ``results/latest.md`` and
+``latest.json`` (``--quick``: ``quick.md`` and ``quick.json``, so that a CI run does not
+overwrite the full table) and prints the table.
+
+Exit status: 0 when every case ran (a missed target is reported, not an error, since
+timing on a shared machine is noisy; ``--strict`` makes a miss fail too), 1 when a case
+failed to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.measure import machine, versions
+from benchmarks.report import build_rows, markdown, write
+
+HERE = Path(__file__).resolve().parent
+ALL = ("decode", "walk", "peers", "stream", "framing", "memory", "fanout", "backfill")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Sizes and repeats of one mode."""
+
+    mode: str
+    walk_fixtures: int  # the big season; the walk is all of it
+    walk_repeat: int  # rounds per process
+    walk_processes: int  # fresh processes, whose rounds are pooled
+    peers_repeat: int  # rounds of the httpx + pydantic comparison (5-9x slower)
+    decode_rounds: int
+    decode_round: float  # seconds of calls per round, for the slower variant
+    stream_records: int
+    stream_repeat: int
+    memory_records: int
+    fanout_repeat: int
+    backfill_scale: str
+    backfill_repeat: int
+    framing_chunk: int = 256 * 1024
+    page_size: int = 100
+    decode_actions: int = 5_000
+    fanout_pages: int = 40
+    fanout_latency: float = 0.05
+    backfill_concurrency: int = 8
+    timeout: float = 900.0
+
+
+FULL = Config(
+    mode="full",
+    walk_fixtures=20_000,
+    walk_repeat=9,
+    walk_processes=5,
+    peers_repeat=5,
+    decode_rounds=7,
+    decode_round=0.2,
+    stream_records=100_000,
+    stream_repeat=7,
+    memory_records=1_000_000,
+    fanout_repeat=3,
+    backfill_scale="",
+    backfill_repeat=3,
+)
+QUICK = Config(
+    mode="quick",
+    walk_fixtures=2_000,
+    walk_repeat=12,
+    walk_processes=2,
+    peers_repeat=3,
+    decode_rounds=3,
+    decode_round=0.03,
+    stream_records=10_000,
+    stream_repeat=5,
+    memory_records=50_000,
+    fanout_repeat=1,
+    backfill_scale="competitions=1,seasons=2,fixtures_per_season=6,actions_per_fixture=60",
+    backfill_repeat=1,
+    timeout=120.0,
+)
+
+
+def _cpus(pin: bool) -> tuple[int | None, list[int] | None]:
+    """The server's CPU and the clients' CPUs (None: no pinning)."""
+    if not pin or not hasattr(os, "sched_getaffinity"):
+        return None, None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, None
+    return cpus[-1], cpus[:-1]
+
+
+class Server:
+    """The benchmark server process; its manifest once it is ready."""
+
+    def __init__(self, cfg: Config, cpu: int | None) -> None:
+        args = [
+            sys.executable,
+            "-m",
+            "benchmarks.server",
+            f"--big-fixture-list={cfg.walk_fixtures}",
+            f"--big-timeline={cfg.memory_records}",
+            f"--prefixes={cfg.decode_actions},{cfg.stream_records},{cfg.memory_records}",
+            f"--plain-scale={cfg.backfill_scale}",
+        ]
+        if cpu is not None:
+            args.append(f"--cpu={cpu}")
+        self.proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=HERE.parent, text=True
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the benchmark server did not start (exit {self.proc.wait()})")
+        self.manifest: dict[str, Any] = json.loads(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()  # the server's signal to stop
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run_case(
+    name: str,
+    params: dict[str, Any],
+    manifest: dict[str, Any],
+    cpus: list[int] | None,
+    timeout: float,
+) -> dict[str, Any]:
+    """Run one case in a fresh process; its result, or ``{"error": ...}``."""
+    spec = json.dumps({"manifest": manifest, "params": params, "cpus": cpus})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.child", name, spec],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=HERE.parent,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f}s"}
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-3:]
+        return {"error": f"exit {done.returncode}: {' / '.join(tail)}"}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def pool(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result from several processes' results: their rounds end to end."""
+    errors = [r["error"] for r in results if "error" in r]
+    if errors:
+        return {"error": "; ".join(errors)}
+    out = dict(results[0])
+    for key, value in out.items():
+        if isinstance(value, dict) and "cpu" in value:
+            out[key] = {field: [x for r in results for x in r[key][field]] for field in value}
+        elif key in ("hits", "misses"):
+            out[key] = sum(r[key] for r in results)
+    out["processes"] = len(results)
+    return out
+
+
+def count_instructions(
+    cfg: Config, manifest: dict[str, Any], cpus: list[int] | None
+) -> dict[str, Any]:
+    """Instructions per page of each walk variant, counted by valgrind's callgrind.
+
+    Unlike CPU time, a count does not move with the load on the machine or with where
+    code and heap land, so it settles close calls. Each variant runs in its own process
+    under callgrind; the counters are zeroed after its warm-up walk and dumped after
+    the measured walk, so start-up and warm-up are not counted.
+    """
+    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        return {"error": "valgrind's callgrind is not installed"}
+    walks = 1
+    out: dict[str, Any] = {
+        "fixtures": cfg.walk_fixtures,
+        "pages": cfg.walk_fixtures // cfg.page_size,
+    }
+    for variant in ("asyncsports", "asyncsports pages()", "floor"):
+        params = {
+            "variant": variant,
+            "size": cfg.page_size,
+            "fixtures": cfg.walk_fixtures,
+            "walks": walks,
+        }
+        spec = json.dumps({"manifest": manifest, "params": params, "cpus": cpus})
+        with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
+            dump = Path(tmp) / "callgrind.out"
+            valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dump}"]
+            proc = subprocess.Popen(
+                [*valgrind, sys.executable, "-m", "benchmarks.child", "icount", spec],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=HERE.parent,
+                text=True,
+            )
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                for expected, command in (("ready", "-z"), ("done", "-d")):
+                    line = proc.stdout.readline().strip()
+                    if line != expected:
+                        return {"error": f"{variant}: expected {expected!r}, got {line!r}"}
+                    subprocess.run(
+                        ["callgrind_control", command, str(proc.pid)],
+                        check=True,
+                        capture_output=True,
+                    )
+                    proc.stdin.write("\n")
+                    proc.stdin.flush()
+            finally:
+                proc.stdin.close()
+                proc.wait(timeout=cfg.timeout)
+            totals = [
+                int(line.split()[1])
+                for line in Path(f"{dump}.1").read_text().splitlines()
+                if line.startswith("totals:")
+            ]
+        out[variant] = totals[0] / (walks * out["pages"])
+    return out
+
+
+def run_all(
+    cfg: Config, only: tuple[str, ...], pin: bool, instructions: bool = False
+) -> tuple[dict[str, Any], str]:
+    """Every selected case against one server; the raw results and where things ran."""
+    server_cpu, client_cpus = _cpus(pin)
+    placement = (
+        f"server on CPU {server_cpu}, clients on CPU {','.join(map(str, client_cpus))}"
+        if client_cpus
+        else "not pinned"
+    )
+    server = Server(cfg, server_cpu)
+    m = server.manifest
+    raw: dict[str, Any] = {}
+    try:
+
+        def case(name: str, **params: Any) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            result = run_case(name, params, m, client_cpus, cfg.timeout)
+            state = "error: " + result["error"] if "error" in result else "done"
+            print(f"  {name:9s} {time.perf_counter() - t0:6.1f}s  {state}", file=sys.stderr)
+            return result
+
+        if "decode" in only:
+            raw["decode"] = case(
+                "decode",
+                page_size=cfg.page_size,
+                actions=cfg.decode_actions,
+                rounds=cfg.decode_rounds,
+                round=cfg.decode_round,
+            )
+        if "walk" in only:
+            # Several processes: where code and heap land shifts this close comparison
+            # by a few percent from one process to the next, so no one process decides.
+            walks = [
+                case("walk", size=cfg.page_size, fixtures=cfg.walk_fixtures, repeat=cfg.walk_repeat)
+                for _ in range(cfg.walk_processes)
+            ]
+            raw["walk"] = pool(walks)
+        if instructions:
+            t0 = time.perf_counter()
+            raw["instructions"] = count_instructions(cfg, m, client_cpus)
+            state = raw["instructions"].get("error", "done")
+            print(f"  {'callgrind':9s} {time.perf_counter() - t0:6.1f}s  {state}", file=sys.stderr)
+        if "peers" in only:
+            raw["peers"] = case(
+                "peers", size=cfg.page_size, fixtures=cfg.walk_fixtures, repeat=cfg.peers_repeat
+            )
+        if "stream" in only:
+            raw["stream"] = case("stream", records=cfg.stream_records, repeat=cfg.stream_repeat)
+        if "framing" in only:
+            raw["framing"] = case(
+                "framing",
+                records=cfg.stream_records,
+                chunk=cfg.framing_chunk,
+                repeat=cfg.stream_repeat,
+            )
+        if "memory" in only:
+            # One process per variant: a peak in one must not hide or inflate the other's.
+            variants = {
+                v: case("memory", records=cfg.memory_records, variant=v)
+                for v in ("streamed", "whole")
+            }
+            errors = [r["error"] for r in variants.values() if "error" in r]
+            raw["memory"] = {"error": "; ".join(errors)} if errors else variants
+        if "fanout" in only:
+            raw["fanout"] = case(
+                "fanout",
+                size=cfg.walk_fixtures // cfg.fanout_pages,
+                pages=cfg.fanout_pages,
+                latency=cfg.fanout_latency,
+                repeat=cfg.fanout_repeat,
+            )
+        if "backfill" in only:
+            raw["backfill"] = case(
+                "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency
+            )
+    finally:
+        server.close()
+    return raw, placement
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (CI)")
+    parser.add_argument("--only", default=",".join(ALL), help=f"cases to run: {','.join(ALL)}")
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="results directory")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the walk's instructions per page with valgrind (a few minutes)",
+    )
+    args = parser.parse_args(argv)
+    only = tuple(n.strip() for n in args.only.split(",") if n.strip())
+    unknown = set(only) - set(ALL)
+    if unknown:
+        parser.error(f"--only: unknown cases {', '.join(sorted(unknown))}")
+    cfg = QUICK if args.quick else FULL
+    started = dt.datetime.now(dt.UTC)
+    load_before = os.getloadavg()
+    t0 = time.perf_counter()
+    print(f"benchmarks ({cfg.mode} mode):", file=sys.stderr)
+    raw, placement = run_all(cfg, only, pin=not args.no_pin, instructions=args.instructions)
+    rows = build_rows(raw, quick=args.quick)
+    command = "python -m benchmarks " + shlex.join(argv if argv is not None else sys.argv[1:])
+    meta: dict[str, Any] = {
+        "mode": cfg.mode,
+        "started": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "seconds": time.perf_counter() - t0,
+        "command": command.rstrip(),
+        "machine": machine(),
+        "versions": versions(),
+        "placement": placement,
+        "load_before": " ".join(f"{x:.2f}" for x in load_before),
+        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "busy": max(load_before[0], os.getloadavg()[0]) > (os.cpu_count() or 1) - 0.5,
+        "config": asdict(cfg),
+    }
+    write(args.out, "quick" if args.quick else "latest", rows, meta, raw)
+    print(markdown(rows, meta))
+    failed = any("error" in r for r in raw.values())
+    missed = any(r.passed is False for r in rows)
+    return 1 if failed or (args.strict and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

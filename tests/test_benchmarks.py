@@ -1,0 +1,95 @@
+"""The benchmark harness's own logic: verdicts, the table, the caching server. No timings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import aiohttp
+import msgspec
+from aiohttp.test_utils import TestServer
+
+# benchmarks/ is a directory of the repository, not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from asyncsports.emulator import Emulator
+from benchmarks.report import Row, build_rows, markdown
+from benchmarks.server import Cache, State, Stored, timeline_id
+
+
+def test_verdicts_follow_the_kind_of_ratio() -> None:
+    faster = Row("decode", "c", "m", "ms", 1.0, 3.5, "peer", "faster", 3.0)
+    assert faster.ratio == 3.5 and faster.passed
+    cost = Row("walk", "c", "m", "us", 11.5, 10.0, "floor", "cost", 1.10)
+    assert cost.ratio == 1.15 and cost.passed is False
+    below = Row("stream", "c", "m", "MB", 12.0, 900.0, "whole", "below", 50.0)
+    assert below.passed and below.target_text() == "< 50 MB"
+    assert Row("backfill", "c", "m", "/s", 100.0).passed is None
+
+
+def test_rows_and_table_from_raw_results() -> None:
+    def rounds(*cpu: float) -> dict[str, list[float]]:
+        return {"cpu": list(cpu), "wall": list(cpu), "gc": [0.0] * len(cpu)}
+
+    raw = {
+        "walk": {
+            "fixtures": 2000,
+            "pages": 20,
+            "asyncsports": rounds(0.2, 0.3, 0.2),
+            "asyncsports pages()": rounds(0.2, 0.2, 0.2),
+            "floor": rounds(0.19, 0.2, 0.19),
+            "misses": 0,
+        },
+        "peers": {
+            "fixtures": 2000,
+            "pages": 20,
+            "asyncsports": rounds(0.2),
+            "httpx+pydantic": rounds(1.6),
+        },
+        "fanout": {"error": "exit 1: boom"},
+    }
+    rows = build_rows(raw, quick=True)
+    assert [r.kind for r in rows] == ["cost", "cost", "faster", "info"]
+    # The ratio is the median of per-round ratios: the 0.3 round (1.5x) does not count.
+    assert rows[0].ratio == 0.2 / 0.19 and rows[0].passed
+    assert rows[2].ratio == 8.0 and rows[2].passed and rows[3].note == "exit 1: boom"
+    meta = {
+        "mode": "quick",
+        "started": "now",
+        "command": "python -m benchmarks --quick",
+        "seconds": 1.0,
+        "machine": {"cpu": "x", "cores": 2, "memory_gb": 1, "python": "3.11", "platform": "p"},
+        "placement": "not pinned",
+        "load_before": "0",
+        "load_after": "0",
+        "versions": {"msgspec": "0"},
+    }
+    text = markdown(rows, meta)
+    assert "| walk |" in text and "8.0x faster" in text and "exit 1: boom" in text
+
+
+async def test_cache_renders_a_body_once_then_serves_it() -> None:
+    state = State()
+    async with Emulator(seed=0) as emu:
+        cache = Cache(emu.base_url, state)
+        cache.store["/made/up"] = Stored(200, "application/json", b"[1,2]")
+        server = TestServer(cache.app())
+        await server.start_server()
+        headers = {
+            "Authorization": f"Bearer {emu.token}",
+            "Accept": f"application/vnd.{emu.vendor}.dde.api+json;version=1",
+        }
+        try:
+            async with aiohttp.ClientSession() as http:
+                bodies = []
+                for _ in range(2):
+                    async with http.get(server.make_url("/soccer/fixtures"), headers=headers) as r:
+                        assert r.status == 200
+                        bodies.append(await r.read())
+                async with http.get(server.make_url("/made/up")) as r:
+                    assert msgspec.json.decode(await r.read()) == [1, 2]
+        finally:
+            await server.close()
+    assert bodies[0] == bodies[1]
+    assert (state.misses, state.hits) == (1, 2)
+    assert timeline_id(5000) == timeline_id(5000) != timeline_id(5001)
