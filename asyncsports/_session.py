@@ -306,7 +306,8 @@ class Session:
                 f"body of {resp.content_length} bytes exceeds max_body_size={limit}", url=url
             )
         try:
-            if limit is None:
+            if limit is None or resp.content_length is not None:
+                # The size is known (and was checked above): one read, no chunk loop.
                 return await resp.read()
             parts: list[bytes] = []
             size = 0

@@ -43,7 +43,7 @@ class Resource:
         self,
         req: Request,
         tp: Any,
-        unwrap: Callable[[Any], Sequence[T]] = lambda body: body,
+        unwrap: Callable[[Any], Sequence[T]],
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[T]:
         """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``."""
