@@ -13,13 +13,18 @@ from asyncsports.errors import (
     AsyncSportsError,
     AuthenticationError,
     BadRequestError,
+    BodyTooLargeError,
     DecodeError,
+    NoRecordError,
     NotFoundError,
+    PagingError,
     RateLimitError,
     ServerError,
+    SinkError,
+    TimeoutError,
     TransportError,
 )
-from asyncsports.paging import AsyncList, PagingError, ResumeToken
+from asyncsports.paging import AsyncList, ResumeToken
 
 __all__ = [
     "APIError",
@@ -27,9 +32,11 @@ __all__ = [
     "AsyncSportsError",
     "AuthenticationError",
     "BadRequestError",
+    "BodyTooLargeError",
     "Change",
     "Client",
     "DecodeError",
+    "NoRecordError",
     "NotFoundError",
     "PagingError",
     "RateLimitError",
@@ -37,9 +44,11 @@ __all__ = [
     "ResumeToken",
     "RetryPolicy",
     "ServerError",
+    "SinkError",
     "Sport",
     "StreamingCredentials",
     "Timeout",
+    "TimeoutError",
     "TransportError",
     "__version__",
 ]

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
 
 import aiohttp
 import anyio
-import msgspec
 import yarl
 from aiolimiter import AsyncLimiter
 
@@ -32,7 +29,8 @@ from asyncsports.errors import (
     BodyTooLargeError,
     RateLimitError,
     TransportError,
-    error_for_status,
+    error_from,
+    redact,
 )
 
 __all__ = ["Call", "Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
@@ -103,70 +101,11 @@ class StreamResponse:
             raise TransportError(f"body broke off: {_describe(exc)}", url=self.url) from exc
 
 
-def redact(url: str | Any) -> str:
-    """``url`` with the values of secret query parameters replaced by ``***``."""
-    text = str(url)
-    if "?" not in text:
-        return text
-    head, _, query = text.partition("?")
-    parts = []
-    for pair in query.split("&"):
-        name, eq, _value = pair.partition("=")
-        parts.append(f"{name}=***" if eq and name in _SECRET_PARAMS else pair)
-    return f"{head}?{'&'.join(parts)}"
-
-
-_SECRET_RE = re.compile(r"((?:^|[?&])(?:auth|token|access_token)=)[^&\s'\"]*")
-
-
 def _describe(exc: BaseException) -> str:
     # aiohttp's messages may quote a URL with its query: redact it like ours.
-    text = _SECRET_RE.sub(r"\1***", str(exc))
+    text = redact(exc)
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
-
-
-def _message(body: Any, text: str) -> str:
-    """The service's message from an error body (JSON or text)."""
-    if isinstance(body, dict):
-        for key in ("message", "error", "detail", "title"):
-            value = body.get(key)
-            if isinstance(value, str) and value:
-                return value
-    stripped = text.strip()
-    if stripped.startswith("{") and stripped.endswith("}") and not isinstance(body, dict):
-        stripped = stripped[1:-1].strip()  # text inside braces that is not JSON
-    return stripped[:500] or "(empty body)"
-
-
-def error_from(
-    status: int,
-    headers: Mapping[str, str],
-    raw: bytes,
-    *,
-    method: str,
-    url: str,
-    attempts: int,
-    now: float,
-) -> APIError:
-    """The error for a failed response: JSON body when it parses, text otherwise."""
-    text = raw.decode("utf-8", "replace")
-    body: Any
-    try:
-        body = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        body = text
-    cls = error_for_status(status)
-    kw: dict[str, Any] = {
-        "body": body,
-        "headers": dict(headers),
-        "method": method,
-        "url": url,
-        "attempts": attempts,
-    }
-    if cls is RateLimitError:
-        kw["retry_after"] = parse_retry_after(headers.get("Retry-After"), now)
-    return cls(status, _message(body, text), **kw)
 
 
 class Session:
@@ -303,7 +242,9 @@ class Session:
         limit = self._max_body
         if limit is not None and (resp.content_length or 0) > limit:
             raise BodyTooLargeError(
-                f"body of {resp.content_length} bytes exceeds max_body_size={limit}", url=url
+                f"body of {resp.content_length} bytes exceeds max_body_size={limit}",
+                limit=limit,
+                url=url,
             )
         try:
             if limit is None or resp.content_length is not None:
@@ -314,7 +255,9 @@ class Session:
             async for chunk in resp.content.iter_chunked(256 * 1024):
                 size += len(chunk)
                 if size > limit:
-                    raise BodyTooLargeError(f"body exceeds max_body_size={limit}", url=url)
+                    raise BodyTooLargeError(
+                        f"body exceeds max_body_size={limit}", limit=limit, url=url
+                    )
                 parts.append(chunk)
             return b"".join(parts)
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -402,6 +345,7 @@ class Session:
                     raw = b""
                 finally:
                     resp.release()
+                retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
                 error = error_from(
                     status,
                     resp.headers,
@@ -409,7 +353,7 @@ class Session:
                     method="GET",
                     url=shown,
                     attempts=call.attempts,
-                    now=time.time(),
+                    retry_after=retry_after,
                 )
                 if status == 401 and not call.refreshed and self._token.refreshable:
                     call.refreshed = True
@@ -419,10 +363,6 @@ class Session:
                 if status not in RETRY_STATUSES:
                     raise error
                 failure = error
-                if isinstance(error, RateLimitError):
-                    retry_after = error.retry_after
-                else:
-                    retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
             wait = self.retry.delay(call.retries, retry_after, self._rng)
             left = call.left()
             if wait is None or (left is not None and wait >= left):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asyncsports.errors import SinkError
 from asyncsports.models import Action, Fixture, Statistics, encode
 
 __all__ = [
@@ -109,10 +110,6 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 );
 PRAGMA user_version = {SCHEMA_VERSION};
 """
-
-
-class SinkError(Exception):
-    """The database file cannot be used (not SQLite, another schema, unwritable)."""
 
 
 @dataclass(frozen=True, slots=True)

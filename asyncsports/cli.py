@@ -105,8 +105,8 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (APIError, 9, "other HTTP status"),
     (TransportError, 10, "host unreachable or timed out"),
     (DecodeError, 11, "undecodable response"),
-    (AsyncSportsError, 12, "other client error"),
     (SinkError, 13, "unusable --db file"),
+    (AsyncSportsError, 12, "other client error"),
 )
 HINTS: dict[type[BaseException], str] = {
     AuthenticationError: "check --token (ASYNCSPORTS_TOKEN) or the streaming credentials",

@@ -1,14 +1,34 @@
-"""The exception hierarchy.
+"""The exception hierarchy, and building errors from what a server sent. No I/O.
 
-Every error the library raises on purpose is an :class:`AsyncSportsError`. Argument
-mistakes found before anything is sent are plain :class:`ValueError` or
+Every error the library raises on purpose is an :class:`AsyncSportsError`::
+
+    AsyncSportsError
+    ├── APIError                 the service answered with an error status
+    │   ├── BadRequestError      400
+    │   ├── AuthenticationError  401, 403
+    │   ├── NotFoundError        404
+    │   ├── RateLimitError       429
+    │   └── ServerError          5xx
+    ├── TransportError           no complete answer: connection failed or broke off
+    │   └── TimeoutError         a time limit ran out (also a builtin TimeoutError)
+    ├── BodyTooLargeError        a body over max_body_size (never retried)
+    ├── DecodeError              a body that does not fit its model
+    ├── NoRecordError            a 200 whose body held no record
+    ├── PagingError              a server that breaks the paging contract
+    └── SinkError                a database that cannot be used
+
+Argument mistakes found before anything is sent are plain :class:`ValueError` or
 :class:`TypeError`, as in the standard library.
 """
 
 from __future__ import annotations
 
+import builtins
+import re
 from collections.abc import Mapping
 from typing import Any
+
+import msgspec
 
 __all__ = [
     "APIError",
@@ -17,11 +37,17 @@ __all__ = [
     "BadRequestError",
     "BodyTooLargeError",
     "DecodeError",
+    "NoRecordError",
     "NotFoundError",
+    "PagingError",
     "RateLimitError",
     "ServerError",
+    "SinkError",
+    "TimeoutError",
     "TransportError",
     "error_for_status",
+    "error_from",
+    "redact",
 ]
 
 
@@ -29,12 +55,18 @@ class AsyncSportsError(Exception):
     """Base class of every error raised by asyncsports."""
 
 
+def _where(method: str, url: str, attempts: int) -> str:
+    where = f" ({method} {url})" if url else ""
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    return where + tries
+
+
 class APIError(AsyncSportsError):
     """The service answered with an error status.
 
     ``body`` is the decoded JSON when the error body parses as JSON, else its text.
     ``message`` is the service's own message where one could be found.
-    ``attempts`` counts the requests made, retries included.
+    ``attempts`` counts the requests sent, retries included.
     """
 
     def __init__(
@@ -58,23 +90,23 @@ class APIError(AsyncSportsError):
         super().__init__(status, message)
 
     def __str__(self) -> str:
-        where = f" ({self.method} {self.url})" if self.url else ""
-        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
-        return f"{self.status} {self.message}{where}{tries}"
+        return f"{self.status} {self.message}{_where(self.method, self.url, self.attempts)}"
 
-    def __reduce__(self) -> Any:
-        kw = {
+    def _kw(self) -> dict[str, Any]:
+        return {
             "body": self.body,
             "headers": dict(self.headers),
             "method": self.method,
             "url": self.url,
             "attempts": self.attempts,
         }
-        return (_rebuild, (type(self), self.status, self.message, kw))
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (type(self), (self.status, self.message), self._kw()))
 
 
-def _rebuild(cls: type[APIError], status: int, message: str, kw: dict[str, Any]) -> APIError:
-    return cls(status, message, **kw)
+def _rebuild(cls: type[Any], args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+    return cls(*args, **kw)
 
 
 class BadRequestError(APIError):
@@ -96,9 +128,8 @@ class RateLimitError(APIError):
         super().__init__(status, message, **kw)
         self.retry_after = retry_after
 
-    def __reduce__(self) -> Any:
-        cls, (_, status, message, kw) = super().__reduce__()
-        return (_rebuild, (cls, status, message, {**kw, "retry_after": self.retry_after}))
+    def _kw(self) -> dict[str, Any]:
+        return {**super()._kw(), "retry_after": self.retry_after}
 
 
 class ServerError(APIError):
@@ -106,7 +137,7 @@ class ServerError(APIError):
 
 
 class TransportError(AsyncSportsError):
-    """The request did not complete: connection refused or reset, DNS failure, timeout."""
+    """No complete answer: connection refused or reset, DNS failure, a body that broke off."""
 
     def __init__(self, message: str, *, method: str = "GET", url: str = "", attempts: int = 1):
         self.method = method
@@ -115,13 +146,35 @@ class TransportError(AsyncSportsError):
         super().__init__(message)
 
     def __str__(self) -> str:
-        where = f" ({self.method} {self.url})" if self.url else ""
-        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
-        return f"{self.args[0]}{where}{tries}"
+        return f"{self.args[0]}{_where(self.method, self.url, self.attempts)}"
+
+    def __reduce__(self) -> Any:
+        kw = {"method": self.method, "url": self.url, "attempts": self.attempts}
+        return (_rebuild, (type(self), (self.args[0],), kw))
 
 
-class BodyTooLargeError(TransportError):
-    """A body exceeded the client's ``max_body_size``; it is refused, not retried."""
+class TimeoutError(TransportError, builtins.TimeoutError):
+    """A time limit ran out: connecting, waiting for data, or the call's ``Timeout.total``.
+
+    Also a builtin :class:`TimeoutError`, so ``except TimeoutError`` catches it either way.
+    """
+
+
+class BodyTooLargeError(AsyncSportsError):
+    """A body exceeded ``max_body_size`` (``limit`` bytes). Refused, never retried."""
+
+    def __init__(self, message: str, *, limit: int, method: str = "GET", url: str = ""):
+        self.limit = limit
+        self.method = method
+        self.url = url
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return f"{self.args[0]}{_where(self.method, self.url, 1)}"
+
+    def __reduce__(self) -> Any:
+        kw = {"limit": self.limit, "method": self.method, "url": self.url}
+        return (_rebuild, (type(self), (self.args[0],), kw))
 
 
 class DecodeError(AsyncSportsError):
@@ -129,7 +182,7 @@ class DecodeError(AsyncSportsError):
 
     ``target`` names the type, ``path`` the JSON path of the offending value
     (``$[3].teams[0].id``), ``offset`` the byte offset where known, and ``snippet``
-    shows the offending bytes.
+    shows the offending bytes. ``status`` and ``url`` say which response it was.
     """
 
     def __init__(
@@ -165,6 +218,37 @@ class DecodeError(AsyncSportsError):
         text = "; ".join(parts)
         return f"{text}: {self.snippet}" if self.snippet else text
 
+    def __reduce__(self) -> Any:
+        kw = {
+            "target": self.target,
+            "path": self.path,
+            "snippet": self.snippet,
+            "offset": self.offset,
+            "url": self.url,
+            "status": self.status,
+        }
+        return (_rebuild, (type(self), (self.reason,), kw))
+
+
+class NoRecordError(AsyncSportsError):
+    """The service answered 200 but the body held no record where one was expected."""
+
+    def __init__(self, message: str, *, status: int = 200, url: str = ""):
+        self.status = status
+        self.url = url
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return f"{self.args[0]} (status {self.status}, GET {self.url})"
+
+
+class PagingError(AsyncSportsError):
+    """The server broke the paging contract (a page repeated, or the wrong page came back)."""
+
+
+class SinkError(AsyncSportsError):
+    """A database cannot be used (not ours, another schema, unwritable, unreachable)."""
+
 
 _BY_STATUS: dict[int, type[APIError]] = {
     400: BadRequestError,
@@ -180,3 +264,60 @@ def error_for_status(status: int) -> type[APIError]:
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     return ServerError if status >= 500 else APIError
+
+
+# ------------------------------------------------------------------ from the wire
+
+_SECRET_RE = re.compile(r"((?:^|[?&;\s])(?:auth|token|access_token)=)[^&\s'\"]*")
+
+
+def redact(text: object) -> str:
+    """``text`` (a URL, or a message quoting one) with secret query values as ``***``."""
+    return _SECRET_RE.sub(r"\1***", str(text))
+
+
+def message_of(body: Any, text: str) -> str:
+    """The service's message from an error body: a JSON message field, else the text."""
+    if isinstance(body, dict):
+        for key in ("message", "errorMessage", "error", "detail", "title"):
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+    stripped = text.strip()
+    if stripped.startswith("{") and stripped.endswith("}") and not isinstance(body, dict):
+        stripped = stripped[1:-1].strip()  # text inside braces that is not JSON
+    return stripped[:500] or "(empty body)"
+
+
+def error_from(
+    status: int,
+    headers: Mapping[str, str],
+    raw: bytes,
+    *,
+    method: str,
+    url: str,
+    attempts: int,
+    retry_after: float | None = None,
+) -> APIError:
+    """The error for a failed response: its class by status, its body as JSON or text.
+
+    An error body that cannot be parsed (of any shape) is kept as text; it never
+    changes the class, which depends on the status alone.
+    """
+    text = raw.decode("utf-8", "replace")
+    body: Any
+    try:
+        body = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        body = text
+    cls = error_for_status(status)
+    kw: dict[str, Any] = {
+        "body": body,
+        "headers": dict(headers),
+        "method": method,
+        "url": url,
+        "attempts": attempts,
+    }
+    if cls is RateLimitError:
+        kw["retry_after"] = retry_after
+    return cls(status, message_of(body, text), **kw)

@@ -14,15 +14,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
-from asyncsports.errors import AsyncSportsError
+from asyncsports.errors import PagingError
 
 __all__ = ["AsyncList", "Batch", "Page", "PagingError", "ResumeToken", "walk"]
 
 T = TypeVar("T")
-
-
-class PagingError(AsyncSportsError):
-    """The server broke the paging contract (a page repeated, or the wrong page came back)."""
 
 
 @dataclass(frozen=True, slots=True)

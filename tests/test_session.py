@@ -15,6 +15,7 @@ from asyncsports.errors import (
     APIError,
     AuthenticationError,
     BadRequestError,
+    BodyTooLargeError,
     DecodeError,
     NotFoundError,
     RateLimitError,
@@ -178,8 +179,11 @@ async def test_a_payload_that_does_not_fit_names_the_path(stub: Stub, client: Cl
 async def test_a_body_over_the_limit_is_refused(stub: Stub) -> None:
     stub.add(PATH, fixture())
     async with Client(stub.url, token="t", max_body_size=100) as c:
-        with pytest.raises(TransportError, match="max_body_size"):
+        with pytest.raises(BodyTooLargeError, match="max_body_size") as info:
             await c.fixtures.get("basketball", FIXTURE_ID)
+    # Not a TransportError: a watcher must not take it for a passing failure and retry.
+    assert not isinstance(info.value, TransportError)
+    assert info.value.limit == 100
 
 
 async def test_a_call_on_a_client_that_is_not_open_is_a_clear_error(stub: Stub) -> None:
