@@ -36,8 +36,8 @@ class Actions(Resource):
         self,
         sport: Sport | str,
         fixture_id: uuid.UUID | str,
-        interval: float = 5.0,
         *,
+        interval: float = 5.0,
         jitter: float = 0.1,
     ) -> AsyncGenerator[Change[Action], None]:
         """Poll a fixture's timeline and yield each action once as it appears.

@@ -48,12 +48,12 @@ class Events(Resource):
 
     def list(
         self,
+        *,
         live: bool | None = None,
         vendor_data_id: bool | None = None,
         restrictions: str | None = None,
         sub_restrictions: str | None = None,
         page_size: int | None = None,
-        *,
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
     ) -> AsyncList[Event]:
@@ -82,7 +82,7 @@ class Events(Resource):
         return self._paged(fetch, page_size or MAX_PAGE_SIZE, resume, lookahead=lookahead)
 
     async def watch(
-        self, interval: float = 30.0, *, jitter: float = 0.1
+        self, *, interval: float = 30.0, jitter: float = 0.1
     ) -> AsyncGenerator[Change[Event], None]:
         """Poll the live-only listing and yield what goes live and what ends.
 

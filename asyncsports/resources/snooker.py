@@ -90,11 +90,11 @@ class Snooker(Resource):
 
     def tournaments(
         self,
+        *,
         season_id: int | None = None,
         start: dt.date | str | None = None,
         end: dt.date | str | None = None,
         sort_options: str | Sequence[str] | None = None,
-        *,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Tournament]:
         """Tournaments, optionally of one season or between ``start`` and ``end``."""
@@ -111,9 +111,9 @@ class Snooker(Resource):
     def matches(
         self,
         tournament: Id,
+        *,
         round_number: int | None = None,
         sort_options: str | Sequence[str] | None = None,
-        *,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Match]:
         """Matches of a tournament, optionally of one round."""
@@ -127,9 +127,9 @@ class Snooker(Resource):
     def ast(
         self,
         tournament: Id,
+        *,
         for_season: bool | None = None,
         sort_options: str | Sequence[str] | None = None,
-        *,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[PlayerAst]:
         """Players' average shot times in a tournament (or its season with ``for_season``)."""
@@ -140,9 +140,9 @@ class Snooker(Resource):
     def centuries(
         self,
         tournament: Id,
+        *,
         for_season: bool | None = None,
         sort_options: str | Sequence[str] | None = None,
-        *,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Break]:
         """Century breaks of a tournament (or its season with ``for_season``)."""
@@ -162,8 +162,8 @@ class Snooker(Resource):
     def tournament_players(
         self,
         tournament: Id,
-        sort_options: SortOptions | None = None,
         *,
+        sort_options: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[TournamentPlayer]:
         """Players entered in a tournament. The external path types ``sort_options`` as a bool."""
@@ -175,8 +175,8 @@ class Snooker(Resource):
 
     def tour_players(
         self,
-        sort_options: str | Sequence[str] | None = None,
         *,
+        sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[TournamentPlayer]:
         """Players of the tour."""
@@ -191,8 +191,8 @@ class Snooker(Resource):
     def previous_tournament_winners(
         self,
         tournament: Id,
-        sort_options: str | Sequence[str] | None = None,
         *,
+        sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[PreviousWinner]:
         """Earlier winners of a tournament."""

@@ -28,9 +28,9 @@ class Squads(Resource):
     def list(
         self,
         sport: Sport | str,
+        *,
         season_id: uuid.UUID | str | None = None,
         team_id: uuid.UUID | str | None = None,
-        *,
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Squad]:
         """Squad records of a season or of a team: pass exactly one of the two ids."""

@@ -25,6 +25,7 @@ class Standings(Resource):
     async def get(
         self,
         sport: Sport | str,
+        *,
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
     ) -> list[StandingsPacket]:
