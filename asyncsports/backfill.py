@@ -381,7 +381,7 @@ class Backfill:
                 season_id=season,
                 date_from=self.scope.date_from,
                 date_to=self.scope.date_to,
-                page_size=self.scope.page_size,
+                size=self.scope.page_size,
                 resume=ResumeToken(first_missing(pages)),
                 concurrency=2,
             )

@@ -862,7 +862,7 @@ def fixtures(
             type=type,
             coverage_level=coverage,
             sort=sort or None,
-            page_size=page_size,
+            size=page_size,
             include_deleted=include_deleted,
         )
         await show_list(cfg, listing, "fixtures", limit)

@@ -49,7 +49,7 @@ def list_request(
     type: str | None = None,
     coverage_level: str | None = None,
     sort: str | Sequence[str] | None = None,
-    page_size: int | None = None,
+    size: int | None = None,
     include_deleted: bool | None = None,
 ) -> Request:
     """The first-page request of a fixture listing (``page`` is added per page)."""
@@ -77,8 +77,8 @@ def list_request(
         )
     if sort is not None:
         params.extend(sort_params(sort))
-    if page_size is not None:
-        params.append(("size", q.integer("page_size", page_size, low=1, high=MAX_SIZE)))
+    if size is not None:
+        params.append(("size", q.integer("size", size, low=1, high=MAX_SIZE)))
     if include_deleted is not None:
         params.append(("includeDeleted", q.boolean(include_deleted)))
         if base == "/basketball":
@@ -109,7 +109,7 @@ class Fixtures(Resource):
         type: str | None = None,
         coverage_level: str | None = None,
         sort: str | Sequence[str] | None = None,
-        page_size: int | None = None,
+        size: int | None = None,
         include_deleted: bool | None = None,
         resume: ResumeToken | str | None = None,
         concurrency: int = 1,
@@ -119,7 +119,7 @@ class Fixtures(Resource):
 
         Filters take the spec's lower-case values (``status="live"``,
         ``coverage_level="inVenue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
-        such, applied in order. ``page_size`` is the page size (default 20).
+        such, applied in order. ``size`` is the page size (default 20).
 
         The next ``lookahead`` pages are fetched while the caller works on the current
         one; once the total is known up to ``concurrency`` pages are in flight at once.
@@ -135,7 +135,7 @@ class Fixtures(Resource):
             type=type,
             coverage_level=coverage_level,
             sort=sort,
-            page_size=page_size,
+            size=size,
             include_deleted=include_deleted,
         )
 
@@ -146,7 +146,7 @@ class Fixtures(Resource):
             return to_page(body)
 
         return self._paged(
-            fetch, page_size or DEFAULT_SIZE, resume, concurrency=concurrency, lookahead=lookahead
+            fetch, size or DEFAULT_SIZE, resume, concurrency=concurrency, lookahead=lookahead
         )
 
     async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:
