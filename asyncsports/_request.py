@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -144,3 +145,26 @@ def exactly_one(**named: object) -> tuple[str, object]:
         which = "neither" if not given else "both"
         raise ValueError(f"pass exactly one of {names} ({which} given)")
     return given[0]
+
+
+# RFC 3986: what may stand unescaped in a path segment (besides "/", the separator) and
+# in a query value. "%" is not among them, so an id is sent exactly as given.
+_PATH_SAFE = "/-._~!$'()*,;:@"
+_QUERY_SAFE = "-._~!$'()*,;:@/?"
+
+
+def target(req: Request, extra: Sequence[Param] = ()) -> str:
+    """The request's path and query, percent-encoded: what goes on the request line.
+
+    ``extra`` parameters (credentials) come first. Built here, and sent as already
+    encoded, so that what reaches the wire does not depend on the URL library.
+    """
+    path = urllib.parse.quote(req.path, safe=_PATH_SAFE)
+    params = [*extra, *req.params] if extra else req.params
+    if not params:
+        return path
+    quote = urllib.parse.quote
+    query = "&".join(
+        f"{quote(k, safe=_QUERY_SAFE)}={quote(v, safe=_QUERY_SAFE)}" for k, v in params
+    )
+    return f"{path}?{query}"

@@ -1,72 +1,52 @@
 """The one place that does network I/O.
 
-:class:`Session` owns an aiohttp ClientSession and turns a :class:`~asyncsports._request.Request`
-into a :class:`Response` (a whole body) or a :class:`StreamResponse` (a body read chunk by
-chunk): headers and auth, timeouts, retries with backoff, the shared rate limit, and
-mapping failures onto :mod:`asyncsports.errors`.
+:class:`Session` owns an aiohttp ClientSession and runs every call through one loop
+(:meth:`Session.stream`): send an attempt, hand a good response to the caller's body
+reader, and on any failure (an error status, a connection failure, a body that broke
+off midway) ask :func:`asyncsports._retry.decide` what to do next. Whole bodies
+(:meth:`Session.get`) and streamed bodies use that same loop, so one budget of
+retries and one deadline cover a call however it fails.
 """
 
 from __future__ import annotations
 
+import builtins
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from typing import TypeVar
 
 import aiohttp
 import anyio
 import yarl
 from aiolimiter import AsyncLimiter
 
-from asyncsports._request import Request
-from asyncsports._retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
+from asyncsports._config import Hook, RequestInfo, Settings, Timeout
+from asyncsports._request import Request, target
+from asyncsports._retry import Call, Outcome, decide, parse_retry_after
 from asyncsports._version import __version__
-from asyncsports.auth import StreamingCredentials, Token, TokenProvider
+from asyncsports.auth import TokenProvider
 from asyncsports.errors import (
-    APIError,
+    AsyncSportsError,
     BodyTooLargeError,
-    RateLimitError,
+    TimeoutError,
     TransportError,
     error_from,
     redact,
 )
 
-__all__ = ["Call", "Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
+__all__ = ["Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
 
 log = logging.getLogger("asyncsports")
+T = TypeVar("T")
 
 USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
 _ERROR_BODY_LIMIT = 64 * 1024
-_SECRET_PARAMS = frozenset({"auth", "token", "access_token"})
-
-
-@dataclass(frozen=True)
-class Timeout:
-    """Time limits in seconds; None means no limit.
-
-    ``connect`` bounds opening a connection, ``read`` the wait for each piece of a
-    response, ``total`` one call with all its attempts and backoff waits.
-    """
-
-    connect: float | None = 10.0
-    read: float | None = 30.0
-    total: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RequestInfo:
-    """What a hook sees of a request: the method, the URL with secrets redacted, the attempt."""
-
-    method: str
-    url: str
-    attempt: int
-    status: int | None = None
-    elapsed: float | None = None
-
-
-Hook = Callable[[RequestInfo], Awaitable[None] | None]
+_CHUNK = 256 * 1024
+_BROKEN = Outcome()
+builtin_timeout = builtins.TimeoutError
+_FINAL = Outcome(final=True)
 
 
 class Response:
@@ -82,23 +62,73 @@ class Response:
 
 
 class StreamResponse:
-    """A response whose body is read chunk by chunk with :meth:`chunks`."""
+    """A good response whose body is still to be read, by :meth:`chunks` or :meth:`read`.
 
-    __slots__ = ("_resp", "headers", "status", "url")
+    A failure while reading raises :class:`TransportError` (or its :class:`TimeoutError`),
+    which the session's loop takes as a body that broke off.
+    """
 
-    def __init__(self, resp: aiohttp.ClientResponse, url: str) -> None:
+    __slots__ = ("_deadline", "_limit", "_resp", "attempts", "headers", "status", "url")
+
+    def __init__(
+        self,
+        resp: aiohttp.ClientResponse,
+        url: str,
+        attempts: int,
+        deadline: float | None,
+        limit: int | None,
+    ) -> None:
         self._resp = resp
+        self._deadline = deadline
+        self._limit = limit
         self.status = resp.status
         self.headers: Mapping[str, str] = resp.headers
         self.url = url
+        self.attempts = attempts
 
-    async def chunks(self, size: int = 256 * 1024) -> AsyncIterator[bytes]:
+    def _broke(self, exc: BaseException) -> TransportError:
+        return _transport(exc, self.url, self.attempts, self._deadline, "body broke off")
+
+    async def chunks(self, size: int = _CHUNK) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive, in pieces of at most ``size`` bytes."""
         try:
             async for chunk in self._resp.content.iter_chunked(size):
                 yield chunk
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise TransportError(f"body broke off: {_describe(exc)}", url=self.url) from exc
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            raise self._broke(exc) from exc
+
+    async def read(self) -> bytes:
+        """The whole body, within ``max_body_size`` and the call's deadline."""
+        try:
+            if self._deadline is None:
+                return await self._read()
+            with anyio.fail_after(max(0.0, self._deadline - time.monotonic())):
+                return await self._read()
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            raise self._broke(exc) from exc
+
+    async def _read(self) -> bytes:
+        limit, resp = self._limit, self._resp
+        length = resp.content_length
+        if limit is None or (length is not None and length <= limit):
+            return await resp.read()
+        if length is not None:
+            raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in resp.content.iter_chunked(_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise self._too_large(f"body exceeds max_body_size={limit}")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def _too_large(self, text: str) -> BodyTooLargeError:
+        return BodyTooLargeError(text, limit=self._limit or 0, url=self.url)
+
+    def release(self) -> None:
+        """Give the connection back to the pool (or drop it if the body is unread)."""
+        self._resp.release()
 
 
 def _describe(exc: BaseException) -> str:
@@ -108,52 +138,41 @@ def _describe(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
+class _Failed:
+    """An attempt that got no good response: the error to raise and what the retry sees."""
+
+    __slots__ = ("error", "outcome", "token")
+
+    def __init__(self, error: AsyncSportsError, outcome: Outcome, token: str | None) -> None:
+        self.error = error
+        self.outcome = outcome
+        self.token = token
+
+
+async def _whole(resp: StreamResponse) -> AsyncIterator[Response]:
+    yield Response(resp.status, resp.headers, resp.url, await resp.read())
+
+
 class Session:
     """Sends requests for one client over one aiohttp connection pool.
 
     Not usable until :meth:`open`; :meth:`close` releases the pool.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        token: Token | None,
-        vendor: str,
-        streaming_url: str | None,
-        streaming_credentials: StreamingCredentials | None,
-        timeout: Timeout,
-        retry: RetryPolicy,
-        max_connections: int,
-        rate_limit: float | None,
-        dns_ttl: int,
-        max_body_size: int | None,
-        on_request: Hook | None = None,
-        on_response: Hook | None = None,
-        verify_ssl: bool = True,
-        rng: random.Random | None = None,
-    ) -> None:
-        self._bases = {
-            "data": base_url.rstrip("/"),
-            "streaming": (streaming_url or "").rstrip("/"),
-        }
-        self._token = TokenProvider(token)
-        self._credentials = streaming_credentials
-        self._accept = f"application/vnd.{vendor}.dde.api+json;version=1"
-        self._timeout = timeout
-        self.retry = retry
-        self._max_connections = max_connections
+    def __init__(self, settings: Settings, *, rng: random.Random | None = None) -> None:
+        self.settings = settings
+        self.retry = settings.retry
+        self._bases = {"data": settings.base_url, "streaming": settings.streaming_url or ""}
+        self._token = TokenProvider(settings.token)
+        self._credentials = settings.streaming_credentials
+        accept = f"application/vnd.{settings.vendor}.dde.api+json;version=1"
+        self._data_headers = {"Accept": accept, "Content-Type": "application/json"}
+        self._stream_headers = {"Accept": "application/json"}
+        self._auth: tuple[str | None, dict[str, str]] = (None, self._data_headers)
+        self._total = settings.timeout.total
+        rate = settings.rate_limit
         # A bucket holds at least one request: below 1/s, one per 1/rate seconds.
-        self._limiter = (
-            AsyncLimiter(max(1.0, rate_limit), max(1.0, rate_limit) / rate_limit)
-            if rate_limit
-            else None
-        )
-        self._dns_ttl = dns_ttl
-        self._max_body = max_body_size
-        self._on_request = on_request
-        self._on_response = on_response
-        self._verify_ssl = verify_ssl
+        self._limiter = AsyncLimiter(max(1.0, rate), max(1.0, rate) / rate) if rate else None
         self._rng = rng or random.Random()
         self._http: aiohttp.ClientSession | None = None
         self._paused_until = 0.0
@@ -169,13 +188,12 @@ class Session:
         """Create the connection pool. Must run inside the event loop that will use it."""
         if self.is_open:
             return
+        s = self.settings
         connector = aiohttp.TCPConnector(
-            limit=self._max_connections,
-            ttl_dns_cache=self._dns_ttl,
-            ssl=self._verify_ssl,
+            limit=s.max_connections, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl
         )
         timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=self._timeout.connect, sock_read=self._timeout.read
+            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
         )
         self._http = aiohttp.ClientSession(
             connector=connector,
@@ -195,208 +213,170 @@ class Session:
         """How many pooled connections are acquired right now (0 when closed)."""
         if self._http is None or self._http.connector is None:
             return 0
-        acquired = getattr(self._http.connector, "_acquired", ())
-        return len(acquired)
-
-    def call(self) -> Call:
-        """A fresh budget for one call: its retries, attempts and deadline."""
-        return Call(self._timeout.total)
+        return len(getattr(self._http.connector, "_acquired", ()))
 
     async def get(self, req: Request) -> Response:
         """Send ``req`` and read the whole body, retrying as the policy allows.
 
         ``Timeout.total`` bounds everything: attempts, waits and reading the body.
         """
-        call = self.call()
+        responses = self.stream(req, _whole)
         try:
-            with call.scope():
-                while True:
-                    async with self._attempts(req, call) as (resp, url):
-                        try:
-                            body = await self._read(resp, url)
-                        except BodyTooLargeError:
-                            raise
-                        except TransportError as exc:
-                            failure = exc
-                        else:
-                            return Response(resp.status, resp.headers, url, body)
-                    # The body broke off: ask again, as for any failure to connect.
-                    if not await self.backoff(failure, call):
-                        raise failure
-        except TimeoutError as exc:
-            raise call.timed_out(req.path) from exc
+            return await anext(responses)
+        finally:
+            await responses.aclose()
 
-    @asynccontextmanager
-    async def stream(self, req: Request, call: Call | None = None) -> AsyncIterator[StreamResponse]:
-        """Send ``req`` and hand over the response with its body unread.
+    async def stream(
+        self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
+    ) -> AsyncGenerator[T, None]:
+        """Send ``req`` and yield what ``body`` reads from each good response: the one loop.
 
-        Status errors are retried as in :meth:`get`; a body that breaks off midway
-        raises TransportError from :meth:`StreamResponse.chunks` (the caller resumes,
-        with the same ``call`` so that retries and the deadline stay one budget). The
-        deadline bounds getting the response, not the caller's time with the body.
+        ``body`` is called once per good response; if reading breaks off midway (it
+        raises :class:`TransportError`), the request is sent again after the policy's
+        wait and ``body`` is called with the new response, so it must carry on from
+        where the last one stopped. Retries, the token refresh and ``Timeout.total``
+        are one budget for the whole call; the deadline bounds getting responses and
+        waiting, not the caller's time between items.
         """
-        async with self._attempts(req, call or self.call()) as (resp, url):
-            yield StreamResponse(resp, url)
-
-    async def _read(self, resp: aiohttp.ClientResponse, url: str) -> bytes:
-        limit = self._max_body
-        if limit is not None and (resp.content_length or 0) > limit:
-            raise BodyTooLargeError(
-                f"body of {resp.content_length} bytes exceeds max_body_size={limit}",
-                limit=limit,
-                url=url,
-            )
-        try:
-            if limit is None or resp.content_length is not None:
-                # The size is known (and was checked above): one read, no chunk loop.
-                return await resp.read()
-            parts: list[bytes] = []
-            size = 0
-            async for chunk in resp.content.iter_chunked(256 * 1024):
-                size += len(chunk)
-                if size > limit:
-                    raise BodyTooLargeError(
-                        f"body exceeds max_body_size={limit}", limit=limit, url=url
-                    )
-                parts.append(chunk)
-            return b"".join(parts)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise TransportError(f"body broke off: {_describe(exc)}", url=url) from exc
-
-    def _headers(self, req: Request, token: str | None) -> dict[str, str]:
-        if req.host == "streaming":
-            return {"Accept": "application/json"}
-        headers = {"Accept": self._accept, "Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        return headers
-
-    def _params(self, req: Request) -> list[tuple[str, str]]:
-        params = list(req.params)
-        if req.host == "streaming":
-            if self._credentials is None:
-                raise ValueError("streaming_credentials: required for the live stream events")
-            params = self._credentials.params() + params
-        return params
-
-    def _base(self, req: Request) -> str:
-        base = self._bases[req.host]
-        if not base:
-            raise ValueError(f"{req.host}_url: not configured for {req.path}")
-        return base
-
-    @asynccontextmanager
-    async def _attempts(
-        self, req: Request, call: Call
-    ) -> AsyncIterator[tuple[aiohttp.ClientResponse, str]]:
-        """Yield the first successful response; retry, refresh the token or raise."""
         http = self._http
         if http is None or http.closed:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
-        base = self._base(req)
+        base = self._bases[req.host]
+        if not base:
+            raise ValueError(f"{req.host}_url: not configured for {req.path}")
+        total = self._total
+        call = Call(total, time.monotonic() if total is not None else 0.0)
         while True:
-            call.attempts += 1
-            token = await self._token.get() if req.host == "data" else None
-            await self._wait_turn()
-            url = base + req.path
-            params = self._params(req)
-            shown = url
-            if self._on_request is not None:
-                shown = redact(yarl.URL(url).with_query(params))
-                await _call(self._on_request, RequestInfo("GET", shown, call.attempts))
-            failure: BaseException
-            retry_after: float | None = None
-            sent = time.monotonic()
-            try:
-                pending = http.get(
-                    url, params=params, headers=self._headers(req, token), allow_redirects=False
-                )
-                left = call.left()
-                if left is None:
-                    resp = await pending
-                else:
-                    with anyio.fail_after(left):
-                        resp = await pending
-            except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
-                # Never better on a second try: a certificate or an address is wrong.
-                raise _final(exc, redact(url), call.attempts) from exc
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                failure = exc
-                shown = redact(url)
+            sent = await self._send(http, base, req, call)
+            if type(sent) is _Failed:
+                failed = sent
             else:
-                # Only the streaming host carries secrets in its query.
-                shown = redact(resp.url) if req.host == "streaming" else str(resp.url)
-                self.requests += 1
-                if self._on_response is not None:
-                    info = RequestInfo(
-                        "GET", shown, call.attempts, resp.status, time.monotonic() - sent
-                    )
-                    await _call(self._on_response, info)
-                status = resp.status
-                if status < 300:
-                    try:
-                        yield resp, shown
-                    finally:
-                        resp.release()
-                    return
+                assert isinstance(sent, StreamResponse)
                 try:
-                    raw = await resp.content.read(_ERROR_BODY_LIMIT)
-                except (aiohttp.ClientError, TimeoutError):
-                    raw = b""
+                    async for item in body(sent):
+                        yield item
+                    return
+                except TransportError as exc:
+                    failed = _Failed(exc, _BROKEN, None)
                 finally:
-                    resp.release()
-                retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
-                error = error_from(
-                    status,
-                    resp.headers,
-                    raw,
-                    method="GET",
-                    url=shown,
-                    attempts=call.attempts,
-                    retry_after=retry_after,
-                )
-                if status == 401 and not call.refreshed and self._token.refreshable:
-                    call.refreshed = True
-                    self._token.invalidate(token)
-                    log.info("401 from %s: asking the token provider again", shown)
-                    continue
-                if status not in RETRY_STATUSES:
-                    raise error
-                failure = error
-            wait = self.retry.delay(call.retries, retry_after, self._rng)
-            left = call.left()
-            if wait is None or (left is not None and wait >= left):
-                raise _final(failure, shown, call.attempts)
-            if isinstance(failure, RateLimitError):
-                # The whole client slows down after a 429, not only this call.
-                self._paused_until = max(self._paused_until, time.monotonic() + wait)
-            log.warning(
-                "retrying GET %s in %.2fs (attempt %d failed: %s)",
-                shown,
-                wait,
-                call.attempts,
-                failure if isinstance(failure, APIError) else _describe(failure),
-            )
-            self.retries += 1
-            call.retries += 1
-            await anyio.sleep(wait)
+                    sent.release()
+            await self._after(failed, call)
 
-    async def backoff(self, failure: TransportError, call: Call) -> bool:
-        """Wait before asking again for a body that broke off midway.
-
-        False, without waiting, when the call has no retry or time left (the failure
-        then carries the call's attempt count). The caller resumes the body where it broke.
-        """
-        wait = self.retry.delay(call.retries, None, self._rng)
-        left = call.left()
-        if wait is None or (left is not None and wait >= left):
-            failure.attempts = call.attempts
-            return False
-        log.warning("asking again in %.2fs: %s", wait, failure)
+    async def _after(self, failed: _Failed, call: Call) -> None:
+        """Decide after a failed attempt: wait (and maybe pause the client), refresh or raise."""
+        decision = decide(
+            failed.outcome,
+            call,
+            self.retry,
+            now=time.monotonic(),
+            refreshable=self._token.refreshable,
+            rng=self._rng,
+        )
+        error = failed.error
+        if decision.action == "raise":
+            raise error
+        call.apply(decision)
+        url = getattr(error, "url", "")
+        if decision.action == "refresh":
+            self._token.invalidate(failed.token)
+            log.info("401 from %s: asking the token provider again", url)
+            return
+        if decision.pause:
+            # The whole client slows down after a 429, not only this call.
+            self._paused_until = max(self._paused_until, time.monotonic() + decision.wait)
+        log.warning(
+            "retrying GET %s in %.2fs (attempt %d failed: %s)",
+            url,
+            decision.wait,
+            call.attempts,
+            error,
+        )
         self.retries += 1
-        call.retries += 1
-        await anyio.sleep(wait)
-        return True
+        await anyio.sleep(decision.wait)
+
+    async def _send(
+        self, http: aiohttp.ClientSession, base: str, req: Request, call: Call
+    ) -> StreamResponse | _Failed:
+        """One attempt: wait for the budget, send, and classify what came back."""
+        data = req.host == "data"
+        if data:
+            token = await self._token.get()
+            if token is None:
+                raise ValueError("token: the sports data service needs one: Client(token=...)")
+            headers = self._headers(token)
+        else:
+            token, headers = None, self._stream_headers
+        if self._paused_until or self._limiter is not None:
+            await self._wait_turn()
+        if data:
+            url = base + target(req)
+            shown = url
+        else:
+            if self._credentials is None:
+                raise ValueError("streaming_credentials: required for the live stream events")
+            url = base + target(req, self._credentials.params())
+            shown = redact(url)
+        call.attempts += 1
+        attempt = call.attempts
+        on_request = self.settings.on_request
+        if on_request is not None:
+            await _call(on_request, RequestInfo("GET", shown, attempt))
+        started = time.monotonic()
+        self.requests += 1
+        try:
+            pending = http.get(yarl.URL(url, encoded=True), headers=headers, allow_redirects=False)
+            if call.deadline is None:
+                resp = await pending
+            else:
+                with anyio.fail_after(call.left(started) or 0.0):
+                    resp = await pending
+        except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
+            # Never better on a second try: a certificate or an address is wrong.
+            return _Failed(_transport(exc, shown, attempt, None), _FINAL, token)
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            return _Failed(_transport(exc, shown, attempt, call.deadline), _BROKEN, token)
+        try:
+            on_response = self.settings.on_response
+            if on_response is not None:
+                info = RequestInfo("GET", shown, attempt, resp.status, time.monotonic() - started)
+                await _call(on_response, info)
+            if resp.status < 300:
+                return StreamResponse(
+                    resp, shown, attempt, call.deadline, self.settings.max_body_size
+                )
+            return await self._failure(resp, shown, attempt, token)
+        except BaseException:
+            resp.release()
+            raise
+
+    async def _failure(
+        self, resp: aiohttp.ClientResponse, shown: str, attempt: int, token: str | None
+    ) -> _Failed:
+        try:
+            raw = await resp.content.read(_ERROR_BODY_LIMIT)
+        except (aiohttp.ClientError, builtin_timeout):
+            raw = b""
+        finally:
+            resp.release()
+        retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
+        error = error_from(
+            resp.status,
+            resp.headers,
+            raw,
+            method="GET",
+            url=shown,
+            attempts=attempt,
+            retry_after=retry_after,
+        )
+        return _Failed(error, Outcome(resp.status, retry_after), token)
+
+    def _headers(self, token: str) -> dict[str, str]:
+        # One dict per token, not one per request.
+        cached, headers = self._auth
+        if cached != token:
+            headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
+            self._auth = (token, headers)
+        return headers
 
     async def _wait_turn(self) -> None:
         pause = self._paused_until - time.monotonic()
@@ -406,41 +386,22 @@ class Session:
             await self._limiter.acquire()
 
 
-class Call:
-    """The budget of one call across its attempts: retries used, attempts made, deadline."""
-
-    __slots__ = ("attempts", "deadline", "refreshed", "retries")
-
-    def __init__(self, total: float | None) -> None:
-        self.attempts = 0
-        self.retries = 0
-        self.refreshed = False
-        self.deadline = None if total is None else time.monotonic() + total
-
-    def left(self) -> float | None:
-        """Seconds left before the deadline, or None without one."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-
-    def scope(self) -> AbstractContextManager[object]:
-        """A scope that raises TimeoutError at the deadline (none without one)."""
-        left = self.left()
-        return nullcontext() if left is None else anyio.fail_after(left)
-
-    def timed_out(self, path: str) -> TransportError:
-        """The error for a call that ran out of time."""
-        return TransportError("timed out (Timeout.total)", url=path, attempts=self.attempts)
-
-
-def _final(failure: BaseException, url: str, attempts: int) -> BaseException:
-    if isinstance(failure, APIError):
-        failure.attempts = attempts
-        return failure
-    if isinstance(failure, TimeoutError):
-        what = "timed out"
+def _transport(
+    exc: BaseException,
+    url: str,
+    attempts: int,
+    deadline: float | None,
+    what: str = "connection failed",
+) -> TransportError:
+    """The library error for an aiohttp failure or a time limit, chained to its cause."""
+    error: TransportError
+    if isinstance(exc, builtin_timeout):
+        late = deadline is not None and time.monotonic() >= deadline
+        text = "timed out (Timeout.total)" if late else "timed out"
+        error = TimeoutError(text, url=url, attempts=attempts)
     else:
-        what = f"connection failed: {_describe(failure)}"
-    error = TransportError(what, url=url, attempts=attempts)
-    error.__cause__ = failure
+        error = TransportError(f"{what}: {_describe(exc)}", url=url, attempts=attempts)
+    error.__cause__ = exc
     return error
 
 

@@ -1,17 +1,26 @@
-"""What changed between two polls: pure diffing for the live watchers, and poll pacing.
+"""What the live watchers share: diffing one poll against the last, and the polling loop.
 
-The watchers (``client.actions.follow`` and ``client.events.watch``) poll a listing; these
-functions decide what each new poll means. No I/O.
+The watchers (``client.actions.follow`` and ``client.events.watch``) poll a listing;
+:class:`Tracker` decides what each new poll means (pure), :func:`polls` paces the polls
+and rides out passing failures. The requests themselves go through the session.
 """
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Hashable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-__all__ = ["Change", "Tracker", "jittered"]
+import anyio
+
+from asyncsports import _request as q
+from asyncsports.errors import RateLimitError, ServerError, TransportError
+
+__all__ = ["Change", "Tracker", "jittered", "polls"]
+
+log = logging.getLogger("asyncsports")
 
 T = TypeVar("T")
 Kind = Literal["new", "update", "live", "ended"]
@@ -75,3 +84,22 @@ def jittered(interval: float, jitter: float, rng: random.Random | None = None) -
     """
     spread = interval * jitter
     return max(0.0, (rng or random).uniform(interval - spread, interval + spread))
+
+
+async def polls(
+    fetch: Callable[[], Awaitable[T]], what: str, interval: float, jitter: float
+) -> AsyncGenerator[T, None]:
+    """``await fetch()`` every ``interval`` seconds (spread by ``jitter``), forever.
+
+    A poll that fails for a passing reason (a connection failure or timeout, a 5xx or a
+    429, after the session's own retries) is logged and skipped, so a watcher that
+    polls all day rides out the service's bad minutes; other errors are raised.
+    """
+    q.seconds("interval", interval)
+    q.seconds("jitter", jitter)
+    while True:
+        try:
+            yield await fetch()
+        except (TransportError, ServerError, RateLimitError) as exc:
+            log.warning("poll of %s failed, polling on: %s", what, exc)
+        await anyio.sleep(jittered(interval, jitter))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import warnings
 from types import TracebackType
 from typing import Self
 
+from asyncsports._config import Hook, Settings, Timeout
 from asyncsports._retry import RetryPolicy
-from asyncsports._session import Hook, Session, Timeout
+from asyncsports._session import Session
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.resources import (
     Actions,
@@ -35,9 +35,11 @@ class Client:
 
     ``token`` is a string or a sync or async callable returning one; a callable is
     asked at first use and once more after a 401. ``timeout`` is a :class:`Timeout` or
-    a number of seconds for reads. ``rate_limit`` caps requests per second across every
-    call of the client. ``dns_ttl`` is short by default because the streaming host's
-    addresses change without notice.
+    a number of seconds for every phase (connect and read), as in httpx.
+    ``max_retries`` or a whole ``retry`` policy (not both) sets the retries.
+    ``rate_limit`` caps requests per second across every call of the client.
+    ``dns_ttl`` is short by default because the streaming host's addresses change
+    without notice. The settings are validated once and kept in :attr:`settings`.
     """
 
     def __init__(
@@ -50,7 +52,7 @@ class Client:
         streaming_url: str | None = None,
         streaming_credentials: StreamingCredentials | None = None,
         timeout: Timeout | float | None = None,
-        max_retries: int = 3,
+        max_retries: int | None = None,
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
         max_connections: int = 100,
@@ -60,36 +62,31 @@ class Client:
         on_response: Hook | None = None,
         verify_ssl: bool = True,
     ) -> None:
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url: expected an http(s) URL, got {base_url!r}")
-        if streaming_url is not None and not streaming_url.startswith(("http://", "https://")):
-            raise ValueError(f"streaming_url: expected an http(s) URL, got {streaming_url!r}")
-        if not vendor or not vendor.replace("-", "").isalnum():
-            raise ValueError(f"vendor: expected a short name like 'imggaming', got {vendor!r}")
-        if max_connections < 1:
-            raise ValueError(f"max_connections: must be >= 1, got {max_connections}")
-        if rate_limit is not None and rate_limit <= 0:
-            raise ValueError(f"rate_limit: must be > 0 requests per second, got {rate_limit}")
-        if isinstance(timeout, int | float):
-            timeout = Timeout(read=float(timeout))
-        self.base_url = base_url.rstrip("/")
-        self.streaming_url = streaming_url.rstrip("/") if streaming_url else None
-        self._session = Session(
-            base_url=self.base_url,
+        if retry is not None and max_retries is not None:
+            raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
+        if timeout is None:
+            timeout = Timeout()
+        elif not isinstance(timeout, Timeout):
+            timeout = Timeout(timeout)
+        self.settings = Settings(
+            base_url=base_url,
             token=token,
             vendor=vendor,
-            streaming_url=self.streaming_url,
+            snooker_feed=snooker_feed,
+            streaming_url=streaming_url,
             streaming_credentials=streaming_credentials,
-            timeout=timeout or Timeout(),
-            retry=retry or RetryPolicy(max_retries=max_retries),
-            max_connections=max_connections,
+            timeout=timeout,
+            retry=retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries),
             rate_limit=rate_limit,
+            max_connections=max_connections,
             dns_ttl=dns_ttl,
             max_body_size=max_body_size,
             on_request=on_request,
             on_response=on_response,
             verify_ssl=verify_ssl,
         )
+        """The client's validated settings."""
+        self._session = Session(self.settings)
         self.fixtures = Fixtures(self._session)
         """Competition fixtures."""
         self.squads = Squads(self._session)
@@ -100,12 +97,20 @@ class Client:
         """Team standings."""
         self.statistics = Statistics(self._session)
         """Fixture statistics packets."""
-        self.snooker = Snooker(self._session, snooker_feed)
+        self.snooker = Snooker(self._session, self.settings.snooker_feed)
         """The snooker proxy."""
         self.events = Events(self._session)
         """Live stream events."""
-        frame = sys._getframe(1)
-        self._created_at = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+    @property
+    def base_url(self) -> str:
+        """The data service's URL, without a trailing slash."""
+        return self.settings.base_url
+
+    @property
+    def streaming_url(self) -> str | None:
+        """The live stream events host, without a trailing slash, if configured."""
+        return self.settings.streaming_url
 
     @property
     def is_open(self) -> bool:
@@ -114,13 +119,17 @@ class Client:
 
     @property
     def requests_sent(self) -> int:
-        """Responses received so far, retries included."""
+        """Requests sent so far (every attempt, retries included), answered or not."""
         return self._session.requests
 
     @property
     def retries(self) -> int:
         """Retries made so far."""
         return self._session.retries
+
+    def connections_in_use(self) -> int:
+        """Pooled connections held right now: 0 once every call and listing is done."""
+        return self._session.connections_in_use()
 
     async def open(self) -> Self:
         """Open the connection pool (``async with`` does this for you)."""
@@ -145,9 +154,10 @@ class Client:
     def __del__(self) -> None:
         session = getattr(self, "_session", None)
         if session is not None and session.is_open:
+            # source=self: with tracemalloc on (python -X tracemalloc), the warning
+            # shows where this client was created, at no cost to every construction.
             warnings.warn(
-                f"unclosed asyncsports.Client created at {self._created_at}: "
-                "use 'async with Client(...)' or await client.aclose()",
+                f"unclosed {self!r}: use 'async with Client(...)' or await client.aclose()",
                 ResourceWarning,
                 stacklevel=1,
                 source=self,

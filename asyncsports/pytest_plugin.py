@@ -2,15 +2,19 @@
 
 Registered as a ``pytest11`` entry point, so installing asyncsports makes them available:
 
-- ``emulator``: an open :class:`asyncsports.emulator.Emulator` (function scope).
+- ``sports_emulator``: an open :class:`asyncsports.emulator.Emulator` (function scope).
 - ``sports_client``: an open :class:`asyncsports.Client` bound to it.
+- ``emulator``: a deprecated alias of ``sports_emulator`` (it warns; removed in 0.3).
+
+The names carry the ``sports_`` prefix so that they cannot collide with a project's own
+``emulator`` or ``client`` fixtures.
 
 Configure the emulator of a test with the ``emulator`` marker, whose keyword arguments go
 to the constructor::
 
     @pytest.mark.emulator(seed=7, fixtures_per_season=100)
-    async def test_many(sports_client, emulator):
-        emulator.clock.advance(3600)
+    async def test_many(sports_client, sports_emulator):
+        sports_emulator.clock.advance(3600)
         ...
 
 The fixtures are async (pytest-asyncio). Importing this module imports neither the
@@ -19,6 +23,7 @@ emulator nor the client; that happens when a test asks for a fixture.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
     from asyncsports.client import Client
     from asyncsports.emulator import Emulator
 
-__all__ = ["emulator", "sports_client"]
+__all__ = ["emulator", "sports_client", "sports_emulator"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @_fixture
-async def emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
+async def sports_emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
     """An open emulator; ``@pytest.mark.emulator(...)`` passes constructor arguments."""
     from asyncsports.emulator import Emulator
 
@@ -65,8 +70,19 @@ async def emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
         yield emu
 
 
+@pytest.fixture
+def emulator(sports_emulator: Emulator) -> Emulator:
+    """Deprecated alias of ``sports_emulator``."""
+    warnings.warn(
+        "the 'emulator' fixture is deprecated: use 'sports_emulator' (removed in 0.3)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return sports_emulator
+
+
 @_fixture
-async def sports_client(emulator: Emulator) -> AsyncIterator[Client]:
-    """An open client bound to the ``emulator`` fixture."""
-    async with emulator.client() as client:
+async def sports_client(sports_emulator: Emulator) -> AsyncIterator[Client]:
+    """An open client bound to the ``sports_emulator`` fixture."""
+    async with sports_emulator.client() as client:
         yield client

@@ -84,25 +84,25 @@ async def test_squads_standings_snooker_and_events(sports_client: Client) -> Non
     assert events and all(e.id for e in events)
 
 
-async def test_unknown_ids_and_wrong_tokens(emulator: Emulator) -> None:
-    async with emulator.client() as c:
+async def test_unknown_ids_and_wrong_tokens(sports_emulator: Emulator) -> None:
+    async with sports_emulator.client() as c:
         with pytest.raises(NotFoundError):
             await c.fixtures.get("basketball", "00000000-0000-4000-8000-000000000000")
-    async with Client(emulator.base_url, token="wrong") as c:
+    async with Client(sports_emulator.base_url, token="wrong") as c:
         with pytest.raises(AuthenticationError) as info:
             await c.fixtures.list("basketball").collect()
     assert "The supplied authentication is invalid" in str(info.value)
 
 
-async def test_a_refreshed_token_is_used_after_a_401(emulator: Emulator) -> None:
-    tokens = iter(["stale", emulator.token])
-    async with emulator.client(token=lambda: next(tokens)) as c:
+async def test_a_refreshed_token_is_used_after_a_401(sports_emulator: Emulator) -> None:
+    tokens = iter(["stale", sports_emulator.token])
+    async with sports_emulator.client(token=lambda: next(tokens)) as c:
         assert await c.fixtures.list("basketball", size=100).collect()
 
 
 @pytest.mark.emulator(actions_per_fixture=60)
 async def test_follow_a_live_fixture_driven_by_the_clock(
-    emulator: Emulator, sports_client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
     (fixture, *_) = await sports_client.fixtures.list(
         "american-football", status="scheduled"
@@ -119,7 +119,7 @@ async def test_follow_a_live_fixture_driven_by_the_clock(
     task = asyncio.ensure_future(follow())
     for _ in range(400):  # walk the clock through the fixture, a minute at a time
         await asyncio.sleep(0.005)
-        emulator.clock.advance(60)
+        sports_emulator.clock.advance(60)
         if task.done():
             break
     await asyncio.wait_for(task, 5)
@@ -127,7 +127,7 @@ async def test_follow_a_live_fixture_driven_by_the_clock(
 
 
 async def test_watch_events_go_live_and_end_with_the_clock(
-    emulator: Emulator, sports_client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
     changes: list[tuple[str, int]] = []
 
@@ -137,8 +137,8 @@ async def test_watch_events_go_live_and_end_with_the_clock(
 
     async def polled() -> None:
         # Wait until the watcher has polled twice at this time of the clock.
-        seen = emulator.requests["events"]
-        while emulator.requests["events"] < seen + 2:  # noqa: ASYNC110 (a counter, no event)
+        seen = sports_emulator.requests["events"]
+        while sports_emulator.requests["events"] < seen + 2:  # noqa: ASYNC110 (a counter, no event)
             await asyncio.sleep(0.001)
 
     task = asyncio.ensure_future(watch())
@@ -146,7 +146,7 @@ async def test_watch_events_go_live_and_end_with_the_clock(
         await polled()
         first = {i for _, i in changes}
         for _ in range(12):
-            emulator.clock.advance(3600)
+            sports_emulator.clock.advance(3600)
             await polled()
     finally:
         task.cancel()
@@ -156,21 +156,21 @@ async def test_watch_events_go_live_and_end_with_the_clock(
     assert live - first  # events that went live later were seen too
 
 
-async def test_a_page_that_repeats_ends_the_walk(emulator: Emulator) -> None:
-    emulator.faults.add("fixtures", repeat_page=True)
-    async with emulator.client() as c:
+async def test_a_page_that_repeats_ends_the_walk(sports_emulator: Emulator) -> None:
+    sports_emulator.faults.add("fixtures", repeat_page=True)
+    async with sports_emulator.client() as c:
         with pytest.raises(PagingError):
             await c.fixtures.list("basketball", size=5).collect()
 
 
 @pytest.mark.emulator(big_timeline=5000)
-async def test_resets_and_truncations_mid_body_lose_nothing(emulator: Emulator) -> None:
-    async with emulator.client() as c:
-        clean = await c.actions.list("american-football", emulator.big_fixture_id).collect()
-    emulator.faults.add("actions", reset=200_000, times=1)
-    emulator.faults.add("actions", truncate=900_000, times=1)
-    async with emulator.client(retry=RetryPolicy(base=0, cap=0)) as c:
-        faulty = await c.actions.list("american-football", emulator.big_fixture_id).collect()
+async def test_resets_and_truncations_mid_body_lose_nothing(sports_emulator: Emulator) -> None:
+    async with sports_emulator.client() as c:
+        clean = await c.actions.list("american-football", sports_emulator.big_fixture_id).collect()
+    sports_emulator.faults.add("actions", reset=200_000, times=1)
+    sports_emulator.faults.add("actions", truncate=900_000, times=1)
+    async with sports_emulator.client(retry=RetryPolicy(base=0, cap=0)) as c:
+        faulty = await c.actions.list("american-football", sports_emulator.big_fixture_id).collect()
         assert c.retries == 2
     assert [a.fixture_action.action_id for a in faulty] == [
         a.fixture_action.action_id for a in clean
@@ -178,13 +178,19 @@ async def test_resets_and_truncations_mid_body_lose_nothing(emulator: Emulator) 
 
 
 @pytest.mark.emulator(big_fixture_list=1000, big_timeline=100_000)
-async def test_fault_storm_gives_results_identical_to_a_clean_run(emulator: Emulator) -> None:
+async def test_fault_storm_gives_results_identical_to_a_clean_run(
+    sports_emulator: Emulator,
+) -> None:
     """A 50-page walk and a 100,000-action stream under seeded 429s, 503s, resets, truncations."""
-    sport, season, fixture = "basketball", emulator.big_season_id, emulator.big_fixture_id
+    sport, season, fixture = (
+        "basketball",
+        sports_emulator.big_season_id,
+        sports_emulator.big_fixture_id,
+    )
 
     async def run() -> tuple[list[object], int]:
         retry = RetryPolicy(max_retries=30, base=0.0, cap=0.0)
-        async with emulator.client(retry=retry) as c:
+        async with sports_emulator.client(retry=retry) as c:
             pages = await c.fixtures.list(sport, season_id=season, size=20, concurrency=4).collect()
             actions = 0
             last = None
@@ -194,12 +200,12 @@ async def test_fault_storm_gives_results_identical_to_a_clean_run(emulator: Emul
             return [f.id for f in pages] + [last], actions
 
     clean, clean_actions = await run()
-    emulator.faults.storm(
+    sports_emulator.faults.storm(
         0.2, seed=7, kinds=("429", "503", "reset", "truncate"), retry_after=0, latency=0
     )
     stormy, stormy_actions = await run()
-    survived = sum(emulator.faults.injected.values())
-    print(f"survived {survived} faults: {dict(emulator.faults.injected)}")
+    survived = sum(sports_emulator.faults.injected.values())
+    print(f"survived {survived} faults: {dict(sports_emulator.faults.injected)}")
     assert survived >= 10
     assert stormy == clean and stormy_actions == clean_actions == 100_000
     assert len(clean) == 1001
@@ -215,10 +221,10 @@ async def client_tasks() -> set[asyncio.Task[object]]:
 
 @pytest.mark.emulator(big_fixture_list=400, latency=0.05)
 async def test_leaving_a_concurrent_walk_early_releases_every_connection(
-    emulator: Emulator, sports_client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
     it = sports_client.fixtures.list(
-        "basketball", season_id=emulator.big_season_id, size=10, concurrency=4
+        "basketball", season_id=sports_emulator.big_season_id, size=10, concurrency=4
     )
     async with it:
         async for n, _ in aenumerate(it):
@@ -230,9 +236,9 @@ async def test_leaving_a_concurrent_walk_early_releases_every_connection(
 
 @pytest.mark.emulator(big_timeline=50_000)
 async def test_leaving_a_stream_early_or_by_an_error_releases_the_connection(
-    emulator: Emulator, sports_client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    it = sports_client.actions.list("american-football", emulator.big_fixture_id)
+    it = sports_client.actions.list("american-football", sports_emulator.big_fixture_id)
     with pytest.raises(RuntimeError):
         async with it:
             async for a in it:

@@ -389,17 +389,17 @@ def test_a_bad_db_file_is_one_line_and_exit_13(tmp_path: Path) -> None:
 
 @pytest.mark.emulator(**SCALE)
 async def test_units_that_fail_are_retried_by_the_next_run(
-    emulator: Emulator, clean: tuple[Path, dict[str, Any]], tmp_path: Path
+    sports_emulator: Emulator, clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     db = tmp_path / "faults.sqlite"
     scope = Scope(page_size=5)
-    emulator.faults.add(route="statistics", status=500, times=5)
-    async with emulator.client(max_retries=0) as client:
+    sports_emulator.faults.add(route="statistics", status=500, times=5)
+    async with sports_emulator.client(max_retries=0) as client:
         report = await Backfill(client, db, scope, concurrency=4).run()
     assert len(report.failed) == 5 and not report.finished
     assert all(unit.startswith("statistics ") for unit, _ in report.failed)
     assert isinstance(report.failed[0][1], ServerError)
-    async with emulator.client() as client:
+    async with sports_emulator.client() as client:
         again = await Backfill(client, db, scope).run()
     assert again.resumed and again.finished
     assert again.requests == 5  # only the failed units
@@ -408,11 +408,11 @@ async def test_units_that_fail_are_retried_by_the_next_run(
 
 @pytest.mark.emulator(**SCALE)
 async def test_an_auth_failure_stops_the_run_and_keeps_what_is_done(
-    emulator: Emulator, tmp_path: Path
+    sports_emulator: Emulator, tmp_path: Path
 ) -> None:
     db = tmp_path / "auth.sqlite"
-    emulator.faults.add(route="actions", status=401, skip=10)
-    async with emulator.client(max_retries=0) as client:
+    sports_emulator.faults.add(route="actions", status=401, skip=10)
+    async with sports_emulator.client(max_retries=0) as client:
         with pytest.raises(AuthenticationError):
             await Backfill(client, db, Scope(page_size=5), concurrency=2).run()
     done = snapshot(db)
@@ -421,7 +421,7 @@ async def test_an_auth_failure_stops_the_run_and_keeps_what_is_done(
 
 
 @pytest.mark.emulator(**SCALE)
-async def test_stop_ends_the_run_with_a_report(emulator: Emulator, tmp_path: Path) -> None:
+async def test_stop_ends_the_run_with_a_report(sports_emulator: Emulator, tmp_path: Path) -> None:
     db = tmp_path / "stop.sqlite"
 
     class StopAfter:
@@ -439,7 +439,7 @@ async def test_stop_ends_the_run_with_a_report(emulator: Emulator, tmp_path: Pat
         def settle(self, phase: str) -> None:
             pass
 
-    async with emulator.client() as client:
+    async with sports_emulator.client() as client:
         work = Backfill(client, db, Scope(page_size=5), progress=StopAfter())
         report = await work.run()
     assert report.interrupted and not report.finished

@@ -205,15 +205,58 @@ async def test_a_client_collected_while_open_warns_where_it_was_made(stub: Stub)
         del c
         gc.collect()
     ours = [w for w in caught if "asyncsports.Client" in str(w.message)]
-    assert ours and "test_session.py" in str(ours[0].message)
+    # The warning names the client; its source (shown with -X tracemalloc) is the client.
+    assert ours and stub.url in str(ours[0].message)
+    assert type(ours[0].source) is Client
     assert session is not None
     await session.close()
 
 
 def test_timeouts_default_to_connect_10_read_30() -> None:
     assert Timeout() == Timeout(connect=10.0, read=30.0, total=None)
-    c = Client("http://127.0.0.1:1", timeout=5)
-    assert c._session._timeout.read == 5.0
+
+
+def test_a_number_of_seconds_bounds_every_phase_as_in_httpx() -> None:
+    assert Client("http://127.0.0.1:1", timeout=5).settings.timeout == Timeout(
+        connect=5.0, read=5.0, total=None
+    )
+    assert Timeout(5, connect=1) == Timeout(connect=1.0, read=5.0, total=None)
+    assert Timeout(None).read is None
+    with pytest.raises(ValueError, match=r"timeout\.total"):
+        Timeout(total=0)
+
+
+async def test_a_data_call_without_a_token_is_refused_before_sending(stub: Stub) -> None:
+    async with Client(stub.url) as c:
+        with pytest.raises(ValueError, match="token"):
+            await c.fixtures.get("basketball", FIXTURE_ID)
+    assert stub.seen == []
+
+
+async def test_a_raising_response_hook_releases_its_connection(stub: Stub) -> None:
+    stub.add(PATH, fixture())
+
+    def hook(info: object) -> None:
+        raise RuntimeError("hook failed")
+
+    async with Client(stub.url, token="t", max_connections=2, on_response=hook) as c:
+        for _ in range(3):  # a leak would exhaust the pool of 2 and hang the third
+            with pytest.raises(RuntimeError, match="hook failed"):
+                await c.fixtures.get("basketball", FIXTURE_ID)
+        assert c.connections_in_use() == 0
+
+
+def test_retry_and_max_retries_together_are_refused() -> None:
+    with pytest.raises(ValueError, match="max_retries, retry"):
+        Client("http://127.0.0.1:1", max_retries=1, retry=RetryPolicy())
+    assert Client("http://127.0.0.1:1", max_retries=0).settings.retry.max_retries == 0
+
+
+def test_settings_are_frozen_and_the_base_url_loses_its_slash() -> None:
+    c = Client("http://127.0.0.1:1/", streaming_url="http://127.0.0.1:2/")
+    assert (c.base_url, c.streaming_url) == ("http://127.0.0.1:1", "http://127.0.0.1:2")
+    with pytest.raises(AttributeError):
+        c.settings.base_url = "http://elsewhere"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
@@ -223,6 +266,14 @@ def test_timeouts_default_to_connect_10_read_30() -> None:
         ({"vendor": "a b"}, "vendor"),
         ({"max_connections": 0}, "max_connections"),
         ({"rate_limit": 0}, "rate_limit"),
+        ({"rate_limit": float("nan")}, "rate_limit"),
+        ({"rate_limit": float("inf")}, "rate_limit"),
+        ({"timeout": -1}, "timeout"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"max_body_size": 0}, "max_body_size"),
+        ({"max_body_size": -1}, "max_body_size"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"base_url": "http://h/\tx"}, "base_url"),
         ({"streaming_url": "x"}, "streaming_url"),
     ],
 )

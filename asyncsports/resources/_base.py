@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
-import anyio
 import msgspec
 
 from asyncsports import _request as q
 from asyncsports._request import Request
-from asyncsports._session import Session
-from asyncsports._watch import jittered
-from asyncsports.errors import DecodeError, RateLimitError, ServerError, TransportError
+from asyncsports._session import Session, StreamResponse
+from asyncsports._watch import polls
+from asyncsports.errors import DecodeError
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, Page, ResumeToken, walk
 
 T = TypeVar("T")
-log = logging.getLogger("asyncsports")
 
 
 class Resource:
@@ -65,51 +62,33 @@ class Resource:
         """A listing whose records are one JSON array, decoded element by element as it arrives.
 
         ``key`` names the top-level field holding the array (the snooker ``data``). A body
-        that breaks off midway is asked for again and the records already handed out are
-        skipped, so nothing is lost and nothing repeats.
+        that breaks off midway is asked for again (the session's one retry loop) and the
+        records already handed out are skipped, so nothing is lost and nothing repeats.
         """
         dec: msgspec.json.Decoder[list[T]] = decoder(list[item])  # type: ignore[valid-type]
         target = f"list[{getattr(item, '__name__', item)}]"
 
         async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
             index = start.index
-            call = self._session.call()  # one budget of retries across resumed bodies
-            while True:
-                async with self._session.stream(req, call) as resp:
-                    batches = decode_array(resp.chunks(), dec, key=key, skip=index, target=target)
-                    try:
-                        async with aclosing(batches):  # type: ignore[type-var]
-                            async for batch in batches:
-                                yield Batch(0, index, batch)
-                                index += len(batch)
-                        return
-                    except TransportError as exc:
-                        failure = exc
-                    except DecodeError as exc:
-                        exc.status, exc.url = resp.status, exc.url or resp.url
-                        raise
-                if not await self._session.backoff(failure, call):
-                    raise failure
+
+            def body(resp: StreamResponse) -> AsyncIterator[list[T]]:
+                # Called again for each resumed body: skip what was handed out.
+                return _with_status(
+                    decode_array(resp.chunks(), dec, key=key, skip=index, target=target), resp
+                )
+
+            async with aclosing(self._session.stream(req, body)) as batches:
+                async for batch in batches:
+                    yield Batch(0, index, batch)
+                    index += len(batch)
 
         return AsyncList(source, resume)
 
-    async def _polls(
+    def _polls(
         self, req: Request, tp: Any, interval: float, jitter: float
     ) -> AsyncGenerator[Any, None]:
-        """Decode ``req``'s body every ``interval`` seconds (jittered), forever.
-
-        A poll that fails for a passing reason (a connection failure, a 5xx or a 429
-        after the session's own retries) is logged and skipped, so a watcher that polls
-        all day rides out the service's bad minutes; other errors are raised.
-        """
-        q.seconds("interval", interval)
-        q.seconds("jitter", jitter)
-        while True:
-            try:
-                yield await self._one(req, tp)
-            except (TransportError, ServerError, RateLimitError) as exc:
-                log.warning("poll of %s failed, polling on: %s", req.path, exc)
-            await anyio.sleep(jittered(interval, jitter))
+        """``req``'s body decoded as ``tp`` every ``interval`` seconds: see :func:`polls`."""
+        return polls(lambda: self._one(req, tp), req.path, interval, jitter)
 
     @staticmethod
     def _paged(
@@ -128,3 +107,15 @@ class Resource:
             return walk(fetch, start, size=size, lookahead=lookahead, concurrency=concurrency)
 
         return AsyncList(source, resume)
+
+
+async def _with_status(
+    batches: AsyncIterator[list[T]], resp: StreamResponse
+) -> AsyncIterator[list[T]]:
+    try:
+        async with aclosing(batches):  # type: ignore[type-var]
+            async for batch in batches:
+                yield batch
+    except DecodeError as exc:
+        exc.status, exc.url = resp.status, exc.url or resp.url
+        raise

@@ -13,6 +13,6 @@ from .helpers import Api
 
 
 @pytest_asyncio.fixture
-async def api(emulator: Emulator) -> AsyncIterator[Api]:
+async def api(sports_emulator: Emulator) -> AsyncIterator[Api]:
     async with aiohttp.ClientSession() as session:
-        yield Api(emulator, session)
+        yield Api(sports_emulator, session)

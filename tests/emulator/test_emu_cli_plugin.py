@@ -59,22 +59,22 @@ def test_a_busy_port_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert "asyncsports-emulator:" in capsys.readouterr().err
 
 
-async def test_emulator_fixture(emulator: Emulator) -> None:
-    assert emulator.base_url.startswith("http://127.0.0.1:")
-    assert emulator.seed == 0 and emulator.world.scale.fixtures_per_season == 24
+async def test_emulator_fixture(sports_emulator: Emulator) -> None:
+    assert sports_emulator.base_url.startswith("http://127.0.0.1:")
+    assert sports_emulator.seed == 0 and sports_emulator.world.scale.fixtures_per_season == 24
 
 
 @pytest.mark.emulator(5, fixtures_per_season=3, token="marked")
-async def test_the_marker_configures_the_emulator(emulator: Emulator) -> None:
-    assert emulator.seed == 5 and emulator.token == "marked"
-    assert emulator.world.scale.fixtures_per_season == 3
+async def test_the_marker_configures_the_emulator(sports_emulator: Emulator) -> None:
+    assert sports_emulator.seed == 5 and sports_emulator.token == "marked"
+    assert sports_emulator.world.scale.fixtures_per_season == 3
 
 
 async def test_sports_client_fixture_is_bound_to_the_emulator(
-    sports_client: Client, emulator: Emulator
+    sports_client: Client, sports_emulator: Emulator
 ) -> None:
     assert isinstance(sports_client, Client)
-    assert emulator.client().__class__ is Client
+    assert sports_emulator.client().__class__ is Client
 
 
 async def test_attributes_need_a_running_emulator() -> None:
@@ -87,3 +87,13 @@ async def test_attributes_need_a_running_emulator() -> None:
     await emu.close()  # closing twice is fine
     creds = emu.streaming_credentials
     assert creds.operator_id == 1 and creds.clock() == emu.clock.time()
+
+
+async def test_the_old_emulator_fixture_name_still_works_and_warns(
+    recwarn: pytest.WarningsRecorder, emulator: Emulator, sports_emulator: Emulator
+) -> None:
+    assert emulator is sports_emulator
+    assert any(
+        issubclass(w.category, DeprecationWarning) and "sports_emulator" in str(w.message)
+        for w in recwarn
+    )

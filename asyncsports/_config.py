@@ -1,0 +1,140 @@
+"""A client's settings as one frozen, validated value. No I/O.
+
+:class:`Settings` is built once by :class:`~asyncsports.Client` from its keyword arguments;
+every number is checked to be finite and in range, every URL to be http(s), so a mistake
+is a ValueError naming the argument before anything is sent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from asyncsports._retry import RetryPolicy
+from asyncsports.auth import StreamingCredentials, Token
+
+__all__ = ["Hook", "RequestInfo", "Settings", "Timeout"]
+
+_UNSET: Any = object()
+
+
+def _seconds(name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name}: expected a number of seconds or None, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: expected a finite number of seconds > 0, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, init=False)
+class Timeout:
+    """Time limits in seconds; None means no limit.
+
+    ``connect`` bounds opening a connection, ``read`` the wait for each piece of a
+    response, ``total`` one call with all its attempts, backoff waits and its body.
+    As in httpx, a single number sets every phase: ``Timeout(5)`` is connect 5 s and
+    read 5 s (``total`` stays unset unless given). ``Timeout()`` is connect 10 s, read 30 s.
+    """
+
+    connect: float | None
+    read: float | None
+    total: float | None
+
+    def __init__(
+        self,
+        timeout: float | None = _UNSET,
+        *,
+        connect: float | None = _UNSET,
+        read: float | None = _UNSET,
+        total: float | None = None,
+    ) -> None:
+        every = timeout is not _UNSET
+        connect = connect if connect is not _UNSET else (timeout if every else 10.0)
+        read = read if read is not _UNSET else (timeout if every else 30.0)
+        object.__setattr__(self, "connect", _seconds("timeout.connect", connect))
+        object.__setattr__(self, "read", _seconds("timeout.read", read))
+        object.__setattr__(self, "total", _seconds("timeout.total", total))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """What a hook sees of a request: the method, the URL with secrets redacted, the attempt."""
+
+    method: str
+    url: str
+    attempt: int
+    status: int | None = None
+    elapsed: float | None = None
+
+
+Hook = Callable[[RequestInfo], Awaitable[None] | None]
+
+
+def _http_url(name: str, value: str) -> str:
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        raise ValueError(f"{name}: expected an http(s) URL, got {value!r}")
+    if any(c.isspace() or ord(c) < 32 for c in value):
+        raise ValueError(f"{name}: must not hold spaces or control characters, got {value!r}")
+    return value.rstrip("/")
+
+
+def _count(name: str, value: int | None, low: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name}: must be >= {low}, got {value}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Everything a client is configured with, validated; URLs without a trailing slash."""
+
+    base_url: str
+    token: Token | None = None
+    vendor: str = "imggaming"
+    snooker_feed: str = "tvfeed"
+    streaming_url: str | None = None
+    streaming_credentials: StreamingCredentials | None = field(default=None, repr=False)
+    timeout: Timeout = field(default_factory=Timeout)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    rate_limit: float | None = None
+    max_connections: int = 100
+    dns_ttl: int = 10
+    max_body_size: int | None = 512 * 1024 * 1024
+    on_request: Hook | None = None
+    on_response: Hook | None = None
+    verify_ssl: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_url", _http_url("base_url", self.base_url))
+        if self.streaming_url is not None:
+            object.__setattr__(
+                self, "streaming_url", _http_url("streaming_url", self.streaming_url)
+            )
+        if not isinstance(self.vendor, str) or not self.vendor.replace("-", "").isalnum():
+            raise ValueError(f"vendor: expected a short name like 'imggaming', got {self.vendor!r}")
+        if not isinstance(self.timeout, Timeout):
+            raise TypeError(f"timeout: expected a Timeout or a number, got {self.timeout!r}")
+        if not isinstance(self.retry, RetryPolicy):
+            raise TypeError(f"retry: expected a RetryPolicy, got {self.retry!r}")
+        if self.rate_limit is not None:
+            rate = self.rate_limit
+            if isinstance(rate, bool) or not isinstance(rate, int | float):
+                raise TypeError(f"rate_limit: expected a number, got {rate!r}")
+            if not math.isfinite(rate) or rate <= 0:
+                raise ValueError(
+                    f"rate_limit: must be a finite number > 0 requests per second, got {rate}"
+                )
+        _count("max_connections", self.max_connections, 1)
+        _count("dns_ttl", self.dns_ttl, 0)
+        _count("max_body_size", self.max_body_size, 1)
+        for name in ("on_request", "on_response"):
+            hook = getattr(self, name)
+            if hook is not None and not callable(hook):
+                raise TypeError(f"{name}: expected a callable, got {hook!r}")
