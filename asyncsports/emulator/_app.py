@@ -233,8 +233,21 @@ class Service:
             return
         if auth != stream_token(access.stream_secret, request.remote or "", ts):
             raise HttpError(401, INVALID_AUTH)
-        if abs(self.clock.time_ms() - ts) > TOKEN_LIFETIME_MS:
-            raise HttpError(401, "The token has expired")
+        off = ts - self.clock.time_ms()
+        if abs(off) > TOKEN_LIFETIME_MS:
+            raise HttpError(401, _stale(off))
+
+
+def _stale(off_ms: int) -> str:
+    """Why a stream token's timestamp is refused, saying which way it is off."""
+    seconds = abs(off_ms) / 1000
+    span = f"{seconds / 86400:.1f} days" if seconds >= 86400 else f"{seconds:.0f} s"
+    if off_ms < 0:
+        return f"The token has expired: its timestamp is {span} behind the server's clock"
+    return (
+        f"The token's timestamp is {span} ahead of the server's clock (the emulator's "
+        "clock, emu.clock, is not the real time: sign with emu.clock.time_ms())"
+    )
 
 
 def _not_found(request: web.Request, fault: Fault | None) -> Reply:

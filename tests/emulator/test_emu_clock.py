@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from asyncsports.auth import stream_token
 from asyncsports.emulator import DEFAULT_NOW, Clock
 
 from .helpers import Api
@@ -118,5 +119,17 @@ async def test_streaming_tokens_expire_by_the_emulator_clock(api: Api) -> None:
     emu.clock.advance(30)
     assert (await api.get(EVENTS, params)).status == 200
     emu.clock.advance(1)
-    assert (await api.get(EVENTS, params)).status == 401
+    late = await api.get(EVENTS, params)
+    assert late.status == 401 and b"expired" in late.body and b"behind" in late.body
     assert (await api.get(EVENTS, emu.streaming_credentials.params())).status == 200
+
+
+async def test_a_token_signed_ahead_of_the_emulator_clock_says_so(api: Api) -> None:
+    emu = api.emu
+    ahead = emu.clock.time_ms() + 90 * 86_400_000  # signed with a clock months ahead
+    auth = stream_token(emu.stream_secret, "127.0.0.1", ahead)
+    params = [("operatorId", str(emu.operator_id)), ("auth", auth), ("timestamp", str(ahead))]
+    reply = await api.get(EVENTS, params)
+    text = reply.body.decode()
+    assert reply.status == 401
+    assert "90.0 days ahead" in text and "emu.clock" in text
