@@ -78,6 +78,64 @@ def _int_or_decimal(value: int, count: int) -> int | float:
     return value // count if value % count == 0 else round(value / count, 2)
 
 
+def _table(
+    rows: dict[Any, _Row], scoring: tuple[int, int, int], *, soccer: bool
+) -> list[dict[str, Any]]:
+    """The ranked rows of a standings table."""
+    win, draw, loss = scoring
+
+    def points(r: _Row) -> int:
+        return r.total.wins * win + r.total.draws * draw + r.total.losses * loss
+
+    ordered = sorted(
+        rows.values(),
+        key=lambda r: (-points(r), r.total.against - r.total.score, -r.total.score, r.team.name),
+    )
+    return [_row(rank, r, points(r), soccer) for rank, r in enumerate(ordered, 1)]
+
+
+def _row(rank: int, r: _Row, points: int, soccer: bool) -> dict[str, Any]:
+    """One team's row of a standings table."""
+    t, h, a = r.total, r.home, r.away
+    return {
+        "teamId": r.team.id,
+        "name": r.team.name,
+        "totalWins": t.wins,
+        "homeWins": h.wins,
+        "awayWins": a.wins,
+        "totalLosses": t.losses,
+        "homeLosses": h.losses,
+        "awayLosses": a.losses,
+        "lossesByWalkover": 0,
+        "totalDraws": t.draws,
+        "homeDraws": h.draws,
+        "awayDraws": a.draws,
+        "points": points,
+        "last10GamesWinLose": " ".join(r.results[-10:]),
+        "overtimeGamesWinLose": "" if soccer else r.overtime_wins,
+        "currentStreak": t.streak,
+        "longestWinningStreak": r.longest,
+        "homeStreak": h.streak,
+        "awayStreak": a.streak,
+        "score": t.score,
+        "homeScore": h.score,
+        "awayScore": a.score,
+        "opponentsScore": t.against,
+        "homeOpponentsScore": h.against,
+        "awayOpponentsScore": a.against,
+        "averageScore": _avg(t.score, t.games),
+        "averageOpponentsScore": _avg(t.against, t.games),
+        "averageHomeOpponentsScore": _avg(h.against, h.games),
+        "averageAwayOpponentsScore": _avg(a.against, a.games),
+        "averageHomeScore": _int_or_decimal(h.score, h.games),
+        "averageAwayScore": _int_or_decimal(a.score, a.games),
+        "gamesPlayed": t.games,
+        "gamesWinPercentage": round(t.wins / t.games, 3) if t.games else 0.0,
+        "rank": rank,
+        "advancedTeamStatistics": "null",
+    }
+
+
 def standings(world: World, season: Season, now: float) -> list[dict[str, Any]]:
     """The standings packets of a season (one stage, one group) at ``now``."""
     rules = season.rules
@@ -99,58 +157,7 @@ def standings(world: World, season: Season, now: float) -> list[dict[str, Any]]:
             (home, away)[winner].overtime_wins += 1
         last_end = max(last_end, f.end)
 
-    win, draw, loss = rules.points
-    soccer = rules.name == "soccer"
-
-    def points(r: _Row) -> int:
-        return r.total.wins * win + r.total.draws * draw + r.total.losses * loss
-
-    ordered = sorted(
-        rows.values(),
-        key=lambda r: (-points(r), r.total.against - r.total.score, -r.total.score, r.team.name),
-    )
-    table = []
-    for rank, r in enumerate(ordered, 1):
-        t, h, a = r.total, r.home, r.away
-        table.append(
-            {
-                "teamId": r.team.id,
-                "name": r.team.name,
-                "totalWins": t.wins,
-                "homeWins": h.wins,
-                "awayWins": a.wins,
-                "totalLosses": t.losses,
-                "homeLosses": h.losses,
-                "awayLosses": a.losses,
-                "lossesByWalkover": 0,
-                "totalDraws": t.draws,
-                "homeDraws": h.draws,
-                "awayDraws": a.draws,
-                "points": points(r),
-                "last10GamesWinLose": " ".join(r.results[-10:]),
-                "overtimeGamesWinLose": "" if soccer else r.overtime_wins,
-                "currentStreak": t.streak,
-                "longestWinningStreak": r.longest,
-                "homeStreak": h.streak,
-                "awayStreak": a.streak,
-                "score": t.score,
-                "homeScore": h.score,
-                "awayScore": a.score,
-                "opponentsScore": t.against,
-                "homeOpponentsScore": h.against,
-                "awayOpponentsScore": a.against,
-                "averageScore": _avg(t.score, t.games),
-                "averageOpponentsScore": _avg(t.against, t.games),
-                "averageHomeOpponentsScore": _avg(h.against, h.games),
-                "averageAwayOpponentsScore": _avg(a.against, a.games),
-                "averageHomeScore": _int_or_decimal(h.score, h.games),
-                "averageAwayScore": _int_or_decimal(a.score, a.games),
-                "gamesPlayed": t.games,
-                "gamesWinPercentage": round(t.wins / t.games, 3) if t.games else 0.0,
-                "rank": rank,
-                "advancedTeamStatistics": "null",
-            }
-        )
+    table = _table(rows, rules.points, soccer=rules.name == "soccer")
     root = "teamStatistics" if rules.name == "basketball" else "teamsStatistics"
     return [
         {
