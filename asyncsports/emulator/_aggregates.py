@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asyncsports.emulator._ids import mix64
+from asyncsports.emulator._records import Fixture, Season, Team
 from asyncsports.emulator._sports import LINEUPS
 from asyncsports.emulator._timeline import DELETED, Action
 from asyncsports.emulator._wire import duration, iso_ms, iso_ns, iso_z, ref
-from asyncsports.emulator._world import Fixture, Season, Team, World
+from asyncsports.emulator._world import World
 
 __all__ = ["standings", "statistics"]
 

@@ -17,6 +17,15 @@ from asyncsports.emulator._faults import Fault
 from asyncsports.emulator._http import HttpError, Reply, boolean, choice, date, integer, json_reply
 from asyncsports.emulator._ids import key, uuid_from
 from asyncsports.emulator._listing import Filters, Listings, SortKey
+from asyncsports.emulator._records import (
+    BIG_SEASON,
+    COVERAGES,
+    STATUSES,
+    TYPES,
+    Fixture,
+    Season,
+    Team,
+)
 from asyncsports.emulator._sports import SportRules
 from asyncsports.emulator._timeline import Action, timeline
 from asyncsports.emulator._wire import (
@@ -28,16 +37,7 @@ from asyncsports.emulator._wire import (
     ref,
     squad_player,
 )
-from asyncsports.emulator._world import (
-    BIG_SEASON,
-    COVERAGES,
-    STATUSES,
-    TYPES,
-    Fixture,
-    Season,
-    Team,
-    World,
-)
+from asyncsports.emulator._world import World
 
 __all__ = ["DataApi"]
 

@@ -13,7 +13,8 @@ from asyncsports.auth import StreamingCredentials
 from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, Service
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._faults import Faults, RateLimiter
-from asyncsports.emulator._world import Scale, World
+from asyncsports.emulator._records import Scale
+from asyncsports.emulator._world import World
 
 if TYPE_CHECKING:
     from asyncsports.client import Client

@@ -20,16 +20,16 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from asyncsports.emulator._world import (
+from asyncsports.emulator._records import (
     Fixture,
     Season,
-    World,
     coverage_of,
     fixture_bits,
     is_deleted,
     status_of,
     type_of,
 )
+from asyncsports.emulator._world import World
 
 __all__ = ["DEFAULT_SORT", "Filters", "Listing", "Listings", "SortKey"]
 

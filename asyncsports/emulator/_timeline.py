@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from asyncsports.emulator._ids import mix64, uuid_from
+from asyncsports.emulator._records import Fixture, Player, Team
 from asyncsports.emulator._sports import (
     DEVICE_LOCATION,
     END_FIXTURE,
@@ -39,7 +40,6 @@ from asyncsports.emulator._sports import (
     TEAM_COLOURS,
     ActionType,
 )
-from asyncsports.emulator._world import Fixture, Player, Team
 
 __all__ = ["CONFIRMED", "DELETED", "Action", "Period", "timeline"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
+from asyncsports.emulator._records import Competition, Fixture, Location, Player, Season, Team
 from asyncsports.emulator._timeline import Action, Period
-from asyncsports.emulator._world import Competition, Fixture, Location, Player, Season, Team
 
 __all__ = [
     "CHUNK",

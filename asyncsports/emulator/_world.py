@@ -21,9 +21,6 @@ from asyncsports.emulator._ids import Coord, IdCodec, Kind, key, rng, uuid_from
 from asyncsports.emulator._names import CITIES, COUNTRIES, FIRST_NAMES, LAST_NAMES, NICKNAMES
 from asyncsports.emulator._records import (
     BIG_SEASON,
-    COVERAGES,
-    STATUSES,
-    TYPES,
     Competition,
     Fixture,
     Location,
@@ -32,36 +29,13 @@ from asyncsports.emulator._records import (
     Season,
     Team,
     Venue,
-    coverage_of,
     fixture_bits,
-    is_deleted,
-    status_of,
-    type_of,
 )
 from asyncsports.emulator._sports import SPORTS, SportRules
 
 _DAY = 86400
 
-__all__ = [
-    "BIG_SEASON",
-    "COVERAGES",
-    "STATUSES",
-    "TYPES",
-    "Competition",
-    "Fixture",
-    "Location",
-    "Player",
-    "Scale",
-    "Season",
-    "Team",
-    "Venue",
-    "World",
-    "coverage_of",
-    "fixture_bits",
-    "is_deleted",
-    "status_of",
-    "type_of",
-]
+__all__ = ["World"]
 
 
 def _season_years(rules: SportRules, now: dt.datetime) -> int:

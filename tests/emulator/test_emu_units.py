@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from asyncsports.emulator import DEFAULT_NOW
 from asyncsports.emulator._ids import IdCodec, Kind
 from asyncsports.emulator._listing import DEFAULT_SORT, Filters, Listings, SortKey
+from asyncsports.emulator._records import Fixture, Scale
 from asyncsports.emulator._timeline import _potted
 from asyncsports.emulator._wire import duration, iso_ms, iso_ns, naive, plus0000
-from asyncsports.emulator._world import Fixture, Scale, World
+from asyncsports.emulator._world import World
 
 NOW = DEFAULT_NOW.timestamp()
 
