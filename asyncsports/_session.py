@@ -248,10 +248,9 @@ class Session:
         call = Call(total, time.monotonic() if total is not None else 0.0)
         while True:
             sent = await self._send(http, base, req, call)
-            if type(sent) is _Failed:
+            if isinstance(sent, _Failed):
                 failed = sent
             else:
-                assert isinstance(sent, StreamResponse)
                 try:
                     async for item in body(sent):
                         yield item
