@@ -19,7 +19,7 @@ def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     return Request(f"{q.sport_path(sport)}/fixtures/{q.segment('fixture_id', fixture_id)}/actions")
 
 
-class Actions(Resource):
+class ActionsResource(Resource):
     """``client.actions``: fixture action timelines."""
 
     def list(

@@ -43,7 +43,7 @@ def list_request(
     return Request(PATH, tuple(params), host="streaming"), paged
 
 
-class Events(Resource):
+class EventsResource(Resource):
     """``client.events``: live stream events on the streaming host."""
 
     def list(

@@ -94,7 +94,7 @@ def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
     return Page(body.content, body.number, body.total_pages, body.last)
 
 
-class Fixtures(Resource):
+class FixturesResource(Resource):
     """``client.fixtures``: competition fixtures."""
 
     def list(

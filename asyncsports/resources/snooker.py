@@ -67,7 +67,7 @@ def _records(body: Data[Any]) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
 
-class Snooker(Resource):
+class SnookerResource(Resource):
     """``client.snooker``: the snooker proxy under ``/snooker/{feed}``."""
 
     def __init__(self, session: Session, feed: str) -> None:

@@ -22,7 +22,7 @@ def list_request(
     return Request(f"{base}/squads/{q.segment(name, value)}")
 
 
-class Squads(Resource):
+class SquadsResource(Resource):
     """``client.squads``: squads per season or per team."""
 
     def list(

@@ -6,7 +6,7 @@ import uuid
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
-from asyncsports.models import Standings as StandingsPacket
+from asyncsports.models import Standings
 from asyncsports.resources._base import Resource
 
 
@@ -19,7 +19,7 @@ def get_request(
     return Request(f"{q.sport_path(sport)}/{kind}/{q.segment(name, value)}/standings")
 
 
-class Standings(Resource):
+class StandingsResource(Resource):
     """``client.standings``: team standings."""
 
     async def get(
@@ -28,9 +28,9 @@ class Standings(Resource):
         *,
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
-    ) -> list[StandingsPacket]:
+    ) -> list[Standings]:
         """The standings packets of a season or of a stage: pass exactly one of the two ids."""
-        body: list[StandingsPacket] | StandingsPacket = await self._one(
-            get_request(sport, season_id, stage_id), list[StandingsPacket] | StandingsPacket
+        body: list[Standings] | Standings = await self._one(
+            get_request(sport, season_id, stage_id), list[Standings] | Standings
         )
         return body if isinstance(body, list) else [body]

@@ -6,7 +6,7 @@ import uuid
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
-from asyncsports.models import Statistics as StatisticsPacket
+from asyncsports.models import Statistics
 from asyncsports.resources._base import Resource
 
 
@@ -17,10 +17,10 @@ def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     )
 
 
-class Statistics(Resource):
+class StatisticsResource(Resource):
     """``client.statistics``: per-fixture statistics packets."""
 
-    async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> StatisticsPacket:
+    async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Statistics:
         """The statistics packet of a fixture (the service has it once the fixture ended)."""
-        packet: StatisticsPacket = await self._one(get_request(sport, fixture_id), StatisticsPacket)
+        packet: Statistics = await self._one(get_request(sport, fixture_id), Statistics)
         return packet
