@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import hashlib
 import re
 import uuid
 from collections.abc import Iterable, Sequence
@@ -43,7 +44,18 @@ class Request:
         """The same request with ``extra`` appended to the query."""
         return replace(self, params=self.params + extra)
 
+    def fingerprint(self) -> str:
+        """8 hex digits naming the listing this request starts: host, path and query.
 
+        Page parameters (``page``, ``page.page``) are left out, so every page of a
+        listing has the same fingerprint; resume tokens carry it.
+        """
+        parts = [self.host, self.path]
+        parts += [f"{k}={v}" for k, v in self.params if k not in _PAGE_PARAMS]
+        return hashlib.blake2b("\n".join(parts).encode(), digest_size=4).hexdigest()
+
+
+_PAGE_PARAMS = frozenset({"page", "page.page"})
 _SPORT_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 _V2 = frozenset({Sport.VOLLEYBALL})
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
@@ -17,7 +17,7 @@ from asyncsports._watch import jittered
 from asyncsports.errors import DecodeError, RateLimitError, ServerError, TransportError
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
-from asyncsports.paging import AsyncList, Batch, Page, ResumeToken, walk
+from asyncsports.paging import AsyncList, Batch, ResumeToken
 
 T = TypeVar("T")
 log = logging.getLogger("asyncsports")
@@ -46,13 +46,16 @@ class Resource:
         unwrap: Callable[[Any], Sequence[T]],
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[T]:
-        """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``."""
+        """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``.
+
+        Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
+        """
 
         async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
             items = unwrap(await self._one(req, tp))
             yield Batch(0, start.index, items[start.index :])
 
-        return AsyncList(source, resume)
+        return AsyncList(source, resume, listing=req.fingerprint())
 
     def _stream_list(
         self,
@@ -110,21 +113,3 @@ class Resource:
             except (TransportError, ServerError, RateLimitError) as exc:
                 log.warning("poll of %s failed, polling on: %s", req.path, exc)
             await anyio.sleep(jittered(interval, jitter))
-
-    @staticmethod
-    def _paged(
-        fetch: Callable[[int], Awaitable[Page[T]]],
-        size: int,
-        resume: ResumeToken | str | None = None,
-        *,
-        concurrency: int = 1,
-        lookahead: int = 1,
-    ) -> AsyncList[T]:
-        """A page-numbered listing; ``fetch(n)`` returns page ``n``."""
-        q.integer("concurrency", concurrency, low=1, high=64)
-        q.integer("lookahead", lookahead, low=0, high=64)
-
-        def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
-            return walk(fetch, start, size=size, lookahead=lookahead, concurrency=concurrency)
-
-        return AsyncList(source, resume)

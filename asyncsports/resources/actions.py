@@ -30,7 +30,9 @@ class ActionsResource(Resource):
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Action]:
         """Every action of a fixture so far, in timeline order."""
-        return self._stream_list(list_request(sport, fixture_id), Action, resume=resume)
+        req = list_request(sport, fixture_id)
+        start = ResumeToken.bind(resume, req.fingerprint())
+        return self._stream_list(req, Action, resume=start)
 
     async def follow(
         self,

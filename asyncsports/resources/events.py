@@ -79,7 +79,13 @@ class EventsResource(Resource):
             )
             return Page(_as_list(body))
 
-        return self._paged(fetch, page_size or MAX_PAGE_SIZE, resume, lookahead=lookahead)
+        return AsyncList.paged(
+            fetch,
+            page_size or MAX_PAGE_SIZE,
+            resume,
+            lookahead=lookahead,
+            listing=req.fingerprint(),
+        )
 
     async def watch(
         self, *, interval: float = 30.0, jitter: float = 0.1

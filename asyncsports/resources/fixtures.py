@@ -123,7 +123,8 @@ class FixturesResource(Resource):
 
         The next ``lookahead`` pages are fetched while the caller works on the current
         one; once the total is known up to ``concurrency`` pages are in flight at once.
-        ``resume`` takes a ``resume_token`` of an earlier listing with the same filters.
+        ``resume`` takes a ``resume_token`` of an earlier listing with the same arguments
+        (a token of another listing is a ValueError).
         """
         req = list_request(
             sport,
@@ -145,8 +146,13 @@ class FixturesResource(Resource):
             )
             return to_page(body)
 
-        return self._paged(
-            fetch, size or DEFAULT_SIZE, resume, concurrency=concurrency, lookahead=lookahead
+        return AsyncList.paged(
+            fetch,
+            size or DEFAULT_SIZE,
+            resume,
+            concurrency=concurrency,
+            lookahead=lookahead,
+            listing=req.fingerprint(),
         )
 
     async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:

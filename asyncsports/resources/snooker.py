@@ -78,7 +78,8 @@ class SnookerResource(Resource):
         return Request(f"{self._prefix}/{suffix}", tuple(params))
 
     def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[T]:
-        return self._stream_list(req, tp, key="data", resume=resume)
+        start = ResumeToken.bind(resume, req.fingerprint())
+        return self._stream_list(req, tp, key="data", resume=start)
 
     async def _single(self, req: Request, tp: type[T]) -> T:
         body: Data[Any] = await self._one(req, Data[tp | list[tp] | None])  # type: ignore[valid-type]

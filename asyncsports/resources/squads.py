@@ -34,4 +34,6 @@ class SquadsResource(Resource):
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[Squad]:
         """Squad records of a season or of a team: pass exactly one of the two ids."""
-        return self._stream_list(list_request(sport, season_id, team_id), Squad, resume=resume)
+        req = list_request(sport, season_id, team_id)
+        start = ResumeToken.bind(resume, req.fingerprint())
+        return self._stream_list(req, Squad, resume=start)
