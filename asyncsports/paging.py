@@ -64,7 +64,11 @@ class ResumeToken:
         """
         if isinstance(value, ResumeToken):
             return value
-        match = _TEXT.fullmatch(value) if isinstance(value, str) else None
+        if not isinstance(value, str):
+            raise TypeError(
+                f"resume: expected a ResumeToken or its text, got {type(value).__name__}"
+            )
+        match = _TEXT.fullmatch(value)
         if match is None:
             raise ValueError(f"resume: not a resume token: {value!r}")
         page, index, listing = match.groups()

@@ -16,7 +16,7 @@ from asyncsports.resources._base import Resource
 
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The action timeline of one fixture."""
-    return Request(f"{q.sport_path(sport)}/fixtures/{q.segment('fixture_id', fixture_id)}/actions")
+    return Request(f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}/actions")
 
 
 class ActionsResource(Resource):

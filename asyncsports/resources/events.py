@@ -27,9 +27,9 @@ def list_request(
 ) -> tuple[Request, bool]:
     """The listing request, and whether it is paged (only with restrictions)."""
     params: list[Param] = []
-    if live:
+    if live is not None and q.boolean("live", live) == "true":
         params.append(("live", "true"))
-    if vendor_data_id:
+    if vendor_data_id is not None and q.boolean("vendor_data_id", vendor_data_id) == "true":
         params.append(("vendorDataID", "true"))
     if restrictions is not None:
         params.append(("restrictions", q.choice("restrictions", restrictions, RESTRICTIONS)))

@@ -52,12 +52,8 @@ def sort_params(sort_options: SortOptions | None, *, boolean: bool = False) -> l
             raise TypeError(
                 "sort_options: a bool is accepted only by tournament_players(external id)"
             )
-        return [("sortOptions", q.boolean(sort_options))]
-    return [("sortOptions", item) for item in q.strings("sort_options", sort_options)]
-
-
-def _when(name: str, value: dt.date | str) -> str:
-    return value if isinstance(value, str) else q.date(name, value)
+        return [("sortOptions", q.boolean("sort_options", sort_options))]
+    return q.sort_params("sort_options", sort_options, wire="sortOptions")
 
 
 def _records(body: Data[Any]) -> list[Any]:
@@ -103,9 +99,9 @@ class SnookerResource(Resource):
         if season_id is not None:
             params.append(("seasonId", q.integer("season_id", season_id, low=0)))
         if start is not None:
-            params.append(("start", _when("start", start)))
+            params.append(("start", q.date("start", start)))
         if end is not None:
-            params.append(("end", _when("end", end)))
+            params.append(("end", q.date("end", end)))
         params += sort_params(sort_options)
         return self._list(self._request("tournaments", params), Tournament, resume)
 
@@ -156,7 +152,7 @@ class SnookerResource(Resource):
     ) -> Request:
         params: list[Param] = []
         if for_season is not None:
-            params.append(("forSeason", q.boolean(for_season)))
+            params.append(("forSeason", q.boolean("for_season", for_season)))
         params += sort_params(sort_options)
         return self._request(f"{suffix}/{id_path('tournament', tournament)}", params)
 

@@ -16,7 +16,7 @@ def get_request(
     """The standings of a season or of a stage (exactly one of the two)."""
     name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
     kind = "seasons" if name == "season_id" else "stages"
-    return Request(f"{q.sport_path(sport)}/{kind}/{q.segment(name, value)}/standings")
+    return Request(f"{q.sport_path(sport)}/{kind}/{q.uuid_id(name, value)}/standings")
 
 
 class StandingsResource(Resource):

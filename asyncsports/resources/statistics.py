@@ -13,7 +13,7 @@ from asyncsports.resources._base import Resource
 def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The statistics packet of one fixture."""
     return Request(
-        f"{q.sport_path(sport)}/fixtures/{q.segment('fixture_id', fixture_id)}/statistics"
+        f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}/statistics"
     )
 
 
