@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import aiohttp
 import pytest
+import yarl
 from conftest import Stub
 from samples import SEASON_ID, envelope, fixture
 
 import asyncsports.models
 import asyncsports.resources
 from asyncsports import Client
+from asyncsports.emulator import Emulator
 
 
 def test_resource_classes_share_no_name_with_a_model(client: Client) -> None:
@@ -57,3 +60,54 @@ async def test_a_token_without_fingerprint_is_still_taken(stub: Stub, client: Cl
     stub.add("/basketball/fixtures", envelope([fixture(i) for i in range(3)], 0, 3, 3))
     rest = await client.fixtures.list("basketball", size=3, resume="0:2").collect()
     assert [f.name for f in rest] == ["Home 2 v Away 2"]
+
+
+def _live_params(emu: Emulator) -> list[str | None]:
+    """The ``live`` query value of each request the emulator logged (None: not sent)."""
+    out: list[str | None] = []
+    for record in emu.log:
+        query = dict(yarl.URL(record.path_qs).query)
+        out.append(query.get("live"))
+    return out
+
+
+async def test_live_false_means_no_live_filter_in_both_listings() -> None:
+    async with Emulator() as emu, emu.client() as c:
+        every = await c.fixtures.list("soccer").collect()
+        not_filtered = await c.fixtures.list("soccer", live=False).collect()
+        live = await c.fixtures.list("soccer", live=True).collect()
+        assert [f.id for f in not_filtered] == [f.id for f in every]
+        assert live and {f.status for f in live} == {"Live"}
+        assert any(f.status != "Live" for f in not_filtered)  # not "only fixtures not live"
+        events = await c.events.list().collect()
+        events_not_filtered = await c.events.list(live=False).collect()
+        live_events = await c.events.list(live=True).collect()
+        assert [e.id for e in events_not_filtered] == [e.id for e in events]
+        assert live_events and len(live_events) < len(events_not_filtered)
+        assert {e.id for e in live_events} <= {e.id for e in events_not_filtered}
+        # Nothing is sent for live=False, on either listing.
+        assert set(_live_params(emu)) == {None, "true"}
+
+
+async def test_the_emulator_reads_live_the_same_on_both_listings() -> None:
+    async with Emulator() as emu, aiohttp.ClientSession() as http:
+        headers = {
+            "Accept": f"application/vnd.{emu.vendor}.dde.api+json;version=1",
+            "Authorization": f"Bearer {emu.token}",
+        }
+        creds = emu.streaming_credentials
+        targets = [
+            (f"{emu.base_url}/soccer/fixtures", {"size": "1000"}, headers),
+            (f"{emu.streaming_url}/api/v2/streaming/events", {}, {}),
+        ]
+        for url, query, hdrs in targets:
+            bodies = {}
+            for live in (None, "false", "FALSE", "true", "yes"):
+                params = dict(query) if hdrs else dict(query, **dict(creds.params()))
+                if live is not None:
+                    params["live"] = live
+                async with http.get(url, params=params, headers=hdrs) as resp:
+                    bodies[live] = (resp.status, await resp.read())
+            assert bodies["false"] == bodies["FALSE"] == bodies[None]
+            assert bodies["true"][0] == 200 and bodies["true"] != bodies[None]
+            assert bodies["yes"][0] == 400

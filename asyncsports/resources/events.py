@@ -27,6 +27,8 @@ def list_request(
 ) -> tuple[Request, bool]:
     """The listing request, and whether it is paged (only with restrictions)."""
     params: list[Param] = []
+    # Flags only narrow (live) or add (vendorDataID): False is the same as None, and
+    # nothing is sent for it; the spec names only the value 'true'.
     if live is not None and q.boolean("live", live) == "true":
         params.append(("live", "true"))
     if vendor_data_id is not None and q.boolean("vendor_data_id", vendor_data_id) == "true":
@@ -57,7 +59,10 @@ class EventsResource(Resource):
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
     ) -> AsyncList[Event]:
-        """Future and live events (only live ones with ``live=True``).
+        """Future and live events; only the live ones with ``live=True``.
+
+        ``live=False`` is no live filter, the same as None (and as in ``fixtures.list``).
+        ``vendor_data_id=True`` adds each event's id in the data service.
 
         With ``restrictions`` or ``sub_restrictions`` (``"whitelist"`` or ``"blacklist"``)
         each event carries its country (and US state) lists, and the listing is paged by

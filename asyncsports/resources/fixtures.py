@@ -47,8 +47,9 @@ def list_request(
     else:
         path = f"{base}/fixtures"
     params: list[Param] = [("paged", "true")]
-    if live is not None:
-        params.append(("live", q.boolean("live", live)))
+    if live is not None and q.boolean("live", live) == "true":
+        # live=False is "no live filter", as None: the spec's flag only narrows.
+        params.append(("live", "true"))
     if status is not None:
         params.append(("status", q.choice("status", status, STATUSES)))
     if date_from is not None:
@@ -106,9 +107,11 @@ class FixturesResource(Resource):
     ) -> AsyncList[Fixture]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
 
-        Filters take the spec's lower-case values (``status="live"``,
-        ``coverage_level="inVenue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
-        such, applied in order. ``size`` is the page size (default 20).
+        Filters take the spec's values in any case (``status="live"``,
+        ``coverage_level="In Venue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
+        such, applied in order. ``size`` is the page size (default 20). ``live=True``
+        lists only live fixtures; ``live=False`` is no live filter, the same as None (and
+        the same as in ``events.list``): it does not mean "only fixtures not live".
 
         The next ``lookahead`` pages are fetched while the caller works on the current
         one; once the total is known up to ``concurrency`` pages are in flight at once.
