@@ -12,6 +12,7 @@ import asyncsports.models
 import asyncsports.resources
 from asyncsports import Client
 from asyncsports.emulator import Emulator
+from asyncsports.errors import NoRecordError, NotFoundError
 
 
 def test_resource_classes_share_no_name_with_a_model(client: Client) -> None:
@@ -111,3 +112,29 @@ async def test_the_emulator_reads_live_the_same_on_both_listings() -> None:
             assert bodies["false"] == bodies["FALSE"] == bodies[None]
             assert bodies["true"][0] == 200 and bodies["true"] != bodies[None]
             assert bodies["yes"][0] == 400
+
+
+@pytest.mark.parametrize("data", [None, []], ids=["null", "empty"])
+async def test_a_snooker_answer_without_a_record_is_no_record_not_404(
+    stub: Stub, client: Client, data: object
+) -> None:
+    stub.add("/snooker/tvfeed/current-tournament-winner/101", {"data": data})
+    stub.add("/snooker/tvfeed/player-info/1/101", {"data": data})
+    calls = [
+        lambda: client.snooker.current_tournament_winner(101),
+        lambda: client.snooker.player_info(1, 101),
+    ]
+    for call in calls:
+        with pytest.raises(NoRecordError, match="the body held no record") as info:
+            await call()
+        assert not isinstance(info.value, NotFoundError)
+        assert info.value.status == 200 and info.value.url.startswith("/snooker/tvfeed/")
+
+
+async def test_a_snooker_404_is_still_not_found(stub: Stub, client: Client) -> None:
+    # The stub answers 404 for a path it does not know.
+    with pytest.raises(NotFoundError) as info:
+        await client.snooker.current_tournament_winner(999)
+    assert info.value.status == 404
+    with pytest.raises(NotFoundError):
+        await client.snooker.player_info("p-9", "t-9")

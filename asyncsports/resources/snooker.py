@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from asyncsports import _request as q
 from asyncsports._request import Param, Request
 from asyncsports._session import Session
-from asyncsports.errors import NotFoundError
+from asyncsports.errors import NoRecordError
 from asyncsports.models import (
     Break,
     Data,
@@ -78,10 +78,20 @@ class SnookerResource(Resource):
         return self._stream_list(req, tp, key="data", resume=start)
 
     async def _single(self, req: Request, tp: type[T]) -> T:
+        """The one record in ``data``; NoRecordError when the service sent none.
+
+        A 404 from the service is a NotFoundError (from the session); a successful
+        answer whose ``data`` is null or ``[]`` is a NoRecordError, since the service
+        did not say the thing does not exist, only sent nothing.
+        """
         body: Data[Any] = await self._one(req, Data[tp | list[tp] | None])  # type: ignore[valid-type]
         records = _records(body)
         if not records:
-            raise NotFoundError(404, "the response held no record", url=req.path)
+            shown = "null" if body.data is None else "[]"
+            raise NoRecordError(
+                f"the body held no record: 'data' was {shown}",
+                url=req.path,  # the session hands over only 2xx bodies; status stays 200
+            )
         record: T = records[0]
         return record
 
@@ -181,7 +191,11 @@ class SnookerResource(Resource):
         return self._list(req, TournamentPlayer, resume)
 
     async def current_tournament_winner(self, tournament: Id) -> PlayerProfile:
-        """The current winner of a tournament."""
+        """The current winner of a tournament.
+
+        NotFoundError if the service answers 404; NoRecordError if it answers with an
+        empty ``data`` (null or ``[]``).
+        """
         req = self._request(f"current-tournament-winner/{id_path('tournament', tournament)}")
         return await self._single(req, PlayerProfile)
 
@@ -202,7 +216,8 @@ class SnookerResource(Resource):
     async def player_info(self, player: Id, tournament: Id) -> PlayerImage:
         """A player's image (``file_content`` holds the decoded bytes).
 
-        Both ids are numeric, or both external.
+        Both ids are numeric, or both external. NotFoundError if the service answers
+        404; NoRecordError if it answers with an empty ``data`` (null or ``[]``).
         """
         p, t = id_path("player", player), id_path("tournament", tournament)
         if p.startswith("external/") != t.startswith("external/"):
