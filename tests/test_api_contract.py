@@ -138,3 +138,21 @@ async def test_a_snooker_404_is_still_not_found(stub: Stub, client: Client) -> N
     assert info.value.status == 404
     with pytest.raises(NotFoundError):
         await client.snooker.player_info("p-9", "t-9")
+
+
+async def test_standings_get_returns_a_list_of_packets_and_says_so(
+    stub: Stub, client: Client
+) -> None:
+    from samples import STANDINGS
+
+    from asyncsports.models import Standings
+    from asyncsports.resources import StandingsResource
+
+    doc = StandingsResource.get.__doc__ or ""
+    assert "LIST of packets, one per table" in doc
+    stub.add(f"/soccer/seasons/{SEASON_ID}/standings", [STANDINGS, STANDINGS])
+    stub.add(f"/basketball/seasons/{SEASON_ID}/standings", STANDINGS)  # one object
+    two = await client.standings.get("soccer", season_id=SEASON_ID)
+    one = await client.standings.get("basketball", season_id=SEASON_ID)
+    assert isinstance(two, list) and len(two) == 2 and isinstance(two[0], Standings)
+    assert isinstance(one, list) and len(one) == 1

@@ -29,7 +29,14 @@ class StandingsResource(Resource):
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
     ) -> list[Standings]:
-        """The standings packets of a season or of a stage: pass exactly one of the two ids."""
+        """The standings of a season or of a stage as a LIST of packets, one per table.
+
+        Pass exactly one of the two ids. The service keeps one standings table per group
+        (and per stage), so it answers with an array of packets, each naming its
+        ``stage`` and ``group``; a season without groups gives a list of one. The name
+        ``get`` is kept (it is a fixed public name): it gets the standings, which are
+        several packets. A body holding one packet object is returned as a list of one.
+        """
         body: list[Standings] | Standings = await self._one(
             get_request(sport, season_id, stage_id), list[Standings] | Standings
         )
