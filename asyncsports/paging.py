@@ -121,6 +121,10 @@ class AsyncList(Generic[T]):
     batch) at a time; ``await it.collect()`` gathers a list; ``it.resume_token`` says
     where it stands. Iterating again continues where the last loop stopped. Close it
     (``await it.aclose()`` or ``async with it:``) to stop in-flight work at once.
+
+    ``listing`` is the fingerprint of the listing (see :class:`ResumeToken`): its tokens
+    carry it, and a ``resume`` token of another listing is a ValueError. An AsyncList is
+    not awaitable; awaiting one is a TypeError that says to iterate or ``collect()``.
     """
 
     def __init__(

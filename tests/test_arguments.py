@@ -122,6 +122,8 @@ async def test_a_uuid_id_is_sent_in_canonical_form(
         ("size", lambda c: c.fixtures.list("basketball", size="20")),
         ("interval", lambda c: c.events.watch(interval="30")),
         ("resume", lambda c: c.fixtures.list("basketball", resume=3)),
+        ("lookahead", lambda c: c.events.list(lookahead=1.5)),
+        ("lookahead", lambda c: c.events.list(restrictions="whitelist", lookahead="2")),
     ],
 )
 async def test_a_wrong_type_is_a_type_error_naming_the_argument(

@@ -76,6 +76,8 @@ class EventsResource(Resource):
             page_size=page_size,
         )
         if not paged:
+            # An unpaged listing has no use for lookahead, but checks it all the same.
+            q.integer("lookahead", lookahead, low=0, high=64)
             return self._body_list(req, list[Event] | Event, _as_list, resume)
 
         async def fetch(number: int) -> Page[Event]:
