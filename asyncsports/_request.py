@@ -1,12 +1,34 @@
 """Requests as plain values: paths, query encoding and argument checks. No I/O.
 
 Resources build a :class:`Request` with these helpers; the session sends it.
+
+The argument rule, for every argument of every resource method (also in docs/wire.md):
+
+1. Every argument is checked here, before anything is sent, and a failed check names the
+   argument: ``TypeError`` when its Python type is wrong (an int where an id goes, a str
+   where a bool goes), ``ValueError`` when its value is.
+2. A value from a set of names is matched ignoring case, spaces and punctuation, and sent
+   in the wire spelling: ``"Live"`` is ``live``, ``"In Venue"`` is ``inVenue``, ``"Ice
+   Hockey"``, ``"ICE_HOCKEY"`` and ``Sport.ICE_HOCKEY`` are ``ice-hockey``. A closed set
+   (``status``, ``type``, ``coverage_level``, ``sort``, ``restrictions``) refuses any other
+   value. The sports are an open set (the vendor covers more than api-spec names): a name
+   is put in normal form (lower case, words joined by ``-``), a known sport in any such
+   spelling becomes its wire name, and any other is sent for the server to judge
+   (``"Table Tennis"`` is ``table-tennis``); only a name that cannot be one path segment
+   (``"a/b"``, ``""``, ``"über"``) is refused.
+3. A value with a format the spec gives is checked for it: the data service's ids
+   (``fixture_id``, ``season_id``, ``team_id``, ``stage_id``) are UUIDs (a ``uuid.UUID``
+   or its text, sent in canonical lower case); dates are ``datetime.date`` or
+   ``"YYYY-MM-DD"``; integers stay within the bounds the spec gives; flags are ``bool``.
+   Ids the spec leaves opaque (snooker external ids, the feed name) only have to be one
+   safe path segment.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
+import hashlib
 import re
 import urllib.parse
 import uuid
@@ -44,21 +66,69 @@ class Request:
         """The same request with ``extra`` appended to the query."""
         return replace(self, params=self.params + extra)
 
+    def fingerprint(self) -> str:
+        """8 hex digits naming the listing this request starts: host, path and query.
 
-_SPORT_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+        Page parameters (``page``, ``page.page``) are left out, so every page of a
+        listing has the same fingerprint; resume tokens carry it.
+        """
+        parts = [self.host, self.path]
+        parts += [f"{k}={v}" for k, v in self.params if k not in _PAGE_PARAMS]
+        return hashlib.blake2b("\n".join(parts).encode(), digest_size=4).hexdigest()
+
+
+_PAGE_PARAMS = frozenset({"page", "page.page"})
+_SEGMENT_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_SEPARATORS = re.compile(r"[\s_-]+")
 _V2 = frozenset({Sport.VOLLEYBALL})
+
+
+def _fold(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
+_SPORTS = {s.value.replace("-", ""): s.value for s in Sport}
+
+
+def sport_name(sport: Sport | str) -> str:
+    """The wire name of ``sport``: lower case, words joined by ``-``, a known sport's spelling.
+
+    ``"Basketball"``, ``"ICE HOCKEY"``, ``"ice_hockey"``, ``"IceHockey"`` and
+    ``Sport.ICE_HOCKEY`` name known sports; any other name is sent in the same normal form
+    (``"Table Tennis"`` is ``table-tennis``) for the server to judge. A name that cannot be
+    one path segment (``"a/b"``, ``""``, ``"über"``) is a ValueError.
+    """
+    if not isinstance(sport, str):
+        raise TypeError(f"sport: expected a Sport or a str, got {type(sport).__name__}")
+    name = _SEPARATORS.sub("-", sport.strip().lower())
+    if not _SEGMENT_RE.fullmatch(name):
+        raise ValueError(
+            "sport: expected a Sport or a sport name of letters, digits, spaces, '-' or '_', "
+            f"got {sport!r}"
+        )
+    return _SPORTS.get(name.replace("-", ""), name)
 
 
 def sport_path(sport: Sport | str) -> str:
     """``/basketball``, or ``/v2/volleyball`` for the sports whose paths carry ``/v2``."""
-    name = str(sport.value if isinstance(sport, Sport) else sport)
-    if not isinstance(sport, str) or not _SPORT_RE.fullmatch(name):
-        raise ValueError(f"sport: expected a Sport or a lower-case sport name, got {sport!r}")
+    name = sport_name(sport)
     return f"/v2/{name}" if name in _V2 else f"/{name}"
 
 
+def uuid_id(name: str, value: object) -> str:
+    """A data-service id: a ``uuid.UUID`` or its text, as canonical lower-case text."""
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a UUID or its text, got {type(value).__name__}")
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise ValueError(f"{name}: expected a UUID, got {value!r}") from None
+
+
 def segment(name: str, value: object) -> str:
-    """A path segment from an id (UUID, str or int), refusing what would change the path."""
+    """A path segment from an opaque id (str, int or UUID), refusing what would change the path."""
     if isinstance(value, bool) or not isinstance(value, str | int | uuid.UUID):
         raise TypeError(f"{name}: expected a str, int or UUID, got {type(value).__name__}")
     text = str(value)
@@ -67,8 +137,10 @@ def segment(name: str, value: object) -> str:
     return text
 
 
-def boolean(value: bool) -> str:
-    """A boolean as the query wants it: ``true`` or ``false``."""
+def boolean(name: str, value: bool) -> str:
+    """A flag as the query wants it: ``true`` or ``false``; only a ``bool`` is taken."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
     return "true" if value else "false"
 
 
@@ -80,16 +152,12 @@ def date(name: str, value: dt.date | str) -> str:
         return value.date().isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value).isoformat()
-        except ValueError:
-            pass
-    raise ValueError(f"{name}: expected a date or 'YYYY-MM-DD', got {value!r}")
-
-
-def _fold(text: str) -> str:
-    return "".join(c for c in text.lower() if c.isalnum())
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a date or 'YYYY-MM-DD', got {type(value).__name__}")
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise ValueError(f"{name}: expected a date or 'YYYY-MM-DD', got {value!r}") from None
 
 
 def choice(name: str, value: str, allowed: Iterable[str]) -> str:
@@ -99,11 +167,12 @@ def choice(name: str, value: str, allowed: Iterable[str]) -> str:
     (``"In Venue"``, ``"Live"``) is accepted for the filter spelling (``inVenue``, ``live``).
     """
     options = tuple(allowed)
-    if isinstance(value, str):
-        key = _fold(value)
-        for option in options:
-            if _fold(option) == key:
-                return option
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a str, got {type(value).__name__}")
+    key = _fold(value)
+    for option in options:
+        if _fold(option) == key:
+            return option
     raise ValueError(f"{name}: expected one of {', '.join(options)}; got {value!r}")
 
 
@@ -118,23 +187,53 @@ def integer(name: str, value: int, *, low: int | None = None, high: int | None =
 
 
 def seconds(name: str, value: float) -> float:
-    """A finite, non-negative number of seconds."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not 0 <= value < float("inf")
-    ):
+    """A finite, non-negative number (of seconds, or a fraction)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name}: expected a number of seconds, got {type(value).__name__}")
+    if not 0 <= value < float("inf"):
         raise ValueError(f"{name}: expected a number of seconds >= 0, got {value!r}")
     return float(value)
 
 
 def strings(name: str, value: str | Sequence[str]) -> list[str]:
     """One string or a sequence of them, as a list (for repeated parameters)."""
-    items = [value] if isinstance(value, str) else list(value)
+    if isinstance(value, str):
+        items: list[object] = [value]
+    elif isinstance(value, Sequence):
+        items = list(value)
+    else:
+        raise TypeError(f"{name}: expected a str or a sequence of str, got {type(value).__name__}")
     for item in items:
-        if not isinstance(item, str) or not item:
+        if not isinstance(item, str):
+            raise TypeError(f"{name}: expected strings, got {type(item).__name__}")
+        if not item.strip():
             raise ValueError(f"{name}: expected non-empty strings, got {item!r}")
-    return items
+    return [str(item) for item in items]
+
+
+_FIELD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+
+
+def sort_params(
+    name: str, value: str | Sequence[str], *, wire: str, fields: Iterable[str] | None = None
+) -> list[Param]:
+    """``<field>`` or ``<field>,asc|desc`` items as repeated ``wire`` parameters, in order.
+
+    With ``fields`` the field is one of them (any case); without, any field name is sent
+    as given. The direction is ``asc`` or ``desc`` in any case.
+    """
+    known = tuple(fields) if fields is not None else None
+    out: list[Param] = []
+    for item in strings(name, value):
+        field, comma, direction = (part.strip() for part in item.partition(","))
+        if known is not None:
+            field = choice(f"{name} field", field, known)
+        elif not _FIELD_RE.fullmatch(field):
+            raise ValueError(f"{name} field: expected a field name, got {field!r}")
+        if comma:
+            direction = choice(f"{name} direction", direction, ("asc", "desc"))
+        out.append((wire, f"{field},{direction}" if comma else field))
+    return out
 
 
 def exactly_one(**named: object) -> tuple[str, object]:

@@ -45,9 +45,12 @@ class Tracker(Generic[T]):
     change for each key whose record is no longer equal to the one remembered; with
     ``gone=True`` it also returns an ``"ended"`` change (carrying the last version) for
     each remembered key missing from ``records``, and new keys come as ``"live"``.
+    ``key`` maps a record to its identity (``lambda a: a.fixture_action.action_id``).
     """
 
-    def __init__(self, key: type[Hashable] | object, *, presence: bool = False) -> None:
+    def __init__(self, key: Callable[[T], Hashable], *, presence: bool = False) -> None:
+        if not callable(key):
+            raise TypeError(f"key: expected a callable record -> hashable key, got {key!r}")
         self._key = key
         self._presence = presence
         self.known: dict[Hashable, T] = {}
@@ -59,7 +62,7 @@ class Tracker(Generic[T]):
         changes: list[Change[T]] = []
         now: dict[Hashable, T] = {}
         for record in records:
-            k = key(record)  # type: ignore[operator]
+            k = key(record)
             if self._presence:
                 if k not in known and k not in now:
                     changes.append(Change("live", record))

@@ -11,13 +11,13 @@ from asyncsports._retry import RetryPolicy
 from asyncsports._session import Session
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.resources import (
-    Actions,
-    Events,
-    Fixtures,
-    Snooker,
-    Squads,
-    Standings,
-    Statistics,
+    ActionsResource,
+    EventsResource,
+    FixturesResource,
+    SnookerResource,
+    SquadsResource,
+    StandingsResource,
+    StatisticsResource,
 )
 
 __all__ = ["Client"]
@@ -87,19 +87,19 @@ class Client:
         )
         """The client's validated settings."""
         self._session = Session(self.settings)
-        self.fixtures = Fixtures(self._session)
+        self.fixtures = FixturesResource(self._session)
         """Competition fixtures."""
-        self.squads = Squads(self._session)
+        self.squads = SquadsResource(self._session)
         """Squads per season or team."""
-        self.actions = Actions(self._session)
+        self.actions = ActionsResource(self._session)
         """Fixture action timelines."""
-        self.standings = Standings(self._session)
+        self.standings = StandingsResource(self._session)
         """Team standings."""
-        self.statistics = Statistics(self._session)
+        self.statistics = StatisticsResource(self._session)
         """Fixture statistics packets."""
-        self.snooker = Snooker(self._session, self.settings.snooker_feed)
+        self.snooker = SnookerResource(self._session, self.settings.snooker_feed)
         """The snooker proxy."""
-        self.events = Events(self._session)
+        self.events = EventsResource(self._session)
         """Live stream events."""
 
     @property

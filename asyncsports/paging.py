@@ -10,10 +10,13 @@ new list given that token carries on with no gap and no duplicate.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import functools
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, NoReturn, TypeVar
 
+from asyncsports._request import integer
 from asyncsports.errors import PagingError
 
 __all__ = ["AsyncList", "Batch", "Page", "PagingError", "ResumeToken", "walk"]
@@ -21,33 +24,71 @@ __all__ = ["AsyncList", "Batch", "Page", "PagingError", "ResumeToken", "walk"]
 T = TypeVar("T")
 
 
+_LISTING = re.compile(r"[0-9a-f]{1,64}")
+_TEXT = re.compile(r"([0-9]+)(?::([0-9]+)(?::([0-9a-f]{1,64}))?)?")
+
+
 @dataclass(frozen=True, slots=True)
 class ResumeToken:
     """Where a listing stands: ``index`` records of page ``page`` are already consumed.
 
-    ``str(token)`` is a compact text form (``"3:5"``) that :meth:`parse` reads back, for
-    storing a position in a checkpoint.
+    ``listing`` is a short fingerprint of the listing the token came from (a hash of its
+    path and query, page parameters left out), so that a token handed to another listing
+    is refused instead of silently skipping records; None means "any listing" (a token
+    made by hand, or read from an older text form).
+
+    ``str(token)`` is a compact text form (``"3:5:1a2b3c4d"``, or ``"3:5"`` without a
+    fingerprint) that :meth:`parse` reads back, for storing a position in a checkpoint.
     """
 
     page: int = 0
     index: int = 0
+    listing: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.page < 0 or self.index < 0:
+            raise ValueError(f"resume: page and index must be >= 0, got {self.page}:{self.index}")
+        if self.listing is not None and not _LISTING.fullmatch(self.listing):
+            raise ValueError(f"resume: not a listing fingerprint: {self.listing!r}")
 
     def __str__(self) -> str:
-        return f"{self.page}:{self.index}"
+        if self.listing is None:
+            return f"{self.page}:{self.index}"
+        return f"{self.page}:{self.index}:{self.listing}"
 
     @classmethod
     def parse(cls, value: ResumeToken | str) -> ResumeToken:
-        """A token from a token or its text form; ValueError on anything else."""
+        """A token from a token or its text form; ValueError on anything else.
+
+        Reads ``"page"``, ``"page:index"`` and ``"page:index:listing"``.
+        """
         if isinstance(value, ResumeToken):
             return value
-        try:
-            page, _, index = value.partition(":")
-            token = cls(int(page), int(index or 0))
-        except (AttributeError, ValueError):
-            raise ValueError(f"resume: not a resume token: {value!r}") from None
-        if token.page < 0 or token.index < 0:
+        if not isinstance(value, str):
+            raise TypeError(
+                f"resume: expected a ResumeToken or its text, got {type(value).__name__}"
+            )
+        match = _TEXT.fullmatch(value)
+        if match is None:
             raise ValueError(f"resume: not a resume token: {value!r}")
-        return token
+        page, index, listing = match.groups()
+        return cls(int(page), int(index or 0), listing)
+
+    @classmethod
+    def bind(cls, resume: ResumeToken | str | None, listing: str) -> ResumeToken:
+        """Where the listing ``listing`` starts: ``resume`` (or its beginning), carrying ``listing``.
+
+        A token of another listing is a ValueError; a token without a fingerprint is
+        taken at its word.
+        """
+        token = cls() if resume is None else cls.parse(resume)
+        if token.listing is not None and token.listing != listing:
+            raise ValueError(
+                f"resume: the token {str(token)!r} belongs to another listing "
+                f"(fingerprint {token.listing}, this listing is {listing}): resume a listing "
+                "with the same arguments as the one the token came from"
+            )
+        return cls(token.page, token.index, listing)
 
 
 class Batch(NamedTuple, Generic[T]):
@@ -80,11 +121,24 @@ class AsyncList(Generic[T]):
     batch) at a time; ``await it.collect()`` gathers a list; ``it.resume_token`` says
     where it stands. Iterating again continues where the last loop stopped. Close it
     (``await it.aclose()`` or ``async with it:``) to stop in-flight work at once.
+
+    ``listing`` is the fingerprint of the listing (see :class:`ResumeToken`): its tokens
+    carry it, and a ``resume`` token of another listing is a ValueError. An AsyncList is
+    not awaitable; awaiting one is a TypeError that says to iterate or ``collect()``.
     """
 
-    def __init__(self, source: Source[T], resume: ResumeToken | str | None = None) -> None:
+    def __init__(
+        self,
+        source: Source[T],
+        resume: ResumeToken | str | None = None,
+        *,
+        listing: str | None = None,
+    ) -> None:
         self._source = source
-        self._start = ResumeToken.parse(resume) if resume is not None else ResumeToken()
+        if listing is not None:
+            self._start = ResumeToken.bind(resume, listing)
+        else:
+            self._start = ResumeToken() if resume is None else ResumeToken.parse(resume)
         self._batches: AsyncIterator[Batch[T]] | None = None
         self._items: Sequence[T] = ()
         self._i = 0
@@ -92,10 +146,41 @@ class AsyncList(Generic[T]):
         self._first = self._start.index
         self._done = False
 
+    @classmethod
+    def paged(
+        cls,
+        fetch: Callable[[int], Awaitable[Page[T]]],
+        size: int,
+        resume: ResumeToken | str | None = None,
+        *,
+        concurrency: int = 1,
+        lookahead: int = 1,
+        listing: str | None = None,
+    ) -> AsyncList[T]:
+        """A page-numbered listing walked by :func:`walk`; ``fetch(n)`` returns page ``n``.
+
+        ``size`` is the page size asked for, ``lookahead`` the pages fetched ahead while
+        the caller works, ``concurrency`` the pages in flight once the total is known.
+        The arguments are checked here, before anything is sent.
+        """
+        integer("size", size, low=1)
+        integer("concurrency", concurrency, low=1, high=64)
+        integer("lookahead", lookahead, low=0, high=64)
+        source = functools.partial(
+            walk, fetch, size=size, lookahead=lookahead, concurrency=concurrency
+        )
+        return cls(source, resume, listing=listing)
+
     @property
     def resume_token(self) -> ResumeToken:
-        """The position after the last record handed out."""
-        return ResumeToken(self._page, self._first + self._i)
+        """The position after the last record handed out (with the listing's fingerprint)."""
+        return ResumeToken(self._page, self._first + self._i, self._start.listing)
+
+    def __await__(self) -> Generator[Any, None, NoReturn]:
+        raise TypeError(
+            "an AsyncList is not awaitable: iterate it with 'async for x in ...' "
+            "or gather it with 'await ....collect()'"
+        )
 
     def __aiter__(self) -> AsyncList[T]:
         return self
@@ -191,6 +276,8 @@ async def walk(
     previous: Sequence[T] | None = None
     total: int | None = None
     ahead = lookahead
+    # Plain asyncio tasks: aiohttp ties the client to asyncio anyway, and a bare task per
+    # page is the cheapest way to keep requests travelling while the caller works.
     inflight: dict[int, asyncio.Future[Page[T]]] = {}
     try:
         while True:

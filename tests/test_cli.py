@@ -312,7 +312,7 @@ def free_port() -> int:
          "no live stream address"),
         (["--emulator", "--emulator-scale", "teams=lots", "fixtures", "soccer"], 3,
          "--emulator-scale: expected name=number"),
-        (["--emulator", "fixtures", "Basket ball"], 2, "sport: expected"),
+        (["--emulator", "fixtures", "basket/ball"], 2, "sport: expected"),
         (["--emulator", "fixture", "soccer", str(uuid.UUID(int=1))], 5, "404"),
     ],
     ids=["no base url", "bad url", "no token", "no streaming url", "bad scale", "bad sport",

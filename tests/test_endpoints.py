@@ -375,7 +375,7 @@ async def test_hmac_credentials_make_a_token_per_request(stub: Stub) -> None:
             lambda c: c.fixtures.list("basketball", date_from="2024-02-01", date_to="2024-01-01"),
             "date_from",
         ),
-        (lambda c: c.fixtures.list("Basket Ball"), "sport"),
+        (lambda c: c.fixtures.list("basket/ball"), "sport"),
         (lambda c: c.fixtures.list("basketball", season_id="../x"), "season_id"),
         (lambda c: c.squads.list("cricket"), "season_id or team_id"),
         (lambda c: c.squads.list("cricket", season_id="a", team_id="b"), "both"),

@@ -145,11 +145,90 @@ async def test_a_failing_source_can_be_resumed_where_it_stopped() -> None:
     assert seen == [0, 1, 2, 3, 4, 5, 6]
 
 
-@pytest.mark.parametrize("bad", ["x", "1:y", "-1:0", ""])
+@pytest.mark.parametrize(
+    "bad", ["x", "1:y", "-1:0", "", "1:2:", "1:2:XYZ", "1:2:ab:cd", " 1:2", "²:1"]
+)
 def test_bad_resume_tokens_are_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="resume"):
         ResumeToken.parse(bad)
     assert ResumeToken.parse("3") == ResumeToken(3, 0)
+
+
+LISTINGS = st.none() | st.text("0123456789abcdef", min_size=1, max_size=64)
+
+
+@given(page=st.integers(0, 10**12), index=st.integers(0, 10**12), listing=LISTINGS)
+def test_resume_token_text_round_trips(page: int, index: int, listing: str | None) -> None:
+    token = ResumeToken(page, index, listing)
+    text = str(token)
+    assert ResumeToken.parse(text) == token
+    assert text == (f"{page}:{index}" if listing is None else f"{page}:{index}:{listing}")
+
+
+@given(page=st.integers(0, 10**6), index=st.integers(0, 10**6), listing=LISTINGS)
+def test_a_token_without_fingerprint_fits_any_listing(
+    page: int, index: int, listing: str | None
+) -> None:
+    here = listing or "0a"
+    old = ResumeToken.parse(f"{page}:{index}")  # the text form of backfill checkpoints
+    assert old.listing is None
+    assert ResumeToken.bind(old, here) == ResumeToken(page, index, here)
+    assert ResumeToken.bind(None, here) == ResumeToken(0, 0, here)
+
+
+@given(
+    token=st.builds(ResumeToken, st.integers(0, 99), st.integers(0, 99), LISTINGS),
+    here=st.text("0123456789abcdef", min_size=1, max_size=8),
+)
+def test_a_token_of_another_listing_is_refused(token: ResumeToken, here: str) -> None:
+    if token.listing is None or token.listing == here:
+        assert ResumeToken.bind(str(token), here).listing == here
+    else:
+        with pytest.raises(ValueError, match="belongs to another listing"):
+            ResumeToken.bind(str(token), here)
+
+
+async def test_a_list_hands_out_tokens_of_its_own_listing() -> None:
+    async def fetch(n: int) -> Page[int]:
+        return Page([n * 2, n * 2 + 1], n, 3, n == 2)
+
+    it = AsyncList.paged(fetch, 2, listing="beef")
+    assert await anext(it) == 0
+    assert str(it.resume_token) == "0:1:beef"
+    assert await AsyncList.paged(fetch, 2, "0:1:beef", listing="beef").collect() == [1, 2, 3, 4, 5]
+    with pytest.raises(ValueError, match="another listing"):
+        AsyncList.paged(fetch, 2, it.resume_token, listing="cafe")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"concurrency": 0}, "concurrency"),
+        ({"concurrency": 65}, "concurrency"),
+        ({"lookahead": -1}, "lookahead"),
+        ({"size": 0}, "size"),
+    ],
+)
+def test_paged_checks_its_arguments_before_anything_is_fetched(
+    kwargs: dict[str, int], name: str
+) -> None:
+    calls: list[int] = []
+
+    async def fetch(n: int) -> Page[int]:
+        calls.append(n)
+        return Page([])
+
+    args: dict[str, Any] = {"size": 5, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        AsyncList.paged(fetch, args.pop("size"), **args)
+    assert calls == []
+
+
+async def test_awaiting_a_list_says_how_to_use_it() -> None:
+    it, calls = pager(3, 2)
+    with pytest.raises(TypeError, match=r"async for.*collect\(\)"):
+        await it
+    assert calls == []
 
 
 def slow_pager(

@@ -103,9 +103,14 @@ async def test_resume_token_of_a_stream_counts_elements(breaking: tuple[Breaking
             async for a in it:
                 if a.fixture_action.fixture_seq_num == 1233:
                     break
-        assert str(it.resume_token) == "0:1234"
-        rest = await c.actions.list("american-football", FIXTURE_ID, resume="0:1234").collect()
+        token = it.resume_token
+        assert (token.page, token.index) == (0, 1234) and token.listing
+        assert str(token) == f"0:1234:{token.listing}"
+        rest = await c.actions.list("american-football", FIXTURE_ID, resume=str(token)).collect()
+        # A token without a fingerprint (the older text form) is still taken.
+        old = await c.actions.list("american-football", FIXTURE_ID, resume="0:1234").collect()
     assert [a.fixture_action.fixture_seq_num for a in rest] == list(range(1234, 3000))
+    assert old == rest
 
 
 async def test_a_malformed_element_names_its_index_and_bytes() -> None:

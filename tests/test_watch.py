@@ -3,6 +3,7 @@
 import random
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,6 +24,13 @@ def test_new_then_update_then_nothing() -> None:
         Change("new", Rec(3)),
     ]
     assert t.seen([Rec(1), Rec(2, "Confirmed"), Rec(3)]) == []
+
+
+def test_the_key_is_a_callable() -> None:
+    t: Tracker[Rec] = Tracker(lambda r: (r.id, "k"))  # any hashable key
+    assert t.seen([Rec(1)]) == [Change("new", Rec(1))] and (1, "k") in t.known
+    with pytest.raises(TypeError, match="key: expected a callable"):
+        Tracker("id")  # type: ignore[arg-type]
 
 
 def test_presence_reports_live_and_ended() -> None:

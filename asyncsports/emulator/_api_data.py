@@ -67,7 +67,7 @@ def parse_sort(values: list[str]) -> tuple[SortKey, ...]:
 def parse_filters(query: Any) -> Filters:
     """The filters of api-spec 4.2 (``includeDelete`` is basketball's spelling)."""
     statuses = choice(query, "status", STATUSES)
-    if boolean(query, "live"):
+    if boolean(query, "live"):  # live=false is no filter, as on the events listing
         statuses = frozenset({"live"}) & (statuses or frozenset({"live"}))
     day_from, day_to = date(query, "dateFrom"), date(query, "dateTo")
     include = boolean(query, "includeDeleted")

@@ -11,7 +11,7 @@ from multidict import MultiMapping
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._events import EventSchedule, StreamEvent
 from asyncsports.emulator._faults import Fault
-from asyncsports.emulator._http import HttpError, Reply, integer, json_reply
+from asyncsports.emulator._http import HttpError, Reply, boolean, integer, json_reply
 from asyncsports.emulator._wire import plus0000
 
 __all__ = ["EventsApi"]
@@ -87,8 +87,10 @@ class EventsApi:
             raise HttpError(400, f"format: expected json or xml, got {fmt!r}")
         restrictions = _restriction(q, "restrictions")
         sub = _restriction(q, "subRestrictions")
-        live = q.get("live", "").lower() == "true"
-        vendor = q.get("vendorDataID", "").lower() == "true"
+        # As on the fixtures listing: true or false in any case, anything else a 400;
+        # live=false is no filter at all (the flag only narrows), like leaving it out.
+        live = bool(boolean(q, "live"))
+        vendor = bool(boolean(q, "vendorDataID"))
         events = self._schedule.listing(self._clock.time(), live)
         if restrictions is not None or sub is not None:
             size = size or MAX_PAGE_SIZE

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
 import msgspec
 
-from asyncsports import _request as q
 from asyncsports._request import Request
 from asyncsports._session import Session, StreamResponse
 from asyncsports._watch import polls
 from asyncsports.errors import DecodeError
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
-from asyncsports.paging import AsyncList, Batch, Page, ResumeToken, walk
+from asyncsports.paging import AsyncList, Batch, ResumeToken
 
 T = TypeVar("T")
 
@@ -43,13 +42,16 @@ class Resource:
         unwrap: Callable[[Any], Sequence[T]],
         resume: ResumeToken | str | None = None,
     ) -> AsyncList[T]:
-        """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``."""
+        """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``.
+
+        Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
+        """
 
         async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
             items = unwrap(await self._one(req, tp))
             yield Batch(0, start.index, items[start.index :])
 
-        return AsyncList(source, resume)
+        return AsyncList(source, resume, listing=req.fingerprint())
 
     def _stream_list(
         self,
@@ -64,6 +66,7 @@ class Resource:
         ``key`` names the top-level field holding the array (the snooker ``data``). A body
         that breaks off midway is asked for again (the session's one retry loop) and the
         records already handed out are skipped, so nothing is lost and nothing repeats.
+        Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
         """
         dec: msgspec.json.Decoder[list[T]] = decoder(list[item])  # type: ignore[valid-type]
         target = f"list[{getattr(item, '__name__', item)}]"
@@ -82,31 +85,13 @@ class Resource:
                     yield Batch(0, index, batch)
                     index += len(batch)
 
-        return AsyncList(source, resume)
+        return AsyncList(source, resume, listing=req.fingerprint())
 
     def _polls(
         self, req: Request, tp: Any, interval: float, jitter: float
     ) -> AsyncGenerator[Any, None]:
         """``req``'s body decoded as ``tp`` every ``interval`` seconds: see :func:`polls`."""
         return polls(lambda: self._one(req, tp), req.path, interval, jitter)
-
-    @staticmethod
-    def _paged(
-        fetch: Callable[[int], Awaitable[Page[T]]],
-        size: int,
-        resume: ResumeToken | str | None = None,
-        *,
-        concurrency: int = 1,
-        lookahead: int = 1,
-    ) -> AsyncList[T]:
-        """A page-numbered listing; ``fetch(n)`` returns page ``n``."""
-        q.integer("concurrency", concurrency, low=1, high=64)
-        q.integer("lookahead", lookahead, low=0, high=64)
-
-        def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
-            return walk(fetch, start, size=size, lookahead=lookahead, concurrency=concurrency)
-
-        return AsyncList(source, resume)
 
 
 async def _with_status(

@@ -16,10 +16,10 @@ from asyncsports.resources._base import Resource
 
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The action timeline of one fixture."""
-    return Request(f"{q.sport_path(sport)}/fixtures/{q.segment('fixture_id', fixture_id)}/actions")
+    return Request(f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}/actions")
 
 
-class Actions(Resource):
+class ActionsResource(Resource):
     """``client.actions``: fixture action timelines."""
 
     def list(

@@ -27,9 +27,11 @@ def list_request(
 ) -> tuple[Request, bool]:
     """The listing request, and whether it is paged (only with restrictions)."""
     params: list[Param] = []
-    if live:
+    # Flags only narrow (live) or add (vendorDataID): False is the same as None, and
+    # nothing is sent for it; the spec names only the value 'true'.
+    if live is not None and q.boolean("live", live) == "true":
         params.append(("live", "true"))
-    if vendor_data_id:
+    if vendor_data_id is not None and q.boolean("vendor_data_id", vendor_data_id) == "true":
         params.append(("vendorDataID", "true"))
     if restrictions is not None:
         params.append(("restrictions", q.choice("restrictions", restrictions, RESTRICTIONS)))
@@ -43,7 +45,7 @@ def list_request(
     return Request(PATH, tuple(params), host="streaming"), paged
 
 
-class Events(Resource):
+class EventsResource(Resource):
     """``client.events``: live stream events on the streaming host."""
 
     def list(
@@ -57,7 +59,10 @@ class Events(Resource):
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
     ) -> AsyncList[Event]:
-        """Future and live events (only live ones with ``live=True``).
+        """Future and live events; only the live ones with ``live=True``.
+
+        ``live=False`` is no live filter, the same as None (and as in ``fixtures.list``).
+        ``vendor_data_id=True`` adds each event's id in the data service.
 
         With ``restrictions`` or ``sub_restrictions`` (``"whitelist"`` or ``"blacklist"``)
         each event carries its country (and US state) lists, and the listing is paged by
@@ -71,6 +76,8 @@ class Events(Resource):
             page_size=page_size,
         )
         if not paged:
+            # An unpaged listing has no use for lookahead, but checks it all the same.
+            q.integer("lookahead", lookahead, low=0, high=64)
             return self._body_list(req, list[Event] | Event, _as_list, resume)
 
         async def fetch(number: int) -> Page[Event]:
@@ -79,7 +86,13 @@ class Events(Resource):
             )
             return Page(_as_list(body))
 
-        return self._paged(fetch, page_size or MAX_PAGE_SIZE, resume, lookahead=lookahead)
+        return AsyncList.paged(
+            fetch,
+            page_size or MAX_PAGE_SIZE,
+            resume,
+            lookahead=lookahead,
+            listing=req.fingerprint(),
+        )
 
     async def watch(
         self, *, interval: float = 30.0, jitter: float = 0.1

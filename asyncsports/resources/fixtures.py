@@ -26,18 +26,6 @@ DEFAULT_SIZE = 20
 MAX_SIZE = 1000
 
 
-def sort_params(sort: str | Sequence[str]) -> list[Param]:
-    """``sort`` as repeated ``sort=<field>,<direction>`` parameters, in the order given."""
-    out: list[Param] = []
-    for item in q.strings("sort", sort):
-        field, _, direction = (part.strip() for part in item.partition(","))
-        q.choice("sort field", field, SORT_FIELDS)
-        if direction:
-            q.choice("sort direction", direction, ("asc", "desc"))
-        out.append(("sort", f"{field},{direction}" if direction else field))
-    return out
-
-
 def list_request(
     sport: Sport | str,
     *,
@@ -55,12 +43,13 @@ def list_request(
     """The first-page request of a fixture listing (``page`` is added per page)."""
     base = q.sport_path(sport)
     if season_id is not None:
-        path = f"{base}/seasons/{q.segment('season_id', season_id)}/fixtures"
+        path = f"{base}/seasons/{q.uuid_id('season_id', season_id)}/fixtures"
     else:
         path = f"{base}/fixtures"
     params: list[Param] = [("paged", "true")]
-    if live is not None:
-        params.append(("live", q.boolean(live)))
+    if live is not None and q.boolean("live", live) == "true":
+        # live=False is "no live filter", as None: the spec's flag only narrows.
+        params.append(("live", "true"))
     if status is not None:
         params.append(("status", q.choice("status", status, STATUSES)))
     if date_from is not None:
@@ -76,14 +65,15 @@ def list_request(
             ("coverageLevel", q.choice("coverage_level", coverage_level, COVERAGE_LEVELS))
         )
     if sort is not None:
-        params.extend(sort_params(sort))
+        params.extend(q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS))
     if size is not None:
         params.append(("size", q.integer("size", size, low=1, high=MAX_SIZE)))
     if include_deleted is not None:
-        params.append(("includeDeleted", q.boolean(include_deleted)))
+        flag = q.boolean("include_deleted", include_deleted)
+        params.append(("includeDeleted", flag))
         if base == "/basketball":
             # One basketball description spells it includeDelete: send both.
-            params.append(("includeDelete", q.boolean(include_deleted)))
+            params.append(("includeDelete", flag))
     return Request(path, tuple(params))
 
 
@@ -94,7 +84,7 @@ def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
     return Page(body.content, body.number, body.total_pages, body.last)
 
 
-class Fixtures(Resource):
+class FixturesResource(Resource):
     """``client.fixtures``: competition fixtures."""
 
     def list(
@@ -117,13 +107,16 @@ class Fixtures(Resource):
     ) -> AsyncList[Fixture]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
 
-        Filters take the spec's lower-case values (``status="live"``,
-        ``coverage_level="inVenue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
-        such, applied in order. ``size`` is the page size (default 20).
+        Filters take the spec's values in any case (``status="live"``,
+        ``coverage_level="In Venue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
+        such, applied in order. ``size`` is the page size (default 20). ``live=True``
+        lists only live fixtures; ``live=False`` is no live filter, the same as None (and
+        the same as in ``events.list``): it does not mean "only fixtures not live".
 
         The next ``lookahead`` pages are fetched while the caller works on the current
         one; once the total is known up to ``concurrency`` pages are in flight at once.
-        ``resume`` takes a ``resume_token`` of an earlier listing with the same filters.
+        ``resume`` takes a ``resume_token`` of an earlier listing with the same arguments
+        (a token of another listing is a ValueError).
         """
         req = list_request(
             sport,
@@ -145,12 +138,17 @@ class Fixtures(Resource):
             )
             return to_page(body)
 
-        return self._paged(
-            fetch, size or DEFAULT_SIZE, resume, concurrency=concurrency, lookahead=lookahead
+        return AsyncList.paged(
+            fetch,
+            size or DEFAULT_SIZE,
+            resume,
+            concurrency=concurrency,
+            lookahead=lookahead,
+            listing=req.fingerprint(),
         )
 
     async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:
         """One fixture by id."""
-        path = f"{q.sport_path(sport)}/fixtures/{q.segment('fixture_id', fixture_id)}"
+        path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
         fixture: Fixture = await self._one(Request(path), Fixture)
         return fixture

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from asyncsports import _request as q
 from asyncsports._request import Param, Request
 from asyncsports._session import Session
-from asyncsports.errors import NotFoundError
+from asyncsports.errors import NoRecordError
 from asyncsports.models import (
     Break,
     Data,
@@ -52,12 +52,8 @@ def sort_params(sort_options: SortOptions | None, *, boolean: bool = False) -> l
             raise TypeError(
                 "sort_options: a bool is accepted only by tournament_players(external id)"
             )
-        return [("sortOptions", q.boolean(sort_options))]
-    return [("sortOptions", item) for item in q.strings("sort_options", sort_options)]
-
-
-def _when(name: str, value: dt.date | str) -> str:
-    return value if isinstance(value, str) else q.date(name, value)
+        return [("sortOptions", q.boolean("sort_options", sort_options))]
+    return q.sort_params("sort_options", sort_options, wire="sortOptions")
 
 
 def _records(body: Data[Any]) -> list[Any]:
@@ -67,7 +63,7 @@ def _records(body: Data[Any]) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
 
-class Snooker(Resource):
+class SnookerResource(Resource):
     """``client.snooker``: the snooker proxy under ``/snooker/{feed}``."""
 
     def __init__(self, session: Session, feed: str) -> None:
@@ -81,10 +77,20 @@ class Snooker(Resource):
         return self._stream_list(req, tp, key="data", resume=resume)
 
     async def _single(self, req: Request, tp: type[T]) -> T:
+        """The one record in ``data``; NoRecordError when the service sent none.
+
+        A 404 from the service is a NotFoundError (from the session); a successful
+        answer whose ``data`` is null or ``[]`` is a NoRecordError, since the service
+        did not say the thing does not exist, only sent nothing.
+        """
         body: Data[Any] = await self._one(req, Data[tp | list[tp] | None])  # type: ignore[valid-type]
         records = _records(body)
         if not records:
-            raise NotFoundError(404, "the response held no record", url=req.path)
+            shown = "null" if body.data is None else "[]"
+            raise NoRecordError(
+                f"the body held no record: 'data' was {shown}",
+                url=req.path,  # the session hands over only 2xx bodies; status stays 200
+            )
         record: T = records[0]
         return record
 
@@ -102,9 +108,9 @@ class Snooker(Resource):
         if season_id is not None:
             params.append(("seasonId", q.integer("season_id", season_id, low=0)))
         if start is not None:
-            params.append(("start", _when("start", start)))
+            params.append(("start", q.date("start", start)))
         if end is not None:
-            params.append(("end", _when("end", end)))
+            params.append(("end", q.date("end", end)))
         params += sort_params(sort_options)
         return self._list(self._request("tournaments", params), Tournament, resume)
 
@@ -155,7 +161,7 @@ class Snooker(Resource):
     ) -> Request:
         params: list[Param] = []
         if for_season is not None:
-            params.append(("forSeason", q.boolean(for_season)))
+            params.append(("forSeason", q.boolean("for_season", for_season)))
         params += sort_params(sort_options)
         return self._request(f"{suffix}/{id_path('tournament', tournament)}", params)
 
@@ -184,7 +190,11 @@ class Snooker(Resource):
         return self._list(req, TournamentPlayer, resume)
 
     async def current_tournament_winner(self, tournament: Id) -> PlayerProfile:
-        """The current winner of a tournament."""
+        """The current winner of a tournament.
+
+        NotFoundError if the service answers 404; NoRecordError if it answers with an
+        empty ``data`` (null or ``[]``).
+        """
         req = self._request(f"current-tournament-winner/{id_path('tournament', tournament)}")
         return await self._single(req, PlayerProfile)
 
@@ -205,7 +215,8 @@ class Snooker(Resource):
     async def player_info(self, player: Id, tournament: Id) -> PlayerImage:
         """A player's image (``file_content`` holds the decoded bytes).
 
-        Both ids are numeric, or both external.
+        Both ids are numeric, or both external. NotFoundError if the service answers
+        404; NoRecordError if it answers with an empty ``data`` (null or ``[]``).
         """
         p, t = id_path("player", player), id_path("tournament", tournament)
         if p.startswith("external/") != t.startswith("external/"):

@@ -18,11 +18,11 @@ def list_request(
     name, value = q.exactly_one(season_id=season_id, team_id=team_id)
     base = q.sport_path(sport)
     if name == "season_id":
-        return Request(f"{base}/seasons/{q.segment(name, value)}/squads")
-    return Request(f"{base}/squads/{q.segment(name, value)}")
+        return Request(f"{base}/seasons/{q.uuid_id(name, value)}/squads")
+    return Request(f"{base}/squads/{q.uuid_id(name, value)}")
 
 
-class Squads(Resource):
+class SquadsResource(Resource):
     """``client.squads``: squads per season or per team."""
 
     def list(

@@ -6,7 +6,7 @@ import uuid
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
-from asyncsports.models import Standings as StandingsPacket
+from asyncsports.models import Standings
 from asyncsports.resources._base import Resource
 
 
@@ -16,10 +16,10 @@ def get_request(
     """The standings of a season or of a stage (exactly one of the two)."""
     name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
     kind = "seasons" if name == "season_id" else "stages"
-    return Request(f"{q.sport_path(sport)}/{kind}/{q.segment(name, value)}/standings")
+    return Request(f"{q.sport_path(sport)}/{kind}/{q.uuid_id(name, value)}/standings")
 
 
-class Standings(Resource):
+class StandingsResource(Resource):
     """``client.standings``: team standings."""
 
     async def get(
@@ -28,9 +28,16 @@ class Standings(Resource):
         *,
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
-    ) -> list[StandingsPacket]:
-        """The standings packets of a season or of a stage: pass exactly one of the two ids."""
-        body: list[StandingsPacket] | StandingsPacket = await self._one(
-            get_request(sport, season_id, stage_id), list[StandingsPacket] | StandingsPacket
+    ) -> list[Standings]:
+        """The standings of a season or of a stage as a LIST of packets, one per table.
+
+        Pass exactly one of the two ids. The service keeps one standings table per group
+        (and per stage), so it answers with an array of packets, each naming its
+        ``stage`` and ``group``; a season without groups gives a list of one. The name
+        ``get`` is kept (it is a fixed public name): it gets the standings, which are
+        several packets. A body holding one packet object is returned as a list of one.
+        """
+        body: list[Standings] | Standings = await self._one(
+            get_request(sport, season_id, stage_id), list[Standings] | Standings
         )
         return body if isinstance(body, list) else [body]
