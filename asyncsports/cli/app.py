@@ -7,7 +7,6 @@ the query it returns.
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -83,10 +82,11 @@ Result = AsyncList[Any] | Awaitable[Any] | AsyncIterator[Change[Any]]
 class Query:
     """What a command asks the client for, and how its answer is shown.
 
-    ``ask(client)`` gives a listing (shown as it arrives, up to ``limit`` records), an
-    awaitable of one record or a list of them, or with ``watch`` a watcher's changes.
-    ``what`` names the records in a table's caption. ``streaming``: it needs the live
-    stream events host and credentials.
+    ``ask(client)`` gives a listing (shown as it arrives, up to ``limit`` records), a
+    watcher's changes (shown one by one), or an awaitable of one record or a list of
+    them. ``what`` names the records in a table's caption. ``streaming``: it needs the
+    live stream events host and credentials. ``watch``: it polls for changes, so the
+    emulator's clock runs.
     """
 
     ask: Callable[[Client], Result]
@@ -103,11 +103,11 @@ def perform(cfg: Settings, query: Query) -> None:
         answer = query.ask(client)
         if isinstance(answer, AsyncList):
             await show_list(cfg, answer, query.what, query.limit)
-        elif inspect.isawaitable(answer):
+        elif isinstance(answer, AsyncIterator):
+            await show_changes(cfg, answer)
+        else:
             value = await answer
             show(cfg, value if isinstance(value, list) else [value], query.what)
-        else:
-            await show_changes(cfg, answer)
 
     run(cfg, job, streaming=query.streaming, live=query.watch)
 
