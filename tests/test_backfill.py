@@ -355,8 +355,8 @@ def test_sport_season_and_dates_narrow_the_job(
             "SELECT start_date_utc FROM fixtures WHERE season_id = ?", (season,))})  # fmt: skip
     since = dates[1]  # leave the first day out
     db = tmp_path / "narrow.sqlite"
-    summary = backfill(db, "--sport", "basketball", "--season", season, "--from", since,
-                       "--to", last[:10])  # fmt: skip
+    summary = backfill(db, "--sports", "basketball", "--seasons", season,
+                       "--date-from", since, "--date-to", last[:10])  # fmt: skip
     assert (
         summary["job"] == f"sports=basketball seasons={season} from={since} to={last[:10]} size=5"
     )

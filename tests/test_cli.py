@@ -7,6 +7,7 @@ ASYNCSPORTS_* environment variables, as a user's shell would; a few use --emulat
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import pty
 import re
@@ -16,14 +17,22 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
+import asyncsports.emulator
+from asyncsports import errors
+from asyncsports.cli import app, main
+from asyncsports.cli.running import describe, exit_code
+from asyncsports.client import Client
+from asyncsports.emulator import Emulator
 from asyncsports.models import Action, Fixture, Standings, Statistics, decode
 
 CLI = [sys.executable, "-m", "asyncsports.cli"]
@@ -149,14 +158,33 @@ def ids(server: Server) -> dict[str, Any]:
 # its output must hold.
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "fixtures": (["fixtures", "basketball", "--limit", "7"], "startDateUTC"),
+    "fixtures --filters": (
+        [
+            "fixtures",
+            "soccer",
+            "--date-from",
+            "2024-09-01",
+            "--date-to",
+            "2024-12-31",
+            "--coverage-level",
+            "inVenue",
+            "--sort",
+            "startTime,desc",
+            "--size",
+            "3",
+            "--limit",
+            "7",
+        ],
+        "coverageLevel",
+    ),
     "fixture": (["fixture", "american-football", "{fixture}"], "teams"),
-    "squads --season": (["squads", "soccer", "--season", "{season}"], "players"),
-    "squads --team": (["squads", "soccer", "--team", "{team}"], "players"),
+    "squads --season-id": (["squads", "soccer", "--season-id", "{season}"], "players"),
+    "squads --team-id": (["squads", "soccer", "--team-id", "{team}"], "players"),
     "actions": (["actions", "american-football", "{fixture}"], "fixtureAction"),
-    "standings": (["standings", "soccer", "--season", "{season}"], "teamsStatistics"),
+    "standings": (["standings", "soccer", "--season-id", "{season}"], "teamsStatistics"),
     "statistics": (["statistics", "american-football", "{fixture}"], "teamActionAggregates"),
-    "snooker tournaments": (["snooker", "tournaments", "--season", "2025"], "tournamentName"),
-    "snooker matches": (["snooker", "matches", "{tournament}", "--round", "1"], "matchId"),
+    "snooker tournaments": (["snooker", "tournaments", "--season-id", "2025"], "tournamentName"),
+    "snooker matches": (["snooker", "matches", "{tournament}", "--round-number", "1"], "matchId"),
     "snooker ast": (["snooker", "ast", "{tournament}"], "playerAst"),
     "snooker tournament-players": (
         ["snooker", "tournament-players", "{tournament}"],
@@ -168,12 +196,12 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
         ["snooker", "current-tournament-winner", "{tournament}"],
         "highestBreak",
     ),
-    "snooker previous-tournament-winner": (
-        ["snooker", "previous-tournament-winner", "2040"],
+    "snooker previous-tournament-winners": (
+        ["snooker", "previous-tournament-winners", "2040"],
         "year",
     ),
     "snooker player-info": (["snooker", "player-info", "163", "{tournament}"], "fileContent"),
-    "events": (["events"], "title"),
+    "events": (["events", "--page-size", "3"], "title"),
     "events --restrictions": (["events", "--restrictions", "whitelist"], "countryList"),
     "playback": (["playback", "{event}"], "hlsUrl"),
 }
@@ -219,13 +247,18 @@ def test_records_are_the_services_json(
     assert str(decode(Statistics, msgspec.json.encode(packet)).fixture_id) == ids["fixture"]
     standings = [decode(Standings, msgspec.json.encode(p)) for p in lines(outputs["standings"])]
     assert [t.rank for t in standings[0].teams_statistics][:3] == [1, 2, 3]
-    squads = lines(outputs["squads --team"])
+    squads = lines(outputs["squads --team-id"])
     assert {s["team"]["id"] for s in squads} == {ids["team"]}
     (image,) = lines(outputs["snooker player-info"])
     assert base64.b64decode(image["fileContent"]).startswith(b"\x89PNG")
     (address,) = lines(outputs["playback"])
     assert address["eventId"] == ids["event"]
     assert all(e["countryList"] for e in lines(outputs["events --restrictions"]))
+    filtered = lines(outputs["fixtures --filters"])
+    starts = [f["startDateUTC"][:10] for f in filtered]
+    assert len(filtered) == 7 and starts == sorted(starts, reverse=True)
+    assert all("2024-09-01" <= day <= "2024-12-31" for day in starts)
+    assert {f["coverageLevel"] for f in filtered} == {"In Venue"}
 
 
 def test_a_terminal_gets_a_table_with_whole_ids(server: Server, ids: dict[str, Any]) -> None:
@@ -234,7 +267,7 @@ def test_a_terminal_gets_a_table_with_whole_ids(server: Server, ids: dict[str, A
     assert "start (UTC)" in out and "competition" in out
     assert ids["fixture"] in out  # not wrapped or cut, so it can be copied
     assert "{" not in out
-    code, out = run_tty("snooker", "matches", "1000", "--round", "1", "--json",
+    code, out = run_tty("snooker", "matches", "1000", "--round-number", "1", "--json",
                         env=server.env())  # fmt: skip
     assert code == 0 and out.lstrip().startswith("{")  # --json wins on a terminal too
 
@@ -245,10 +278,10 @@ def test_help_names_every_command_and_the_exit_codes() -> None:
                  "snooker", "events", "playback", "emulator", "backfill"):  # fmt: skip
         assert re.search(rf"│ {name} ", out), name
     assert "ASYNCSPORTS_BASE_URL" in out
-    assert "4 refused credentials" in out and "10 host unreachable" in out
+    assert "4 refused credentials" in out and "10 timed out, host unreachable" in out
     out = run("snooker", "--help", env=clean_env(COLUMNS="200")).stdout
     for name in ("tournaments", "matches", "ast", "tournament-players", "tour-players",
-                 "centuries", "current-tournament-winner", "previous-tournament-winner",
+                 "centuries", "current-tournament-winner", "previous-tournament-winners",
                  "player-info"):  # fmt: skip
         assert re.search(rf"│ {name} ", out), name
 
@@ -337,7 +370,7 @@ def test_a_wrong_token_is_exit_4_and_verbose_shows_the_traceback(server: Server)
 
 
 def test_an_unreachable_host_is_exit_10() -> None:
-    proc = run("squads", "cricket", "--team", str(uuid.UUID(int=2)),
+    proc = run("squads", "cricket", "--team-id", str(uuid.UUID(int=2)),
                "--base-url", f"http://127.0.0.1:{free_port()}", "--token", "t")  # fmt: skip
     assert proc.returncode == 10
     err = one_line_error(proc)
@@ -353,3 +386,141 @@ def test_a_closed_pipe_ends_quietly(server: Server) -> None:
     proc.stdout.close()
     assert proc.wait(TIMEOUT) == 141  # the output is larger than the pipe buffer
     assert proc.stderr.read() == b""
+
+
+# ------------------------------------------------------------------ in process
+#
+# Typer's CliRunner runs commands in this process: quicker than a subprocess, and the
+# emulator behind --emulator can be swapped for one with faults.
+
+
+@pytest.fixture
+def invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Run the command in process with no ASYNCSPORTS_* variables; its Result."""
+    for name in list(os.environ):
+        if name.startswith("ASYNCSPORTS_"):
+            monkeypatch.delenv(name)
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(app, list(args))
+
+    return invoke
+
+
+def faulty(
+    monkeypatch: pytest.MonkeyPatch, route: str, client: dict[str, Any], **fault: Any
+) -> None:
+    """Make --emulator serve with ``fault`` on ``route`` to a client with ``client`` keywords."""
+
+    class Faulty(Emulator):
+        def client(self, **kw: Any) -> Client:
+            self.faults.add(route, **fault)
+            return super().client(**{"max_retries": 0, **client, **kw})
+
+    monkeypatch.setattr(asyncsports.emulator, "Emulator", Faulty)
+
+
+# One command of each shape the shared runner handles: listings (paged and streamed,
+# of each service), single records, a list of records, and a watcher.
+EVERY_SHAPE = [
+    ["fixtures", "basketball"],
+    ["fixture", "soccer", str(uuid.UUID(int=1))],
+    ["squads", "soccer", "--team-id", str(uuid.UUID(int=2))],
+    ["actions", "soccer", str(uuid.UUID(int=3))],
+    ["standings", "soccer", "--season-id", str(uuid.UUID(int=4))],
+    ["snooker", "tour-players"],
+    ["snooker", "current-tournament-winner", "1000"],
+    ["events"],
+    ["events", "--watch"],
+    ["playback", "1"],
+]
+
+
+@pytest.mark.parametrize("args", EVERY_SHAPE, ids=" ".join)
+# Statuses a watcher does not ride out as passing failures (it would poll on).
+@pytest.mark.parametrize(("status", "code"), [(400, 6), (401, 4), (404, 5)])
+def test_an_error_in_any_command_maps_to_its_exit_code(
+    args: list[str],
+    status: int,
+    code: int,
+    invoke: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    faulty(monkeypatch, "*", {}, status=status)
+    result = invoke("--emulator", *args)
+    assert result.exit_code == code, result.output
+    assert result.stderr.startswith(f"asyncsports: error: {status} ")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("client", "fault", "code", "text"),
+    [
+        ({"max_body_size": 100}, {"latency": 0.01}, 14, "exceeds max_body_size=100"),
+        # "timed out" either way: from errors.TimeoutError, or an older session's text.
+        ({"timeout": 0.05}, {"latency": 1.0}, 10, "timed out"),
+    ],
+    ids=["body too large", "timeout"],
+)
+def test_client_limits_have_their_exit_codes(
+    client: dict[str, Any],
+    fault: dict[str, Any],
+    code: int,
+    text: str,
+    invoke: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    faulty(monkeypatch, "fixtures", client, **fault)
+    result = invoke("--emulator", "fixtures", "basketball")
+    assert result.exit_code == code, result.output
+    assert text in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "text"),
+    [
+        (errors.TimeoutError("read timed out", url="http://h:1/x", attempts=3), 10,
+         "timed out waiting for http://h:1 after 3 attempts: the service is slow"),
+        (errors.TransportError("connection failed: [Connect call failed]", url="http://h:1/x"),
+         10, "cannot reach http://h:1: Connect call failed: is the host up"),
+        (errors.BodyTooLargeError("body exceeds max_body_size=9", limit=9), 14,
+         "body exceeds max_body_size=9"),
+        (errors.NoRecordError("no record in the body", url="/x"), 15, "no record in the body"),
+        (errors.PagingError("page 3 repeats page 2"), 16, "page 3 repeats page 2"),
+        (errors.SinkError("cannot use db"), 13, "cannot use db"),
+        (errors.DecodeError("bad"), 11, "bad"),
+        (errors.AsyncSportsError("odd"), 12, "odd"),
+        (ValueError("sport: expected"), 2, "sport: expected"),
+        (KeyError("x"), 1, "internal error: KeyError"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else None,
+)  # fmt: skip
+def test_each_error_class_has_a_code_and_a_description(
+    error: BaseException, code: int, text: str
+) -> None:
+    assert exit_code(error) == code
+    assert text in describe(error)
+
+
+def test_the_timeout_wording_comes_from_the_class_not_the_message() -> None:
+    assert "cannot reach" in describe(errors.TransportError("timed out", url="http://h:1/"))
+    assert "timed out" in describe(errors.TimeoutError("", url="http://h:1/"))
+
+
+def test_logging_is_set_up_once_per_process(invoke: Callable[..., Result]) -> None:
+    log = logging.getLogger("asyncsports")
+    for args in (["--verbose", "fixtures", "soccer"], ["fixtures", "soccer"]) * 2:
+        assert invoke(*args).exit_code == 3  # no --base-url: fails after logging is set up
+    ours = [h for h in log.handlers if not isinstance(h, logging.NullHandler)]
+    assert len(ours) == 1
+    assert not log.isEnabledFor(logging.INFO)  # the last command was not --verbose
+    assert invoke("--verbose", "fixtures", "soccer").exit_code == 3
+    assert log.isEnabledFor(logging.INFO) and log.handlers == ours
+
+
+def test_main_is_the_app_run_twice_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["asyncsports", "--version"])
+    for _ in range(2):
+        with pytest.raises(SystemExit) as exit:
+            main()
+        assert exit.value.code == 0

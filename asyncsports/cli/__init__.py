@@ -1,0 +1,38 @@
+"""The ``asyncsports`` command: every endpoint from the shell, the emulator, and backfill.
+
+Needs the ``cli`` extra (typer, rich): ``pip install 'asyncsports[cli]'``.
+
+Modules: ``options`` (global options and settings), ``running`` (a client for the
+settings, exit codes, errors, logging), ``views`` (tables and JSON Lines), ``app`` (the
+typer app and the one way a command runs), and the commands: ``data``, ``snooker``,
+``events``, ``backfill``, ``emulator``.
+"""
+
+import os
+import sys
+
+try:
+    import rich
+    import typer
+except ModuleNotFoundError as exc:  # the library is installed without its cli extra
+    if exc.name not in ("typer", "rich"):
+        raise
+    message = f"the asyncsports command needs the cli extra: pip install 'asyncsports[cli]' ({exc})"
+    if os.path.basename(sys.argv[0]) == "asyncsports":
+        raise SystemExit(f"asyncsports: {message}") from None
+    raise ModuleNotFoundError(message, name=exc.name) from exc
+
+# Importing the command modules registers their commands on `app`; the order is the
+# order of --help.
+from . import data, snooker, events, emulator, backfill  # noqa: F401, I001
+from .app import app
+from .running import EXIT_CODES, ConfigError
+
+__all__ = ["EXIT_CODES", "ConfigError", "app", "main"]
+
+del rich, typer
+
+
+def main() -> None:
+    """The console script."""
+    app()

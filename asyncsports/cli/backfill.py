@@ -1,0 +1,178 @@
+"""``asyncsports backfill``: the bulk copy into SQLite, with a progress bar per phase.
+
+Its options are named after the fields of :class:`asyncsports.backfill.Scope` and the
+keywords of :class:`asyncsports.backfill.Backfill`.
+"""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import dataclasses
+import datetime as dt
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import msgspec
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.progress import Progress as Bars
+from rich.progress import Task as BarTask
+from rich.table import Table
+from rich.text import Text
+
+from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope
+from asyncsports.client import Client
+
+from .app import command
+from .options import Settings, date_option, day
+from .running import INTERRUPTED, describe, exit_code, run, say, stderr
+
+
+class _Rate(ProgressColumn):
+    """Units per second of a task."""
+
+    def render(self, task: BarTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+
+
+class _BarsProgress:
+    """The backfill's progress as rich bars, one per phase."""
+
+    def __init__(self, bars: Bars) -> None:
+        self._bars = bars
+        self._tasks = {phase: bars.add_task(phase, total=None) for phase in PHASES}
+
+    def add(self, phase: str, total: int) -> None:
+        task = self._tasks[phase]
+        self._bars.update(task, total=(self._bars.tasks[task].total or 0) + total)
+
+    def advance(self, phase: str, n: int = 1) -> None:
+        self._bars.advance(self._tasks[phase], n)
+
+    def settle(self, phase: str) -> None:
+        task = self._tasks[phase]
+        self._bars.update(task, total=self._bars.tasks[task].completed)
+
+
+def _summary(cfg: Settings, report: Report) -> None:
+    if cfg.as_json:
+        sys.stdout.write(msgspec.json.encode(report.as_dict()).decode() + "\n")
+        return
+    console = Console(highlight=False)
+    state = "finished" if report.finished else "stopped"
+    resumed = f", resumed ({report.skipped:,} units were done before)" if report.resumed else ""
+    console.print(f"Backfill {state} in {report.seconds:.1f} s{resumed}.")
+    table = Table("table", "rows", "written now", box=box.SIMPLE_HEAD)
+    for name, rows in report.rows.items():
+        table.add_row(name, f"{rows:,}", f"{report.written.get(name, 0):,}")
+    console.print(table)
+    console.print(
+        f"{report.requests:,} requests, {report.retries:,} retries; "
+        f"{report.without_statistics:,} started fixtures have no statistics yet. "
+        f"Database: {report.db}"
+    )
+    if report.not_found:
+        shown = ", ".join(report.not_found[:5]) + (" ..." if len(report.not_found) > 5 else "")
+        console.print(f"Not found (404, skipped): {shown}", style="yellow")
+
+
+async def _stop_on_sigint(work: Backfill, err: Console) -> None:
+    """First Ctrl-C: stop cleanly (what is fetched is committed). Second: quit at once."""
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        first = True
+        async for _ in signals:
+            if not first:
+                # Safe for the database: an uncommitted transaction is simply not there.
+                os._exit(INTERRUPTED)
+            first = False
+            err.print("stopping: saving what is fetched (Ctrl-C again to quit at once)")
+            work.stop()
+
+
+def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool) -> Report:
+    """Run the backfill with progress bars on stderr (a terminal only) and Ctrl-C handling."""
+    err = stderr()
+    columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+               _Rate(), TimeElapsedColumn())  # fmt: skip
+    outcome: list[Report] = []
+
+    async def job(client: Client) -> None:
+        with Bars(*columns, console=err, disable=not err.is_terminal) as bars:
+            work = Backfill(client, db, scope, concurrency=concurrency, restart=restart,
+                            progress=_BarsProgress(bars))  # fmt: skip
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_stop_on_sigint, work, err)
+                outcome.append(await work.run())
+                tg.cancel_scope.cancel()
+
+    run(cfg, job, max_connections=concurrency)
+    return outcome[0]
+
+
+@command()
+def backfill(
+    sports: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sports", "-s", metavar="SPORT", help="A sport to backfill; repeatable. Default: all."
+        ),
+    ] = None,
+    seasons: Annotated[
+        list[str] | None,
+        typer.Option(metavar="SEASON_ID", help="Only this season (id); repeatable."),
+    ] = None,
+    date_from: Annotated[dt.datetime | None, date_option("Fixtures starting on or after.")] = None,
+    date_to: Annotated[dt.datetime | None, date_option("Fixtures starting on or before.")] = None,
+    db: Annotated[Path, typer.Option(dir_okay=False, help="SQLite database to fill.")] = Path(
+        "asyncsports.sqlite"
+    ),
+    concurrency: Annotated[
+        int, typer.Option(min=1, max=64, help="Requests in flight at once.")
+    ] = 8,
+    page_size: Annotated[int, typer.Option(min=1, max=1000, help="Fixtures per page.")] = 100,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Start over even if the last run was interrupted.")
+    ] = False,
+    *,
+    cfg: Settings,
+) -> None:
+    """Copy fixtures, then each started fixture's actions and statistics, into SQLite.
+
+    Tables fixtures, actions and statistics hold key columns and the record's JSON
+    (column json); re-running upserts. A run stopped by Ctrl-C (or killed) resumes when
+    the same command is run again.
+    """
+    scope = Scope(
+        sports=tuple(sports or DEFAULT_SPORTS),
+        seasons=tuple(seasons or ()),
+        date_from=day(date_from),
+        date_to=day(date_to),
+        page_size=page_size,
+    )
+    if cfg.rate_limit is None and not cfg.emulator:
+        # The service asks for about 5 requests a second; a bulk copy would go far above.
+        cfg = dataclasses.replace(cfg, rate_limit=5.0)
+    report = _fill(cfg, db, scope, concurrency, restart)
+    _summary(cfg, report)
+    if report.interrupted:
+        say(f"asyncsports: interrupted; run the same command again to resume ({report.db})")
+        raise typer.Exit(INTERRUPTED)
+    if report.failed:
+        unit, first = report.failed[0]
+        say(
+            f"asyncsports: error: {len(report.failed)} units failed, first {unit}: "
+            f"{describe(first)}; run the same command again to retry them"
+        )
+        raise typer.Exit(exit_code(first))

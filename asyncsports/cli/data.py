@@ -1,0 +1,124 @@
+"""Commands of the data service: fixtures, squads, actions, standings, statistics.
+
+Option names are the keyword names of the client's methods, ``_`` written ``-``.
+"""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import datetime as dt
+from typing import Annotated
+
+import typer
+
+from .app import Query, command
+from .options import FixtureId, Interval, Limit, Sport, date_option, day
+
+
+def _one_of(**given: str | None) -> None:
+    if sum(value is not None for value in given.values()) != 1:
+        names = " and ".join(f"--{name.replace('_', '-')}" for name in given)
+        raise typer.BadParameter(f"give exactly one of {names}")
+
+
+@command()
+def fixtures(
+    sport: Sport,
+    season_id: Annotated[str | None, typer.Option(help="Only this season (id).")] = None,
+    live: Annotated[bool, typer.Option("--live", help="Only fixtures live now.")] = False,
+    status: Annotated[
+        str | None, typer.Option(help="scheduled, live, completed or postponed.")
+    ] = None,
+    date_from: Annotated[dt.datetime | None, date_option("Starting on or after.")] = None,
+    date_to: Annotated[dt.datetime | None, date_option("Starting on or before.")] = None,
+    type: Annotated[str | None, typer.Option(help="official, simulation or training.")] = None,
+    coverage_level: Annotated[
+        str | None, typer.Option(help="noCoverage, inVenue, lowLatencyStream, ...")
+    ] = None,
+    sort: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FIELD[,DIR]", help="name or startTime, then asc or desc; repeatable."
+        ),
+    ] = None,
+    include_deleted: Annotated[
+        bool | None,
+        typer.Option("--include-deleted/--exclude-deleted", help="Deleted fixtures too."),
+    ] = None,
+    size: Annotated[int | None, typer.Option(min=1, max=1000, help="Page size.")] = None,
+    limit: Limit = None,
+) -> Query:
+    """List fixtures of a sport (or of one of its seasons)."""
+    return Query(
+        lambda client: client.fixtures.list(
+            sport,
+            season_id=season_id,
+            live=live or None,
+            status=status,
+            date_from=day(date_from),
+            date_to=day(date_to),
+            type=type,
+            coverage_level=coverage_level,
+            sort=sort or None,
+            size=size,
+            include_deleted=include_deleted,
+        ),
+        "fixtures",
+        limit,
+    )
+
+
+@command()
+def fixture(sport: Sport, fixture_id: FixtureId) -> Query:
+    """Show one fixture."""
+    return Query(lambda client: client.fixtures.get(sport, fixture_id))
+
+
+@command()
+def squads(
+    sport: Sport,
+    season_id: Annotated[str | None, typer.Option(help="Squads of this season (id).")] = None,
+    team_id: Annotated[str | None, typer.Option(help="Squads of this team (id).")] = None,
+    limit: Limit = None,
+) -> Query:
+    """List the squads of a season or of a team (give one of --season-id, --team-id)."""
+    _one_of(season_id=season_id, team_id=team_id)
+    return Query(
+        lambda client: client.squads.list(sport, season_id=season_id, team_id=team_id),
+        "squads",
+        limit,
+    )
+
+
+@command()
+def actions(
+    sport: Sport,
+    fixture_id: FixtureId,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep polling; print new and updated actions.")
+    ] = False,
+    interval: Interval = 5.0,
+    limit: Limit = None,
+) -> Query:
+    """List the actions of a fixture; with --follow, until it finishes."""
+    if follow:
+        return Query(
+            lambda client: client.actions.follow(sport, fixture_id, interval=interval), watch=True
+        )
+    return Query(lambda client: client.actions.list(sport, fixture_id), "actions", limit)
+
+
+@command()
+def standings(
+    sport: Sport,
+    season_id: Annotated[str | None, typer.Option(help="Standings of this season (id).")] = None,
+    stage_id: Annotated[str | None, typer.Option(help="Standings of this stage (id).")] = None,
+) -> Query:
+    """Show the standings of a season or of a stage (give one of --season-id, --stage-id)."""
+    _one_of(season_id=season_id, stage_id=stage_id)
+    return Query(lambda client: client.standings.get(sport, season_id=season_id, stage_id=stage_id))
+
+
+@command()
+def statistics(sport: Sport, fixture_id: FixtureId) -> Query:
+    """Show the statistics packet of a fixture (there is one once it has ended)."""
+    return Query(lambda client: client.statistics.get(sport, fixture_id))

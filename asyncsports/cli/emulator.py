@@ -1,0 +1,23 @@
+"""``asyncsports emulator``: serve the embedded emulator standalone."""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import typer
+
+from .app import app
+
+
+@app.command(
+    "emulator",
+    context_settings={
+        "allow_extra_args": True,
+        "ignore_unknown_options": True,
+        "help_option_names": [],
+    },
+    add_help_option=False,
+)
+def emulator_command(ctx: typer.Context) -> None:
+    """Serve the emulator until Ctrl-C: asyncsports-emulator's options (emulator --help)."""
+    from asyncsports.emulator import __main__ as emulator_main
+
+    raise typer.Exit(emulator_main.main(ctx.args))

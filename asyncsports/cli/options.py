@@ -1,0 +1,267 @@
+"""The global options every command takes, the settings they make, and shared arguments."""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime,
+# including those of the signatures built by `with_globals`.
+
+import datetime as dt
+import functools
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+CONNECTION = "Connection"
+STREAMING = "Live stream events"
+OUTPUT = "Output"
+EMULATOR = "Emulator"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The global options of one invocation, merged from both places they may appear."""
+
+    base_url: str | None = None
+    token: str | None = None
+    vendor: str = "imggaming"
+    snooker_feed: str = "tvfeed"
+    streaming_url: str | None = None
+    operator_id: int | None = None
+    stream_secret: str | None = None
+    stream_ip: str | None = None
+    stream_auth: str | None = None
+    stream_timestamp: int | None = None
+    rate_limit: float | None = None
+    emulator: bool = False
+    seed: int = 0
+    emulator_scale: str | None = None
+    json: bool = False
+    verbose: bool = False
+
+    @property
+    def as_json(self) -> bool:
+        """Whether records go out as JSON Lines rather than a table."""
+        return self.json or not sys.stdout.isatty()
+
+
+def _option(*decls: str, env: str, help: str, panel: str, **kw: Any) -> Any:
+    return typer.Option(
+        *decls,
+        envvar=f"ASYNCSPORTS_{env}",
+        help=help,
+        rich_help_panel=panel,
+        show_default=False,
+        **kw,
+    )
+
+
+# name -> (type, default, typer.Option); added to the root and to every command.
+GLOBALS: dict[str, tuple[Any, Any, Any]] = {
+    "base_url": (
+        str | None,
+        None,
+        _option("--base-url", env="BASE_URL", help="Data service address.", panel=CONNECTION),
+    ),
+    "token": (
+        str | None,
+        None,
+        _option("--token", env="TOKEN", help="Bearer token of the data service.", panel=CONNECTION),
+    ),
+    "vendor": (
+        str,
+        "imggaming",
+        _option(
+            "--vendor", env="VENDOR", help="Vendor of the Accept media type.", panel=CONNECTION
+        ),
+    ),
+    "snooker_feed": (
+        str,
+        "tvfeed",
+        _option(
+            "--snooker-feed",
+            env="SNOOKER_FEED",
+            help="Snooker feed path segment.",
+            panel=CONNECTION,
+        ),
+    ),
+    "rate_limit": (
+        float | None,
+        None,
+        _option(
+            "--rate-limit",
+            env="RATE_LIMIT",
+            help="Requests per second at most (backfill: 5 unless --emulator; 0: no limit).",
+            panel=CONNECTION,
+            min=0,
+        ),
+    ),
+    "streaming_url": (
+        str | None,
+        None,
+        _option(
+            "--streaming-url",
+            env="STREAMING_URL",
+            help="Live stream host address.",
+            panel=STREAMING,
+        ),
+    ),
+    "operator_id": (
+        int | None,
+        None,
+        _option("--operator-id", env="OPERATOR_ID", help="Streaming operator id.", panel=STREAMING),
+    ),
+    "stream_secret": (
+        str | None,
+        None,
+        _option(
+            "--stream-secret",
+            env="STREAM_SECRET",
+            help="Operator secret: sign each request (with --stream-ip).",
+            panel=STREAMING,
+        ),
+    ),
+    "stream_ip": (
+        str | None,
+        None,
+        _option(
+            "--stream-ip",
+            env="STREAM_IP",
+            help="Your IPv4 address, for --stream-secret.",
+            panel=STREAMING,
+        ),
+    ),
+    "stream_auth": (
+        str | None,
+        None,
+        _option(
+            "--stream-auth",
+            env="STREAM_AUTH",
+            help="A ready-made token (with --stream-timestamp).",
+            panel=STREAMING,
+        ),
+    ),
+    "stream_timestamp": (
+        int | None,
+        None,
+        _option(
+            "--stream-timestamp",
+            env="STREAM_TIMESTAMP",
+            help="Millisecond timestamp of --stream-auth.",
+            panel=STREAMING,
+        ),
+    ),
+    "emulator": (
+        bool,
+        False,
+        _option(
+            "--emulator",
+            env="EMULATOR",
+            help="Run against an embedded emulator of all three services "
+            "(its own address and credentials).",
+            panel=EMULATOR,
+        ),
+    ),
+    "seed": (
+        int,
+        0,
+        _option("--seed", env="SEED", help="Emulator data seed.", panel=EMULATOR),
+    ),
+    "emulator_scale": (
+        str | None,
+        None,
+        _option(
+            "--emulator-scale",
+            env="EMULATOR_SCALE",
+            help="Emulator data size: key=value,... of its Scale (tests use it).",
+            panel=EMULATOR,
+            hidden=True,
+        ),
+    ),
+    "json": (
+        bool,
+        False,
+        _option("--json", env="JSON", help="JSON Lines output, even on a terminal.", panel=OUTPUT),
+    ),
+    "verbose": (
+        bool,
+        False,
+        _option(
+            "--verbose",
+            "-v",
+            env="VERBOSE",
+            help="Show tracebacks and retries.",
+            panel=OUTPUT,
+        ),
+    ),
+}
+_EXPLICIT = "asyncsports.explicit"
+
+
+def _settings(ctx: typer.Context, given: dict[str, Any]) -> Settings:
+    # ctx.meta is shared by the root's context and the command's, so a value typed
+    # before the command is still known when the command's own values come in.
+    explicit: dict[str, Any] = ctx.meta.setdefault(_EXPLICIT, {})
+    for name, value in given.items():
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":
+            explicit[name] = value
+    return Settings(**{**given, **explicit})
+
+
+def with_globals(
+    fn: Callable[..., Any], finish: Callable[[Settings, Any], None] | None = None
+) -> Callable[..., Any]:
+    """``fn`` with the global options added to its signature.
+
+    ``fn`` receives them as ``cfg`` if it has such a parameter; ``finish(cfg, result)``
+    then gets what ``fn`` returned. Global options may come before the command (the
+    root's) or after it (the command's); a value typed after the command wins, then one
+    typed before it, then the environment.
+    """
+    sig = inspect.signature(fn)
+    context = inspect.Parameter(
+        "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+    )
+    own = [context, *(p for p in sig.parameters.values() if p.name != "cfg")]
+    extra = [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=Annotated[t, o]
+        )
+        for name, (t, d, o) in GLOBALS.items()
+    ]
+
+    @functools.wraps(fn)
+    def wrapper(**kwargs: Any) -> None:
+        ctx: typer.Context = kwargs.pop("ctx")
+        cfg = _settings(ctx, {name: kwargs.pop(name) for name in GLOBALS})
+        if "cfg" in sig.parameters:
+            kwargs["cfg"] = cfg
+        result = fn(**kwargs)
+        if finish is not None:
+            finish(cfg, result)
+
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[*own, *extra], return_annotation=None
+    )
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
+    return wrapper
+
+
+# ------------------------------------------------------------ shared arguments
+
+Sport = Annotated[str, typer.Argument(help="basketball, ice-hockey, volleyball, soccer, ...")]
+FixtureId = Annotated[str, typer.Argument(help="Fixture id (UUID).", show_default=False)]
+Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Stop after this many records.")]
+Interval = Annotated[float, typer.Option(min=1, help="Seconds between polls.")]
+
+
+def date_option(help: str) -> Any:
+    """A ``YYYY-MM-DD`` option, named after its parameter (``date_from``: ``--date-from``)."""
+    return typer.Option(formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help=help)
+
+
+def day(value: dt.datetime | None) -> dt.date | None:
+    """The date of a ``date_option`` value (typer parses dates as datetimes)."""
+    return value.date() if value is not None else None

@@ -1,0 +1,302 @@
+"""Running a command: a client for the settings, exit codes, one-line errors, logging."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import traceback
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn
+
+import anyio
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from asyncsports import errors
+from asyncsports.auth import StreamingCredentials
+from asyncsports.client import Client
+
+from .options import Settings
+
+__all__ = [
+    "EXIT_CODES",
+    "INTERRUPTED",
+    "PIPE_CLOSED",
+    "ConfigError",
+    "client_kwargs",
+    "describe",
+    "emulator_scale",
+    "exit_code",
+    "fail",
+    "run",
+    "say",
+    "setup_logging",
+    "stderr",
+]
+
+
+class ConfigError(Exception):
+    """The command line or environment does not say how to reach the service."""
+
+
+# Most specific class first: the first that matches gives the code. Codes are a
+# contract with scripts, so an existing one never changes meaning; a class that
+# shares a code shares its line in the --help epilog.
+EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
+    (ConfigError, 3, "configuration (base URL, token, credentials)"),
+    (errors.AuthenticationError, 4, "refused credentials (401, 403)"),
+    (errors.NotFoundError, 5, "not found (404)"),
+    (errors.BadRequestError, 6, "bad request (400)"),
+    (errors.RateLimitError, 7, "rate limited (429)"),
+    (errors.ServerError, 8, "server error (5xx)"),
+    (errors.APIError, 9, "other HTTP status"),
+    (errors.TimeoutError, 10, "timed out"),
+    (errors.TransportError, 10, "host unreachable or connection lost"),
+    (errors.DecodeError, 11, "undecodable response"),
+    (errors.SinkError, 13, "unusable --db file"),
+    (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
+    (errors.NoRecordError, 15, "a response without the record asked for"),
+    (errors.PagingError, 16, "a server that breaks the paging contract"),
+    (errors.AsyncSportsError, 12, "other client error"),
+)
+HINTS: dict[type[BaseException], str] = {
+    errors.AuthenticationError: "check --token (ASYNCSPORTS_TOKEN) or the streaming credentials",
+    errors.TimeoutError: "the service is slow or unreachable; try again later",
+    errors.TransportError: "is the host up and the address right? check --base-url",
+    errors.NotFoundError: "check the sport and the ids",
+    errors.RateLimitError: "lower --rate-limit",
+    errors.ServerError: "the service failed; try again later",
+}
+INTERRUPTED = 130
+PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
+
+
+def exit_codes_text() -> str:
+    """The exit codes as one line for --help: ``3 configuration ... · 4 ...``."""
+    texts: dict[int, list[str]] = {}
+    for _, code, text in EXIT_CODES:
+        texts.setdefault(code, []).append(text)
+    return " · ".join(f"{code} {', '.join(texts[code])}" for code in sorted(texts))
+
+
+def stderr() -> Console:
+    """A console on stderr, for messages that must not mix with the records on stdout."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def say(text: str) -> None:
+    """Print ``text`` on stderr as it is (no rich markup)."""
+    stderr().print(escape(text))
+
+
+# ------------------------------------------------------------------ the client
+
+
+def _url(name: str, value: str) -> str:
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{name}: expected an http(s) URL such as https://host, got {value!r}")
+    return value
+
+
+def _credentials(cfg: Settings) -> StreamingCredentials | None:
+    if cfg.operator_id is None:
+        if cfg.stream_secret or cfg.stream_auth:
+            raise ConfigError("streaming credentials need --operator-id (ASYNCSPORTS_OPERATOR_ID)")
+        return None
+    if cfg.stream_secret is not None:
+        if not cfg.stream_ip:
+            raise ConfigError("--stream-secret needs --stream-ip, your IPv4 address")
+        return StreamingCredentials.from_secret(cfg.operator_id, cfg.stream_secret, cfg.stream_ip)
+    if cfg.stream_auth is not None and cfg.stream_timestamp is not None:
+        return StreamingCredentials(cfg.operator_id, cfg.stream_auth, cfg.stream_timestamp)
+    raise ConfigError(
+        "--operator-id needs --stream-secret with --stream-ip, "
+        "or --stream-auth with --stream-timestamp"
+    )
+
+
+def client_kwargs(cfg: Settings, *, streaming: bool = False) -> dict[str, Any]:
+    """The Client arguments the settings give, or ConfigError saying what is missing."""
+    creds = _credentials(cfg)
+    streaming_url = _url("--streaming-url", cfg.streaming_url) if cfg.streaming_url else None
+    if streaming:
+        if streaming_url is None:
+            raise ConfigError(
+                "no live stream address: pass --streaming-url URL "
+                "(or set ASYNCSPORTS_STREAMING_URL), or use --emulator"
+            )
+        if creds is None:
+            raise ConfigError(
+                "no streaming credentials: pass --operator-id with --stream-secret and "
+                "--stream-ip (or ASYNCSPORTS_OPERATOR_ID, ...), or use --emulator"
+            )
+    base_url = cfg.base_url or (streaming_url if streaming else None)
+    if not base_url:
+        raise ConfigError(
+            "no service address: pass --base-url URL (or set ASYNCSPORTS_BASE_URL), "
+            "or add --emulator to try the embedded emulator"
+        )
+    _url("--base-url", base_url)
+    if not streaming and not cfg.token:
+        raise ConfigError("no token: pass --token TOKEN or set ASYNCSPORTS_TOKEN")
+    return {
+        "base_url": base_url,
+        "token": cfg.token,
+        "vendor": cfg.vendor,
+        "snooker_feed": cfg.snooker_feed,
+        "streaming_url": streaming_url,
+        "streaming_credentials": creds,
+    }
+
+
+SCALE_KEYS = ("competitions", "seasons", "teams", "fixtures_per_season", "actions_per_fixture")
+
+
+def emulator_scale(text: str | None) -> dict[str, int]:
+    """``--emulator-scale`` (``fixtures_per_season=4,teams=4``) as Emulator keywords."""
+    values: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        name, _, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if name not in SCALE_KEYS or not value.strip().isdigit():
+            raise ConfigError(
+                f"--emulator-scale: expected name=number,... with names from "
+                f"{', '.join(SCALE_KEYS)}; got {item!r}"
+            )
+        values[name] = int(value)
+    return values
+
+
+Job = Callable[[Client], Awaitable[int | None]]
+
+
+async def _session(
+    cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+) -> int | None:
+    rate = cfg.rate_limit if cfg.rate_limit else None
+    if cfg.emulator:
+        from asyncsports.emulator import Emulator
+
+        # The emulator's clock stands still unless asked to run: the same command then
+        # sees the same data every time (backfill relies on it), and --follow/--watch
+        # get a clock that moves.
+        scale: dict[str, Any] = emulator_scale(cfg.emulator_scale)
+        emulator = Emulator(seed=cfg.seed, running_clock=live, **scale)
+        async with emulator, emulator.client(rate_limit=rate, **options) as client:
+            return await job(client)
+    kwargs = client_kwargs(cfg, streaming=streaming)
+    async with Client(**kwargs, rate_limit=rate, **options) as client:
+        return await job(client)
+
+
+# --------------------------------------------------------------------- running
+
+
+def run(
+    cfg: Settings, job: Job, *, streaming: bool = False, live: bool = False, **options: Any
+) -> None:
+    """Run ``job`` with a client for the settings; turn errors into a message and exit code.
+
+    ``streaming``: the job uses the events listing; ``live``: it polls for changes;
+    ``options``: more Client keywords. A job's non-zero result is the exit code.
+    """
+    setup_logging(cfg.verbose)
+    try:
+        code = anyio.run(_session, cfg, job, streaming, live, options)
+    except KeyboardInterrupt:
+        say("asyncsports: interrupted")
+        raise typer.Exit(INTERRUPTED) from None
+    except (Exception, BaseExceptionGroup) as exc:
+        if isinstance(_leaf(exc), BrokenPipeError):
+            # The reader went away (`| head`): stop quietly, as `yes | head` does. Point
+            # stdout at devnull so that flushing it at exit does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(PIPE_CLOSED) from None
+        fail(cfg, exc)
+    if code:
+        raise typer.Exit(code)
+
+
+class _Stderr(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time (a test runner may swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+def setup_logging(verbose: bool) -> None:
+    """Give the ``asyncsports`` logger one stderr handler, shown only under --verbose.
+
+    Called for every command, but the handler is added once per process: a second
+    command in the same process (tests, ``main()`` called twice) only sets the level.
+    """
+    log = logging.getLogger("asyncsports")
+    handler = next((h for h in log.handlers if isinstance(h, _Stderr)), None)
+    if handler is None:
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+        log.addHandler(handler)
+    # Silent unless verbose, yet present: without any handler Python would print each
+    # retry's warning to stderr, and errors are reported once, at the end, by fail().
+    handler.setLevel(logging.INFO if verbose else logging.CRITICAL + 1)
+    log.setLevel(logging.INFO if verbose else logging.NOTSET)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code for an error (see EXIT_CODES)."""
+    for cls, code, _ in EXIT_CODES:
+        if isinstance(exc, cls):
+            return code
+    if isinstance(exc, ValueError):
+        return 2  # the library's argument checks: a bad sport name, id or date
+    return 1
+
+
+def _unreachable(exc: errors.TransportError) -> str:
+    parts = urllib.parse.urlsplit(exc.url)
+    where = f"{parts.scheme}://{parts.netloc}" if parts.netloc else "the service"
+    tries = f" after {exc.attempts} attempts" if exc.attempts > 1 else ""
+    if isinstance(exc, errors.TimeoutError):
+        return f"timed out waiting for {where}{tries}"
+    # aiohttp's text ("connection failed: ClientConnectorError: Cannot connect to host
+    # h:p ssl:default [Connect call failed ...]") names the cause last, in brackets.
+    cause = str(exc.args[0])
+    found = re.search(r"\[([^\]]+)\]\s*$", cause)
+    return f"cannot reach {where}{tries}: {found.group(1) if found else cause}"
+
+
+def describe(exc: BaseException) -> str:
+    """One line saying what went wrong and, where there is one, what to do about it."""
+    if isinstance(exc, errors.TransportError):
+        text = _unreachable(exc)
+    else:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+    hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
+    if exit_code(exc) == 1:
+        return f"internal error: {type(exc).__name__}: {text} (--verbose shows the traceback)"
+    return f"{text}: {hint}" if hint else text
+
+
+def fail(cfg: Settings, exc: BaseException) -> NoReturn:
+    """Print ``exc`` as one line (with its traceback under --verbose) and exit."""
+    leaf = _leaf(exc)
+    if cfg.verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    say(f"asyncsports: error: {describe(leaf)}")
+    raise typer.Exit(exit_code(leaf))

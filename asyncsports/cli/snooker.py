@@ -1,0 +1,139 @@
+"""Commands of the snooker proxy (``asyncsports snooker ...``), one per endpoint.
+
+Command names are the method names of ``client.snooker`` and option names their keyword
+names, ``_`` written ``-``.
+"""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from asyncsports.client import Client
+from asyncsports.models import PlayerImage
+from asyncsports.paging import AsyncList
+from asyncsports.resources.snooker import SnookerResource as Snooker
+
+from .app import Query, command, snooker_app
+from .options import Limit
+
+
+def _id(value: str) -> int | str:
+    """A snooker id: a number means the numeric path, anything else the external one."""
+    return int(value) if value.isdigit() else value
+
+
+TournamentId = Annotated[str, typer.Argument(help="Tournament id: a number, or an external UUID.")]
+SortOptions = Annotated[
+    list[str] | None,
+    typer.Option(metavar="FIELD[,DIR]", help="A wire field, then asc or desc; repeatable."),
+]
+ForSeason = Annotated[bool, typer.Option("--for-season", help="The tournament's whole season.")]
+
+
+def _listing(
+    method: Callable[..., AsyncList[Any]], *args: Any, what: str, limit: int | None, **kw: Any
+) -> Query:
+    """A query of a snooker listing: ``method(client.snooker, *args, **kw)``."""
+    return Query(lambda client: method(client.snooker, *args, **kw), what, limit)
+
+
+@command(snooker_app)
+def tournaments(
+    season_id: Annotated[int | None, typer.Option(help="Season id.")] = None,
+    start: Annotated[str | None, typer.Option(help="From this date.")] = None,
+    end: Annotated[str | None, typer.Option(help="To this date.")] = None,
+    sort_options: SortOptions = None,
+    limit: Limit = None,
+) -> Query:
+    """Tournaments, of a season or between two dates."""
+    return _listing(Snooker.tournaments, season_id=season_id, start=start, end=end,
+                    sort_options=sort_options, what="tournaments", limit=limit)  # fmt: skip
+
+
+@command(snooker_app)
+def matches(
+    tournament: TournamentId,
+    round_number: Annotated[int | None, typer.Option(help="Only this round.")] = None,
+    sort_options: SortOptions = None,
+    limit: Limit = None,
+) -> Query:
+    """Matches of a tournament."""
+    return _listing(Snooker.matches, _id(tournament), round_number=round_number,
+                    sort_options=sort_options, what="matches", limit=limit)  # fmt: skip
+
+
+@command(snooker_app)
+def ast(
+    tournament: TournamentId,
+    for_season: ForSeason = False,
+    sort_options: SortOptions = None,
+    limit: Limit = None,
+) -> Query:
+    """Players' average shot times in a tournament."""
+    return _listing(Snooker.ast, _id(tournament), for_season=for_season or None,
+                    sort_options=sort_options, what="players", limit=limit)  # fmt: skip
+
+
+@command(snooker_app)
+def tournament_players(
+    tournament: TournamentId, sort_options: SortOptions = None, limit: Limit = None
+) -> Query:
+    """Players entered in a tournament."""
+    return _listing(Snooker.tournament_players, _id(tournament), sort_options=sort_options,
+                    what="players", limit=limit)  # fmt: skip
+
+
+@command(snooker_app)
+def tour_players(sort_options: SortOptions = None, limit: Limit = None) -> Query:
+    """Players of the tour."""
+    return _listing(Snooker.tour_players, sort_options=sort_options, what="players", limit=limit)
+
+
+@command(snooker_app)
+def centuries(
+    tournament: TournamentId,
+    for_season: ForSeason = False,
+    sort_options: SortOptions = None,
+    limit: Limit = None,
+) -> Query:
+    """Century breaks of a tournament."""
+    return _listing(Snooker.centuries, _id(tournament), for_season=for_season or None,
+                    sort_options=sort_options, what="centuries", limit=limit)  # fmt: skip
+
+
+@command(snooker_app)
+def current_tournament_winner(tournament: TournamentId) -> Query:
+    """The current winner of a tournament."""
+    return Query(lambda client: client.snooker.current_tournament_winner(_id(tournament)))
+
+
+@command(snooker_app)
+def previous_tournament_winners(
+    tournament: TournamentId, sort_options: SortOptions = None, limit: Limit = None
+) -> Query:
+    """Earlier winners of a tournament."""
+    return _listing(Snooker.previous_tournament_winners, _id(tournament),
+                    sort_options=sort_options, what="winners", limit=limit)  # fmt: skip
+
+
+@command(snooker_app)
+def player_info(
+    player: Annotated[str, typer.Argument(help="Player id: a number, or an external UUID.")],
+    tournament: TournamentId,
+    save: Annotated[
+        Path | None, typer.Option(help="Write the image to this file.", dir_okay=False)
+    ] = None,
+) -> Query:
+    """A player's image (its name, type and size; --save writes it out)."""
+
+    async def ask(client: Client) -> PlayerImage:
+        image = await client.snooker.player_info(_id(player), _id(tournament))
+        if save is not None:
+            save.write_bytes(image.file_content)
+        return image
+
+    return Query(ask)
