@@ -14,7 +14,7 @@ from asyncsports import _request as q
 from asyncsports._request import Request
 from asyncsports._session import Session
 from asyncsports._watch import jittered
-from asyncsports.errors import DecodeError, RateLimitError, ServerError, TransportError
+from asyncsports.errors import RateLimitError, ServerError, TransportError
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, Page, ResumeToken, walk
@@ -32,11 +32,7 @@ class Resource:
     async def _one(self, req: Request, tp: type[T] | Any) -> T:
         """Send ``req`` and decode its whole body as ``tp``."""
         resp = await self._session.get(req)
-        try:
-            result: T = decode(tp, resp.body, url=resp.url)
-        except DecodeError as exc:
-            exc.status = resp.status
-            raise
+        result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
         return result
 
     def _body_list(
@@ -76,7 +72,15 @@ class Resource:
             call = self._session.call()  # one budget of retries across resumed bodies
             while True:
                 async with self._session.stream(req, call) as resp:
-                    batches = decode_array(resp.chunks(), dec, key=key, skip=index, target=target)
+                    batches = decode_array(
+                        resp.chunks(),
+                        dec,
+                        key=key,
+                        skip=index,
+                        target=target,
+                        url=resp.url,
+                        status=resp.status,
+                    )
                     try:
                         async with aclosing(batches):  # type: ignore[type-var]
                             async for batch in batches:
@@ -85,9 +89,6 @@ class Resource:
                         return
                     except TransportError as exc:
                         failure = exc
-                    except DecodeError as exc:
-                        exc.status, exc.url = resp.status, exc.url or resp.url
-                        raise
                 if not await self._session.backoff(failure, call):
                     raise failure
 
