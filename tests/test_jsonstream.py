@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsports import jsonstream
+from asyncsports._json import array as framing
 from asyncsports.errors import DecodeError
 from asyncsports.jsonstream import ArrayFramer, decode_array
 
@@ -165,7 +165,7 @@ def framed(parts: list[bytes], key: str | None = None) -> tuple[list[Any], int]:
 @contextmanager
 def exact_fallbacks() -> Iterator[None]:
     """Make the framer give up guessing early, to exercise the exact scanner's paths."""
-    with mock.patch.object(jsonstream, "_LIMIT", 8), mock.patch.object(jsonstream, "_MAX_BAD", 1):
+    with mock.patch.object(framing, "_LIMIT", 8), mock.patch.object(framing, "_MAX_BAD", 1):
         yield
 
 
@@ -477,8 +477,7 @@ def test_keyed_error_paths() -> None:
 
 def _frame_trusting(parts: list[bytes]) -> tuple[ArrayFramer, int, int]:
     """Frame as decode_array does: guessed runs are checked by decoding them."""
-    framer = ArrayFramer()
-    framer._verify = False
+    framer = ArrayFramer(verify=False)
     decoder = msgspec.json.Decoder(list[Any])
     seen = rejected = 0
     for part in [*parts, None]:
@@ -488,9 +487,9 @@ def _frame_trusting(parts: list[bytes]) -> tuple[ArrayFramer, int, int]:
                 seen += len(decoder.decode(run))
                 run = None
             except msgspec.DecodeError:
-                assert framer._guessed
+                assert framer.guessed
                 rejected += 1
-                run = framer._reject()
+                run = framer.retract()
     return framer, seen, rejected
 
 
@@ -509,7 +508,7 @@ def test_fast_path_is_used_and_recovers_from_wrong_guesses(nested_every: int) ->
         assert seen == 3000
         rejected += bad
         if nested_every > 1:
-            assert framer._head == b',{"k":'  # still guessing: wrong guesses are rare
+            assert framer.head == b',{"k":'  # still guessing: wrong guesses are rare
         assert streamed(parts) == recs
         assert framed(parts) == (recs, 3000)
     assert rejected > 0
@@ -570,18 +569,18 @@ def test_elements_that_start_differently_relearn_the_head() -> None:
     recs = [{f"k{i}": "x" * 40, "n": [{"k1": i}]} for i in range(20_000)]
     body = msgspec.json.encode(recs)
     parts = [body[i : i + 4096] for i in range(0, len(body), 4096)]
-    with mock.patch.object(jsonstream, "_LIMIT", 65536):
+    with mock.patch.object(framing, "_LIMIT", 65536):
         framer = ArrayFramer()
         out: list[Any] = []
         carry = 0
         for part in parts:
             run = framer.feed(part)
-            carry = max(carry, framer._plen)
+            carry = max(carry, framer.buffered)
             if run is not None:
                 out += msgspec.json.decode(run)
         out += msgspec.json.decode(framer.close() or b"[]")
     assert out == recs
-    assert framer._head == b',{"k'
+    assert framer.head == b',{"k'
     assert carry <= 65536 + 4096
 
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from asyncsports._decoding import locate, split_message, type_name
 from asyncsports.errors import DecodeError
 from asyncsports.models import (
     ZERO_UUID,
@@ -52,7 +53,6 @@ from asyncsports.models import (
     format_duration,
     parse_duration,
 )
-from asyncsports.models._types import locate, split_message, type_name
 
 FIX = "6f1d4a2e-5b7c-4d8e-9f00-000000000001"
 HOME = "6f1d4a2e-5b7c-4d8e-9f00-0000000000a1"

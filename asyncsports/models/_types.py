@@ -15,15 +15,14 @@
 from __future__ import annotations
 
 import re
-import types
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, Self, TypeVar, get_args, get_origin, overload
+from typing import Any, Generic, Self, TypeVar, overload
 
 import msgspec
 
-from asyncsports.errors import DecodeError
+from asyncsports._decoding import FAILURES, Source, body_error, type_name
 
 __all__ = [
     "ZERO_UUID",
@@ -49,8 +48,6 @@ _D = TypeVar("_D")
 
 ZERO_UUID = uuid.UUID(int=0)
 """The all-zero UUID, which the snooker proxy sends for an unknown ``personId``."""
-
-SNIPPET_MAX = 200
 
 
 # --------------------------------------------------------------------------- datetimes
@@ -227,165 +224,26 @@ def decoder(tp: Any) -> msgspec.json.Decoder[Any]:
     return dec
 
 
+_Data = bytes | bytearray | memoryview | str
+
+
 @overload
-def decode(tp: type[T], data: bytes | bytearray | memoryview | str, *, url: str = "") -> T: ...
+def decode(tp: type[T], data: _Data, *, url: str = "", status: int | None = None) -> T: ...
 @overload
-def decode(tp: Any, data: bytes | bytearray | memoryview | str, *, url: str = "") -> Any: ...
-def decode(tp: Any, data: bytes | bytearray | memoryview | str, *, url: str = "") -> Any:
+def decode(tp: Any, data: _Data, *, url: str = "", status: int | None = None) -> Any: ...
+def decode(tp: Any, data: _Data, *, url: str = "", status: int | None = None) -> Any:
     """Decode JSON ``data`` into ``tp``; raise DecodeError naming type, path and snippet.
 
-    Non-``bytes`` input is copied to ``bytes`` first (``msgspec.Raw`` fields reference it).
+    ``url`` and ``status`` say which response the body is, for the error. Non-``bytes``
+    input is copied to ``bytes`` first (``msgspec.Raw`` fields reference it); a ``str``
+    holding lone surrogates fails as invalid UTF-8 would.
     """
     if not isinstance(data, bytes):
-        data = data.encode() if isinstance(data, str) else bytes(data)
+        data = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     try:
         return decoder(tp).decode(data)
-    except msgspec.DecodeError as exc:
-        raise decode_error(tp, data, exc, url=url) from exc
-
-
-def type_name(tp: Any) -> str:
-    """A short name for a type: ``list[Fixture]``, ``Data[list[Match] | Match]``."""
-    if isinstance(tp, types.UnionType) or (get_origin(tp) is not None and get_args(tp)):
-        args = get_args(tp)
-        if isinstance(tp, types.UnionType) or str(get_origin(tp)) == "typing.Union":
-            return " | ".join(type_name(a) for a in args)
-        origin = get_origin(tp)
-        return f"{getattr(origin, '__name__', repr(origin))}[{', '.join(map(type_name, args))}]"
-    if tp is type(None):
-        return "None"
-    return str(getattr(tp, "__name__", repr(tp)))
-
-
-_AT_RE = re.compile(r" - at `(\$[^`]*)`")
-_BYTE_RE = re.compile(r"\(byte (\d+)\)")
-_JSON_START = frozenset(b'{["-0123456789tfn')
-
-
-def decode_error(
-    tp: Any, data: bytes, exc: msgspec.DecodeError, *, url: str = "", base: str = "$"
-) -> DecodeError:
-    """Build the DecodeError for msgspec's ``exc`` raised decoding ``data`` into ``tp``.
-
-    ``base`` is the JSON path of ``data`` within a larger document (``$`` for a whole body).
-    Runs only on the error path: it may decode ``data`` again, untyped, to find the value.
-    """
-    target = type_name(tp)
-    stripped = data.lstrip()
-    if not stripped:
-        return DecodeError("empty body where JSON was expected", target=target, path=base, url=url)
-    if stripped[0] not in _JSON_START:
-        kind = "HTML" if stripped[:1] == b"<" else "text"
-        return DecodeError(
-            f"expected JSON, got {kind}",
-            target=target,
-            path=base,
-            snippet=_clip(stripped[:SNIPPET_MAX].decode("utf-8", "replace")),
-            url=url,
-        )
-    message = str(exc)
-    if not isinstance(exc, msgspec.ValidationError):
-        m = _BYTE_RE.search(message)
-        offset = int(m.group(1)) if m else len(data)
-        lo = max(0, offset - 80)
-        snippet = data[lo : offset + 80].decode("utf-8", "replace")
-        return DecodeError(
-            message, target=target, path=base, snippet=_clip(snippet), offset=offset, url=url
-        )
-    reason, path = split_message(message)
-    try:
-        doc = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return DecodeError(reason, target=target, path=base + path[1:], url=url)
-    path, value = locate(doc, path, reason)
-    snippet = _clip(msgspec.json.encode(value).decode("utf-8", "replace"))
-    return DecodeError(reason, target=target, path=base + path[1:], snippet=snippet, url=url)
-
-
-def split_message(message: str) -> tuple[str, str]:
-    """Split a msgspec error message into its reason and the JSON path (``$`` when none).
-
-    Nested decodes (a hook that converted a sub-document) give several ``- at`` parts, the
-    outermost last; they are joined into one path.
-    """
-    parts = _AT_RE.split(message)
-    reason, paths = parts[0], parts[1::2]
-    if not paths:
-        return reason, "$"
-    path = paths[-1]
-    for inner in reversed(paths[:-1]):
-        path += inner[1:]
-    return reason, path
-
-
-_SEG_RE = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
-_GOT_RE = re.compile(r"got `(\w+)`")
-_JSON_KIND = {
-    dict: "object",
-    list: "array",
-    str: "str",
-    bool: "bool",
-    int: "int",
-    float: "float",
-    type(None): "null",
-}
-_KINDS = frozenset(_JSON_KIND.values())
-
-
-def locate(doc: Any, path: str, reason: str = "") -> tuple[str, Any]:
-    """Walk ``path`` (msgspec's form) in the untyped ``doc``; return the path and the value found.
-
-    msgspec writes a dict key as ``[...]``: the key is chosen among those whose value the rest
-    of the path reaches (and whose JSON kind matches ``got `kind``` in ``reason``), and named in
-    the returned path; when that leaves not exactly one, the walk stops at the dict and the
-    rest of the path is kept as msgspec wrote it.
-    """
-    segs = [(m.group(1), m.group(2), m.group(0)) for m in _SEG_RE.finditer(path)]
-    got = _GOT_RE.search(reason)
-    want = got.group(1) if got else None
-    node, walked = doc, "$"
-    for i, (name, index, text) in enumerate(segs):
-        if name is not None and isinstance(node, dict) and name in node:
-            node, walked = node[name], walked + text
-        elif index == "..." and isinstance(node, dict):
-            keys = [k for k, v in node.items() if _reaches(v, segs[i + 1 :], want)]
-            if len(keys) > 1 and i + 1 == len(segs):  # a hook's message may quote the value
-                keys = [k for k in keys if isinstance(node[k], str) and repr(node[k]) in reason]
-            if len(keys) != 1:
-                return walked + "".join(s[2] for s in segs[i:]), node
-            node, walked = node[keys[0]], f"{walked}[{msgspec.json.encode(keys[0]).decode()}]"
-        elif (
-            index is not None
-            and index != "..."
-            and isinstance(node, list)
-            and int(index) < len(node)
-        ):
-            node, walked = node[int(index)], walked + text
-        else:
-            return walked + "".join(s[2] for s in segs[i:]), node
-    return walked, node
-
-
-def _reaches(node: Any, segs: list[tuple[str | None, str | None, str]], want: str | None) -> bool:
-    for i, (name, index, _) in enumerate(segs):
-        if name is not None and isinstance(node, dict) and name in node:
-            node = node[name]
-        elif index == "..." and isinstance(node, dict):
-            return any(_reaches(v, segs[i + 1 :], want) for v in node.values())
-        elif (
-            index is not None
-            and index != "..."
-            and isinstance(node, list)
-            and int(index) < len(node)
-        ):
-            node = node[int(index)]
-        else:
-            return False
-    return want is None or want not in _KINDS or _JSON_KIND.get(type(node)) == want
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 3] + "..."
+    except FAILURES as exc:
+        raise body_error(Source(type_name(tp), url, status), exc, data) from exc
 
 
 # --------------------------------------------------------------------------- shared records

@@ -14,7 +14,8 @@ from typing import Any, Final, TypeAlias, TypeVar, overload
 import msgspec
 from msgspec import Struct, field
 
-from asyncsports.models._types import Ref, decode_error, decoder, type_name, utc
+from asyncsports._decoding import FAILURES, Source, body_error, type_name
+from asyncsports.models._types import Ref, decoder, utc
 
 __all__ = [
     "Action",
@@ -265,19 +266,17 @@ class FixtureAction(Struct, gc=False, kw_only=True, rename="camel", omit_default
         buf = bytes(self._metadata)
         if not buf or buf.strip() == b"null":
             return None
-        if isinstance(tp, type) and issubclass(tp, Struct) and _capitalised(buf):
-            buf = msgspec.json.encode(_lower_keys(msgspec.json.decode(buf)))
         try:
+            if isinstance(tp, type) and issubclass(tp, Struct) and _capitalised(buf):
+                buf = msgspec.json.encode(_lower_keys(msgspec.json.decode(buf)))
             return decoder(tp).decode(buf)
-        except msgspec.DecodeError as exc:
-            err = decode_error(tp, buf, exc, base=_METADATA_PATH)
-            err.reason = (
+        except FAILURES as exc:
+            name = type_name(tp)
+            lead = (
                 f"metadata of action {self.action_id} "
-                f"({self.fixture_action_type_id} {self.fixture_action_type}) "
-                f"is not a {type_name(tp)}: {err.reason}"
+                f"({self.fixture_action_type_id} {self.fixture_action_type}) is not a {name}: "
             )
-            err.args = (err.reason,)
-            raise err from exc
+            raise body_error(Source(name), exc, buf, path=_METADATA_PATH, lead=lead) from exc
 
 
 class Period(Struct, gc=False, kw_only=True, rename="camel"):

@@ -11,7 +11,6 @@ import msgspec
 from asyncsports._request import Request
 from asyncsports._session import Session, StreamResponse
 from asyncsports._watch import polls
-from asyncsports.errors import DecodeError
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, ResumeToken
@@ -28,11 +27,7 @@ class Resource:
     async def _one(self, req: Request, tp: type[T] | Any) -> T:
         """Send ``req`` and decode its whole body as ``tp``."""
         resp = await self._session.get(req)
-        try:
-            result: T = decode(tp, resp.body, url=resp.url)
-        except DecodeError as exc:
-            exc.status = resp.status
-            raise
+        result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
         return result
 
     def _body_list(
@@ -76,8 +71,14 @@ class Resource:
 
             def body(resp: StreamResponse) -> AsyncIterator[list[T]]:
                 # Called again for each resumed body: skip what was handed out.
-                return _with_status(
-                    decode_array(resp.chunks(), dec, key=key, skip=index, target=target), resp
+                return decode_array(
+                    resp.chunks(),
+                    dec,
+                    key=key,
+                    skip=index,
+                    target=target,
+                    url=resp.url,
+                    status=resp.status,
                 )
 
             async with aclosing(self._session.stream(req, body)) as batches:
@@ -92,15 +93,3 @@ class Resource:
     ) -> AsyncGenerator[Any, None]:
         """``req``'s body decoded as ``tp`` every ``interval`` seconds: see :func:`polls`."""
         return polls(lambda: self._one(req, tp), req.path, interval, jitter)
-
-
-async def _with_status(
-    batches: AsyncIterator[list[T]], resp: StreamResponse
-) -> AsyncIterator[list[T]]:
-    try:
-        async with aclosing(batches):  # type: ignore[type-var]
-            async for batch in batches:
-                yield batch
-    except DecodeError as exc:
-        exc.status, exc.url = resp.status, exc.url or resp.url
-        raise

@@ -26,6 +26,7 @@ from asyncsports.models import (
     Tournament,
     TournamentPlayer,
 )
+from asyncsports.models._types import decode
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.resources._base import Resource
 
@@ -83,13 +84,14 @@ class SnookerResource(Resource):
         answer whose ``data`` is null or ``[]`` is a NoRecordError, since the service
         did not say the thing does not exist, only sent nothing.
         """
-        body: Data[Any] = await self._one(req, Data[tp | list[tp] | None])  # type: ignore[valid-type]
+        resp = await self._session.get(req)
+        tp_ = Data[tp | list[tp] | None]  # type: ignore[valid-type]
+        body: Data[Any] = decode(tp_, resp.body, url=resp.url, status=resp.status)
         records = _records(body)
         if not records:
             shown = "null" if body.data is None else "[]"
             raise NoRecordError(
-                f"the body held no record: 'data' was {shown}",
-                url=req.path,  # the session hands over only 2xx bodies; status stays 200
+                f"the body held no record: 'data' was {shown}", status=resp.status, url=resp.url
             )
         record: T = records[0]
         return record

@@ -1,0 +1,1 @@
+"""Byte-level pieces of :mod:`asyncsports.jsonstream`: scanning, array framing, the envelope."""
