@@ -1,17 +1,70 @@
-"""A loopback HTTP server that serves hand-written JSON and records what it was asked."""
+"""Loopback test servers: ``serve(handler)``, and ``stub`` (hand-written JSON) built on it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from asyncsports import Client, RetryPolicy, StreamingCredentials
+from asyncsports import Client, RequestInfo, RetryPolicy, StreamingCredentials
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Serve(Protocol):
+    """The ``serve`` fixture: start a loopback server, get its base URL (no trailing slash)."""
+
+    async def __call__(self, handler: Handler | web.Application) -> str: ...
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Serve]:
+    """``url = await serve(handler)``: ``handler`` answers every path (or pass a whole
+    ``web.Application``); every server started is closed when the test ends."""
+    async with contextlib.AsyncExitStack() as servers:
+
+        async def start(handler: Handler | web.Application) -> str:
+            if isinstance(handler, web.Application):
+                app = handler
+            else:
+                app = web.Application()
+                app.router.add_route("*", "/{tail:.*}", handler)
+            server = TestServer(app, host="127.0.0.1")
+            await server.start_server()
+            servers.push_async_callback(server.close)
+            return str(server.make_url("")).rstrip("/")
+
+        yield start
+
+
+class Requests:
+    """An ``on_request``/``on_response`` hook that counts calls and lets a test wait for one.
+
+    ``await hook.reach(n)`` returns once the hook has been called ``n`` times in all: a
+    test waits for what the client did instead of sleeping and hoping it happened.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seen: list[RequestInfo] = []
+        self._called = asyncio.Event()
+
+    def __call__(self, info: RequestInfo) -> None:
+        self.count += 1
+        self.seen.append(info)
+        self._called.set()
+
+    async def reach(self, n: int) -> None:
+        while self.count < n:
+            self._called.clear()
+            await self._called.wait()
 
 
 @dataclass
@@ -66,17 +119,10 @@ class Stub:
 
 
 @pytest.fixture
-async def stub() -> AsyncIterator[Stub]:
+async def stub(serve: Serve) -> Stub:
     s = Stub()
-    app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", s.handle)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    s.url = str(server.make_url("")).rstrip("/")
-    try:
-        yield s
-    finally:
-        await server.close()
+    s.url = await serve(s.handle)
+    return s
 
 
 @pytest.fixture

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import TypeVar
 
 import pytest
+from conftest import Requests
 
-from asyncsports import Client, PagingError, RetryPolicy, Sport
+from asyncsports import Client, PagingError, RequestInfo, RetryPolicy, Sport
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, NotFoundError
 
@@ -101,55 +104,52 @@ async def test_a_refreshed_token_is_used_after_a_401(sports_emulator: Emulator) 
 
 
 @pytest.mark.emulator(actions_per_fixture=60)
-async def test_follow_a_live_fixture_driven_by_the_clock(
-    sports_emulator: Emulator, sports_client: Client
-) -> None:
-    (fixture, *_) = await sports_client.fixtures.list(
-        "american-football", status="scheduled"
-    ).collect()
-    seen: list[int] = []
-
-    async def follow() -> None:
-        async for change in sports_client.actions.follow(
-            "american-football", fixture.id, interval=0.005
-        ):
-            if change.kind == "new":
-                seen.append(change.record.fixture_action.fixture_seq_num)
-
-    task = asyncio.ensure_future(follow())
-    for _ in range(400):  # walk the clock through the fixture, a minute at a time
-        await asyncio.sleep(0.005)
+async def test_follow_a_live_fixture_driven_by_the_clock(sports_emulator: Emulator) -> None:
+    def a_minute_per_poll(info: RequestInfo) -> None:
+        # The emulator answered this poll at the old time; the next one sees a minute on.
         sports_emulator.clock.advance(60)
-        if task.done():
-            break
-    await asyncio.wait_for(task, 5)
+
+    seen: list[int] = []
+    async with sports_emulator.client(on_response=a_minute_per_poll) as c:
+        (fixture, *_) = await c.fixtures.list("american-football", status="scheduled").collect()
+        polls = c.actions.follow("american-football", fixture.id, interval=0)
+        async with asyncio.timeout(30), aclosing(polls):
+            async for change in polls:  # ends with the fixture's last action
+                if change.kind == "new":
+                    seen.append(change.record.fixture_action.fixture_seq_num)
     assert seen == sorted(set(seen)) and len(seen) >= 10
 
 
-async def test_watch_events_go_live_and_end_with_the_clock(
-    sports_emulator: Emulator, sports_client: Client
-) -> None:
+async def test_watch_events_go_live_and_end_with_the_clock(sports_emulator: Emulator) -> None:
     changes: list[tuple[str, int]] = []
+    first: set[int] = set()
+    answered = Requests()
 
-    async def watch() -> None:
-        async for change in sports_client.events.watch(interval=0):
-            changes.append((change.kind, change.record.id))
-
-    async def polled() -> None:
-        # Wait until the watcher has polled twice at this time of the clock.
-        seen = sports_emulator.requests["events"]
-        while sports_emulator.requests["events"] < seen + 2:  # noqa: ASYNC110 (a counter, no event)
-            await asyncio.sleep(0.001)
-
-    task = asyncio.ensure_future(watch())
-    try:
-        await polled()
-        first = {i for _, i in changes}
-        for _ in range(12):
+    def on_response(info: RequestInfo) -> None:
+        # The clock moves an hour every second poll, only here: once the emulator has
+        # answered one poll and before the next is signed (stream credentials are signed
+        # by the emulator's clock), so every poll is signed and answered at one time.
+        answered(info)
+        if answered.count % 2 == 0 and answered.count <= 24:
+            if answered.count == 2:  # what the watcher took in from the first hour
+                first.update(i for _, i in changes)
             sports_emulator.clock.advance(3600)
-            await polled()
-    finally:
-        task.cancel()
+
+    async with sports_emulator.client(on_response=on_response) as c:
+
+        async def watch() -> None:
+            async for change in c.events.watch(interval=0):
+                changes.append((change.kind, change.record.id))
+
+        task = asyncio.ensure_future(watch())
+        try:
+            async with asyncio.timeout(30):
+                # Poll 25 is at the last time; the watcher sends poll 26 once it is taken in.
+                await answered.reach(26)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     ended = {i for kind, i in changes if kind == "ended"}
     live = {i for kind, i in changes if kind == "live"}
     assert first and ended and ended <= live
@@ -211,10 +211,12 @@ async def test_fault_storm_gives_results_identical_to_a_clean_run(
     assert len(clean) == 1001
 
 
-async def client_tasks() -> set[asyncio.Task[object]]:
-    """Tasks still running other than this one and the emulator's request handlers."""
-    for _ in range(5):
-        await asyncio.sleep(0)
+def client_tasks() -> set[asyncio.Task[object]]:
+    """Tasks still running other than this one and the emulator's request handlers.
+
+    Checked at once, without giving the loop a turn: leaving a walk or a stream awaits
+    whatever it cancelled, so nothing may be left to finish later.
+    """
     others = asyncio.all_tasks() - {asyncio.current_task()}
     return {t for t in others if "RequestHandler" not in repr(t.get_coro())}
 
@@ -230,8 +232,8 @@ async def test_leaving_a_concurrent_walk_early_releases_every_connection(
         async for n, _ in aenumerate(it):
             if n == 25:  # page 2, with pages 3 to 6 in flight
                 break
-    assert sports_client._session.connections_in_use() == 0
-    assert not await client_tasks()
+    assert sports_client.connections_in_use() == 0
+    assert not client_tasks()
 
 
 @pytest.mark.emulator(big_timeline=50_000)
@@ -244,8 +246,8 @@ async def test_leaving_a_stream_early_or_by_an_error_releases_the_connection(
             async for a in it:
                 if a.fixture_action.fixture_seq_num == 100:
                     raise RuntimeError("the caller's own failure")
-    assert sports_client._session.connections_in_use() == 0
-    assert not await client_tasks()
+    assert sports_client.connections_in_use() == 0
+    assert not client_tasks()
 
 
 async def aenumerate(it: AsyncIterator[T]) -> AsyncIterator[tuple[int, T]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import aiohttp
 import msgspec
-from aiohttp.test_utils import TestServer
+from conftest import Serve
 
 # benchmarks/ is a directory of the repository, not part of the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,28 +68,24 @@ def test_rows_and_table_from_raw_results() -> None:
     assert "| walk |" in text and "8.0x faster" in text and "exit 1: boom" in text
 
 
-async def test_cache_renders_a_body_once_then_serves_it() -> None:
+async def test_cache_renders_a_body_once_then_serves_it(serve: Serve) -> None:
     state = State()
     async with Emulator(seed=0) as emu:
         cache = Cache(emu.base_url, state)
         cache.store["/made/up"] = Stored(200, "application/json", b"[1,2]")
-        server = TestServer(cache.app())
-        await server.start_server()
+        url = await serve(cache.app())
         headers = {
             "Authorization": f"Bearer {emu.token}",
             "Accept": f"application/vnd.{emu.vendor}.dde.api+json;version=1",
         }
-        try:
-            async with aiohttp.ClientSession() as http:
-                bodies = []
-                for _ in range(2):
-                    async with http.get(server.make_url("/soccer/fixtures"), headers=headers) as r:
-                        assert r.status == 200
-                        bodies.append(await r.read())
-                async with http.get(server.make_url("/made/up")) as r:
-                    assert msgspec.json.decode(await r.read()) == [1, 2]
-        finally:
-            await server.close()
+        async with aiohttp.ClientSession() as http:
+            bodies = []
+            for _ in range(2):
+                async with http.get(f"{url}/soccer/fixtures", headers=headers) as r:
+                    assert r.status == 200
+                    bodies.append(await r.read())
+            async with http.get(f"{url}/made/up") as r:
+                assert msgspec.json.decode(await r.read()) == [1, 2]
     assert bodies[0] == bodies[1]
     assert (state.misses, state.hits) == (1, 2)
     assert timeline_id(5000) == timeline_id(5000) != timeline_id(5001)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import AsyncIterator
 
 import msgspec
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
+from conftest import Serve
 from samples import FIXTURE_ID, MATCH, action
 
 from asyncsports import Client, RetryPolicy
@@ -46,20 +45,10 @@ class Breaking:
         return resp
 
 
-async def serve(handler: Breaking) -> TestServer:
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", handler.handle)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    return server
-
-
 @pytest.fixture
-async def breaking() -> AsyncIterator[tuple[Breaking, str]]:
+async def breaking(serve: Serve) -> tuple[Breaking, str]:
     handler = Breaking(actions_body(3000), breaks=2, cut=300_000)
-    server = await serve(handler)
-    yield handler, str(server.make_url("")).rstrip("/")
-    await server.close()
+    return handler, await serve(handler.handle)
 
 
 async def test_a_body_broken_midway_is_resumed_with_nothing_lost_or_repeated(
@@ -113,47 +102,36 @@ async def test_resume_token_of_a_stream_counts_elements(breaking: tuple[Breaking
     assert old == rest
 
 
-async def test_a_malformed_element_names_its_index_and_bytes() -> None:
+async def test_a_malformed_element_names_its_index_and_bytes(serve: Serve) -> None:
     body = actions_body(50).replace(b'"fixtureSeqNum":37', b'"fixtureSeqNum":"x"')
-    server = await serve(Breaking(body))
-    try:
-        async with Client(str(server.make_url("")), token="t") as c:
-            got = []
-            with pytest.raises(DecodeError) as info:
-                async for a in c.actions.list("american-football", FIXTURE_ID):
-                    got.append(a)
-    finally:
-        await server.close()
+    async with Client(await serve(Breaking(body).handle), token="t") as c:
+        got = []
+        with pytest.raises(DecodeError) as info:
+            async for a in c.actions.list("american-football", FIXTURE_ID):
+                got.append(a)
     assert info.value.path == "$[37].fixtureAction.fixtureSeqNum"
     assert "Action" in str(info.value)
     assert len(got) <= 37
 
 
-async def test_snooker_data_array_is_streamed() -> None:
+async def test_snooker_data_array_is_streamed(serve: Serve) -> None:
     body = msgspec.json.encode({"data": [dict(MATCH, matchId=i) for i in range(500)]})
-    server = await serve(Breaking(body, breaks=1, cut=len(body) // 2))
-    try:
-        async with Client(str(server.make_url("")), token="t", retry=RetryPolicy(base=0)) as c:
-            ids = [m.match_id async for m in c.snooker.matches(7)]
-    finally:
-        await server.close()
+    url = await serve(Breaking(body, breaks=1, cut=len(body) // 2).handle)
+    async with Client(url, token="t", retry=RetryPolicy(base=0)) as c:
+        ids = [m.match_id async for m in c.snooker.matches(7)]
     assert ids == list(range(500))
 
 
-async def test_streaming_keeps_memory_bounded() -> None:
+async def test_streaming_keeps_memory_bounded(serve: Serve) -> None:
     n = 20_000  # about 16 MB of JSON
     body = actions_body(n)
-    server = await serve(Breaking(body))
-    try:
-        async with Client(str(server.make_url("")), token="t") as c:
-            tracemalloc.start()
-            count = 0
-            async for _ in c.actions.list("american-football", FIXTURE_ID):
-                count += 1
-            _, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-    finally:
-        await server.close()
+    async with Client(await serve(Breaking(body).handle), token="t") as c:
+        tracemalloc.start()
+        count = 0
+        async for _ in c.actions.list("american-football", FIXTURE_ID):
+            count += 1
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
     assert count == n
     # The whole body decoded at once would take several times the body's size.
     assert peak < len(body) / 4, (peak, len(body))

@@ -26,15 +26,16 @@ Constructor (everything keyword-only after ``seed``):
   (``emu.big_fixture_id``). Fixtures and actions are made by index on demand and large
   bodies are streamed in 64 KiB chunks, so a million of either costs no memory.
 - Behaviour: ``latency`` (seconds added to every response), ``rate_limit`` (requests per
-  second, 429 with Retry-After beyond), ``running_clock`` (the clock also follows the
-  wall clock; the standalone server uses it).
+  second, 429 with Retry-After beyond), ``rate_clock`` (the :class:`Clock` the rate
+  limit counts on; see below), ``running_clock`` (the clock also follows the wall clock;
+  the standalone server uses it).
 
 Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``token``
 (assignable, to test token refresh), ``vendor``, ``snooker_feed``, ``operator_id``,
 ``stream_secret``, ``streaming_credentials`` (signed per request by the emulator's
 clock), ``static_streaming_credentials``, ``client(**kw)``, ``clock``, ``faults``,
 ``requests`` (a Counter per route name), ``log`` (recent requests), ``latency`` and
-``rate_limit`` (assignable).
+``rate_limit`` (assignable), ``rate_clock``.
 
 Route names (for counters and faults): ``fixtures``, ``fixture``, ``actions``,
 ``statistics``, ``squads``, ``standings``, ``snooker.tournaments``, ``snooker.matches``,
@@ -50,6 +51,17 @@ one starts 15 minutes after it): as the clock moves, scheduled fixtures go live,
 timelines grow action by action (what is served is the prefix up to the clock), they
 complete and their statistics appear (404 before); standings count completed fixtures;
 stream events go live and end.
+
+Two clocks. ``emu.clock`` is the data clock, the world's time, and moves only as the
+caller says; it never throttles anything. The server-side rate limit (at most
+``rate_limit`` requests in any one second) counts on ``emu.rate_clock``, a clock of its
+own: by default a running :class:`Clock` (real time, monotonic), so moving the world on
+by hours neither opens nor shuts the window. To test throttling without sleeping, pass a
+frozen one and advance it::
+
+    emu = Emulator(rate_limit=5, rate_clock=Clock(DEFAULT_NOW))
+    ...  # the sixth request in a second gets a 429 with Retry-After: 1
+    emu.rate_clock.advance(1)  # the window has passed; requests go through again
 
 Faults (``emu.faults``):
 

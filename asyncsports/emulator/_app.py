@@ -93,19 +93,26 @@ class Service:
         feed: str,
         latency: float = 0.0,
         rate_limit: int | None = None,
+        rate_clock: Clock,
     ) -> None:
         self.world = world
         self.clock = clock
+        self.rate_clock = rate_clock
         self.faults = faults
         self.access = access
         self.feed = feed
         self.latency = latency
-        self.limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self.limiter: RateLimiter | None = None
+        self.limit(rate_limit)
         self.requests: collections.Counter[str] = collections.Counter()
         self.log: collections.deque[RequestRecord] = collections.deque(maxlen=10_000)
         self.data = DataApi(world, clock)
         self.snooker = SnookerApi(world.seed, world.now, clock)
         self.events = EventsApi(EventSchedule(world), clock)
+
+    def limit(self, per_second: int | None) -> None:
+        """Allow ``per_second`` requests in any second of ``rate_clock`` (None: no limit)."""
+        self.limiter = None if per_second is None else RateLimiter(per_second, self.rate_clock)
 
     # ------------------------------------------------------------------ routing
 

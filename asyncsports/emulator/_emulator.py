@@ -12,7 +12,7 @@ from aiohttp import web
 from asyncsports.auth import StreamingCredentials
 from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, Service
 from asyncsports.emulator._clock import Clock
-from asyncsports.emulator._faults import Faults, RateLimiter
+from asyncsports.emulator._faults import Faults
 from asyncsports.emulator._records import Scale
 from asyncsports.emulator._world import World
 
@@ -54,6 +54,7 @@ class Emulator:
         big_timeline: int = 0,
         latency: float = 0.0,
         rate_limit: int | None = None,
+        rate_clock: Clock | None = None,
         running_clock: bool = False,
     ) -> None:
         if now.tzinfo is None:
@@ -86,6 +87,7 @@ class Emulator:
             feed=snooker_feed,
             latency=latency,
             rate_limit=rate_limit,
+            rate_clock=Clock(now, running=True) if rate_clock is None else rate_clock,
         )
         self._runner: web.AppRunner | None = None
 
@@ -215,7 +217,16 @@ class Emulator:
 
     @rate_limit.setter
     def rate_limit(self, value: int | None) -> None:
-        self._service.limiter = RateLimiter(value) if value is not None else None
+        self._service.limit(value)
+
+    @property
+    def rate_clock(self) -> Clock:
+        """The clock the server-side rate limit counts its one-second windows on.
+
+        Not :attr:`clock`: real time (a running :class:`Clock`) unless a frozen one was
+        passed as ``rate_clock=``, which a test advances to open the window again.
+        """
+        return self._service.rate_clock
 
     @property
     def big_season_id(self) -> str | None:

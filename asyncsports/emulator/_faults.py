@@ -14,10 +14,11 @@ import collections
 import datetime as dt
 import fnmatch
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from email.utils import format_datetime
+
+from asyncsports.emulator._clock import Clock
 
 __all__ = ["STORM_KINDS", "Fault", "Faults", "RateLimiter", "Storm"]
 
@@ -223,21 +224,28 @@ class Faults:
 
 
 class RateLimiter:
-    """At most ``per_second`` requests in any one-second window (real time)."""
+    """At most ``per_second`` requests in any one second by ``clock``.
 
-    def __init__(self, per_second: int) -> None:
+    ``clock`` is the limiter's own, never the emulator's data clock: moving the world's
+    time on by hours must not open the window, and a frozen data clock must not keep it
+    shut. The emulator gives it a running :class:`Clock` (real time) unless told
+    otherwise; a test passes a frozen one and advances it instead of sleeping.
+    """
+
+    def __init__(self, per_second: int, clock: Clock) -> None:
         if per_second < 1:
             raise ValueError("rate_limit must be at least 1 request per second")
         self.per_second = per_second
+        self.clock = clock
         self._times: collections.deque[float] = collections.deque()
 
     def check(self) -> float | None:
-        """None when the request may pass, else the seconds until it could."""
-        now = time.monotonic()
+        """None when the request may pass (it is counted), else the seconds until one could."""
+        now = self.clock.time()
         window = self._times
-        while window and window[0] <= now - 1.0:
+        while window and now - window[0] >= 1.0:
             window.popleft()
         if len(window) >= self.per_second:
-            return window[0] + 1.0 - now
+            return 1.0 - (now - window[0])
         window.append(now)
         return None

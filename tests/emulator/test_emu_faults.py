@@ -10,8 +10,11 @@ import time
 import aiohttp
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from asyncsports.emulator import Emulator
+from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
+from asyncsports.emulator._faults import RateLimiter
 
 from .helpers import Api
 
@@ -179,19 +182,59 @@ async def test_storm_can_inject_every_kind(api: Api) -> None:
     assert (await read(api))[2] is None
 
 
-@pytest.mark.emulator(rate_limit=5)
-async def test_server_side_rate_limit(api: Api) -> None:
-    statuses = [r.status for r in await asyncio.gather(*(api.get(FIXTURES) for _ in range(8)))]
-    assert sorted(statuses) == [200] * 5 + [429] * 3
-    r = await api.get(FIXTURES)
-    assert r.status == 429 and r.headers["Retry-After"] == "1"
-    assert api.emu.faults.injected["rate_limit"] == 4
-    await asyncio.sleep(1.05)
-    assert (await api.get(FIXTURES)).status == 200
-    api.emu.rate_limit = None
-    assert all(
-        r.status == 200 for r in await asyncio.gather(*(api.get(FIXTURES) for _ in range(8)))
-    )
+async def test_server_side_rate_limit_runs_on_its_own_clock() -> None:
+    async with (
+        Emulator(rate_limit=5, rate_clock=Clock(DEFAULT_NOW)) as emu,
+        aiohttp.ClientSession() as session,
+    ):
+        api = Api(emu, session)
+        statuses = [r.status for r in await asyncio.gather(*(api.get(FIXTURES) for _ in range(8)))]
+        assert sorted(statuses) == [200] * 5 + [429] * 3
+        emu.clock.advance(3600)  # the data clock moving on does not open the window
+        r = await api.get(FIXTURES)
+        assert r.status == 429 and r.headers["Retry-After"] == "1"
+        assert emu.faults.injected["rate_limit"] == 4
+        emu.rate_clock.advance(1)  # as a client honouring Retry-After would wait
+        assert (await api.get(FIXTURES)).status == 200
+        emu.rate_limit = 1  # a new limit, on the same clock
+        assert [(await api.get(FIXTURES)).status for _ in range(2)] == [200, 429]
+        emu.rate_limit = None
+        assert all(
+            r.status == 200 for r in await asyncio.gather(*(api.get(FIXTURES) for _ in range(8)))
+        )
+
+
+def test_the_default_rate_clock_is_real_time_and_not_the_data_clock() -> None:
+    emu = Emulator(rate_limit=5)
+    assert emu.rate_clock is not emu.clock and emu.rate_clock.running
+    assert not emu.clock.running
+
+
+@settings(deadline=None)
+@given(
+    per_second=st.integers(1, 4),
+    # Milliseconds between requests: bursts (0), and gaps around a second.
+    steps=st.lists(st.sampled_from([0, 0, 0, 1, 250, 500, 999, 1000, 1001, 1500]), max_size=40),
+)
+def test_the_rate_limiter_lets_at_most_n_through_in_any_second(
+    per_second: int, steps: list[int]
+) -> None:
+    clock = Clock(DEFAULT_NOW)
+    limiter = RateLimiter(per_second, clock)
+    passed: list[float] = []
+    for ms in steps:
+        clock.advance(ms / 1000)
+        now = clock.time()
+        wait = limiter.check()
+        if wait is None:
+            passed.append(now)
+        else:
+            # Refused only with the allowance used up in the last second, and told to
+            # come back within that second.
+            assert sum(1 for t in passed if now - t < 1.0) == per_second
+            assert 0 < wait <= 1.0
+    # Never more than per_second in any one second.
+    assert all(b - a >= 1.0 for a, b in zip(passed, passed[per_second:], strict=False))
 
 
 def test_rules_are_checked() -> None:
