@@ -13,7 +13,13 @@ from asyncsports.paging import AsyncList, Batch, Page, PagingError, ResumeToken,
 
 
 def pager(
-    total: int, size: int, *, meta: str = "last", lookahead: int = 0, concurrency: int = 1
+    total: int,
+    size: int,
+    *,
+    meta: str = "last",
+    lookahead: int = 0,
+    concurrency: int = 1,
+    resume: str | None = None,
 ) -> tuple[AsyncList[int], list[int]]:
     """A listing of ``range(total)`` in pages of ``size``; ``calls`` records pages fetched."""
     calls: list[int] = []
@@ -31,7 +37,7 @@ def pager(
     def source(start: ResumeToken) -> AsyncIterator[Batch[int]]:
         return walk(fetch, start, size=size, lookahead=lookahead, concurrency=concurrency)
 
-    return AsyncList(source), calls
+    return AsyncList(source, resume), calls
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,8 +67,8 @@ async def test_resume_from_any_point_has_no_gap_and_no_duplicate(
         if len(seen) >= cut:
             break
     token = str(first.resume_token)
-    second, calls = pager(total, size)
-    rest = await AsyncList(second._source, token).collect()
+    second, calls = pager(total, size, resume=token)
+    rest = await second.collect()
     assert seen + rest == list(range(total))
     if rest:
         # Only the page holding the next record is fetched again, never an earlier one.
@@ -315,12 +321,14 @@ async def test_a_dropped_list_is_finalised_by_the_loop() -> None:
 async def test_cancelling_the_consumer_cancels_the_walk() -> None:
     it, state = slow_pager(50, delay=0.05, concurrency=4)
 
+    started = asyncio.Event()
+
     async def consume() -> None:
         async for _ in it:
-            pass
+            started.set()
 
     task = asyncio.ensure_future(consume())
-    await asyncio.sleep(0.12)
+    await started.wait()  # the walk is under way, pages in flight
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
