@@ -144,6 +144,16 @@ def boolean(name: str, value: bool) -> str:
     return "true" if value else "false"
 
 
+def narrowing(name: str, value: bool | None, wire: str) -> list[Param]:
+    """A flag that only narrows (or adds to) a listing: ``[(wire, "true")]`` for True.
+
+    False is the same as None, no parameter: the spec names only the value ``true``.
+    """
+    if value is None or boolean(name, value) == "false":
+        return []
+    return [(wire, "true")]
+
+
 def date(name: str, value: dt.date | str) -> str:
     """A date as ``YYYY-MM-DD``; a datetime is taken in UTC, a string is checked."""
     if isinstance(value, dt.datetime):

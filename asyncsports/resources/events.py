@@ -27,12 +27,8 @@ def list_request(
 ) -> tuple[Request, bool]:
     """The listing request, and whether it is paged (only with restrictions)."""
     params: list[Param] = []
-    # Flags only narrow (live) or add (vendorDataID): False is the same as None, and
-    # nothing is sent for it; the spec names only the value 'true'.
-    if live is not None and q.boolean("live", live) == "true":
-        params.append(("live", "true"))
-    if vendor_data_id is not None and q.boolean("vendor_data_id", vendor_data_id) == "true":
-        params.append(("vendorDataID", "true"))
+    params += q.narrowing("live", live, "live")
+    params += q.narrowing("vendor_data_id", vendor_data_id, "vendorDataID")
     if restrictions is not None:
         params.append(("restrictions", q.choice("restrictions", restrictions, RESTRICTIONS)))
     if sub_restrictions is not None:

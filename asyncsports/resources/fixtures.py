@@ -47,9 +47,7 @@ def list_request(
     else:
         path = f"{base}/fixtures"
     params: list[Param] = [("paged", "true")]
-    if live is not None and q.boolean("live", live) == "true":
-        # live=False is "no live filter", as None: the spec's flag only narrows.
-        params.append(("live", "true"))
+    params += q.narrowing("live", live, "live")
     if status is not None:
         params.append(("status", q.choice("status", status, STATUSES)))
     if date_from is not None:
