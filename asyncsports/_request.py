@@ -100,6 +100,8 @@ def sport_name(sport: Sport | str) -> str:
     """
     if not isinstance(sport, str):
         raise TypeError(f"sport: expected a Sport or a str, got {type(sport).__name__}")
+    # Plain spaces separate words ("Ice Hockey"); any other blank or control is refused.
+    visible("sport", sport.replace(" ", ""))
     name = _SEPARATORS.sub("-", sport.strip().lower())
     if not _SEGMENT_RE.fullmatch(name):
         raise ValueError(
@@ -115,12 +117,31 @@ def sport_path(sport: Sport | str) -> str:
     return f"/v2/{name}" if name in _V2 else f"/{name}"
 
 
+# Whitespace, control and format characters: a URL library may strip or fold them
+# (a TAB in "\t.." would vanish and leave ".."), so they are refused, never sent.
+_HIDDEN = re.compile(
+    r"[\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+
+
+def visible(name: str, text: str) -> str:
+    """``text`` if it holds no whitespace, control or format character, else ValueError."""
+    found = _HIDDEN.search(text)
+    if found is not None:
+        raise ValueError(
+            f"{name}: must not hold whitespace or control characters "
+            f"({found.group()!r} at {found.start()}), got {text!r}"
+        )
+    return text
+
+
 def uuid_id(name: str, value: object) -> str:
     """A data-service id: a ``uuid.UUID`` or its text, as canonical lower-case text."""
     if isinstance(value, uuid.UUID):
         return str(value)
     if not isinstance(value, str):
         raise TypeError(f"{name}: expected a UUID or its text, got {type(value).__name__}")
+    visible(name, value)
     try:
         return str(uuid.UUID(value))
     except ValueError:
@@ -131,7 +152,7 @@ def segment(name: str, value: object) -> str:
     """A path segment from an opaque id (str, int or UUID), refusing what would change the path."""
     if isinstance(value, bool) or not isinstance(value, str | int | uuid.UUID):
         raise TypeError(f"{name}: expected a str, int or UUID, got {type(value).__name__}")
-    text = str(value)
+    text = visible(name, str(value))
     if not text or "/" in text or text in (".", "..") or any(c in text for c in "?#%"):
         raise ValueError(f"{name}: not a valid id: {value!r}")
     return text

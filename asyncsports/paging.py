@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, NoReturn, TypeVar
+
+import msgspec
 
 from asyncsports._request import integer
 from asyncsports.errors import PagingError
@@ -265,15 +268,17 @@ async def walk(
     at once. Pages are yielded in order whatever order they arrive in. Closing the
     walk (or cancelling its consumer) cancels every request in flight.
 
-    Stops at a page marked last, at ``total_pages``, at an empty page, or at a short
-    page when the server gives no metadata. A body that is the whole result ends the
-    walk after it. A page equal to the previous one, or a page numbered other than
-    asked, raises :class:`PagingError` instead of looping.
+    Stops at a page marked last, at ``total_pages`` (the smallest the server has said:
+    a total that grows page by page cannot keep the walk going), at an empty page, or
+    at a short page when the server gives no metadata. A body that is the whole result
+    ends the walk after it. A page that starts like any earlier page of the walk (A, B,
+    A, B... as much as A, A), or a page numbered other than asked, raises
+    :class:`PagingError` instead of looping.
     """
     # A token may count past a page (from a body that was the whole result).
     number = start.page + start.index // size
     skip = start.index % size
-    previous: Sequence[T] | None = None
+    marks: set[bytes] = set()
     total: int | None = None
     ahead = lookahead
     # Plain asyncio tasks: aiohttp ties the client to asyncio anyway, and a bare task per
@@ -292,14 +297,17 @@ async def walk(
                 return
             if page.number is not None and page.number != number:
                 raise PagingError(f"asked for page {number}, the server sent page {page.number}")
-            if previous is not None and page.items and page.items == previous:
-                raise PagingError(
-                    f"page {number} repeats page {number - 1}: the server ignores paging"
-                )
+            if page.items:
+                mark = _mark(page.items[0])
+                if mark in marks:
+                    raise PagingError(
+                        f"page {number} repeats an earlier page: the server ignores paging"
+                    )
+                marks.add(mark)
             if page.total_pages is not None:
-                total = page.total_pages
+                total = page.total_pages if total is None else min(total, page.total_pages)
                 ahead = max(lookahead, concurrency)
-            last = is_last(page, number, size)
+            last = is_last(page, number, size) or (total is not None and number + 1 >= total)
             if last:
                 _cancel(inflight)
             else:
@@ -311,13 +319,21 @@ async def walk(
             yield Batch(number, skip, page.items[skip:])
             if last:
                 return
-            previous = page.items
             number += 1
             skip = 0
     finally:
         _cancel(inflight)
         if inflight:
             await asyncio.gather(*inflight.values(), return_exceptions=True)
+
+
+def _mark(record: object) -> bytes:
+    """A short digest of a page's first record: one per page, so memory stays small."""
+    try:
+        data = msgspec.json.encode(record)
+    except (TypeError, msgspec.EncodeError):
+        data = repr(record).encode()
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _cancel(futures: dict[int, asyncio.Future[Page[T]]]) -> None:

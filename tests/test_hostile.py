@@ -1,0 +1,114 @@
+"""Defects a hostile caller or server could exploit, each pinned by a test (issue 11, part 1)."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from aiohttp import web
+from conftest import Serve
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asyncsports import Client, RetryPolicy
+from asyncsports._request import Request, segment, sport_name, target, uuid_id
+
+# ------------------------------------------------------- ids that would change the path
+
+HIDDEN = ["\t", "\n", "\r", " ", "\x00", "\x7f", "\x85", "\u00a0", "\u200b", "\u2028", "\ufeff"]
+
+
+@pytest.mark.parametrize("char", HIDDEN)
+def test_whitespace_and_control_characters_are_refused_in_every_segment(char: str) -> None:
+    for value in (f"{char}..", f"ab{char}cd", f"x{char}"):
+        with pytest.raises(ValueError, match="name"):
+            segment("name", value)
+        with pytest.raises(ValueError, match="fixture_id"):
+            uuid_id("fixture_id", value + "0" * 30)
+    with pytest.raises(ValueError, match="sport"):
+        sport_name(f"ice{char}hockey" if char != " " else "ice\thockey")
+
+
+async def test_a_tab_in_an_id_sends_nothing(serve: Serve) -> None:
+    seen: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(request.raw_path)
+        return web.json_response({"data": []})
+
+    url = await serve(handle)
+    async with Client(url, token="t", retry=RetryPolicy(max_retries=0)) as c:
+        for bad in ("\t..", "ab\tcd", "ab\ncd"):
+            with pytest.raises(ValueError, match="tournament"):
+                await c.snooker.matches(bad).collect()
+            with pytest.raises(ValueError, match="fixture_id"):
+                await c.statistics.get("soccer", bad)
+    assert seen == []
+
+
+async def test_the_wire_carries_exactly_the_id_percent_encoded(serve: Serve) -> None:
+    seen: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(request.raw_path)
+        return web.json_response({"data": []})
+
+    url = await serve(handle)
+    odd = "é:~!$'()*,;@+&="  # no separator, but every character the URL library may touch
+    async with Client(url, token="t") as c:
+        await c.snooker.matches(odd).collect()
+    path = seen[0].partition("?")[0]
+    assert path == "/snooker/tvfeed/matches/external/" + urllib.parse.quote(
+        odd, safe="-._~!$'()*,;:@"
+    )
+    assert urllib.parse.unquote(path.rsplit("/", 1)[1]) == odd
+
+
+@given(
+    value=st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="/?#%"), min_size=1
+    )
+)
+def test_a_segment_that_passes_is_one_segment_on_the_wire(value: str) -> None:
+    try:
+        text = segment("id", value)
+    except ValueError:
+        return
+    wire = target(Request(f"/x/{text}"))
+    assert wire.count("/") == 2 and urllib.parse.unquote(wire.rsplit("/", 1)[1]) == value
+    assert all(c.isascii() and not c.isspace() and c.isprintable() for c in wire)
+
+
+# ---------------------------------------------------------------------- paging loops
+
+
+@given(cycle=st.integers(2, 5), size=st.integers(1, 4))
+async def test_a_server_cycling_through_pages_is_caught_before_any_repeat(
+    cycle: int, size: int
+) -> None:
+    # Pages A, B, A, B... (or A, B, C, A...): each page full, no metadata, never "last".
+    from asyncsports.paging import AsyncList, Page, PagingError, walk
+
+    fetched: list[int] = []
+
+    async def fetch(n: int) -> Page[int]:
+        fetched.append(n)
+        first = (n % cycle) * size
+        return Page(list(range(first, first + size)))
+
+    it = AsyncList(lambda start: walk(fetch, start, size=size, lookahead=0))
+    seen: list[int] = []
+    with pytest.raises(PagingError, match="repeats an earlier page"):
+        async for x in it:
+            seen.append(x)
+    assert seen == list(range(cycle * size))  # every distinct page once, none twice
+    assert len(fetched) == cycle + 1
+
+
+async def test_a_total_that_grows_with_every_page_cannot_keep_the_walk_going() -> None:
+    from asyncsports.paging import AsyncList, Page, walk
+
+    async def fetch(n: int) -> Page[int]:
+        return Page([n], n, n + 2, False)  # "there is always one more page"
+
+    assert await AsyncList(lambda start: walk(fetch, start, size=1)).collect() == [0, 1]
