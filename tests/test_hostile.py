@@ -112,3 +112,50 @@ async def test_a_total_that_grows_with_every_page_cannot_keep_the_walk_going() -
         return Page([n], n, n + 2, False)  # "there is always one more page"
 
     assert await AsyncList(lambda start: walk(fetch, start, size=1)).collect() == [0, 1]
+
+
+# ------------------------------------------------- bodies that break the JSON decoder
+
+DEEP = b"[" * 5000 + b"]" * 5000
+BAD_UTF8 = b'{"message": "\xff\xfe"}'
+
+
+@pytest.mark.parametrize("body", [DEEP, BAD_UTF8, b'{"message": ' * 3000])
+async def test_an_error_body_that_cannot_be_parsed_is_still_classified_by_status(
+    serve: Serve, body: bytes
+) -> None:
+    from asyncsports.errors import ServerError
+
+    hits: list[int] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        hits.append(1)
+        status = 500 if len(hits) == 1 else 503
+        return web.Response(body=body, status=status, content_type="application/json")
+
+    url = await serve(handle)
+    retry = RetryPolicy(max_retries=2, base=0, cap=0)
+    async with Client(url, token="t", retry=retry) as c:
+        with pytest.raises(ServerError) as info:
+            await c.fixtures.get("soccer", "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11")
+    assert len(hits) == 3 and info.value.status == 503 and info.value.attempts == 3
+
+
+@pytest.mark.parametrize("body", [DEEP, b'[{"id": "\xff"}]'])
+async def test_a_good_status_with_an_undecodable_body_is_a_decode_error(
+    serve: Serve, body: bytes
+) -> None:
+    from asyncsports.errors import DecodeError
+
+    async def handle(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    url = await serve(handle)
+    async with Client(url, token="t") as c:
+        for call in (
+            lambda: c.fixtures.get("soccer", "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11"),
+            lambda: c.actions.list("soccer", "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11").collect(),
+        ):
+            with pytest.raises(DecodeError) as info:
+                await call()
+            assert info.value.status == 200 and info.value.url.startswith(url)
