@@ -31,7 +31,18 @@ from benchmarks.measure import machine, versions
 from benchmarks.report import build_rows, markdown, write
 
 HERE = Path(__file__).resolve().parent
-ALL = ("decode", "walk", "peers", "stream", "framing", "memory", "fanout", "backfill")
+ALL = (
+    "decode",
+    "walk",
+    "walk20",
+    "gets",
+    "peers",
+    "stream",
+    "framing",
+    "memory",
+    "fanout",
+    "backfill",
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,8 @@ class Config:
     """Sizes and repeats of one mode."""
 
     mode: str
-    walk_fixtures: int  # the big season; the walk is all of it
+    walk_fixtures: int  # the big season; the walks (100 and 20 a page) are all of it
+    gets: int  # fixtures.get calls per round, one request each
     walk_repeat: int  # rounds per process
     walk_processes: int  # fresh processes, whose rounds are pooled
     peers_repeat: int  # rounds of the httpx + pydantic comparison (5-9x slower)
@@ -53,6 +65,7 @@ class Config:
     backfill_repeat: int
     framing_chunk: int = 256 * 1024
     page_size: int = 100
+    default_page_size: int = 20  # the service's default
     decode_actions: int = 5_000
     fanout_pages: int = 40
     fanout_latency: float = 0.05
@@ -63,6 +76,7 @@ class Config:
 FULL = Config(
     mode="full",
     walk_fixtures=20_000,
+    gets=1_000,
     walk_repeat=9,
     walk_processes=5,
     peers_repeat=5,
@@ -78,6 +92,7 @@ FULL = Config(
 QUICK = Config(
     mode="quick",
     walk_fixtures=2_000,
+    gets=100,
     walk_repeat=12,
     walk_processes=2,
     peers_repeat=3,
@@ -178,64 +193,81 @@ def pool(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def count_instructions(
-    cfg: Config, manifest: dict[str, Any], cpus: list[int] | None
-) -> dict[str, Any]:
-    """Instructions per page of each walk variant, counted by valgrind's callgrind.
+def _callgrind(cfg: Config, spec: str) -> int:
+    """Instructions of the measured part of one ``benchmarks.child icount`` run."""
+    with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
+        dump = Path(tmp) / "callgrind.out"
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dump}"]
+        proc = subprocess.Popen(
+            [*valgrind, sys.executable, "-m", "benchmarks.child", "icount", spec],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=HERE.parent,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            for expected, command in (("ready", "-z"), ("done", "-d")):
+                line = proc.stdout.readline().strip()
+                if line != expected:
+                    raise RuntimeError(f"expected {expected!r}, got {line!r}")
+                subprocess.run(
+                    ["callgrind_control", command, str(proc.pid)],
+                    check=True,
+                    capture_output=True,
+                )
+                proc.stdin.write("\n")
+                proc.stdin.flush()
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=cfg.timeout)
+        totals = [
+            int(line.split()[1])
+            for line in Path(f"{dump}.1").read_text().splitlines()
+            if line.startswith("totals:")
+        ]
+    return totals[0]
 
-    Unlike CPU time, a count does not move with the load on the machine or with where
-    code and heap land, so it settles close calls. Each variant runs in its own process
-    under callgrind; the counters are zeroed after its warm-up walk and dumped after
-    the measured walk, so start-up and warm-up are not counted.
+
+def count_instructions(
+    cfg: Config, manifest: dict[str, Any], cpus: list[int] | None, only: tuple[str, ...] = ALL
+) -> dict[str, Any]:
+    """Instructions per request of each variant of the request-path cases, by callgrind.
+
+    For ``walk`` (100 a page), ``walk20`` (20 a page) and ``gets`` (one request per
+    record), whichever are selected. Unlike CPU time, a count does not move with the
+    load on the machine or with where code and heap land, so it settles close calls.
+    Each variant runs in its own process under callgrind; the counters are zeroed after
+    its warm-up and dumped after the measured run, so start-up and warm-up are not counted.
     """
     if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
         return {"error": "valgrind's callgrind is not installed"}
     walks = 1
-    out: dict[str, Any] = {
-        "fixtures": cfg.walk_fixtures,
-        "pages": cfg.walk_fixtures // cfg.page_size,
-    }
-    for variant in ("asyncsports", "asyncsports pages()", "floor"):
-        params = {
-            "variant": variant,
-            "size": cfg.page_size,
-            "fixtures": cfg.walk_fixtures,
-            "walks": walks,
-        }
-        spec = json.dumps({"manifest": manifest, "params": params, "cpus": cpus})
-        with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
-            dump = Path(tmp) / "callgrind.out"
-            valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dump}"]
-            proc = subprocess.Popen(
-                [*valgrind, sys.executable, "-m", "benchmarks.child", "icount", spec],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                cwd=HERE.parent,
-                text=True,
+    walk_variants = ("asyncsports", "asyncsports pages()", "floor")
+    plans: dict[str, tuple[dict[str, Any], tuple[str, ...], int]] = {}
+    for name, size, fixtures in (
+        ("walk", cfg.page_size, cfg.walk_fixtures),
+        ("walk20", cfg.default_page_size, cfg.walk_fixtures),
+    ):
+        if name in only:
+            params = {"case": "walk", "size": size, "fixtures": fixtures, "walks": walks}
+            plans[name] = (params, walk_variants, fixtures // size)
+    if "gets" in only:
+        params = {"case": "gets", "gets": cfg.gets, "walks": walks}
+        plans["gets"] = (params, ("asyncsports", "floor"), cfg.gets)
+    out: dict[str, Any] = {}
+    for name, (params, variants, requests) in plans.items():
+        counts: dict[str, Any] = {**params, "requests": requests}
+        for variant in variants:
+            spec = json.dumps(
+                {"manifest": manifest, "params": {**params, "variant": variant}, "cpus": cpus}
             )
-            assert proc.stdin is not None and proc.stdout is not None
             try:
-                for expected, command in (("ready", "-z"), ("done", "-d")):
-                    line = proc.stdout.readline().strip()
-                    if line != expected:
-                        return {"error": f"{variant}: expected {expected!r}, got {line!r}"}
-                    subprocess.run(
-                        ["callgrind_control", command, str(proc.pid)],
-                        check=True,
-                        capture_output=True,
-                    )
-                    proc.stdin.write("\n")
-                    proc.stdin.flush()
-            finally:
-                proc.stdin.close()
-                proc.wait(timeout=cfg.timeout)
-            totals = [
-                int(line.split()[1])
-                for line in Path(f"{dump}.1").read_text().splitlines()
-                if line.startswith("totals:")
-            ]
-        out[variant] = totals[0] / (walks * out["pages"])
+                counts[variant] = _callgrind(cfg, spec) / (walks * requests)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                return {"error": f"{name}, {variant}: {exc}"}
+        out[name] = counts
     return out
 
 
@@ -269,17 +301,25 @@ def run_all(
                 rounds=cfg.decode_rounds,
                 round=cfg.decode_round,
             )
+        groups: dict[str, dict[str, int]] = {}
         if "walk" in only:
-            # Several processes: where code and heap land shifts this close comparison
+            groups["walk"] = {"size": cfg.page_size, "fixtures": cfg.walk_fixtures}
+        if "walk20" in only:
+            groups["walk20"] = {"size": cfg.default_page_size, "fixtures": cfg.walk_fixtures}
+        if "gets" in only:
+            groups["gets"] = {"gets": cfg.gets}
+        if groups:
+            # Several processes: where code and heap land shifts these close comparisons
             # by a few percent from one process to the next, so no one process decides.
-            walks = [
-                case("walk", size=cfg.page_size, fixtures=cfg.walk_fixtures, repeat=cfg.walk_repeat)
+            runs = [
+                case("requests", groups=groups, repeat=cfg.walk_repeat)
                 for _ in range(cfg.walk_processes)
             ]
-            raw["walk"] = pool(walks)
+            for name in groups:
+                raw[name] = pool([r.get(name, r) for r in runs])
         if instructions:
             t0 = time.perf_counter()
-            raw["instructions"] = count_instructions(cfg, m, client_cpus)
+            raw["instructions"] = count_instructions(cfg, m, client_cpus, only)
             state = raw["instructions"].get("error", "done")
             print(f"  {'callgrind':9s} {time.perf_counter() - t0:6.1f}s  {state}", file=sys.stderr)
         if "peers" in only:
@@ -330,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--instructions",
         action="store_true",
-        help="also count the walk's instructions per page with valgrind (a few minutes)",
+        help="also count instructions per request of walk, walk20 and gets with valgrind",
     )
     args = parser.parse_args(argv)
     only = tuple(n.strip() for n in args.only.split(",") if n.strip())

@@ -212,33 +212,116 @@ def walk_variants(
     }
 
 
-async def walk(m: Manifest, p: Params) -> dict[str, Any]:
-    """Walk every page of the big season: asyncsports vs the floor (aiohttp + msgspec).
+async def _fixture_ids(http: aiohttp.ClientSession, m: Manifest, count: int) -> list[str]:
+    """The ids of the big season's first ``count`` fixtures (one page, unmeasured)."""
+    from benchmarks.floor import FloorPage
+
+    body = await _get(
+        http,
+        m["big"] + _fixtures_path(m),
+        _headers(m),
+        params=[("paged", "true"), ("size", str(count)), ("page", "0")],
+    )
+    ids = [str(f.id) for f in decoder(FloorPage).decode(body).content]
+    if len(ids) != count:
+        raise AssertionError(f"{len(ids)} fixture ids, expected {count}")
+    return ids
+
+
+def get_variants(
+    client: Client, http: aiohttp.ClientSession, m: Manifest, ids: list[str]
+) -> dict[str, Callable[[], Awaitable[int]]]:
+    """``fixtures.get`` in a loop, one request per record, and the floor doing the same GETs."""
+    from benchmarks.floor import FFixture
+
+    base = m["big"] + f"/{SPORT}/fixtures/"
+    headers = _headers(m)
+    dec = decoder(FFixture)
+
+    async def gets() -> int:
+        n = 0
+        for fid in ids:
+            await client.fixtures.get(SPORT, fid)
+            n += 1
+        return n
+
+    async def floor() -> int:
+        # A plain aiohttp session and a msgspec decode: a status check, nothing else.
+        n = 0
+        for fid in ids:
+            async with http.get(base + fid, headers=headers) as r:
+                if r.status != 200:
+                    raise AssertionError(f"GET {fid}: {r.status}")
+                body = await r.read()
+            dec.decode(body)
+            n += 1
+        return n
+
+    return {"asyncsports": gets, "floor": floor}
+
+
+def _group_variants(
+    client: Client, http: aiohttp.ClientSession, m: Manifest, group: Params, ids: list[str]
+) -> tuple[dict[str, Callable[[], Awaitable[int]]], int]:
+    """One group's variants (a walk at ``size`` a page, or ``gets``) and their record count."""
+    if "gets" in group:
+        return get_variants(client, http, m, ids[: group["gets"]]), group["gets"]
+    return walk_variants(client, http, m, group["size"]), group["fixtures"]
+
+
+async def requests(m: Manifest, p: Params) -> dict[str, Any]:
+    """The request path: fixture walks (at 100 a page and at the default 20) and a get loop.
+
+    ``p["groups"]`` maps a group's name to ``{"size", "fixtures"}`` (walk every page of the
+    big season: asyncsports, records and pages(), vs the floor, aiohttp + msgspec) or to
+    ``{"gets"}`` (``fixtures.get`` that many times vs the same GETs on a plain aiohttp
+    session). Every round runs every variant of every group, one after another, so the
+    groups share the load and the process; the result has one entry per group.
 
     This process imports neither httpx nor pydantic: loading them was measured to shift
     the library's CPU time against the floor's by several percent (where code and heap
     land, not work: the instruction counts do not change), which is no part of either.
     """
+    groups: dict[str, Params] = p["groups"]
     async with _client(m) as client, aiohttp.ClientSession() as http:
-        variants = walk_variants(client, http, m, p["size"])
-        await _warm(variants, p["fixtures"])
+        most = max((g["gets"] for g in groups.values() if "gets" in g), default=0)
+        ids = await _fixture_ids(http, m, most) if most else []
+        variants: dict[str, Callable[[], Awaitable[int]]] = {}
+        for name, group in groups.items():
+            fns, expect = _group_variants(client, http, m, group, ids)
+            await _warm(fns, expect)
+            variants.update({f"{name}/{v}": fn for v, fn in fns.items()})
         await _server(m, "big", "reset")
         times = await _rounds(variants, p["repeat"])
         stats = await _server(m, "big", "stats")
-    return {"fixtures": p["fixtures"], "pages": p["fixtures"] // p["size"], **times, **stats}
+    out: dict[str, Any] = {}
+    for name, group in groups.items():
+        mine = {k.partition("/")[2]: v for k, v in times.items() if k.startswith(name + "/")}
+        if "gets" in group:
+            out[name] = {"gets": group["gets"], **mine, **stats}
+        else:
+            pages = group["fixtures"] // group["size"]
+            out[name] = {"fixtures": group["fixtures"], "pages": pages, **mine, **stats}
+    return out
 
 
 async def icount(m: Manifest, p: Params) -> dict[str, Any]:
-    """One walk variant for an instruction count (the parent runs this under callgrind).
+    """One variant for an instruction count (the parent runs this under callgrind).
 
-    Warms up, says ``ready`` and waits for a line on stdin (the parent zeroes the
-    counters), walks ``walks`` times, says ``done`` and waits again (the parent dumps
-    the counters), so that only the walks are counted.
+    ``p["case"]`` is ``walk`` (the whole walk at ``size`` a page) or ``gets`` (``gets``
+    requests). Warms up, says ``ready`` and waits for a line on stdin (the
+    parent zeroes the counters), runs ``walks`` times, says ``done`` and waits again
+    (the parent dumps the counters), so that only the measured runs are counted.
     """
     async with _client(m) as client, aiohttp.ClientSession() as http:
-        fn = walk_variants(client, http, m, p["size"])[p["variant"]]
         # A short warm-up (each step costs 50 times more under callgrind).
-        await walk_variants(client, http, m, p["size"], limit=3)[p["variant"]]()
+        if p["case"] == "gets":
+            ids = await _fixture_ids(http, m, p["gets"])
+            fn = get_variants(client, http, m, ids)[p["variant"]]
+            await get_variants(client, http, m, ids[:5])[p["variant"]]()
+        else:
+            fn = walk_variants(client, http, m, p["size"])[p["variant"]]
+            await walk_variants(client, http, m, p["size"], limit=3)[p["variant"]]()
         print("ready", flush=True)
         sys.stdin.readline()
         for _ in range(p["walks"]):
@@ -496,7 +579,7 @@ async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
 
 CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]]]] = {
     "decode": decode,
-    "walk": walk,
+    "requests": requests,
     "icount": icount,
     "peers": peers,
     "stream": stream,

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import msgspec
 
-__all__ = ["FloorPage"]
+__all__ = ["FFixture", "FloorPage"]
 
 
 class FRef(msgspec.Struct, gc=False, kw_only=True):

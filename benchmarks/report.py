@@ -101,6 +101,115 @@ def paired(top: list[float], bottom: list[float]) -> float:
     return median([t / b for t, b in zip(top, bottom, strict=False)])
 
 
+WALK_FLOOR = "floor: aiohttp + msgspec Structs (gc=False), same page loop"
+GET_FLOOR = "floor: the same GETs on a plain aiohttp session, msgspec decode (gc=False)"
+WALK_TARGET = 1.05  # 100 a page (issue 10)
+WALK20_TARGET = 1.10  # 20 a page, the service's default (issue 10)
+GET_TARGET = 1.10  # fixtures.get in a loop (issue 10)
+RECORDS = ": `async for fixture in client.fixtures.list(...)`"
+PAGES = ": `async for page in client.fixtures.list(...).pages()`"
+
+
+def _walk_case(pages: int, fixtures: int, default: bool) -> str:
+    size = fixtures // pages
+    return f"{pages:,}-page fixture walk, {size} per page" + (
+        " (the service's default)" if default else ""
+    )
+
+
+def _walk_rows(w: dict[str, Any], target: float, default: bool) -> list[Row]:
+    """The CPU rows of one walk case: records and pages() against the floor."""
+    n = w["fixtures"]
+    case = _walk_case(w["pages"], n, default)
+    names = ("asyncsports", "asyncsports pages()", "floor")
+    cpu = {k: w[k]["cpu"] for k in names}
+    per = {k: median(v) / n * 1e6 for k, v in cpu.items()}
+    wall = {k: median(w[k]["wall"]) for k in names}
+    rounds = (
+        f"{len(cpu['floor'])} rounds in {w.get('processes', 1)} processes; "
+        f"server cache misses while measured: {w.get('misses', '?')}"
+    )
+    extra = (n / w["pages"]) * (per["asyncsports"] - per["floor"])
+    return [
+        Row(
+            "walk",
+            case + RECORDS,
+            "client CPU per fixture",
+            "us",
+            per["asyncsports"],
+            per["floor"],
+            WALK_FLOOR,
+            "cost",
+            target,
+            f"wall {wall['asyncsports']:.3f}s vs {wall['floor']:.3f}s (floor); "
+            f"{extra:.0f} us more CPU per page (medians); the floor loops over each page's "
+            f"records with a plain for; {rounds}",
+            paired=paired(cpu["asyncsports"], cpu["floor"]),
+        ),
+        Row(
+            "walk",
+            case + PAGES,
+            "client CPU per fixture",
+            "us",
+            per["asyncsports pages()"],
+            per["floor"],
+            WALK_FLOOR,
+            "cost",
+            target,
+            f"wall {wall['asyncsports pages()']:.3f}s vs {wall['floor']:.3f}s (floor)",
+            paired=paired(cpu["asyncsports pages()"], cpu["floor"]),
+        ),
+    ]
+
+
+def _walk_instruction_rows(c: dict[str, Any], target: float, default: bool) -> list[Row]:
+    """The callgrind rows of one walk case: instructions per page."""
+    case = _walk_case(c["requests"], c["fixtures"], default)
+    return [
+        Row(
+            "walk",
+            f"{case}, {form}: instructions (valgrind callgrind)",
+            "instructions per page",
+            "M",
+            c[name] / 1e6,
+            c["floor"] / 1e6,
+            WALK_FLOOR,
+            "cost",
+            target,
+            "a count, not a time: it does not move with the machine's load"
+            if form == "records"
+            else "",
+        )
+        for name, form in (("asyncsports", "records"), ("asyncsports pages()", "pages()"))
+    ]
+
+
+def _get_rows(g: dict[str, Any]) -> list[Row]:
+    """The CPU row of the get loop against the floor."""
+    n = g["gets"]
+    cpu = {k: g[k]["cpu"] for k in ("asyncsports", "floor")}
+    per = {k: median(v) / n * 1e6 for k, v in cpu.items()}
+    wall = {k: median(g[k]["wall"]) for k in cpu}
+    return [
+        Row(
+            "get",
+            f"{n:,} x `await client.fixtures.get(sport, id)`, one request per record",
+            "client CPU per request",
+            "us",
+            per["asyncsports"],
+            per["floor"],
+            GET_FLOOR,
+            "cost",
+            GET_TARGET,
+            f"wall {wall['asyncsports']:.3f}s vs {wall['floor']:.3f}s (floor); "
+            f"{per['asyncsports'] - per['floor']:.0f} us more CPU per request (medians); "
+            f"{len(cpu['floor'])} rounds in {g.get('processes', 1)} processes; server cache "
+            f"misses while measured: {g.get('misses', '?')}",
+            paired=paired(cpu["asyncsports"], cpu["floor"]),
+        )
+    ]
+
+
 def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
     """The table rows from each case's raw result (a case's ``error`` becomes a note)."""
     rows: list[Row] = []
@@ -127,76 +236,40 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
     elif d is not None:
         rows.append(_missing("decode", d["error"]))
 
-    floor_name = "floor: aiohttp + msgspec Structs (gc=False), same page loop"
-    w = raw.get("walk")
-    records = ": `async for fixture in client.fixtures.list(...)`"
-    if w is not None and "error" not in w:
-        n = w["fixtures"]
-        case = f"{w['pages']}-page fixture walk, {n // w['pages']} per page"
-        names = ("asyncsports", "asyncsports pages()", "floor")
-        cpu = {k: w[k]["cpu"] for k in names}
-        per = {k: median(v) / n * 1e6 for k, v in cpu.items()}
-        wall = {k: median(w[k]["wall"]) for k in names}
-        rounds = (
-            f"{len(cpu['floor'])} rounds in {w.get('processes', 1)} processes; "
-            f"server cache misses while measured: {w.get('misses', '?')}"
-        )
+    ic = raw.get("instructions") or {}
+    if "error" in ic:
+        rows.append(_missing("instructions", ic["error"]))
+        ic = {}
+    for key, target in (("walk", WALK_TARGET), ("walk20", WALK20_TARGET)):
+        w = raw.get(key)
+        if w is not None and "error" not in w:
+            rows += _walk_rows(w, target, default=key == "walk20")
+        elif w is not None:
+            rows.append(_missing(key, w["error"]))
+        if key in ic:
+            rows += _walk_instruction_rows(ic[key], target, default=key == "walk20")
+    g = raw.get("gets")
+    if g is not None and "error" not in g:
+        rows += _get_rows(g)
+    elif g is not None:
+        rows.append(_missing("get", g["error"]))
+    if "gets" in ic:
+        c = ic["gets"]
         rows.append(
             Row(
-                "walk",
-                case + records,
-                "client CPU per fixture",
-                "us",
-                per["asyncsports"],
-                per["floor"],
-                floor_name,
+                "get",
+                f"{c['requests']:,} x `await client.fixtures.get(...)`: instructions "
+                "(valgrind callgrind)",
+                "instructions per request",
+                "k",
+                c["asyncsports"] / 1e3,
+                c["floor"] / 1e3,
+                GET_FLOOR,
                 "cost",
-                1.10,
-                f"wall {wall['asyncsports']:.3f}s vs {wall['floor']:.3f}s (floor); the floor "
-                f"loops over each page's records with a plain for; {rounds}",
-                paired=paired(cpu["asyncsports"], cpu["floor"]),
+                GET_TARGET,
+                "a count, not a time: it does not move with the machine's load",
             )
         )
-        rows.append(
-            Row(
-                "walk",
-                case + ": `async for page in client.fixtures.list(...).pages()`",
-                "client CPU per fixture",
-                "us",
-                per["asyncsports pages()"],
-                per["floor"],
-                floor_name,
-                "cost",
-                1.10,
-                f"wall {wall['asyncsports pages()']:.3f}s vs {wall['floor']:.3f}s (floor)",
-                paired=paired(cpu["asyncsports pages()"], cpu["floor"]),
-            )
-        )
-    elif w is not None:
-        rows.append(_missing("walk", w["error"]))
-
-    ic = raw.get("instructions")
-    if ic is not None and "error" not in ic:
-        case = f"{ic['pages']}-page fixture walk, {ic['fixtures'] // ic['pages']} per page"
-        for name, form in (("asyncsports", "records"), ("asyncsports pages()", "pages()")):
-            rows.append(
-                Row(
-                    "walk",
-                    f"{case}, {form}: instructions (valgrind callgrind)",
-                    "instructions per page",
-                    "M",
-                    ic[name] / 1e6,
-                    ic["floor"] / 1e6,
-                    floor_name,
-                    "cost",
-                    1.10,
-                    "a count, not a time: it does not move with the machine's load"
-                    if form == "records"
-                    else "",
-                )
-            )
-    elif ic is not None:
-        rows.append(_missing("walk instructions", ic["error"]))
 
     pe = raw.get("peers")
     if pe is not None and "error" not in pe:
@@ -205,7 +278,7 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
         rows.append(
             Row(
                 "walk",
-                f"{pe['pages']}-page fixture walk, {n // pe['pages']} per page" + records,
+                f"{pe['pages']}-page fixture walk, {n // pe['pages']} per page" + RECORDS,
                 "client CPU per fixture",
                 "us",
                 median(ours) / n * 1e6,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import aiohttp
 import msgspec
+import pytest
 from conftest import Serve
 
 # benchmarks/ is a directory of the repository, not part of the installed package.
@@ -31,15 +32,18 @@ def test_rows_and_table_from_raw_results() -> None:
     def rounds(*cpu: float) -> dict[str, list[float]]:
         return {"cpu": list(cpu), "wall": list(cpu), "gc": [0.0] * len(cpu)}
 
+    walk = {
+        "fixtures": 2000,
+        "pages": 20,
+        "asyncsports": rounds(0.2, 0.3, 0.2),
+        "asyncsports pages()": rounds(0.2, 0.2, 0.2),
+        "floor": rounds(0.195, 0.2, 0.195),
+        "misses": 0,
+    }
     raw = {
-        "walk": {
-            "fixtures": 2000,
-            "pages": 20,
-            "asyncsports": rounds(0.2, 0.3, 0.2),
-            "asyncsports pages()": rounds(0.2, 0.2, 0.2),
-            "floor": rounds(0.19, 0.2, 0.19),
-            "misses": 0,
-        },
+        "walk": walk,
+        "walk20": {**walk, "pages": 100, "asyncsports": rounds(0.25, 0.2, 0.25)},
+        "gets": {"gets": 100, "asyncsports": rounds(0.022), "floor": rounds(0.02), "misses": 0},
         "peers": {
             "fixtures": 2000,
             "pages": 20,
@@ -49,10 +53,21 @@ def test_rows_and_table_from_raw_results() -> None:
         "fanout": {"error": "exit 1: boom"},
     }
     rows = build_rows(raw, quick=True)
-    assert [r.kind for r in rows] == ["cost", "cost", "faster", "info"]
+    assert [(r.benchmark, r.kind, r.target) for r in rows] == [
+        ("walk", "cost", 1.05),  # 100 a page: records, pages()
+        ("walk", "cost", 1.05),
+        ("walk", "cost", 1.10),  # 20 a page, the default: records, pages()
+        ("walk", "cost", 1.10),
+        ("get", "cost", 1.10),
+        ("walk", "faster", 5.0),
+        ("fan-out", "info", None),
+    ]
     # The ratio is the median of per-round ratios: the 0.3 round (1.5x) does not count.
-    assert rows[0].ratio == 0.2 / 0.19 and rows[0].passed
-    assert rows[2].ratio == 8.0 and rows[2].passed and rows[3].note == "exit 1: boom"
+    assert rows[0].ratio == 0.2 / 0.195 and rows[0].passed
+    assert rows[2].ratio == 0.25 / 0.195 and rows[2].passed is False
+    assert "100-page fixture walk, 20 per page" in rows[2].case
+    assert rows[4].ratio == pytest.approx(1.1) and rows[4].value == pytest.approx(220.0)
+    assert rows[5].ratio == 8.0 and rows[5].passed and rows[6].note == "exit 1: boom"
     meta = {
         "mode": "quick",
         "started": "now",
@@ -89,3 +104,30 @@ async def test_cache_renders_a_body_once_then_serves_it(serve: Serve) -> None:
     assert bodies[0] == bodies[1]
     assert (state.misses, state.hits) == (1, 2)
     assert timeline_id(5000) == timeline_id(5000) != timeline_id(5001)
+
+
+def test_instruction_rows_follow_their_case() -> None:
+    walk20 = {"case": "walk", "size": 20, "fixtures": 2000, "requests": 100, "walks": 1}
+    raw = {
+        "instructions": {
+            "walk20": {**walk20, "asyncsports": 2.2e6, "asyncsports pages()": 2.1e6, "floor": 2e6},
+            "gets": {
+                "case": "gets",
+                "gets": 100,
+                "requests": 100,
+                "asyncsports": 5.4e5,
+                "floor": 4.6e5,
+            },
+        }
+    }
+    rows = build_rows(raw, quick=True)
+    assert [(r.metric, r.target) for r in rows] == [
+        ("instructions per page", 1.10),
+        ("instructions per page", 1.10),
+        ("instructions per request", 1.10),
+    ]
+    assert rows[0].ratio == pytest.approx(1.1) and rows[1].passed
+    assert rows[2].value == pytest.approx(540.0) and rows[2].passed is False
+    assert build_rows({"instructions": {"error": "no valgrind"}}, quick=True)[0].note == (
+        "no valgrind"
+    )
