@@ -41,7 +41,7 @@ from asyncsports._decoding import FAILURES, Failure, Source, key_path, run_error
 from asyncsports._json.array import ArrayCutter
 from asyncsports._json.envelope import Array, Element, Envelope
 from asyncsports._json.scan import spans
-from asyncsports.errors import DecodeError
+from asyncsports.errors import BodyTooLargeError, DecodeError
 
 __all__ = ["ArrayFramer", "decode_array"]
 
@@ -68,6 +68,11 @@ class ArrayFramer:
     true, it calls :meth:`retract` and decodes the run that returns instead.
     :attr:`run_offset` is the body offset of the byte after the ``[`` of the last run;
     :attr:`single` says that run is the key's one object value, not array elements.
+
+    ``max_element`` bounds what the framer holds at once: the part of an element whose
+    end has not arrived, or the envelope around the array. Past it, :meth:`feed` raises
+    :class:`~asyncsports.errors.BodyTooLargeError`; a stream of any number of small
+    elements is never refused.
     """
 
     def __init__(
@@ -78,9 +83,11 @@ class ArrayFramer:
         target: str = "",
         url: str = "",
         status: int | None = None,
+        max_element: int | None = None,
     ) -> None:
         self.key = key
         self.verify = verify
+        self.max_element = max_element
         self.count = 0
         self.run_offset = 0
         self.single = False
@@ -117,6 +124,9 @@ class ArrayFramer:
             run = self._took(arr, arr.feed(chunk))
         else:
             run = self._outside(self._env.feed(chunk))
+        limit = self.max_element
+        if limit is not None and max(self.buffered, self._env.buffered) > limit:
+            raise self._too_large(limit)
         if run is None or not self.verify:
             return run
         return self._checked(run)
@@ -132,6 +142,14 @@ class ArrayFramer:
         if run is None or not self.verify:
             return run
         return self._checked(run)
+
+    def _too_large(self, limit: int) -> BodyTooLargeError:
+        what = "an element of the array" if self._array is not None else "the body around the array"
+        return BodyTooLargeError(
+            f"{what} at {self.path} holds more than max_element_size={limit} bytes",
+            limit=limit,
+            url=self.source.url,
+        )
 
     def retract(self) -> bytes | None:
         """Take back the last run, a guess that did not decode, and frame that stretch exactly.
@@ -265,6 +283,7 @@ async def decode_array(
     target: str | None = None,
     url: str = "",
     status: int | None = None,
+    max_element: int | None = None,
 ) -> AsyncIterator[list[T]]:
     """Decode a JSON array arriving in ``chunks``, yielding batches of elements.
 
@@ -273,9 +292,12 @@ async def decode_array(
     :class:`DecodeError` naming ``target`` (default: the element type's name), the JSON
     path in the whole body (``$[1234].fixtureAction.period``, ``$.data[7].x``), the byte
     offset, a snippet of the offending element, and the response's ``url`` and ``status``.
+    ``max_element`` bounds one element (see :class:`ArrayFramer`).
     """
     name = _element_name(decoder) if target is None else target
-    framer = ArrayFramer(key, verify=False, target=name, url=url, status=status)
+    framer = ArrayFramer(
+        key, verify=False, target=name, url=url, status=status, max_element=max_element
+    )
     batches = _Batches(framer, decoder, skip)
     async for chunk in chunks:
         batch = batches.feed(chunk)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import AsyncIterator
 
+import msgspec
 import pytest
 from aiohttp import web
 from conftest import Serve
@@ -159,3 +161,41 @@ async def test_a_good_status_with_an_undecodable_body_is_a_decode_error(
             with pytest.raises(DecodeError) as info:
                 await call()
             assert info.value.status == 200 and info.value.url.startswith(url)
+
+
+# ------------------------------------------------------------ what a stream may hold
+
+
+async def _chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+@pytest.mark.parametrize(
+    ("key", "parts"),
+    [
+        (None, [b'[{"a":1},{"b":"', *(b"x" * 65536 for _ in range(40)), b'"}]']),
+        ("data", [b'{"x":"', *(b"y" * 65536 for _ in range(40)), b'","data":[1]}']),
+        ("data", [b'{"data":{"one":"', *(b"z" * 65536 for _ in range(40)), b'"}}']),
+    ],
+)
+async def test_one_huge_element_or_envelope_is_refused(key: str | None, parts: list[bytes]) -> None:
+    from asyncsports.errors import BodyTooLargeError
+    from asyncsports.jsonstream import decode_array
+
+    dec = msgspec.json.Decoder(list[msgspec.Raw])
+    with pytest.raises(BodyTooLargeError, match="max_element_size=1048576") as info:
+        async for _ in decode_array(_chunks(parts), dec, key=key, max_element=1 << 20):
+            pass
+    assert info.value.limit == 1 << 20
+
+
+async def test_any_number_of_small_elements_still_passes() -> None:
+    from asyncsports.jsonstream import decode_array
+
+    dec = msgspec.json.Decoder(list[msgspec.Raw])
+    parts = [b"[", *(b'{"a":1},' * 10_000 for _ in range(100)), b'{"a":1}]']
+    n = 0
+    async for batch in decode_array(_chunks(parts), dec, max_element=1024):
+        n += len(batch)
+    assert n == 1_000_001

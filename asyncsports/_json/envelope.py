@@ -62,6 +62,11 @@ class Envelope:
         self._vsk = Skim()
         self._vstart = 0
 
+    @property
+    def buffered(self) -> int:
+        """Bytes held: a member being skipped, or text not parsed yet."""
+        return len(self._tb)
+
     def feed(self, chunk: bytes, final: bool = False) -> Array | Element | None:
         """Take the next chunk (``final``: the last) and parse as far as it goes."""
         self._tb += chunk
