@@ -80,3 +80,37 @@ async def test_every_resource_method_takes_any_sport(
     await client.standings.get(sport, stage_id=SEASON_ID)
     assert {s.path.rsplit("/fixtures", 1)[0] for s in stub.seen if "/fixtures" in s.path} == {base}
     assert all(s.path.startswith(base + "/") for s in stub.seen)
+
+
+EMULATED = ["basketball", "ice-hockey", "volleyball", "cricket", "american-football", "soccer",
+            "snooker"]  # fmt: skip
+
+
+@pytest.mark.parametrize("sport", EMULATED)
+async def test_the_emulator_serves_actions_and_statistics_of_every_sport(
+    sports_client: Client, sport: str
+) -> None:
+    """And the client reads the vendor's fields from them."""
+    done = await sports_client.fixtures.list(sport, status="completed").collect()
+    fixture = next(f for f in done if not f.fixture_deleted)
+    actions = await sports_client.actions.list(sport, fixture.id).collect()
+    assert actions and actions[-1].finished and actions[-1].fixture_summary is not None
+    assert all(a.trace_id and len(a.trace_id) == 32 for a in actions)
+    summaries = [a.fixture_summary for a in actions if a.fixture_summary is not None]
+    assert summaries[-1].collection_status == "PostMatchChecked" and summaries[-1].finished
+    assert {s.collection_status for s in summaries} >= {"CollectionScheduled", "CollectingLive"}
+    home_id = fixture.teams[0].id
+    for a in actions:
+        team = a.fixture_action.team
+        assert team is None or team.home_team is (team.id == home_id)
+    stats = await sports_client.statistics.get(sport, fixture.id)
+    home, away = stats.team_action_aggregates
+    assert home.team is not None and home.team.home_team is True
+    assert away.team is not None and away.team.home_team is False
+    labels = {p.id: p.label for p in summaries[-1].periods}
+    for team in (home, away):
+        assert all(p.label == labels[p.period] for p in team.period_action_aggregates)
+        assert all(p.type in ("Regular", "Overtime") for p in team.period_action_aggregates)
+        for player in team.player_action_aggregates:
+            assert player.player is not None and player.game_action_aggregates
+    assert home.player_action_aggregates or away.player_action_aggregates
