@@ -13,9 +13,11 @@ The argument rule, for every argument of every resource method (also in docs/wir
    (``status``, ``type``, ``coverage_level``, ``sort``, ``restrictions``) refuses any other
    value. The sports are an open set (the vendor covers more than api-spec names): a name
    is put in normal form (lower case, words joined by ``-``), a known sport in any such
-   spelling becomes its wire name, and any other is sent for the server to judge
-   (``"Table Tennis"`` is ``table-tennis``); only a name that cannot be one path segment
-   (``"a/b"``, ``""``, ``"über"``) is refused.
+   spelling becomes its wire name (the vendor's table tennis too: ``"Table Tennis"`` is
+   ``/v2/tabletennis``), and any other is sent for the server to judge (``"Field Hockey"``
+   is ``field-hockey``); a version written before the name as the vendor does
+   (``"v2/volleyball"``) is kept; only a name that cannot be one path segment (``"a/b"``,
+   ``""``, ``"über"``) is refused.
 3. A value with a format the spec gives is checked for it: the data service's ids
    (``fixture_id``, ``season_id``, ``team_id``, ``stage_id``) are UUIDs (a ``uuid.UUID``
    or its text, sent in canonical lower case); dates are ``datetime.date`` or
