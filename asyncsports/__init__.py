@@ -25,6 +25,7 @@ from asyncsports.errors import (
     TransportError,
 )
 from asyncsports.paging import AsyncList, ResumeToken
+from asyncsports.raw import RawRecord
 
 __all__ = [
     "APIError",
@@ -40,6 +41,7 @@ __all__ = [
     "NotFoundError",
     "PagingError",
     "RateLimitError",
+    "RawRecord",
     "RequestInfo",
     "ResumeToken",
     "RetryPolicy",

@@ -13,9 +13,11 @@ The argument rule, for every argument of every resource method (also in docs/wir
    (``status``, ``type``, ``coverage_level``, ``sort``, ``restrictions``) refuses any other
    value. The sports are an open set (the vendor covers more than api-spec names): a name
    is put in normal form (lower case, words joined by ``-``), a known sport in any such
-   spelling becomes its wire name, and any other is sent for the server to judge
-   (``"Table Tennis"`` is ``table-tennis``); only a name that cannot be one path segment
-   (``"a/b"``, ``""``, ``"über"``) is refused.
+   spelling becomes its wire name (the vendor's table tennis too: ``"Table Tennis"`` is
+   ``/v2/tabletennis``), and any other is sent for the server to judge (``"Field Hockey"``
+   is ``field-hockey``); a version written before the name as the vendor does
+   (``"v2/volleyball"``) is kept; only a name that cannot be one path segment (``"a/b"``,
+   ``""``, ``"über"``) is refused.
 3. A value with a format the spec gives is checked for it: the data service's ids
    (``fixture_id``, ``season_id``, ``team_id``, ``stage_id``) are UUIDs (a ``uuid.UUID``
    or its text, sent in canonical lower case); dates are ``datetime.date`` or
@@ -80,23 +82,26 @@ class Request:
 _PAGE_PARAMS = frozenset({"page", "page.page"})
 _SEGMENT_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _SEPARATORS = re.compile(r"[\s_-]+")
-_V2 = frozenset({Sport.VOLLEYBALL})
+_V2 = frozenset({Sport.VOLLEYBALL, "tabletennis"})
+"""Sports whose paths carry ``/v2`` (the vendor's table tennis too, which it spells so)."""
+_VERSIONED = re.compile(r"\s*(v[0-9]+)/(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def _fold(text: str) -> str:
     return "".join(c for c in text.lower() if c.isalnum())
 
 
-_SPORTS = {s.value.replace("-", ""): s.value for s in Sport}
+_SPORTS = {s.value.replace("-", ""): s.value for s in Sport} | {"tabletennis": "tabletennis"}
 
 
 def sport_name(sport: Sport | str) -> str:
     """The wire name of ``sport``: lower case, words joined by ``-``, a known sport's spelling.
 
     ``"Basketball"``, ``"ICE HOCKEY"``, ``"ice_hockey"``, ``"IceHockey"`` and
-    ``Sport.ICE_HOCKEY`` name known sports; any other name is sent in the same normal form
-    (``"Table Tennis"`` is ``table-tennis``) for the server to judge. A name that cannot be
-    one path segment (``"a/b"``, ``""``, ``"über"``) is a ValueError.
+    ``Sport.ICE_HOCKEY`` name known sports, as do the vendor's spellings of sports outside
+    :class:`Sport` (``"Table Tennis"`` is ``tabletennis``); any other name is sent in the
+    same normal form (``"Field Hockey"`` is ``field-hockey``) for the server to judge. A
+    name that cannot be one path segment (``"a/b"``, ``""``, ``"über"``) is a ValueError.
     """
     if not isinstance(sport, str):
         raise TypeError(f"sport: expected a Sport or a str, got {type(sport).__name__}")
@@ -105,16 +110,28 @@ def sport_name(sport: Sport | str) -> str:
     name = _SEPARATORS.sub("-", sport.strip().lower())
     if not _SEGMENT_RE.fullmatch(name):
         raise ValueError(
-            "sport: expected a Sport or a sport name of letters, digits, spaces, '-' or '_', "
-            f"got {sport!r}"
+            "sport: expected a Sport or a sport name of letters, digits, spaces, '-' or '_' "
+            f"(optionally after a version, 'v2/'), got {sport!r}"
         )
     return _SPORTS.get(name.replace("-", ""), name)
 
 
 def sport_path(sport: Sport | str) -> str:
-    """``/basketball``, or ``/v2/volleyball`` for the sports whose paths carry ``/v2``."""
+    """``/basketball``, or ``/v2/volleyball`` for the sports whose paths carry ``/v2``.
+
+    A name may carry its version as the vendor writes it (``"v2/volleyball"``,
+    ``"v2/tabletennis"``): that prefix is kept, so a sport the client does not know yet
+    can be reached under any version.
+    """
+    version = None
+    if isinstance(sport, str) and not isinstance(sport, Sport):
+        m = _VERSIONED.fullmatch(sport)
+        if m is not None:
+            version, sport = m.group(1).lower(), m.group(2)
     name = sport_name(sport)
-    return f"/v2/{name}" if name in _V2 else f"/{name}"
+    if version is None and name in _V2:
+        version = "v2"
+    return f"/{version}/{name}" if version else f"/{name}"
 
 
 # Whitespace, control and format characters: a URL library may strip or fold them

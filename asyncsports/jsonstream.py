@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -43,9 +43,20 @@ from asyncsports._json.envelope import Array, Element, Envelope
 from asyncsports._json.scan import spans
 from asyncsports.errors import BodyTooLargeError, DecodeError
 
-__all__ = ["ArrayFramer", "decode_array"]
+__all__ = ["ArrayFramer", "ListDecoder", "decode_array"]
 
 T = TypeVar("T")
+
+
+class ListDecoder(Protocol[T]):
+    """What decodes a run: ``msgspec.json.Decoder(list[T])``, or anything with its
+    ``decode(buf) -> list`` and ``type`` (such as :class:`asyncsports.raw.WithJSON`)."""
+
+    @property
+    def type(self) -> Any: ...
+
+    def decode(self, buf: bytes, /) -> list[T]: ...
+
 
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 
@@ -218,9 +229,7 @@ class ArrayFramer:
 class _Batches(Generic[T]):
     """Decodes the runs of one body; keeps the element count and the skip left."""
 
-    def __init__(
-        self, framer: ArrayFramer, decoder: msgspec.json.Decoder[list[T]], skip: int
-    ) -> None:
+    def __init__(self, framer: ArrayFramer, decoder: ListDecoder[T], skip: int) -> None:
         self.framer = framer
         self.decoder = decoder
         self.skip = skip
@@ -269,14 +278,14 @@ class _Batches(Generic[T]):
         return items
 
 
-def _element_name(decoder: msgspec.json.Decoder[typing.Any]) -> str:
+def _element_name(decoder: ListDecoder[Any]) -> str:
     args = typing.get_args(decoder.type)
     return type_name(args[0] if args else decoder.type)
 
 
 async def decode_array(
     chunks: AsyncIterable[bytes],
-    decoder: msgspec.json.Decoder[list[T]],
+    decoder: ListDecoder[T],
     *,
     key: str | None = None,
     skip: int = 0,

@@ -386,3 +386,183 @@ EVENT = {
     "startDate": "2024-01-14T13:00:00",
     "endDate": "2024-01-14T22:00:00",
 }
+
+
+# --------------------------------------------------------------------------- the real service
+# Records shaped like the vendor's published samples and field tables (fields api-spec does
+# not list), written by hand with our own values.
+
+GOAL_ID = "c0a1b2c3-0000-4000-8000-00000000a001"
+DISALLOWED_ID = "c0a1b2c3-0000-4000-8000-00000000a002"
+HOME_TEAM = {"id": "3b3e5a52-9a7e-4f0b-8f3a-1c1d2e3f4a01", "name": "Riga Wolves"}
+AWAY_TEAM = {"id": "3b3e5a52-9a7e-4f0b-8f3a-1c1d2e3f4a03", "name": "Tallinn Bears"}
+
+ACTION_V3: dict[str, Any] = {
+    "traceId": "5e0c9a1f7d3b42c8a6e1f0b9d2c47a31",
+    "version": 3,
+    "finished": False,
+    "fixtureAction": {
+        "period": 2,
+        "actionId": DISALLOWED_ID,
+        "team": {**HOME_TEAM, "homeTeam": True},
+        "sendType": "Confirmed",
+        "clockTime": "63:12",
+        "fixtureId": FIXTURE_ID,
+        "timestamp": "2024-03-01T19:41:07.318842Z",
+        "sendTypeId": 5,
+        "fixtureSeqNum": 412,
+        "timelineSequence": 2.0000000000000412,
+        "fixtureActionType": "Goal Disallowed",
+        "fixtureActionTypeId": 137,
+        "relatedFixtureActionIds": [GOAL_ID],
+        "delayStatus": "Delayed",
+    },
+    "fixtureSummary": {
+        "isTied": True,
+        "periods": [
+            {
+                "id": 1,
+                "end": "2024-03-01T19:17:40",
+                "type": "Regular",
+                "label": "1st half",
+                "start": "2024-03-01T18:31:02",
+                "awayTeamScore": 1,
+                "homeTeamScore": 1,
+                "awayTeamPeriodScore": 1,
+                "homeTeamPeriodScore": 1,
+            },
+            {
+                "id": 2,
+                "end": None,
+                "type": "Regular",
+                "label": "2nd half",
+                "start": "2024-03-01T19:33:15",
+                "awayTeamScore": 1,
+                "homeTeamScore": 1,
+                "awayTeamPeriodScore": 0,
+                "homeTeamPeriodScore": 0,
+            },
+        ],
+        "finished": False,
+        "awayTeamScore": 1,
+        "currentPeriod": 2,
+        "currentStatus": "Live",
+        "homeTeamScore": 1,
+        "collectionStatus": "CollectionSuspended",
+        "reason": "Video feed lost",
+        "reasonId": 4,
+        "currentClockTime": "63:12",
+        "currentClockState": "stopped",
+        "isHomeTeamInPossession": False,
+    },
+}
+"""A version-3 action: a disallowed goal linked to its goal, while collection is suspended."""
+
+ACTION_V1: dict[str, Any] = {
+    "traceId": "0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a",
+    "version": 1,
+    "finished": False,
+    "fixtureAction": {
+        "period": 0,
+        "actionId": "c0a1b2c3-0000-4000-8000-00000000b001",
+        "metadata": {"AwayTeamColour": "0, 51, 153", "HomeTeamColour": "204, 0, 0"},
+        "sendType": "Confirmed",
+        "clockTime": "00:00",
+        "fixtureId": FIXTURE_ID,
+        "timestamp": "2024-03-01T17:30:12.5Z",
+        "sendTypeId": 5,
+        "fixtureSeqNum": 2,
+        "timelineSequence": 1.0e-16,
+        "fixtureActionType": "Team Colours",
+        "fixtureActionTypeId": 2,
+    },
+    "fixtureSummary": {
+        "isTied": True,
+        "periods": [],
+        "awayTeamScore": 0,
+        "currentPeriod": 0,
+        "currentStatus": "Scheduled",
+        "homeTeamScore": 0,
+        "currentClockTime": "00:00",
+        "isHomeTeamInPossesion": True,
+    },
+}
+"""A version-1 record: capitalised metadata keys, the possession flag as the service spells it."""
+
+SOCCER_FIXTURE: dict[str, Any] = {
+    **fixture(9, sport="soccer"),
+    "status": "Live",
+    "collectionStatus": "CollectingLive",
+    "rules": [
+        {"rule": "ExtraTime", "value": "false"},
+        {"rule": "PeriodLength", "value": "45"},
+        {"rule": "ExtraTimeLength", "value": "null"},
+        {"rule": "PenaltyShootout", "value": "true"},
+        {"rule": "PenaltyShootoutType", "value": "ABBA"},
+    ],
+    "updateCount": 3,
+}
+"""A fixture with the rules and update count of the vendor's field table."""
+
+PLAYER_A = {"id": "21111111-2222-4333-8444-555555555555", "name": "Janis Berzins"}
+
+STATISTICS_V2: dict[str, Any] = {
+    "seqNum": 655,
+    "traceId": "9a8b7c6d5e4f30211203f4e5d6c7b8a9",
+    "version": 2,
+    "finished": True,
+    "fixtureId": FIXTURE_ID,
+    "timestamp": "2024-03-01T20:29:51.4417326Z",
+    "teamActionAggregates": [
+        {
+            "team": {**HOME_TEAM, "homeTeam": "true"},
+            "gameActionAggregates": [
+                {"action": "Goal", "actionId": 105, "actionAggregate": 2, "subActionAggregates": []}
+            ],
+            "periodActionAggregates": [
+                {
+                    "period": 1,
+                    "label": "1st half",
+                    "type": "Regular",
+                    "aggregates": [
+                        {"action": "Goal", "actionId": 105, "actionAggregate": 1,
+                         "subActionAggregates": []}
+                    ],
+                },
+                {
+                    "period": 3,
+                    "label": "1st half extra time",
+                    "type": "ExtraTime",
+                    "aggregates": [
+                        {"action": "Goal", "actionId": 105, "actionAggregate": 1,
+                         "subActionAggregates": [{"subAction": "Header", "subActionId": 10502,
+                                                  "subActionAggregate": 1}]}
+                    ],
+                },
+            ],
+            "playerActionAggregates": [
+                {
+                    "player": PLAYER_A,
+                    "gameActionAggregates": [
+                        {"action": "Goal", "actionId": 105, "actionAggregate": 2,
+                         "subActionAggregates": []}
+                    ],
+                    "periodActionAggregates": [
+                        {"period": 1, "aggregates": [{"action": "Goal", "actionId": 105,
+                                                      "actionAggregate": 1,
+                                                      "subActionAggregates": []}]}
+                    ],
+                }
+            ],
+        },
+        {
+            "team": {**AWAY_TEAM, "homeTeam": "false"},
+            "gameActionAggregates": [],
+            "periodActionAggregates": [],
+            "playerActionAggregates": [],
+        },
+    ],
+    "advancedSportStatistics": {},
+}  # fmt: skip
+"""A statistics packet: period labels and types, typed player aggregates, text booleans and
+a timestamp with seven fraction digits."""

@@ -1328,3 +1328,199 @@ def test_type_name() -> None:
     assert type_name(Data[list[Match] | Match]) == "Data[list[Match] | Match]"
     assert type_name(dict[str, Duration]) == "dict[str, Duration]"
     assert type_name(Fixture | None) == "Fixture | None"
+
+
+# --------------------------------------------------------------------------- the real service
+# Fields of the vendor's samples and field tables that api-spec does not list (issue 11).
+
+
+def test_version_3_action_fields() -> None:
+    from samples import ACTION_V3, DISALLOWED_ID, GOAL_ID, HOME_TEAM
+
+    action = decode(Action, js(ACTION_V3))
+    assert action.trace_id == "5e0c9a1f7d3b42c8a6e1f0b9d2c47a31"
+    assert action.version == 3 and action.finished is False
+    fa = action.fixture_action
+    assert fa.action_id == uuid.UUID(DISALLOWED_ID)
+    assert fa.related_fixture_action_ids == (uuid.UUID(GOAL_ID),)  # the goal it disallows
+    assert fa.delay_status == "Delayed"
+    assert fa.team is not None and fa.team.id == uuid.UUID(HOME_TEAM["id"])
+    assert fa.team.home_team is True
+    assert fa.timestamp == at(2024, 3, 1, 19, 41, 7, 318842)
+    s = action.fixture_summary
+    assert s is not None
+    assert (s.collection_status, s.current_clock_state) == ("CollectionSuspended", "stopped")
+    assert (s.reason, s.reason_id, s.finished) == ("Video feed lost", 4, False)
+    assert s.is_home_team_in_possession is False  # the documented spelling
+    assert [(p.label, p.type) for p in s.periods] == [
+        ("1st half", "Regular"),
+        ("2nd half", "Regular"),
+    ]
+    assert s.periods[1].end is None and s.periods[0].end == at(2024, 3, 1, 19, 17, 40)
+
+
+def test_version_1_action_record_with_capitalised_metadata_keys() -> None:
+    from samples import ACTION_V1
+
+    (action,) = decode(list[Action], js([ACTION_V1]))
+    assert action.version == 1 and action.trace_id is not None
+    fa = action.fixture_action
+    assert fa.metadata == TeamColours(away_team_colour="0, 51, 153", home_team_colour="204, 0, 0")
+    assert fa.timeline_sequence == 1.0e-16 and fa.related_fixture_action_ids == ()
+    assert fa.team is None and fa.delay_status is None
+    s = action.fixture_summary
+    assert s is not None and s.is_home_team_in_possession is True  # spelt as the service sends it
+    assert s.is_home_team_in_possesion is True  # the old attribute name reads the same flag
+    assert s.collection_status is None and s.current_clock_state is None and s.periods == []
+
+
+def test_fields_absent_in_older_records_default_to_nothing() -> None:
+    action = decode(Action, js(action_json(4, "Start Fixture")))
+    assert action.trace_id is None
+    fa, s = action.fixture_action, action.fixture_summary
+    assert fa.related_fixture_action_ids == () and fa.delay_status is None
+    assert fa.team is not None and fa.team.home_team is None
+    assert s is not None and s.is_home_team_in_possession is None
+    assert (s.collection_status, s.current_clock_state, s.finished, s.reason, s.reason_id) == (
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+def test_reason_id_may_be_text() -> None:
+    wire = action_json(4, "Start Fixture")
+    wire["fixtureSummary"].update(reason="Crowd trouble", reasonId="R-7")
+    s = decode(Action, js(wire)).fixture_summary
+    assert s is not None and (s.reason, s.reason_id) == ("Crowd trouble", "R-7")
+
+
+def test_fixture_rules_update_count_and_collection_status() -> None:
+    from samples import SOCCER_FIXTURE
+
+    f = decode(Fixture, js(SOCCER_FIXTURE))
+    assert f.update_count == 3 and f.collection_status == "CollectingLive"
+    assert [r.rule for r in f.rules] == [  # type: ignore[union-attr]
+        "ExtraTime",
+        "PeriodLength",
+        "ExtraTimeLength",
+        "PenaltyShootout",
+        "PenaltyShootoutType",
+    ]
+    assert f.rule("PeriodLength") == "45" and f.rule("PenaltyShootoutType") == "ABBA"
+    assert f.rule("ExtraTimeLength") == "null"  # as written: the text null
+    assert f.rule("NoSuchRule") is None
+    assert f.teams[0].home_team is True and f.teams[1].home_team is False
+    again = decode(Fixture, encode(f))
+    assert again == f and again.rule("ExtraTime") == "false"
+
+
+def test_fixture_rules_as_an_object_or_with_plain_json_values() -> None:
+    f = decode(Fixture, js(fixture_json(rules={"ExtraTime": True, "PeriodLength": 45})))
+    assert f.rule("ExtraTime") is True and f.rule("PeriodLength") == 45
+    g = decode(Fixture, js(fixture_json(rules=[{"rule": "PeriodLength", "value": 20}, {}])))
+    assert g.rule("PeriodLength") == 20
+    assert decode(Fixture, js(fixture_json())).rules == []
+
+
+def test_statistics_period_labels_player_aggregates_text_flags_and_seven_digits() -> None:
+    from samples import PLAYER_A, STATISTICS_V2
+
+    stats = decode(Statistics, js(STATISTICS_V2))
+    assert stats.timestamp == at(2024, 3, 1, 20, 29, 51, 441733)  # 7 digits, rounded to us
+    home, away = stats.team_action_aggregates
+    assert home.team is not None and home.team.home_team is True  # sent as "true"
+    assert away.team is not None and away.team.home_team is False  # sent as "false"
+    first, extra = home.period_action_aggregates
+    assert (first.period, first.label, first.type) == (1, "1st half", "Regular")
+    assert (extra.period, extra.label, extra.type) == (3, "1st half extra time", "ExtraTime")
+    assert extra.aggregates[0].sub_action_aggregates[0].sub_action == "Header"
+    (player,) = home.player_action_aggregates
+    assert player.player is not None and player.player.id == uuid.UUID(PLAYER_A["id"])
+    assert player.player.name == "Janis Berzins"
+    assert player.game_action_aggregates[0].action_aggregate == 2
+    assert player.period_action_aggregates[0].label is None  # absent: None
+    assert player.period_action_aggregates[0].aggregates[0].action == "Goal"
+    assert away.player_action_aggregates == []
+    assert decode(Statistics, encode(stats)) == stats
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-03-01T20:29:51.4417326Z",
+        "2024-03-01T20:29:51.441732600Z",
+        "2024-03-01T20:29:51.4417326",
+        "2024-03-01T20:29:51.4417326+00:00",
+    ],
+)
+def test_statistics_timestamps_with_seven_or_nine_digits(text: str) -> None:
+    stats = decode(Statistics, js(statistics_json(timestamp=text)))
+    assert stats.timestamp == at(2024, 3, 1, 20, 29, 51, 441733)
+
+
+TRUE_TEXTS = ["true", "True", "TRUE", " true ", "1", "yes"]
+FALSE_TEXTS = ["false", "False", "FALSE", "0", "no"]
+FLAG_VALUES = st.sampled_from(
+    [(True, True), (False, False), (None, None)]
+    + [(t, True) for t in TRUE_TEXTS]
+    + [(t, False) for t in FALSE_TEXTS]
+    + [("", None), ("null", None), ("maybe", None)]
+)
+
+
+@given(
+    sent=st.one_of(st.none(), FLAG_VALUES),
+    documented=st.one_of(st.none(), FLAG_VALUES),
+)
+def test_possession_under_either_spelling_and_any_flag_form(
+    sent: tuple[Any, bool | None] | None, documented: tuple[Any, bool | None] | None
+) -> None:
+    wire = action_json(8, "Start Clock")
+    summary = wire["fixtureSummary"]
+    if sent is not None:
+        summary["isHomeTeamInPossesion"] = sent[0]
+    if documented is not None:
+        summary["isHomeTeamInPossession"] = documented[0]
+    s = decode(Action, js(wire)).fixture_summary
+    assert s is not None
+    expected = documented[1] if documented is not None else None
+    if expected is None and sent is not None:
+        expected = sent[1]
+    assert s.is_home_team_in_possession is expected
+    assert s.is_home_team_in_possesion is expected
+
+
+@given(value=FLAG_VALUES)
+def test_home_team_flags_read_booleans_and_their_text(value: tuple[Any, bool | None]) -> None:
+    wire, expected = value
+    stats = decode(
+        Statistics,
+        js(statistics_json(teamActionAggregates=[{"team": {"id": HOME, "homeTeam": wire}}])),
+    )
+    team = stats.team_action_aggregates[0].team
+    assert team is not None and team.home_team is expected
+    action = decode(
+        Action, js(action_json(4, "Start Fixture", team={"id": HOME, "homeTeam": wire}))
+    )
+    assert action.fixture_action.team is not None
+    assert action.fixture_action.team.home_team is expected
+    fixture = decode(Fixture, js(fixture_json(teams=[{"id": HOME, "homeTeam": wire}])))
+    assert fixture.teams[0].home_team is expected
+
+
+@given(text=st.text())
+def test_any_flag_text_decodes(text: str) -> None:
+    from asyncsports.models._types import loose_bool
+
+    assert loose_bool(text) in (True, False, None)
+    team = decode(Fixture, js(fixture_json(teams=[{"id": HOME, "homeTeam": text}]))).teams[0]
+    assert team.home_team is loose_bool(text)
+
+
+def test_a_flag_of_another_json_kind_is_a_decode_error() -> None:
+    with pytest.raises(DecodeError) as info:
+        decode(Fixture, js(fixture_json(teams=[{"id": HOME, "homeTeam": 1}])))
+    assert info.value.path == "$.teams[0].homeTeam"

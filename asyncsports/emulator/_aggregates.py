@@ -5,6 +5,11 @@ Standings count the completed, official, not deleted fixtures of a season in sta
 score difference, then score, then name). Statistics count a finished fixture's timeline
 (a Deleted record takes back the action it deletes). Both are small packets, so they are
 built as wire-shaped dicts here rather than through a separate renderer.
+
+Statistics carry the vendor's fields beyond api-spec: the team's ``homeTeam`` as text
+(``"true"``, as the vendor's samples send it), each period aggregate's ``label`` and
+``type`` (as in the summary's periods), per-player aggregates (``player {id, name}``, the
+game and per period) and a timestamp of seven or nine fraction digits.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from asyncsports.emulator._ids import mix64
 from asyncsports.emulator._records import Fixture, Season, Team
 from asyncsports.emulator._sports import LINEUPS
 from asyncsports.emulator._timeline import DELETED, Action
-from asyncsports.emulator._wire import duration, iso_ms, iso_ns, iso_z, ref
+from asyncsports.emulator._wire import duration, iso_ms, iso_ns, iso_ticks, iso_z, ref
 from asyncsports.emulator._world import World
 
 __all__ = ["standings", "statistics"]
@@ -267,11 +272,29 @@ class _Snooker:
         }
 
 
+Counts = Counter[tuple[int, str, int, str]]
+
+
+def _periods(counts: dict[int, Counts], labels: dict[int, tuple[str, str]] | None) -> list[Any]:
+    """Per-period aggregates; with ``labels``, each with its ``label`` and ``type``."""
+    out = []
+    for p, c in sorted(counts.items()):
+        entry: dict[str, Any] = {"period": p}
+        if labels is not None and p in labels:
+            entry["label"], entry["type"] = labels[p]
+        entry["aggregates"] = _aggregates(c)
+        out.append(entry)
+    return out
+
+
 def statistics(fixture: Fixture, actions: Iterable[Action]) -> dict[str, Any]:
     """The statistics packet of a finished fixture from its whole timeline."""
     teams = (fixture.home, fixture.away)
-    game: dict[str, Counter[tuple[int, str, int, str]]] = {t.id: Counter() for t in teams}
-    periods: dict[str, dict[int, Counter[tuple[int, str, int, str]]]] = {t.id: {} for t in teams}
+    game: dict[str, Counts] = {t.id: Counter() for t in teams}
+    periods: dict[str, dict[int, Counts]] = {t.id: {} for t in teams}
+    players: dict[str, dict[str, Any]] = {t.id: {} for t in teams}  # team -> player -> parts
+    labels: dict[int, tuple[str, str]] = {}
+    seen_periods: tuple[Any, ...] = ()
     snooker = _Snooker(fixture) if fixture.season.rules.name == "snooker" else None
     last_seq = 0
     for a in actions:
@@ -283,8 +306,17 @@ def statistics(fixture: Fixture, actions: Iterable[Action]) -> dict[str, Any]:
         step = -1 if a.send == DELETED else 1
         game[a.team.id][counter_key] += step
         periods[a.team.id].setdefault(a.period, Counter())[counter_key] += step
+        if a.player is not None:
+            mine = players[a.team.id].setdefault(
+                a.player.id, {"player": a.player, "game": Counter(), "periods": {}}
+            )
+            mine["game"][counter_key] += step
+            mine["periods"].setdefault(a.period, Counter())[counter_key] += step
         if snooker is not None and a.points:
             snooker.add(a)
+        if a.periods is not seen_periods:
+            seen_periods = a.periods
+            labels = {p.id: (p.label, "Overtime" if p.overtime else "Regular") for p in a.periods}
     trace = mix64(fixture.season.key ^ fixture.index ^ 0x51ED270B)
     nanos = fixture.end * 1_000_000_000 + (trace % 1_000_000_000)
     return {
@@ -293,16 +325,21 @@ def statistics(fixture: Fixture, actions: Iterable[Action]) -> dict[str, Any]:
         "version": 2,
         "finished": True,
         "fixtureId": fixture.id,
-        "timestamp": iso_ns(nanos),
+        "timestamp": iso_ticks(nanos) if trace & 1 else iso_ns(nanos),
         "teamActionAggregates": [
             {
-                "team": ref(t),
+                "team": {**ref(t), "homeTeam": "true" if t is fixture.home else "false"},
                 "gameActionAggregates": _aggregates(game[t.id]),
-                "periodActionAggregates": [
-                    {"period": p, "aggregates": _aggregates(c)}
-                    for p, c in sorted(periods[t.id].items())
+                "periodActionAggregates": _periods(periods[t.id], labels),
+                "playerActionAggregates": [
+                    {
+                        "player": ref(mine["player"]),
+                        "gameActionAggregates": _aggregates(mine["game"]),
+                        "periodActionAggregates": _periods(mine["periods"], None),
+                    }
+                    for _, mine in sorted(players[t.id].items())
+                    if any(n > 0 for n in mine["game"].values())
                 ],
-                "playerActionAggregates": [],
             }
             for t in teams
         ],

@@ -160,7 +160,7 @@ class DataApi:
         f = self._fixture(request)
         now_ms = self.clock.time_ms()
         sent = itertools.takewhile(lambda a: a.ts_ms <= now_ms, self._timeline(f))
-        return Reply(json_array(map(ActionWriter(f.id), sent)))
+        return Reply(json_array(map(ActionWriter(f.id, f.home.id), sent)))
 
     def statistics(self, request: web.Request, fault: Fault | None) -> Reply:
         """``/{sport}/fixtures/{fixtureId}/statistics``: 404 until the fixture has ended."""

@@ -204,9 +204,15 @@ class Fixture:
 
     def flag(self, name: str) -> bool:
         """Per-fixture quirks (one fixture in eight each): ``v1_colours``, ``tiny_sequence``,
-        ``null_first_names``, ``overnight`` (a cue-sport shot time past a day)."""
+        ``null_first_names``, ``overnight`` (a cue-sport shot time past a day),
+        ``suspended`` (collection suspended between the first two periods)."""
         shift = _FLAGS[name]
         return (self.bits >> shift) & 7 == 0
+
+    @property
+    def update_count(self) -> int:
+        """Major updates of the fixture (``updateCount``): 0 mostly; a postponement adds one."""
+        return max(0, ((self.bits >> 57) & 7) - 5) + self.postponed
 
     def status(self, now: float) -> str:
         """Filter value of the status at ``now``."""
@@ -217,7 +223,8 @@ class Fixture:
         return self.season.rules.period_scores(random.Random(mix64(self.season.key ^ ~self.index)))
 
 
-_FLAGS = {"v1_colours": 42, "tiny_sequence": 45, "null_first_names": 48, "overnight": 51}
+_FLAGS = {"v1_colours": 42, "tiny_sequence": 45, "null_first_names": 48, "overnight": 51,
+          "suspended": 54}  # fmt: skip
 _TYPES = ((13, "training"), (38, "simulation"), (256, "official"))
 _COVERAGE = (
     (26, "noCoverage"),

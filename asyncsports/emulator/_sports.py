@@ -1,8 +1,10 @@
 """What differs between sports: periods, durations, scoring, action vocabulary, points.
 
 The action types named in api-spec 2.3 are shared by every sport; each sport adds its
-scoring and in-play actions. Results are drawn first (:meth:`SportRules.period_scores`)
-and the timeline is written to reach them, so that standings never need a timeline.
+scoring and in-play actions, and (all but snooker) a review action that the timeline links
+to the score it reviews (``relatedFixtureActionIds``). Results are drawn first
+(:meth:`SportRules.period_scores`) and the timeline is written to reach them, so that
+standings never need a timeline.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "START_CLOCK",
     "START_FIXTURE",
     "START_PERIOD",
+    "STATUS_UPDATED",
     "TEAM_COLOURS",
     "ActionType",
     "SportRules",
@@ -49,6 +52,7 @@ END_PERIOD = ActionType(7, "End Period")
 START_CLOCK = ActionType(8, "Start Clock")
 DEVICE_LOCATION = ActionType(19, "Device Location")
 POST_MATCH = ActionType(21, "Post Match Check Complete")
+STATUS_UPDATED = ActionType(22, "Status Updated")
 
 Score = tuple[int, int]
 Scoring = list[tuple[ActionType, int]]
@@ -75,6 +79,8 @@ class SportRules:
     fillers: tuple[ActionType, ...]
     periods_fn: Callable[[random.Random], list[Score]]
     regular_periods: int
+    review: ActionType | None = None
+    """The action that reviews a score (video check, challenge...), linked to it."""
 
     def period_scores(self, r: random.Random) -> list[Score]:
         """Home and away points of each period, overtime included."""
@@ -191,6 +197,7 @@ def _sport(
     by_periods: bool = False,
     points: tuple[int, int, int] = (2, 1, 1),
     individual: bool = False,
+    review: ActionType | None = None,
 ) -> SportRules:
     filler_types = tuple(ActionType(filler_base + k, n) for k, n in enumerate(fillers))
     return SportRules(
@@ -211,6 +218,7 @@ def _sport(
         fillers=filler_types,
         periods_fn=fn,
         regular_periods=regular,
+        review=review,
     )
 
 
@@ -234,6 +242,7 @@ SPORTS: dict[str, SportRules] = {
             ),
             fillers=("Rebound", "Foul", "Turnover", "Timeout", "Substitution", "Steal"),
             filler_base=240,
+            review=_A(250, "Instant Replay"),
             competitions=("Premier Basketball League", "Continental Basketball Cup",
                           "National Basketball Championship", "Atlantic Basketball Conference"),
             squad=(12, 5),
@@ -250,6 +259,7 @@ SPORTS: dict[str, SportRules] = {
             scoring=(_A(501, "Goal", 1, ("Wrist Shot", "Slap Shot", "Deflection")),),
             fillers=("Shot", "Save", "Faceoff", "Penalty", "Hit"),
             filler_base=510,
+            review=_A(520, "Video Review"),
             competitions=("Elite Ice Hockey League", "Northern Hockey Cup",
                           "Continental Hockey Series", "Metropolitan Hockey League"),
             squad=(20, 6),
@@ -266,6 +276,7 @@ SPORTS: dict[str, SportRules] = {
             scoring=(_A(701, "Point", 1, ("Attack", "Block", "Ace", "Opponent Error")),),
             fillers=("Serve", "Timeout", "Substitution", "Challenge"),
             filler_base=710,
+            review=_A(720, "Video Challenge"),
             competitions=("Volleyball Nations Series", "SuperLiga Volley",
                           "Champions Volley Cup", "National Volleyball League"),
             squad=(12, 6),
@@ -284,6 +295,7 @@ SPORTS: dict[str, SportRules] = {
                      _A(801, "Single", 1, (), 4.0)),
             fillers=("Dot Ball", "Wicket", "Appeal", "Over Complete"),
             filler_base=810,
+            review=_A(820, "Umpire Review"),
             competitions=("T20 Blast", "Premier T20 League", "County T20 Cup", "Island T20 Series"),
             squad=(15, 11),
             split_season=False,
@@ -305,6 +317,7 @@ SPORTS: dict[str, SportRules] = {
             ),
             fillers=("Pass", "Rush", "Punt", "Penalty", "Sack", "Kickoff"),
             filler_base=410,
+            review=_A(420, "Replay Review"),
             competitions=("Atlantic Football League", "Collegiate Bowl Series",
                           "Pacific Football Conference", "National Gridiron League"),
             squad=(30, 11),
@@ -322,6 +335,7 @@ SPORTS: dict[str, SportRules] = {
             scoring=(_A(601, "Goal", 1, ("Right Foot", "Left Foot", "Header")),),
             fillers=("Shot", "Foul", "Corner", "Offside", "Yellow Card", "Substitution"),
             filler_base=610,
+            review=_A(620, "Video Check"),
             competitions=("Premier Division", "Championship Division", "National Cup",
                           "Super League"),
             squad=(22, 11),

@@ -12,10 +12,19 @@ opens with ``end`` null), Start Clock, scoring and other in-play actions in a ra
 interleaving, End Period; then End Fixture and Post Match Check Complete (-> Completed,
 ``finished`` true). Scores in the summary are cumulative and end at the drawn result.
 
+The summary also carries the vendor's fields beyond api-spec: ``collectionStatus``
+(CollectionScheduled, CollectingLive, CollectionCompleted after End Fixture,
+PostMatchChecked on the closing record), ``currentClockState`` (running between Start Clock
+and End Period, else stopped; sports without a clock have none) and ``finished``.
+
 Quirks, per fixture: version-1 Team Colours with capitalised keys, a first
-``timelineSequence`` of ``1.0E-16``, lineups with null first names. Per action: sendType
-Pending or Updated now and then, and rarely a second record that deletes the action just
-sent (sendType ``Deleted``, an id beyond the three api-spec lists).
+``timelineSequence`` of ``1.0E-16``, lineups with null first names, and (``suspended``)
+collection suspended between the first two periods: a Status Updated record with
+CollectionSuspended and a ``reason``/``reasonId``, one resuming collection, and the next
+few records flagged ``delayStatus`` Delayed. Per action: sendType Pending or Updated now
+and then; rarely a second record that deletes the action just sent (sendType ``Deleted``,
+an id beyond the three api-spec lists); now and then a review of a score (the sport's
+review action) whose ``relatedFixtureActionIds`` names the scoring action.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from asyncsports.emulator._sports import (
     START_CLOCK,
     START_FIXTURE,
     START_PERIOD,
+    STATUS_UPDATED,
     TEAM_COLOURS,
     ActionType,
 )
@@ -55,6 +65,10 @@ _POST_MATCH = 600_000
 _BREAK_SHARE = 0.15
 """Share of the in-play time spent in breaks between periods."""
 _ZONES = ("Left Corner", "Right Corner", "Left Wing", "Right Wing", "Top Of Key", "Paint")
+_SUSPENSION = ("No signal from the venue", 1)
+"""``reason`` and ``reasonId`` of a suspended collection."""
+_DELAYED = 3
+"""Records flagged Delayed after collection resumes."""
 
 
 class Period(NamedTuple):
@@ -95,6 +109,11 @@ class Action:
     status: str
     periods: tuple[Period, ...]
     possession: bool | None
+    related: tuple[str, ...] = ()
+    collection: str = "CollectionScheduled"
+    clock_state: str | None = None
+    reason: tuple[str, int] | None = None
+    delayed: bool = False
 
 
 def _clock(seconds: float) -> str:
@@ -155,6 +174,12 @@ class _Writer:
         self.clock = "00:00"
         self.tiny = fixture.flag("tiny_sequence")
         self.possession = self.rules.name in ("american-football", "basketball")
+        self.in_possession: bool | None = None
+        self.collection = "CollectionScheduled"
+        self.clock_state: str | None = "stopped" if self.rules.clock_minutes else None
+        self.reason: tuple[str, int] | None = None
+        self.delayed = 0
+        self.last_score: Action | None = None
 
     def emit(
         self,
@@ -169,12 +194,21 @@ class _Writer:
         version: int = 2,
         finished: bool = False,
         action_id: str | None = None,
+        related: tuple[str, ...] = (),
+        draw: bool = True,
     ) -> Action:
+        """The next record. ``draw=False``: no random draws (records added to a timeline
+        after its draws were fixed keep the possession of the record before)."""
         self.seq += 1
+        self.last_score = None  # a review follows its score directly (_score sets it again)
         subtype = None
-        if kind.subtypes:
+        if kind.subtypes and draw:
             k = self.r.randrange(len(kind.subtypes))
             subtype = (kind.subtypes[k], kind.id * 10 + k + 1)
+        if self.possession and draw:
+            self.in_possession = self.r.random() < 0.5
+        delayed = self.delayed > 0
+        self.delayed -= delayed
         return Action(
             version=version,
             finished=finished,
@@ -195,7 +229,12 @@ class _Writer:
             away=self.away,
             status=self.status,
             periods=self.periods,
-            possession=self.r.random() < 0.5 if self.possession else None,
+            possession=self.in_possession,
+            related=related,
+            collection=self.collection,
+            clock_state=self.clock_state,
+            reason=self.reason,
+            delayed=delayed,
         )
 
     def pre_match(self, start_ms: int) -> Iterator[Action]:
@@ -309,19 +348,39 @@ class _Writer:
         elif self.rules.name == "snooker":
             metadata = {"breakPoints": points, "pottedBalls": _potted(points)}
         player = self.r.choice(self.starters[side])
-        return self.emit(kind, ts, side=side, player=player, metadata=metadata, points=points)
+        score = self.emit(kind, ts, side=side, player=player, metadata=metadata, points=points)
+        self.last_score = score
+        return score
 
     def _filler(self, side: int, ts: int) -> Action:
+        """An in-play action; right after a score, now and then the review of that score."""
         r = self.r
         x = r.random()
         send = CONFIRMED if x < 0.85 else PENDING if x < 0.95 else UPDATED
         kind = r.choice(self.rules.fillers)
-        return self.emit(kind, ts, side=side, player=r.choice(self.starters[side]), send=send)
+        player = r.choice(self.starters[side])
+        score, review = self.last_score, self.rules.review
+        # The same draws are made either way (a review has no sub-types, as fillers have
+        # none), so a review changes no other record of the timeline.
+        if score is not None and review is not None and mix64(self.key ^ self.seq) % 4 == 0:
+            assert score.team is not None
+            side = self.teams.index(score.team)
+            return self.emit(review, ts, side=side, related=(score.action_id,))
+        return self.emit(kind, ts, side=side, player=player, send=send)
+
+    def suspension(self, start_ms: int, end_ms: int) -> Iterator[Action]:
+        """Collection suspended (with its reason) at ``start_ms``, resumed at ``end_ms``."""
+        self.collection, self.reason = "CollectionSuspended", _SUSPENSION
+        yield self.emit(STATUS_UPDATED, start_ms, draw=False)
+        self.collection, self.reason = "CollectingLive", None
+        yield self.emit(STATUS_UPDATED, end_ms, draw=False)
+        self.delayed = _DELAYED
 
     def open_period(self, number: int, ts: int) -> Action:
         self.period = number
         self.clock = "00:00"
         self.status = "Live"
+        self.collection = "CollectingLive"
         rules = self.rules
         overtime = number > rules.regular_periods and not rules.by_periods
         label = rules.overtime_label if overtime else rules.period_label.format(number)
@@ -335,7 +394,14 @@ class _Writer:
         minutes = self.rules.clock_minutes if self.period <= self.rules.regular_periods else 5
         self.clock = _clock(minutes * 60)
         self.periods = (*self.periods[:-1], self.periods[-1]._replace(end_ms=ts))
+        if self.clock_state is not None:
+            self.clock_state = "stopped"
         return self.emit(END_PERIOD, ts)
+
+    def start_clock(self, ts: int) -> Action:
+        if self.clock_state is not None:
+            self.clock_state = "running"
+        return self.emit(START_CLOCK, ts)
 
 
 def timeline(
@@ -363,9 +429,14 @@ def timeline(
         p_start = start_ms + p * (length + pause)
         share = fillers // count + (1 if p < fillers % count else 0)
         yield w.open_period(p + 1, p_start)
-        yield w.emit(START_CLOCK, p_start + 1000)
+        yield w.start_clock(p_start + 1000)
         yield from w.body(p_start + 1000, p_start + length, scoring[p], share)
         yield w.close_period(p_start + length)
+        if p == 0 and count > 1 and fixture.flag("suspended"):
+            gap_start = p_start + length
+            yield from w.suspension(gap_start + pause // 3, gap_start + 2 * pause // 3)
+    w.collection = "CollectionCompleted"
     yield w.emit(END_FIXTURE, play_end)
     w.status = "Completed"
+    w.collection = "PostMatchChecked"
     yield w.emit(POST_MATCH, end_ms, finished=True)

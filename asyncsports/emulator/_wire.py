@@ -2,7 +2,14 @@
 
 Datetimes: fixture, stage, season and period times are ISO 8601 without a zone
 (``2026-06-01T12:00:00``); action timestamps carry milliseconds and ``Z``; statistics
-timestamps nanoseconds; durations ``hh:mm:ss.fffffff`` with a ``d.`` prefix past a day.
+timestamps seven or nine fraction digits; durations ``hh:mm:ss.fffffff`` with a ``d.``
+prefix past a day.
+
+Beyond api-spec, the fields the vendor's documentation shows (docs/wire.md): every fixture
+has ``updateCount``, soccer fixtures ``rules``; action records ``traceId``, the action
+``relatedFixtureActionIds`` (and ``delayStatus`` when delayed), its team ``homeTeam``, the
+summary ``collectionStatus``, ``currentClockState``, ``finished`` (and ``reason``,
+``reasonId`` while collection is suspended).
 
 Fixtures and actions are the hot paths of large bodies, so the parts that repeat (teams,
 stage, venue, summary periods) are encoded once and spliced in as raw JSON.
@@ -16,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from asyncsports.emulator._ids import mix64
 from asyncsports.emulator._records import Competition, Fixture, Location, Player, Season, Team
 from asyncsports.emulator._timeline import Action, Period
 
@@ -30,6 +38,7 @@ __all__ = [
     "envelope",
     "iso_ms",
     "iso_ns",
+    "iso_ticks",
     "iso_z",
     "json_array",
     "location",
@@ -47,11 +56,24 @@ _Raw = msgspec.Raw
 
 _STATUS = {"scheduled": b"Scheduled", "live": b"Live", "completed": b"Completed",
            "postponed": b"Postponed"}  # fmt: skip
+COLLECTION_STATUS = {"scheduled": "CollectionScheduled", "live": "CollectingLive",
+                     "completed": "PostMatchChecked", "postponed": "CollectionScheduled"}  # fmt: skip
+"""A volleyball fixture's ``collectionStatus`` by its status (the vendor's values)."""
 _VOLLEYBALL = {
-    status: b',"collectionStatus":"%s","sport":"volleyball"' % collection
-    for status, collection in (("scheduled", b"NotStarted"), ("live", b"InProgress"),
-                               ("completed", b"Collected"), ("postponed", b"Postponed"))
-}  # fmt: skip
+    status: b',"collectionStatus":"%s","sport":"volleyball"' % collection.encode()
+    for status, collection in COLLECTION_STATUS.items()
+}
+_SOCCER_RULES = b',"rules":' + msgspec.json.encode(
+    [{"rule": "ExtraTime", "value": "false"}, {"rule": "PeriodLength", "value": "45"},
+     {"rule": "ExtraTimeLength", "value": "null"}, {"rule": "PenaltyShootout", "value": "false"},
+     {"rule": "PenaltyShootoutType", "value": "null"}]
+)  # fmt: skip
+_CUP_RULES = b',"rules":' + msgspec.json.encode(
+    [{"rule": "ExtraTime", "value": "true"}, {"rule": "PeriodLength", "value": "45"},
+     {"rule": "ExtraTimeLength", "value": "15"}, {"rule": "PenaltyShootout", "value": "true"},
+     {"rule": "PenaltyShootoutType", "value": "ABBA"}]
+)  # fmt: skip
+"""Soccer fixtures' rules: a league's, and a cup's (extra time, then a shootout)."""
 _TYPE = {"official": b"Official", "simulation": b"Simulation", "training": b"Training"}
 COVERAGE_TEXT = {
     "noCoverage": "No Coverage",
@@ -83,6 +105,12 @@ def iso_ns(ts_ns: int) -> str:
     """``YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`` (nanoseconds, as statistics timestamps are)."""
     seconds, ns = divmod(ts_ns, 1_000_000_000)
     return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{ns:09d}Z"
+
+
+def iso_ticks(ts_ns: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.fffffffZ`` (seven digits: 100 ns ticks, truncated)."""
+    seconds, ns = divmod(ts_ns, 1_000_000_000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{ns // 100:07d}Z"
 
 
 def plus0000(ts: float) -> str:
@@ -221,7 +249,10 @@ class FixtureWriter:
         """One Fixture object."""
         name, teams, venue = self._pair(f)
         status = f.status(now)
-        extra = _VOLLEYBALL[status] if f.season.rules.name == "volleyball" else b""
+        sport = f.season.rules.name
+        extra = _VOLLEYBALL[status] if sport == "volleyball" else b""
+        if sport == "soccer":
+            extra = _CUP_RULES if "Cup" in f.season.competition.name else _SOCCER_RULES
         return b"".join(
             (
                 b'{"id":"%s","name":%s,"status":"%s","type":"%s","coverageLevel":"%s"'
@@ -230,7 +261,7 @@ class FixtureWriter:
                 % (naive(f.start).encode(), teams, self._stage(f.season), venue,
                    b"true" if f.deleted else b"false"),
                 extra,
-                b"}",
+                b',"updateCount":%d}' % f.update_count,
             )
         )  # fmt: skip
 
@@ -275,11 +306,18 @@ def _period(p: Period) -> dict[str, Any]:
     }
 
 
-class ActionWriter:
-    """Encodes the action records of one fixture, reusing the encoded periods."""
+def trace_id(action_id: str, seq: int) -> str:
+    """A record's ``traceId``: 32 hex digits, a pure function of the action and its record."""
+    key = mix64(int(action_id[-12:], 16) ^ seq * 0x9E3779B97F4A7C15)
+    return f"{key:016x}{mix64(key):016x}"
 
-    def __init__(self, fixture_id: str) -> None:
+
+class ActionWriter:
+    """Encodes the action records of one fixture, reusing the encoded periods and refs."""
+
+    def __init__(self, fixture_id: str, home_id: str) -> None:
         self._fixture_id = fixture_id
+        self._home_id = home_id
         self._periods: tuple[Period, ...] | None = None
         self._periods_raw = _Raw(b"[]")
         self._refs: dict[str, msgspec.Raw] = {}
@@ -287,7 +325,10 @@ class ActionWriter:
     def _ref(self, entity: Team | Player) -> msgspec.Raw:
         raw = self._refs.get(entity.id)
         if raw is None:
-            raw = self._refs[entity.id] = _Raw(encode(ref(entity)))
+            wire: dict[str, Any] = ref(entity)
+            if isinstance(entity, Team):
+                wire["homeTeam"] = entity.id == self._home_id
+            raw = self._refs[entity.id] = _Raw(encode(wire))
         return raw
 
     def __call__(self, a: Action) -> bytes:
@@ -315,19 +356,29 @@ class ActionWriter:
             action["player"] = self._ref(a.player)
         if a.metadata is not None:
             action["metadata"] = a.metadata
+        action["relatedFixtureActionIds"] = a.related
+        if a.delayed:
+            action["delayStatus"] = "Delayed"
         summary: dict[str, Any] = {
             "isTied": a.home == a.away,
             "awayTeamScore": a.away,
             "homeTeamScore": a.home,
             "currentPeriod": a.period,
             "currentStatus": a.status,
+            "collectionStatus": a.collection,
             "currentClockTime": a.clock,
         }
+        if a.clock_state is not None:
+            summary["currentClockState"] = a.clock_state
+        if a.reason is not None:
+            summary["reason"], summary["reasonId"] = a.reason
         if a.possession is not None:
             summary["isHomeTeamInPossesion"] = a.possession
+        summary["finished"] = a.finished
         summary["periods"] = self._periods_raw
         return encode(
             {
+                "traceId": trace_id(a.action_id, a.seq),
                 "version": a.version,
                 "finished": a.finished,
                 "fixtureAction": action,

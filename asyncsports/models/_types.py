@@ -9,7 +9,10 @@
 - :func:`dec_hook` / :func:`enc_hook`: the hooks every decoder and :func:`encode` use.
 - :func:`decoder` / :func:`decode`: cached typed decoders, and decoding that fails with
   :class:`asyncsports.errors.DecodeError` naming the type, the JSON path and the offending bytes.
-- :class:`Ref`, :class:`Location`, :class:`Country`, :class:`Continent`: small shared records.
+- :func:`flag` / :func:`loose_bool`: a flag the service sends as a JSON boolean or as text
+  (``"homeTeam": "true"``), exposed as a bool.
+- :class:`Ref`, :class:`TeamRef`, :class:`Location`, :class:`Country`, :class:`Continent`:
+  small shared records.
 """
 
 from __future__ import annotations
@@ -29,15 +32,19 @@ __all__ = [
     "Continent",
     "Country",
     "Duration",
+    "Flag",
     "Location",
     "Ref",
+    "TeamRef",
     "UTCDateTime",
     "dec_hook",
     "decode",
     "decoder",
     "enc_hook",
     "encode",
+    "flag",
     "format_duration",
+    "loose_bool",
     "parse_duration",
     "utc",
     "utc_required",
@@ -97,6 +104,65 @@ def utc(attr: str) -> UTCDateTime[datetime | None]:
 def utc_required(attr: str) -> UTCDateTime[datetime]:
     """As :func:`utc`, for a field that always holds a datetime."""
     return UTCDateTime(attr)
+
+
+# --------------------------------------------------------------------------- flags
+
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no"})
+
+
+def loose_bool(value: bool | str | None) -> bool | None:
+    """A flag as sent: a JSON boolean, or text (``"true"``, ``"False "``, ``"1"``, ``"no"``).
+
+    Text that says neither (``""``, ``"null"``, ``"unknown"``) is None, as an absent flag is:
+    a value the service has not defined never fails a decode (the raw JSON keeps it).
+    """
+    if value is None or value is True or value is False:
+        return value
+    text = value.strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return None
+
+
+class Flag:
+    """Descriptor exposing the flag stored in private attribute ``attr`` (bool or text) as a bool.
+
+    See :func:`loose_bool`. Assigning stores the value as given.
+    """
+
+    __slots__ = ("attr",)
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> bool | None: ...
+    def __get__(
+        self, instance: object | None, owner: type[Any] | None = None
+    ) -> Self | bool | None:
+        if instance is None:
+            return self
+        v = getattr(instance, self.attr)
+        if v is None or v is True or v is False:
+            return v
+        return loose_bool(v)
+
+    def __set__(self, instance: object, value: bool | str | None) -> None:
+        setattr(instance, self.attr, value)
+
+    def __repr__(self) -> str:
+        return f"flag({self.attr!r})"
+
+
+def flag(attr: str) -> Flag:
+    """A public bool view of the flag kept in private field ``attr`` (``bool | str | None``)."""
+    return Flag(attr)
 
 
 # --------------------------------------------------------------------------- durations
@@ -254,6 +320,18 @@ class Ref(msgspec.Struct, gc=False, kw_only=True):
 
     id: uuid.UUID
     name: str | None = None
+
+
+class TeamRef(Ref, gc=False, kw_only=True):
+    """A team reference ``{id, name, homeTeam}`` (an action's team, a statistics team).
+
+    ``home_team`` is a bool; the service sends it as a JSON boolean in actions and as text
+    (``"true"``) in statistics packets, and both read the same.
+    """
+
+    _home_team: bool | str | None = msgspec.field(name="homeTeam", default=None)
+
+    home_team = flag("_home_team")
 
 
 class Country(msgspec.Struct, gc=False, kw_only=True):

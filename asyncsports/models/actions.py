@@ -15,12 +15,14 @@ import msgspec
 from msgspec import Struct, field
 
 from asyncsports._decoding import FAILURES, Source, body_error, type_name
-from asyncsports.models._types import Ref, decoder, utc
+from asyncsports.models._types import Ref, TeamRef, decoder, flag, utc
 
 __all__ = [
     "Action",
     "ActionType",
     "ActionTypeName",
+    "ClockState",
+    "CollectionStatus",
     "CurrentStatus",
     "DeviceLocation",
     "FixtureAction",
@@ -93,6 +95,29 @@ class CurrentStatus:
     LINEUPS: Final = "LineUps"
     LIVE: Final = "Live"
     COMPLETED: Final = "Completed"
+
+
+class CollectionStatus:
+    """Known ``collection_status`` values (fixture and summary; the field is a plain str).
+
+    The way to spot a coverage drop: ``COLLECTION_SUSPENDED`` or ``COLLECTION_DROPPED``
+    during a match (the summary's ``reason``/``reason_id`` may say why).
+    """
+
+    COLLECTION_SCHEDULED: Final = "CollectionScheduled"
+    COLLECTING_LIVE: Final = "CollectingLive"
+    COLLECTING_POST_MATCH: Final = "CollectingPostMatch"
+    COLLECTION_SUSPENDED: Final = "CollectionSuspended"
+    COLLECTION_DROPPED: Final = "CollectionDropped"
+    COLLECTION_COMPLETED: Final = "CollectionCompleted"
+    POST_MATCH_CHECKED: Final = "PostMatchChecked"
+
+
+class ClockState:
+    """Known ``FixtureSummary.current_clock_state`` values (a plain str; case varies on the wire)."""
+
+    RUNNING: Final = "running"
+    STOPPED: Final = "stopped"
 
 
 # --------------------------------------------------------------------------- metadata
@@ -213,6 +238,9 @@ class FixtureAction(Struct, gc=False, kw_only=True, rename="camel", omit_default
 
     ``timestamp`` is aware UTC. ``metadata`` is decoded on access (see :attr:`metadata`).
     ``send_type``/``fixture_action_type`` are the service's text; any value decodes.
+    ``related_fixture_action_ids`` links this action to others (a disallowed goal to its
+    goal); ``delay_status`` is the service's text for an action not sent in real time.
+    ``team.home_team`` says which side the team is.
     """
 
     action_id: uuid.UUID
@@ -228,8 +256,10 @@ class FixtureAction(Struct, gc=False, kw_only=True, rename="camel", omit_default
     _timestamp: datetime | None = field(name="timestamp", default=None)
     send_type: str | None = None
     send_type_id: int | None = None
-    team: Ref | None = None
+    team: TeamRef | None = None
     player: Ref | None = None
+    related_fixture_action_ids: tuple[uuid.UUID, ...] = ()
+    delay_status: str | None = None
     _metadata: msgspec.Raw = field(name="metadata", default=msgspec.Raw())
 
     timestamp = utc("_timestamp")
@@ -300,25 +330,59 @@ class Period(Struct, gc=False, kw_only=True, rename="camel"):
 
 
 class FixtureSummary(Struct, gc=False, kw_only=True, rename="camel"):
-    """The state of the fixture as of an action. ``current_status`` is plain text."""
+    """The state of the fixture as of an action.
+
+    ``current_status``, ``collection_status`` (see :class:`CollectionStatus`) and
+    ``current_clock_state`` (see :class:`ClockState`) are the service's text; ``reason`` and
+    ``reason_id`` say why collection paused. ``finished`` repeats the record's flag.
+
+    :attr:`is_home_team_in_possession` reads the possession flag under either spelling the
+    service uses (``isHomeTeamInPossesion`` as sent, ``isHomeTeamInPossession`` as
+    documented), as a bool whether it came as a boolean or as text.
+    """
 
     is_tied: bool | None = None
     away_team_score: int | None = None
     home_team_score: int | None = None
     current_period: int | None = None
     current_status: str | None = None
+    collection_status: str | None = None
     current_clock_time: str | None = None
+    current_clock_state: str | None = None
     periods: list[Period] = []
-    is_home_team_in_possesion: bool | None = None
+    finished: bool | None = None
+    reason: str | None = None
+    reason_id: int | str | None = None
+    _possesion: bool | str | None = field(name="isHomeTeamInPossesion", default=None)
+    _possession: bool | str | None = field(name="isHomeTeamInPossession", default=None)
+
+    _possesion_flag = flag("_possesion")
+    _possession_flag = flag("_possession")
+
+    @property
+    def is_home_team_in_possession(self) -> bool | None:
+        """Whether the home team has the ball; None when the record does not say.
+
+        The documented spelling wins when a record carries both.
+        """
+        documented = self._possession_flag
+        return self._possesion_flag if documented is None else documented
+
+    @property
+    def is_home_team_in_possesion(self) -> bool | None:
+        """The same as :attr:`is_home_team_in_possession` (the wire's spelling, kept for old code)."""
+        return self.is_home_team_in_possession
 
 
 class Action(Struct, gc=False, kw_only=True, rename="camel"):
     """An action record: the action and the fixture summary at that moment.
 
-    ``finished`` is true on the record that closes the fixture.
+    ``finished`` is true on the record that closes the fixture. ``trace_id`` is the
+    service's id of the record in its logs (quote it when reporting a problem).
     """
 
     fixture_action: FixtureAction
     fixture_summary: FixtureSummary | None = None
     version: int | None = None
     finished: bool = False
+    trace_id: str | None = None

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from msgspec import Struct, field
 
-from asyncsports.models._types import Location, Ref, utc
+from asyncsports.models._types import Location, Ref, flag, utc
 
 __all__ = [
     "Category",
@@ -20,6 +20,7 @@ __all__ = [
     "FixtureStatus",
     "FixtureType",
     "Pageable",
+    "Rule",
     "Season",
     "SortState",
     "Stage",
@@ -75,13 +76,15 @@ class Tour(Struct, gc=False, kw_only=True):
 
 
 class Team(Struct, gc=False, kw_only=True, rename="camel"):
-    """One side of a fixture."""
+    """One side of a fixture. ``home_team`` is a bool (read from a boolean or its text)."""
 
     id: uuid.UUID
     name: str | None = None
     club: Club | None = None
     category: Category | None = None
-    home_team: bool | None = None
+    _home_team: bool | str | None = field(name="homeTeam", default=None)
+
+    home_team = flag("_home_team")
 
 
 class Competition(Struct, gc=False, kw_only=True, rename="camel"):
@@ -132,11 +135,22 @@ class Venue(Struct, gc=False, kw_only=True):
     location: Location | None = None
 
 
+class Rule(Struct, gc=False, kw_only=True):
+    """One rule of a fixture: its name (``"ExtraTime"``, ``"PeriodLength"``...) and its value
+    as the service writes it (text such as ``"true"``, ``"45"`` or ``"null"``)."""
+
+    rule: str | None = None
+    value: str | int | float | bool | None = None
+
+
 class Fixture(Struct, gc=False, kw_only=True, rename="camel"):
     """A fixture. ``start_date_utc`` is aware UTC; ``fixture_deleted`` means disregard it.
 
-    ``status``, ``type`` and ``coverage_level`` are the service's text (see
-    :class:`FixtureStatus`, :class:`FixtureType`, :class:`CoverageLevel`); any value decodes.
+    ``status``, ``collection_status``, ``type`` and ``coverage_level`` are the service's
+    text (see :class:`FixtureStatus`, :class:`~asyncsports.models.CollectionStatus`,
+    :class:`FixtureType`, :class:`CoverageLevel`); any value decodes. ``rules`` lists the
+    fixture's rules (soccer: extra time, period length, shootout...): see :meth:`rule`.
+    ``update_count`` counts the fixture's major updates (a new date, a change of teams).
     """
 
     id: uuid.UUID
@@ -151,8 +165,24 @@ class Fixture(Struct, gc=False, kw_only=True, rename="camel"):
     venue: Venue | None = None
     sport: str | None = None
     fixture_deleted: bool = False
+    rules: list[Rule] | dict[str, Any] = []
+    update_count: int | None = None
 
     start_date_utc = utc("_start_date_utc")
+
+    def rule(self, name: str) -> Any:
+        """The value of the rule ``name`` as the service wrote it, or None if it is not given.
+
+        The service lists rules as ``[{"rule": name, "value": text}]``; an object mapping
+        names to values is read the same way.
+        """
+        rules = self.rules
+        if isinstance(rules, dict):
+            return rules.get(name)
+        for r in rules:
+            if r.rule == name:
+                return r.value
+        return None
 
 
 class SortState(Struct, gc=False, kw_only=True):

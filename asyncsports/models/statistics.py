@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from msgspec import Struct, field
 
-from asyncsports.models._types import Duration, Ref, dec_hook, register_hooks, utc
+from asyncsports.models._types import Duration, Ref, TeamRef, dec_hook, register_hooks, utc
 
 __all__ = [
     "ActionAggregate",
@@ -19,6 +19,7 @@ __all__ = [
     "BreaksStatistics",
     "CueBreak",
     "PeriodAggregates",
+    "PlayerAggregate",
     "PlayerShotTimes",
     "RemainingBallsStatistics",
     "ShotTime",
@@ -46,19 +47,33 @@ class ActionAggregate(Struct, gc=False, kw_only=True, rename="camel"):
 
 
 class PeriodAggregates(Struct, gc=False, kw_only=True):
-    """The action aggregates of one period."""
+    """The action aggregates of one period; ``label`` (``"1st half"``) and ``type``
+    (``"Regular"``, ``"Overtime"``...) are the service's text, as in the summary's periods."""
 
     period: int | None = None
+    label: str | None = None
+    type: str | None = None
     aggregates: list[ActionAggregate] = []
 
 
-class TeamAggregate(Struct, gc=False, kw_only=True, rename="camel"):
-    """One team's aggregates: the whole game, per period, and per player (shape not specified)."""
+class PlayerAggregate(Struct, gc=False, kw_only=True, rename="camel"):
+    """One player's aggregates: ``player`` ``{id, name}``, the whole game and per period."""
 
-    team: Ref | None = None
+    player: Ref | None = None
     game_action_aggregates: list[ActionAggregate] = []
     period_action_aggregates: list[PeriodAggregates] = []
-    player_action_aggregates: list[Any] = []
+
+
+class TeamAggregate(Struct, gc=False, kw_only=True, rename="camel"):
+    """One team's aggregates: the whole game, per period, and per player.
+
+    ``team.home_team`` is a bool (the service sends it as text, ``"true"``).
+    """
+
+    team: TeamRef | None = None
+    game_action_aggregates: list[ActionAggregate] = []
+    period_action_aggregates: list[PeriodAggregates] = []
+    player_action_aggregates: list[PlayerAggregate] = []
 
 
 # --------------------------------------------------------------------------- cue sports
@@ -191,7 +206,8 @@ register_hooks(AdvancedSportStatistics, _decode_advanced, lambda a: a.raw)
 
 
 class Statistics(Struct, gc=False, kw_only=True, rename="camel"):
-    """A statistics packet. ``timestamp`` (nanoseconds on the wire) is aware UTC, to the us."""
+    """A statistics packet. ``timestamp`` is aware UTC, rounded to the microsecond (the wire
+    writes seven or nine fraction digits)."""
 
     fixture_id: uuid.UUID
     seq_num: int | None = None

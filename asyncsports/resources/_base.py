@@ -1,4 +1,8 @@
-"""What every resource shares: the session it sends through and the two ways to read a body."""
+"""What every resource shares: the session it sends through and the two ways to read a body.
+
+Each helper takes ``raw``: with it the records come as :class:`~asyncsports.raw.RawRecord`
+pairs (the typed record and its JSON as sent); without it nothing of that runs.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
-import msgspec
-
 from asyncsports._request import Request
 from asyncsports._session import Session, StreamResponse
 from asyncsports._watch import polls
-from asyncsports.jsonstream import decode_array
+from asyncsports.jsonstream import ListDecoder, decode_array
 from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, ResumeToken
+from asyncsports.raw import RawRecord, WithJSON, elements, paired
 
 T = TypeVar("T")
 
@@ -30,20 +33,40 @@ class Resource:
         result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
         return result
 
+    async def _one_raw(self, req: Request, tp: type[T] | Any) -> RawRecord[T]:
+        """Send ``req``; its whole body decoded as ``tp``, with the body's bytes."""
+        resp = await self._session.get(req)
+        result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
+        return RawRecord(result, resp.body)
+
+    async def _records(
+        self, req: Request, tp: Any, unwrap: Callable[[Any], Sequence[Any]], raw: bool
+    ) -> Sequence[Any]:
+        """The records of ``req``'s body (decoded as ``tp``, records from ``unwrap``).
+
+        With ``raw``, each with its JSON: the body holds the records as an array, or is
+        the one record (``unwrap`` must list them in the body's order).
+        """
+        if not raw:
+            return unwrap(await self._one(req, tp))
+        body = await self._one_raw(req, tp)
+        return paired(list(unwrap(body.value)), elements(body.json))
+
     def _body_list(
         self,
         req: Request,
         tp: Any,
-        unwrap: Callable[[Any], Sequence[T]],
+        unwrap: Callable[[Any], Sequence[Any]],
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[T]:
+        raw: bool = False,
+    ) -> AsyncList[Any]:
         """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``.
 
         Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
         """
 
-        async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
-            items = unwrap(await self._one(req, tp))
+        async def source(start: ResumeToken) -> AsyncIterator[Batch[Any]]:
+            items = await self._records(req, tp, unwrap, raw)
             yield Batch(0, start.index, items[start.index :])
 
         return AsyncList(source, resume, listing=req.fingerprint())
@@ -55,21 +78,23 @@ class Resource:
         *,
         key: str | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[T]:
+        raw: bool = False,
+    ) -> AsyncList[Any]:
         """A listing whose records are one JSON array, decoded element by element as it arrives.
 
         ``key`` names the top-level field holding the array (the snooker ``data``). A body
         that breaks off midway is asked for again (the session's one retry loop) and the
         records already handed out are skipped, so nothing is lost and nothing repeats.
         Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
+        With ``raw`` the records are :class:`RawRecord` pairs.
         """
-        dec: msgspec.json.Decoder[list[T]] = decoder(list[item])  # type: ignore[valid-type]
+        dec: ListDecoder[Any] = WithJSON(item) if raw else decoder(list[item])  # type: ignore[valid-type]
         target = f"list[{getattr(item, '__name__', item)}]"
 
-        async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
+        async def source(start: ResumeToken) -> AsyncIterator[Batch[Any]]:
             index = start.index
 
-            def body(resp: StreamResponse) -> AsyncIterator[list[T]]:
+            def body(resp: StreamResponse) -> AsyncIterator[list[Any]]:
                 # Called again for each resumed body: skip what was handed out.
                 return decode_array(
                     resp.chunks(),
@@ -89,7 +114,16 @@ class Resource:
         return AsyncList(source, resume, listing=req.fingerprint())
 
     def _polls(
-        self, req: Request, tp: Any, interval: float, jitter: float
-    ) -> AsyncGenerator[Any, None]:
-        """``req``'s body decoded as ``tp`` every ``interval`` seconds: see :func:`polls`."""
-        return polls(lambda: self._one(req, tp), req.path, interval, jitter)
+        self,
+        req: Request,
+        tp: Any,
+        unwrap: Callable[[Any], Sequence[Any]],
+        interval: float,
+        jitter: float,
+        raw: bool = False,
+    ) -> AsyncGenerator[Sequence[Any], None]:
+        """The records of ``req``'s body every ``interval`` seconds: see :func:`polls`.
+
+        Decoded as ``tp``, listed by ``unwrap``; with ``raw`` as RawRecord pairs.
+        """
+        return polls(lambda: self._records(req, tp, unwrap, raw), req.path, interval, jitter)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from typing import Any, Literal, overload
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
 from asyncsports._watch import Change, Tracker
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken
+from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 
@@ -22,16 +24,59 @@ def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
 class ActionsResource(Resource):
     """``client.actions``: fixture action timelines."""
 
+    @overload
     def list(
         self,
         sport: Sport | str,
         fixture_id: uuid.UUID | str,
         *,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[Action]:
-        """Every action of a fixture so far, in timeline order."""
-        return self._stream_list(list_request(sport, fixture_id), Action, resume=resume)
+        raw: Literal[False] = False,
+    ) -> AsyncList[Action]: ...
+    @overload
+    def list(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Action]]: ...
+    def list(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[Action] | AsyncList[RawRecord[Action]]:
+        """Every action of a fixture so far, in timeline order.
 
+        ``raw=True``: each as a ``RawRecord(action, json)``, ``json`` the record's bytes
+        as sent (see :mod:`asyncsports.raw`).
+        """
+        return self._stream_list(list_request(sport, fixture_id), Action, resume=resume, raw=raw)
+
+    @overload
+    def follow(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        interval: float = 5.0,
+        jitter: float = 0.1,
+        raw: Literal[False] = False,
+    ) -> AsyncGenerator[Change[Action], None]: ...
+    @overload
+    def follow(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        interval: float = 5.0,
+        jitter: float = 0.1,
+        raw: Literal[True],
+    ) -> AsyncGenerator[Change[RawRecord[Action]], None]: ...
     async def follow(
         self,
         sport: Sport | str,
@@ -39,7 +84,8 @@ class ActionsResource(Resource):
         *,
         interval: float = 5.0,
         jitter: float = 0.1,
-    ) -> AsyncGenerator[Change[Action], None]:
+        raw: bool = False,
+    ) -> AsyncGenerator[Change[Any], None]:
         """Poll a fixture's timeline and yield each action once as it appears.
 
         Yields ``Change("new", action)`` for an action not seen before and
@@ -47,12 +93,27 @@ class ActionsResource(Resource):
         Confirmed). Ends after the record with ``finished`` true. Polls every
         ``interval`` seconds, spread by ``jitter`` so that many followers drift apart;
         a poll that fails for a passing reason is logged and the next one tried.
+        ``raw=True``: each change carries a ``RawRecord(action, json)``.
         """
-        tracker: Tracker[Action] = Tracker(lambda a: a.fixture_action.action_id)
-        polls = self._polls(list_request(sport, fixture_id), list[Action], interval, jitter)
+        value = _value if raw else _action
+        tracker: Tracker[Any] = Tracker(lambda r: value(r).fixture_action.action_id)
+        req = list_request(sport, fixture_id)
+        polls = self._polls(req, list[Action], _same, interval, jitter, raw)
         async with aclosing(polls):
             async for actions in polls:
                 for change in tracker.seen(actions):
                     yield change
-                    if change.record.finished:
+                    if value(change.record).finished:
                         return
+
+
+def _same(body: Sequence[Action]) -> Sequence[Action]:
+    return body
+
+
+def _action(record: Action) -> Action:
+    return record
+
+
+def _value(record: RawRecord[Action]) -> Action:
+    return record.value

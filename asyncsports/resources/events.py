@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from typing import Any, Literal, overload
 
 from asyncsports import _request as q
 from asyncsports._request import Param, Request
 from asyncsports._watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
+from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 PATH = "/api/v2/streaming/events"
@@ -44,6 +46,7 @@ def list_request(
 class EventsResource(Resource):
     """``client.events``: live stream events on the streaming host."""
 
+    @overload
     def list(
         self,
         *,
@@ -54,7 +57,33 @@ class EventsResource(Resource):
         page_size: int | None = None,
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
-    ) -> AsyncList[Event]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[Event]: ...
+    @overload
+    def list(
+        self,
+        *,
+        live: bool | None = None,
+        vendor_data_id: bool | None = None,
+        restrictions: str | None = None,
+        sub_restrictions: str | None = None,
+        page_size: int | None = None,
+        resume: ResumeToken | str | None = None,
+        lookahead: int = 1,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Event]]: ...
+    def list(
+        self,
+        *,
+        live: bool | None = None,
+        vendor_data_id: bool | None = None,
+        restrictions: str | None = None,
+        sub_restrictions: str | None = None,
+        page_size: int | None = None,
+        resume: ResumeToken | str | None = None,
+        lookahead: int = 1,
+        raw: bool = False,
+    ) -> AsyncList[Event] | AsyncList[RawRecord[Event]]:
         """Future and live events; only the live ones with ``live=True``.
 
         ``live=False`` is no live filter, the same as None (and as in ``fixtures.list``).
@@ -62,7 +91,7 @@ class EventsResource(Resource):
 
         With ``restrictions`` or ``sub_restrictions`` (``"whitelist"`` or ``"blacklist"``)
         each event carries its country (and US state) lists, and the listing is paged by
-        ``page_size`` (at most 500).
+        ``page_size`` (at most 500). ``raw=True``: each as a ``RawRecord(event, json)``.
         """
         req, paged = list_request(
             live=live,
@@ -74,13 +103,11 @@ class EventsResource(Resource):
         if not paged:
             # An unpaged listing has no use for lookahead, but checks it all the same.
             q.integer("lookahead", lookahead, low=0, high=64)
-            return self._body_list(req, list[Event] | Event, _as_list, resume)
+            return self._body_list(req, list[Event] | Event, _as_list, resume, raw)
 
-        async def fetch(number: int) -> Page[Event]:
-            body: list[Event] | Event = await self._one(
-                req.with_params(("page.page", str(number))), list[Event] | Event
-            )
-            return Page(_as_list(body))
+        async def fetch(number: int) -> Page[Any]:
+            page = req.with_params(("page.page", str(number)))
+            return Page(await self._records(page, list[Event] | Event, _as_list, raw))
 
         return AsyncList.paged(
             fetch,
@@ -90,31 +117,55 @@ class EventsResource(Resource):
             listing=req.fingerprint(),
         )
 
+    @overload
+    def watch(
+        self, *, interval: float = 30.0, jitter: float = 0.1, raw: Literal[False] = False
+    ) -> AsyncGenerator[Change[Event], None]: ...
+    @overload
+    def watch(
+        self, *, interval: float = 30.0, jitter: float = 0.1, raw: Literal[True]
+    ) -> AsyncGenerator[Change[RawRecord[Event]], None]: ...
     async def watch(
-        self, *, interval: float = 30.0, jitter: float = 0.1
-    ) -> AsyncGenerator[Change[Event], None]:
+        self, *, interval: float = 30.0, jitter: float = 0.1, raw: bool = False
+    ) -> AsyncGenerator[Change[Any], None]:
         """Poll the live-only listing and yield what goes live and what ends.
 
         ``Change("live", event)``: the event is live, request its playback address now.
         ``Change("ended", event)``: it left the live listing, stop requesting. Runs until
         the caller stops iterating; a poll that fails for a passing reason is logged and
         the next one tried. The spec suggests polling about every 30 seconds; ``jitter``
-        spreads the interval so that many watchers drift apart.
+        spreads the interval so that many watchers drift apart. ``raw=True``: each change
+        carries a ``RawRecord(event, json)``.
         """
         req, _ = list_request(live=True)
-        tracker: Tracker[Event] = Tracker(lambda e: e.id, presence=True)
-        polls = self._polls(req, list[Event] | Event, interval, jitter)
+        key = _raw_event_id if raw else _event_id
+        tracker: Tracker[Any] = Tracker(key, presence=True)
+        polls = self._polls(req, list[Event] | Event, _as_list, interval, jitter, raw)
         async with aclosing(polls):
-            async for body in polls:
-                for change in tracker.seen(_as_list(body)):
+            async for events in polls:
+                for change in tracker.seen(events):
                     yield change
 
-    async def playback(self, event_id: int) -> Playback:
-        """The playback (HLS) address of a live event."""
+    @overload
+    async def playback(self, event_id: int, *, raw: Literal[False] = False) -> Playback: ...
+    @overload
+    async def playback(self, event_id: int, *, raw: Literal[True]) -> RawRecord[Playback]: ...
+    async def playback(self, event_id: int, *, raw: bool = False) -> Playback | RawRecord[Playback]:
+        """The playback (HLS) address of a live event (``raw=True``: with the body as sent)."""
         req = Request(f"{PATH}/{q.integer('event_id', event_id, low=0)}/stream", host="streaming")
+        if raw:
+            return await self._one_raw(req, Playback)
         playback: Playback = await self._one(req, Playback)
         return playback
 
 
 def _as_list(body: list[Event] | Event) -> list[Event]:
     return body if isinstance(body, list) else [body]
+
+
+def _event_id(event: Event) -> int:
+    return event.id
+
+
+def _raw_event_id(record: RawRecord[Event]) -> int:
+    return record.value.id

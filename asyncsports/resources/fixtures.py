@@ -5,11 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
+from typing import Literal, overload
+
+import msgspec
 
 from asyncsports import _request as q
 from asyncsports._request import Param, Request, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
+from asyncsports.raw import RawRecord, paired
 from asyncsports.resources._base import Resource
 
 STATUSES = ("scheduled", "live", "completed", "postponed")
@@ -82,9 +86,30 @@ def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
     return Page(body.content, body.number, body.total_pages, body.last)
 
 
+class _RawContent(msgspec.Struct, gc=False):
+    """The envelope's ``content`` as each element's JSON (the rest is read typed)."""
+
+    content: list[msgspec.Raw] = []
+
+
+_RAW_BODY: msgspec.json.Decoder[_RawContent | list[msgspec.Raw]] = msgspec.json.Decoder(
+    _RawContent | list[msgspec.Raw]
+)
+
+
+def to_raw_page(body: FixturePage | list[Fixture], data: bytes) -> Page[RawRecord[Fixture]]:
+    """As :func:`to_page`, each fixture paired with its JSON in ``data`` (the body's bytes)."""
+    page = to_page(body)
+    found = _RAW_BODY.decode(data)
+    jsons = found if isinstance(found, list) else found.content
+    items = paired(list(page.items), list(map(bytes, jsons)))
+    return Page(items, page.number, page.total_pages, page.last, page.whole)
+
+
 class FixturesResource(Resource):
     """``client.fixtures``: competition fixtures."""
 
+    @overload
     def list(
         self,
         sport: Sport | str,
@@ -102,7 +127,47 @@ class FixturesResource(Resource):
         resume: ResumeToken | str | None = None,
         concurrency: int = 1,
         lookahead: int = 1,
-    ) -> AsyncList[Fixture]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[Fixture]: ...
+    @overload
+    def list(
+        self,
+        sport: Sport | str,
+        *,
+        season_id: uuid.UUID | str | None = None,
+        live: bool | None = None,
+        status: str | None = None,
+        date_from: dt.date | str | None = None,
+        date_to: dt.date | str | None = None,
+        type: str | None = None,
+        coverage_level: str | None = None,
+        sort: str | Sequence[str] | None = None,
+        size: int | None = None,
+        include_deleted: bool | None = None,
+        resume: ResumeToken | str | None = None,
+        concurrency: int = 1,
+        lookahead: int = 1,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Fixture]]: ...
+    def list(
+        self,
+        sport: Sport | str,
+        *,
+        season_id: uuid.UUID | str | None = None,
+        live: bool | None = None,
+        status: str | None = None,
+        date_from: dt.date | str | None = None,
+        date_to: dt.date | str | None = None,
+        type: str | None = None,
+        coverage_level: str | None = None,
+        sort: str | Sequence[str] | None = None,
+        size: int | None = None,
+        include_deleted: bool | None = None,
+        resume: ResumeToken | str | None = None,
+        concurrency: int = 1,
+        lookahead: int = 1,
+        raw: bool = False,
+    ) -> AsyncList[Fixture] | AsyncList[RawRecord[Fixture]]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
 
         Filters take the spec's values in any case (``status="live"``,
@@ -114,7 +179,8 @@ class FixturesResource(Resource):
         The next ``lookahead`` pages are fetched while the caller works on the current
         one; once the total is known up to ``concurrency`` pages are in flight at once.
         ``resume`` takes a ``resume_token`` of an earlier listing with the same arguments
-        (a token of another listing is a ValueError).
+        (a token of another listing is a ValueError). ``raw=True``: each fixture as a
+        ``RawRecord(fixture, json)``, ``json`` its bytes as sent (the same tokens apply).
         """
         req = list_request(
             sport,
@@ -136,6 +202,21 @@ class FixturesResource(Resource):
             )
             return to_page(body)
 
+        async def fetch_raw(number: int) -> Page[RawRecord[Fixture]]:
+            body: RawRecord[FixturePage | list[Fixture]] = await self._one_raw(
+                req.with_params(("page", str(number))), FixturePage | list[Fixture]
+            )
+            return to_raw_page(body.value, body.json)
+
+        if raw:
+            return AsyncList.paged(
+                fetch_raw,
+                size or DEFAULT_SIZE,
+                resume,
+                concurrency=concurrency,
+                lookahead=lookahead,
+                listing=req.fingerprint(),
+            )
         return AsyncList.paged(
             fetch,
             size or DEFAULT_SIZE,
@@ -145,8 +226,20 @@ class FixturesResource(Resource):
             listing=req.fingerprint(),
         )
 
-    async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:
-        """One fixture by id."""
+    @overload
+    async def get(
+        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: Literal[False] = False
+    ) -> Fixture: ...
+    @overload
+    async def get(
+        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: Literal[True]
+    ) -> RawRecord[Fixture]: ...
+    async def get(
+        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: bool = False
+    ) -> Fixture | RawRecord[Fixture]:
+        """One fixture by id (``raw=True``: a ``RawRecord(fixture, json)``)."""
         path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
+        if raw:
+            return await self._one_raw(Request(path), Fixture)
         fixture: Fixture = await self._one(Request(path), Fixture)
         return fixture

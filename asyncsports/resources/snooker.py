@@ -9,7 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
+
+import msgspec
 
 from asyncsports import _request as q
 from asyncsports._request import Param, Request
@@ -28,6 +30,7 @@ from asyncsports.models import (
 )
 from asyncsports.models._types import decode
 from asyncsports.paging import AsyncList, ResumeToken
+from asyncsports.raw import RawRecord, elements
 from asyncsports.resources._base import Resource
 
 T = TypeVar("T")
@@ -57,6 +60,15 @@ def sort_params(sort_options: SortOptions | None, *, boolean: bool = False) -> l
     return q.sort_params("sort_options", sort_options, wire="sortOptions")
 
 
+class _RawData(msgspec.Struct, gc=False):
+    """The ``data`` of a snooker body as JSON (the record, or the array of them)."""
+
+    data: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_RAW_DATA = msgspec.json.Decoder(_RawData)
+
+
 def _records(body: Data[Any]) -> list[Any]:
     data = body.data
     if data is None:
@@ -74,15 +86,18 @@ class SnookerResource(Resource):
     def _request(self, suffix: str, params: Sequence[Param] = ()) -> Request:
         return Request(f"{self._prefix}/{suffix}", tuple(params))
 
-    def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[T]:
-        return self._stream_list(req, tp, key="data", resume=resume)
+    def _list(
+        self, req: Request, tp: type[T], resume: ResumeToken | str | None, raw: bool
+    ) -> AsyncList[Any]:
+        return self._stream_list(req, tp, key="data", resume=resume, raw=raw)
 
-    async def _single(self, req: Request, tp: type[T]) -> T:
+    async def _single(self, req: Request, tp: type[T], raw: bool = False) -> Any:
         """The one record in ``data``; NoRecordError when the service sent none.
 
         A 404 from the service is a NotFoundError (from the session); a successful
         answer whose ``data`` is null or ``[]`` is a NoRecordError, since the service
-        did not say the thing does not exist, only sent nothing.
+        did not say the thing does not exist, only sent nothing. With ``raw`` the
+        record comes as a RawRecord, its JSON that of the record in ``data``.
         """
         resp = await self._session.get(req)
         tp_ = Data[tp | list[tp] | None]  # type: ignore[valid-type]
@@ -94,8 +109,11 @@ class SnookerResource(Resource):
                 f"the body held no record: 'data' was {shown}", status=resp.status, url=resp.url
             )
         record: T = records[0]
+        if raw:
+            return RawRecord(record, elements(_RAW_DATA.decode(resp.body).data)[0])
         return record
 
+    @overload
     def tournaments(
         self,
         *,
@@ -104,7 +122,29 @@ class SnookerResource(Resource):
         end: dt.date | str | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[Tournament]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[Tournament]: ...
+    @overload
+    def tournaments(
+        self,
+        *,
+        season_id: int | None = None,
+        start: dt.date | str | None = None,
+        end: dt.date | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Tournament]]: ...
+    def tournaments(
+        self,
+        *,
+        season_id: int | None = None,
+        start: dt.date | str | None = None,
+        end: dt.date | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[Tournament] | AsyncList[RawRecord[Tournament]]:
         """Tournaments, optionally of one season or between ``start`` and ``end``."""
         params: list[Param] = []
         if season_id is not None:
@@ -114,8 +154,9 @@ class SnookerResource(Resource):
         if end is not None:
             params.append(("end", q.date("end", end)))
         params += sort_params(sort_options)
-        return self._list(self._request("tournaments", params), Tournament, resume)
+        return self._list(self._request("tournaments", params), Tournament, resume, raw)
 
+    @overload
     def matches(
         self,
         tournament: Id,
@@ -123,15 +164,36 @@ class SnookerResource(Resource):
         round_number: int | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[Match]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[Match]: ...
+    @overload
+    def matches(
+        self,
+        tournament: Id,
+        *,
+        round_number: int | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Match]]: ...
+    def matches(
+        self,
+        tournament: Id,
+        *,
+        round_number: int | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[Match] | AsyncList[RawRecord[Match]]:
         """Matches of a tournament, optionally of one round."""
         params: list[Param] = []
         if round_number is not None:
             params.append(("roundNumber", q.integer("round_number", round_number, low=0)))
         params += sort_params(sort_options)
         req = self._request(f"matches/{id_path('tournament', tournament)}", params)
-        return self._list(req, Match, resume)
+        return self._list(req, Match, resume, raw)
 
+    @overload
     def ast(
         self,
         tournament: Id,
@@ -139,12 +201,36 @@ class SnookerResource(Resource):
         for_season: bool | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[PlayerAst]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[PlayerAst]: ...
+    @overload
+    def ast(
+        self,
+        tournament: Id,
+        *,
+        for_season: bool | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[PlayerAst]]: ...
+    def ast(
+        self,
+        tournament: Id,
+        *,
+        for_season: bool | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[PlayerAst] | AsyncList[RawRecord[PlayerAst]]:
         """Players' average shot times in a tournament (or its season with ``for_season``)."""
         return self._list(
-            self._season_request("ast", tournament, for_season, sort_options), PlayerAst, resume
+            self._season_request("ast", tournament, for_season, sort_options),
+            PlayerAst,
+            resume,
+            raw,
         )
 
+    @overload
     def centuries(
         self,
         tournament: Id,
@@ -152,10 +238,33 @@ class SnookerResource(Resource):
         for_season: bool | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[Break]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[Break]: ...
+    @overload
+    def centuries(
+        self,
+        tournament: Id,
+        *,
+        for_season: bool | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Break]]: ...
+    def centuries(
+        self,
+        tournament: Id,
+        *,
+        for_season: bool | None = None,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[Break] | AsyncList[RawRecord[Break]]:
         """Century breaks of a tournament (or its season with ``for_season``)."""
         return self._list(
-            self._season_request("centuries", tournament, for_season, sort_options), Break, resume
+            self._season_request("centuries", tournament, for_season, sort_options),
+            Break,
+            resume,
+            raw,
         )
 
     def _season_request(
@@ -167,61 +276,143 @@ class SnookerResource(Resource):
         params += sort_params(sort_options)
         return self._request(f"{suffix}/{id_path('tournament', tournament)}", params)
 
+    @overload
     def tournament_players(
         self,
         tournament: Id,
         *,
         sort_options: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[TournamentPlayer]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[TournamentPlayer]: ...
+    @overload
+    def tournament_players(
+        self,
+        tournament: Id,
+        *,
+        sort_options: SortOptions | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[TournamentPlayer]]: ...
+    def tournament_players(
+        self,
+        tournament: Id,
+        *,
+        sort_options: SortOptions | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[TournamentPlayer] | AsyncList[RawRecord[TournamentPlayer]]:
         """Players entered in a tournament. The external path types ``sort_options`` as a bool."""
         path = id_path("tournament", tournament)
         params = sort_params(sort_options, boolean=path.startswith("external/"))
         return self._list(
-            self._request(f"tournament-players/{path}", params), TournamentPlayer, resume
+            self._request(f"tournament-players/{path}", params), TournamentPlayer, resume, raw
         )
 
+    @overload
     def tour_players(
         self,
         *,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[TournamentPlayer]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[TournamentPlayer]: ...
+    @overload
+    def tour_players(
+        self,
+        *,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[TournamentPlayer]]: ...
+    def tour_players(
+        self,
+        *,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[TournamentPlayer] | AsyncList[RawRecord[TournamentPlayer]]:
         """Players of the tour."""
         req = self._request("tour-players", sort_params(sort_options))
-        return self._list(req, TournamentPlayer, resume)
+        return self._list(req, TournamentPlayer, resume, raw)
 
-    async def current_tournament_winner(self, tournament: Id) -> PlayerProfile:
+    @overload
+    async def current_tournament_winner(
+        self, tournament: Id, *, raw: Literal[False] = False
+    ) -> PlayerProfile: ...
+    @overload
+    async def current_tournament_winner(
+        self, tournament: Id, *, raw: Literal[True]
+    ) -> RawRecord[PlayerProfile]: ...
+    async def current_tournament_winner(
+        self, tournament: Id, *, raw: bool = False
+    ) -> PlayerProfile | RawRecord[PlayerProfile]:
         """The current winner of a tournament.
 
         NotFoundError if the service answers 404; NoRecordError if it answers with an
-        empty ``data`` (null or ``[]``).
+        empty ``data`` (null or ``[]``). ``raw=True``: a ``RawRecord(profile, json)``.
         """
         req = self._request(f"current-tournament-winner/{id_path('tournament', tournament)}")
-        return await self._single(req, PlayerProfile)
+        result: PlayerProfile | RawRecord[PlayerProfile] = await self._single(
+            req, PlayerProfile, raw
+        )
+        return result
 
+    @overload
     def previous_tournament_winners(
         self,
         tournament: Id,
         *,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[PreviousWinner]:
+        raw: Literal[False] = False,
+    ) -> AsyncList[PreviousWinner]: ...
+    @overload
+    def previous_tournament_winners(
+        self,
+        tournament: Id,
+        *,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[PreviousWinner]]: ...
+    def previous_tournament_winners(
+        self,
+        tournament: Id,
+        *,
+        sort_options: str | Sequence[str] | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[PreviousWinner] | AsyncList[RawRecord[PreviousWinner]]:
         """Earlier winners of a tournament."""
         req = self._request(
             f"previous-tournament-winner/{id_path('tournament', tournament)}",
             sort_params(sort_options),
         )
-        return self._list(req, PreviousWinner, resume)
+        return self._list(req, PreviousWinner, resume, raw)
 
-    async def player_info(self, player: Id, tournament: Id) -> PlayerImage:
+    @overload
+    async def player_info(
+        self, player: Id, tournament: Id, *, raw: Literal[False] = False
+    ) -> PlayerImage: ...
+    @overload
+    async def player_info(
+        self, player: Id, tournament: Id, *, raw: Literal[True]
+    ) -> RawRecord[PlayerImage]: ...
+    async def player_info(
+        self, player: Id, tournament: Id, *, raw: bool = False
+    ) -> PlayerImage | RawRecord[PlayerImage]:
         """A player's image (``file_content`` holds the decoded bytes).
 
         Both ids are numeric, or both external. NotFoundError if the service answers
         404; NoRecordError if it answers with an empty ``data`` (null or ``[]``).
+        ``raw=True``: a ``RawRecord(image, json)``.
         """
         p, t = id_path("player", player), id_path("tournament", tournament)
         if p.startswith("external/") != t.startswith("external/"):
             raise ValueError("player, tournament: pass two int ids or two external ids")
         suffix = f"external/{p[9:]}/{t[9:]}" if p.startswith("external/") else f"{p}/{t}"
-        return await self._single(self._request(f"player-info/{suffix}"), PlayerImage)
+        result: PlayerImage | RawRecord[PlayerImage] = await self._single(
+            self._request(f"player-info/{suffix}"), PlayerImage, raw
+        )
+        return result

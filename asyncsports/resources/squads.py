@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from typing import Literal, overload
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
 from asyncsports.models import Squad
 from asyncsports.paging import AsyncList, ResumeToken
+from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 
@@ -25,6 +27,7 @@ def list_request(
 class SquadsResource(Resource):
     """``client.squads``: squads per season or per team."""
 
+    @overload
     def list(
         self,
         sport: Sport | str,
@@ -32,6 +35,30 @@ class SquadsResource(Resource):
         season_id: uuid.UUID | str | None = None,
         team_id: uuid.UUID | str | None = None,
         resume: ResumeToken | str | None = None,
-    ) -> AsyncList[Squad]:
-        """Squad records of a season or of a team: pass exactly one of the two ids."""
-        return self._stream_list(list_request(sport, season_id, team_id), Squad, resume=resume)
+        raw: Literal[False] = False,
+    ) -> AsyncList[Squad]: ...
+    @overload
+    def list(
+        self,
+        sport: Sport | str,
+        *,
+        season_id: uuid.UUID | str | None = None,
+        team_id: uuid.UUID | str | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: Literal[True],
+    ) -> AsyncList[RawRecord[Squad]]: ...
+    def list(
+        self,
+        sport: Sport | str,
+        *,
+        season_id: uuid.UUID | str | None = None,
+        team_id: uuid.UUID | str | None = None,
+        resume: ResumeToken | str | None = None,
+        raw: bool = False,
+    ) -> AsyncList[Squad] | AsyncList[RawRecord[Squad]]:
+        """Squad records of a season or of a team: pass exactly one of the two ids.
+
+        ``raw=True``: each as a ``RawRecord(squad, json)``.
+        """
+        req = list_request(sport, season_id, team_id)
+        return self._stream_list(req, Squad, resume=resume, raw=raw)

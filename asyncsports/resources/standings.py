@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from typing import Literal, overload
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
 from asyncsports.models import Standings
+from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 
@@ -22,13 +24,32 @@ def get_request(
 class StandingsResource(Resource):
     """``client.standings``: team standings."""
 
+    @overload
     async def get(
         self,
         sport: Sport | str,
         *,
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
-    ) -> list[Standings]:
+        raw: Literal[False] = False,
+    ) -> list[Standings]: ...
+    @overload
+    async def get(
+        self,
+        sport: Sport | str,
+        *,
+        season_id: uuid.UUID | str | None = None,
+        stage_id: uuid.UUID | str | None = None,
+        raw: Literal[True],
+    ) -> list[RawRecord[Standings]]: ...
+    async def get(
+        self,
+        sport: Sport | str,
+        *,
+        season_id: uuid.UUID | str | None = None,
+        stage_id: uuid.UUID | str | None = None,
+        raw: bool = False,
+    ) -> list[Standings] | list[RawRecord[Standings]]:
         """The standings of a season or of a stage as a LIST of packets, one per table.
 
         Pass exactly one of the two ids. The service keeps one standings table per group
@@ -36,8 +57,12 @@ class StandingsResource(Resource):
         ``stage`` and ``group``; a season without groups gives a list of one. The name
         ``get`` is kept (it is a fixed public name): it gets the standings, which are
         several packets. A body holding one packet object is returned as a list of one.
+        ``raw=True``: each packet as a ``RawRecord(packet, json)``.
         """
-        body: list[Standings] | Standings = await self._one(
-            get_request(sport, season_id, stage_id), list[Standings] | Standings
-        )
-        return body if isinstance(body, list) else [body]
+        req = get_request(sport, season_id, stage_id)
+        records = await self._records(req, list[Standings] | Standings, _as_list, raw)
+        return list(records)
+
+
+def _as_list(body: list[Standings] | Standings) -> list[Standings]:
+    return body if isinstance(body, list) else [body]

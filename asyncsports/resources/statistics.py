@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from typing import Literal, overload
 
 from asyncsports import _request as q
 from asyncsports._request import Request, Sport
 from asyncsports.models import Statistics
+from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 
@@ -20,7 +22,23 @@ def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
 class StatisticsResource(Resource):
     """``client.statistics``: per-fixture statistics packets."""
 
-    async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Statistics:
-        """The statistics packet of a fixture (the service has it once the fixture ended)."""
-        packet: Statistics = await self._one(get_request(sport, fixture_id), Statistics)
+    @overload
+    async def get(
+        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: Literal[False] = False
+    ) -> Statistics: ...
+    @overload
+    async def get(
+        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: Literal[True]
+    ) -> RawRecord[Statistics]: ...
+    async def get(
+        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: bool = False
+    ) -> Statistics | RawRecord[Statistics]:
+        """The statistics packet of a fixture (the service has it once the fixture ended).
+
+        ``raw=True``: a ``RawRecord(packet, json)``, ``json`` the body as sent.
+        """
+        req = get_request(sport, fixture_id)
+        if raw:
+            return await self._one_raw(req, Statistics)
+        packet: Statistics = await self._one(req, Statistics)
         return packet

@@ -86,9 +86,32 @@ async def test_every_sport_lists_fixtures_as_a_bare_array(api: Api, sport: str) 
         assert body["totalElements"] == 2 * 2 * 24
         assert {f["sport"] for f in body["content"]} == {"volleyball"}
         assert all("collectionStatus" in f for f in body["content"])
+        assert {f["collectionStatus"] for f in body["content"]} <= COLLECTION_STATUSES
     else:
         assert isinstance(body, list) and len(body) == 2 * 2 * 24
         assert all("sport" not in f and "collectionStatus" not in f for f in body)
+    fixtures = body["content"] if sport == "volleyball" else body
+    assert all(isinstance(f["updateCount"], int) and f["updateCount"] >= 0 for f in fixtures)
+    assert all(f["updateCount"] >= 1 for f in fixtures if f["status"] == "Postponed")
+    assert all(("rules" in f) == (sport == "soccer") for f in fixtures)
+
+
+COLLECTION_STATUSES = {"CollectionScheduled", "CollectingLive", "CollectingPostMatch",
+                       "CollectionSuspended", "CollectionDropped", "CollectionCompleted",
+                       "PostMatchChecked"}  # fmt: skip
+
+
+async def test_soccer_fixtures_carry_rules_and_updates_occur(api: Api) -> None:
+    fixtures = await api.fixtures("soccer")
+    for f in fixtures:
+        rules = {r["rule"]: r["value"] for r in f["rules"]}
+        assert set(rules) == {"ExtraTime", "PeriodLength", "ExtraTimeLength", "PenaltyShootout",
+                              "PenaltyShootoutType"}  # fmt: skip
+        assert all(isinstance(v, str) for v in rules.values())  # the vendor writes text
+        cup = "Cup" in f["stage"]["season"]["competition"]["name"]
+        assert rules["ExtraTime"] == ("true" if cup else "false")
+    counts = {f["updateCount"] for s in SPORTS for f in await api.fixtures(s)}
+    assert 0 in counts and len(counts) > 1
 
 
 async def test_fixture_wire_format(api: Api) -> None:
