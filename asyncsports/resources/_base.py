@@ -66,6 +66,8 @@ class Resource:
         dec: msgspec.json.Decoder[list[T]] = decoder(list[item])  # type: ignore[valid-type]
         target = f"list[{getattr(item, '__name__', item)}]"
 
+        limit = self._session.settings.max_element_size
+
         async def source(start: ResumeToken) -> AsyncIterator[Batch[T]]:
             index = start.index
 
@@ -79,6 +81,7 @@ class Resource:
                     target=target,
                     url=resp.url,
                     status=resp.status,
+                    max_element=limit,
                 )
 
             async with aclosing(self._session.stream(req, body)) as batches:
