@@ -38,11 +38,19 @@ class Timeout:
     response, ``total`` one call with all its attempts, backoff waits and its body.
     As in httpx, a single number sets every phase: ``Timeout(5)`` is connect 5 s and
     read 5 s (``total`` stays unset unless given). ``Timeout()`` is connect 10 s, read 30 s.
+
+    Against a server that drips: ``body`` bounds reading one whole body (300 s by
+    default, whatever ``total`` says), and ``min_rate`` is the fewest bytes per second
+    a body must deliver, averaged over windows of ``read`` seconds (1,024 by default):
+    a slower body is stalled, a :class:`~asyncsports.errors.TimeoutError`, and is asked
+    for again like one that broke off (a stream resumes where it stopped).
     """
 
     connect: float | None
     read: float | None
     total: float | None
+    body: float | None
+    min_rate: float | None
 
     def __init__(
         self,
@@ -51,6 +59,8 @@ class Timeout:
         connect: float | None = _UNSET,
         read: float | None = _UNSET,
         total: float | None = None,
+        body: float | None = 300.0,
+        min_rate: float | None = 1024.0,
     ) -> None:
         every = timeout is not _UNSET
         connect = connect if connect is not _UNSET else (timeout if every else 10.0)
@@ -58,6 +68,8 @@ class Timeout:
         object.__setattr__(self, "connect", _seconds("timeout.connect", connect))
         object.__setattr__(self, "read", _seconds("timeout.read", read))
         object.__setattr__(self, "total", _seconds("timeout.total", total))
+        object.__setattr__(self, "body", _seconds("timeout.body", body))
+        object.__setattr__(self, "min_rate", _seconds("timeout.min_rate", min_rate))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +118,8 @@ class Settings:
     rate_limit: float | None = None
     max_connections: int = 100
     dns_ttl: int = 10
-    max_body_size: int | None = 512 * 1024 * 1024
+    max_body_size: int | None = 64 * 1024 * 1024
+    max_element_size: int | None = 16 * 1024 * 1024
     on_request: Hook | None = None
     on_response: Hook | None = None
     verify_ssl: bool = True
@@ -134,6 +147,7 @@ class Settings:
         _count("max_connections", self.max_connections, 1)
         _count("dns_ttl", self.dns_ttl, 0)
         _count("max_body_size", self.max_body_size, 1)
+        _count("max_element_size", self.max_element_size, 1)
         for name in ("on_request", "on_response"):
             hook = getattr(self, name)
             if hook is not None and not callable(hook):

@@ -120,12 +120,13 @@ class Call:
     None means no deadline.
     """
 
-    __slots__ = ("attempts", "deadline", "refreshed", "retries")
+    __slots__ = ("attempts", "deadline", "refreshed", "resent", "retries")
 
     def __init__(self, total: float | None = None, now: float = 0.0) -> None:
         self.attempts = 0
         self.retries = 0
         self.refreshed = False
+        self.resent = False
         self.deadline = None if total is None else now + total
 
     def left(self, now: float) -> float | None:
@@ -138,6 +139,8 @@ class Call:
             self.retries += 1
         elif decision.action == "refresh":
             self.refreshed = True
+        elif decision.action == "resend":
+            self.resent = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,12 +150,15 @@ class Outcome:
     ``status`` is the HTTP status of an error response, None when no complete answer
     came (a connection failure, a timeout, a body that broke off). ``retry_after`` is
     the server's ``Retry-After`` in seconds. ``final`` marks a failure no retry can mend
-    (a bad certificate or address, a body over the size limit).
+    (a bad certificate or address, a body over the size limit). ``stale`` marks a
+    pooled connection the server had closed before the request reached it: sent again
+    at once, once per call, as RFC 9112 allows for a GET.
     """
 
     status: int | None = None
     retry_after: float | None = None
     final: bool = False
+    stale: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,16 +167,18 @@ class Decision:
 
     ``"retry"`` after ``wait`` seconds (with ``pause`` the whole client waits, not only
     this call: the server said 429); ``"refresh"`` the token and try again at once;
-    ``"raise"`` the attempt's error.
+    ``"resend"`` at once on a fresh connection (the pooled one was stale); ``"raise"``
+    the attempt's error.
     """
 
-    action: Literal["retry", "refresh", "raise"]
+    action: Literal["retry", "refresh", "resend", "raise"]
     wait: float = 0.0
     pause: bool = False
 
 
 RAISE = Decision("raise")
 REFRESH = Decision("refresh")
+RESEND = Decision("resend")
 
 
 def decide(
@@ -184,13 +192,16 @@ def decide(
 ) -> Decision:
     """The next step of ``call`` after ``outcome``, under ``policy``, at time ``now``.
 
-    A 401 refreshes a refreshable token once per call. Statuses outside
+    A 401 refreshes a refreshable token once per call; a stale pooled connection is
+    replaced at once, once per call (neither counts as a retry). Statuses outside
     :data:`RETRY_STATUSES` and final failures raise. Otherwise the call retries after
     the policy's delay, unless its retries are used up or the wait would pass its deadline.
     """
     status = outcome.status
     if status == 401 and refreshable and not call.refreshed:
         return REFRESH
+    if outcome.stale and not call.resent:
+        return RESEND
     if outcome.final or (status is not None and status not in RETRY_STATUSES):
         return RAISE
     wait = policy.delay(call.retries, outcome.retry_after, rng)

@@ -20,6 +20,7 @@ from typing import TypeVar
 import aiohttp
 import anyio
 import yarl
+from aiohttp.helpers import sentinel
 from aiolimiter import AsyncLimiter
 
 from asyncsports._config import Hook, RequestInfo, Settings, Timeout
@@ -45,6 +46,7 @@ USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
 _ERROR_BODY_LIMIT = 64 * 1024
 _CHUNK = 256 * 1024
 _BROKEN = Outcome()
+_STALE = Outcome(stale=True)
 builtin_timeout = builtins.TimeoutError
 _FINAL = Outcome(final=True)
 
@@ -65,10 +67,11 @@ class StreamResponse:
     """A good response whose body is still to be read, by :meth:`chunks` or :meth:`read`.
 
     A failure while reading raises :class:`TransportError` (or its :class:`TimeoutError`),
-    which the session's loop takes as a body that broke off.
+    which the session's loop takes as a body that broke off. Nothing of aiohttp's own
+    exception is kept: its request headers hold the token.
     """
 
-    __slots__ = ("_deadline", "_limit", "_resp", "attempts", "headers", "status", "url")
+    __slots__ = ("_deadline", "_limits", "_resp", "attempts", "headers", "status", "url")
 
     def __init__(
         self,
@@ -76,11 +79,11 @@ class StreamResponse:
         url: str,
         attempts: int,
         deadline: float | None,
-        limit: int | None,
+        limits: _Limits,
     ) -> None:
         self._resp = resp
         self._deadline = deadline
-        self._limit = limit
+        self._limits = limits
         self.status = resp.status
         self.headers: Mapping[str, str] = resp.headers
         self.url = url
@@ -90,45 +93,108 @@ class StreamResponse:
         return _transport(exc, self.url, self.attempts, self._deadline, "body broke off")
 
     async def chunks(self, size: int = _CHUNK) -> AsyncIterator[bytes]:
-        """The body's bytes as they arrive, in pieces of at most ``size`` bytes."""
+        """The body's bytes as they arrive, in pieces of at most ``size`` bytes.
+
+        A body slower than ``Timeout.min_rate`` over a window of ``Timeout.read``
+        seconds is stalled: a :class:`TimeoutError`, resumed like one that broke off.
+        """
+        pace = self._limits.pace()
         try:
             async for chunk in self._resp.content.iter_chunked(size):
+                if pace is not None and pace.slow(len(chunk), time.monotonic()):
+                    break
                 yield chunk
+            else:
+                return
         except (aiohttp.ClientError, builtin_timeout) as exc:
-            raise self._broke(exc) from exc
+            error = self._broke(exc)
+        else:
+            assert pace is not None
+            error = TimeoutError(pace.describe(), url=self.url, attempts=self.attempts)
+        # Raised here, outside the handler: no aiohttp exception rides along as context.
+        raise error
 
     async def read(self) -> bytes:
-        """The whole body, within ``max_body_size`` and the call's deadline."""
+        """The whole body, within ``max_body_size``, ``Timeout.body`` and the call's deadline.
+
+        The size is counted after content decoding, so a compressed bomb is refused as
+        it inflates, not after.
+        """
         try:
             if self._deadline is None:
                 return await self._read()
             with anyio.fail_after(max(0.0, self._deadline - time.monotonic())):
                 return await self._read()
         except (aiohttp.ClientError, builtin_timeout) as exc:
-            raise self._broke(exc) from exc
+            error = self._broke(exc)
+        raise error
 
     async def _read(self) -> bytes:
-        limit, resp = self._limit, self._resp
+        limit, resp = self._limits.body, self._resp
         length = resp.content_length
-        if limit is None or (length is not None and length <= limit):
+        plain = resp.headers.get("Content-Encoding", "identity").lower() == "identity"
+        if limit is None or (plain and length is not None and length <= limit):
             return await resp.read()
-        if length is not None:
+        if plain and length is not None:
             raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
         parts: list[bytes] = []
         size = 0
         async for chunk in resp.content.iter_chunked(_CHUNK):
             size += len(chunk)
             if size > limit:
-                raise self._too_large(f"body exceeds max_body_size={limit}")
+                raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
             parts.append(chunk)
         return b"".join(parts)
 
     def _too_large(self, text: str) -> BodyTooLargeError:
-        return BodyTooLargeError(text, limit=self._limit or 0, url=self.url)
+        return BodyTooLargeError(text, limit=self._limits.body or 0, url=self.url)
 
     def release(self) -> None:
         """Give the connection back to the pool (or drop it if the body is unread)."""
         self._resp.release()
+
+
+class _Limits:
+    """What a body may take: bytes (whole, per element) and the slowest pace of a stream."""
+
+    __slots__ = ("body", "element", "min_rate", "window")
+
+    def __init__(self, settings: Settings) -> None:
+        self.body = settings.max_body_size
+        self.element = settings.max_element_size
+        self.min_rate = settings.timeout.min_rate
+        self.window = settings.timeout.read or 30.0
+
+    def pace(self) -> _Pace | None:
+        return None if self.min_rate is None else _Pace(self.min_rate, self.window)
+
+
+class _Pace:
+    """Whether a stream keeps up ``rate`` bytes a second, over windows of ``window`` seconds."""
+
+    __slots__ = ("got", "rate", "since", "window")
+
+    def __init__(self, rate: float, window: float) -> None:
+        self.rate = rate
+        self.window = window
+        self.since = time.monotonic()
+        self.got = 0
+
+    def slow(self, n: int, now: float) -> bool:
+        """Count ``n`` bytes arrived at ``now``; True once a whole window fell short."""
+        self.got += n
+        if now - self.since < self.window:
+            return False
+        if self.got < self.rate * (now - self.since):
+            return True
+        self.since, self.got = now, 0
+        return False
+
+    def describe(self) -> str:
+        return (
+            f"stalled: the body gave fewer than {self.rate:g} bytes a second over "
+            f"{self.window:g} s (Timeout.min_rate)"
+        )
 
 
 def _describe(exc: BaseException) -> str:
@@ -170,6 +236,13 @@ class Session:
         self._stream_headers = {"Accept": "application/json"}
         self._auth: tuple[str | None, dict[str, str]] = (None, self._data_headers)
         self._total = settings.timeout.total
+        self._limits = _Limits(settings)
+        t = settings.timeout
+        # A whole body is bounded by aiohttp's own total timer (Timeout.body), which runs
+        # until the body is read; a stream has no such bound, only its pace.
+        self._whole_timeout = aiohttp.ClientTimeout(
+            total=t.body, sock_connect=t.connect, sock_read=t.read
+        )
         rate = settings.rate_limit
         # A bucket holds at least one request: below 1/s, one per 1/rate seconds.
         self._limiter = AsyncLimiter(max(1.0, rate), max(1.0, rate) / rate) if rate else None
@@ -195,13 +268,18 @@ class Session:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
         )
-        self._http = aiohttp.ClientSession(
+        http = self._http = aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
             headers={"User-Agent": USER_AGENT},
             raise_for_status=False,
             auto_decompress=True,
         )
+        if hasattr(http, "_retry_connection"):
+            # aiohttp would re-send a GET once, unseen, when a pooled connection turns out
+            # closed; the retry engine does that instead (decide's "resend"), so that
+            # every request on the wire is counted in attempts and requests_sent.
+            http._retry_connection = False
 
     async def close(self) -> None:
         """Close the pool. Safe to call twice."""
@@ -220,14 +298,18 @@ class Session:
 
         ``Timeout.total`` bounds everything: attempts, waits and reading the body.
         """
-        responses = self.stream(req, _whole)
+        responses = self.stream(req, _whole, whole=True)
         try:
             return await anext(responses)
         finally:
             await responses.aclose()
 
     async def stream(
-        self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
+        self,
+        req: Request,
+        body: Callable[[StreamResponse], AsyncIterator[T]],
+        *,
+        whole: bool = False,
     ) -> AsyncGenerator[T, None]:
         """Send ``req`` and yield what ``body`` reads from each good response: the one loop.
 
@@ -247,7 +329,7 @@ class Session:
         total = self._total
         call = Call(total, time.monotonic() if total is not None else 0.0)
         while True:
-            sent = await self._send(http, base, req, call)
+            sent = await self._send(http, base, req, call, whole)
             if isinstance(sent, _Failed):
                 failed = sent
             else:
@@ -280,6 +362,9 @@ class Session:
             self._token.invalidate(failed.token)
             log.info("401 from %s: asking the token provider again", url)
             return
+        if decision.action == "resend":
+            log.info("pooled connection to %s was closed: sending again at once", url)
+            return
         if decision.pause:
             # The whole client slows down after a 429, not only this call.
             self._paused_until = max(self._paused_until, time.monotonic() + decision.wait)
@@ -294,7 +379,7 @@ class Session:
         await anyio.sleep(decision.wait)
 
     async def _send(
-        self, http: aiohttp.ClientSession, base: str, req: Request, call: Call
+        self, http: aiohttp.ClientSession, base: str, req: Request, call: Call, whole: bool
     ) -> StreamResponse | _Failed:
         """One attempt: wait for the budget, send, and classify what came back."""
         data = req.host == "data"
@@ -323,7 +408,12 @@ class Session:
         started = time.monotonic()
         self.requests += 1
         try:
-            pending = http.get(yarl.URL(url, encoded=True), headers=headers, allow_redirects=False)
+            pending = http.get(
+                yarl.URL(url, encoded=True),
+                headers=headers,
+                allow_redirects=False,
+                timeout=self._whole_timeout if whole else sentinel,
+            )
             if call.deadline is None:
                 resp = await pending
             else:
@@ -332,6 +422,13 @@ class Session:
         except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
             # Never better on a second try: a certificate or an address is wrong.
             return _Failed(_transport(exc, shown, attempt, None), _FINAL, token)
+        except aiohttp.ClientResponseError as exc:
+            # The answer could not be read as HTTP (a content encoding we cannot decode,
+            # malformed headers): the same server would say the same again.
+            what = "the response could not be read"
+            return _Failed(_transport(exc, shown, attempt, None, what), _FINAL, token)
+        except aiohttp.ServerDisconnectedError as exc:
+            return _Failed(_transport(exc, shown, attempt, call.deadline), _STALE, token)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             return _Failed(_transport(exc, shown, attempt, call.deadline), _BROKEN, token)
         try:
@@ -340,9 +437,7 @@ class Session:
                 info = RequestInfo("GET", shown, attempt, resp.status, time.monotonic() - started)
                 await _call(on_response, info)
             if resp.status < 300:
-                return StreamResponse(
-                    resp, shown, attempt, call.deadline, self.settings.max_body_size
-                )
+                return StreamResponse(resp, shown, attempt, call.deadline, self._limits)
             return await self._failure(resp, shown, attempt, token)
         except BaseException:
             resp.release()
@@ -392,7 +487,11 @@ def _transport(
     deadline: float | None,
     what: str = "connection failed",
 ) -> TransportError:
-    """The library error for an aiohttp failure or a time limit, chained to its cause."""
+    """The library error for an aiohttp failure or a time limit.
+
+    Described, redacted, and not chained: aiohttp's exception carries the request's
+    headers (the bearer token) and its full URL (the stream auth).
+    """
     error: TransportError
     if isinstance(exc, builtin_timeout):
         late = deadline is not None and time.monotonic() >= deadline
@@ -400,7 +499,7 @@ def _transport(
         error = TimeoutError(text, url=url, attempts=attempts)
     else:
         error = TransportError(f"{what}: {_describe(exc)}", url=url, attempts=attempts)
-    error.__cause__ = exc
+    error.__suppress_context__ = True
     return error
 
 

@@ -39,7 +39,9 @@ class Client:
     ``max_retries`` or a whole ``retry`` policy (not both) sets the retries.
     ``rate_limit`` caps requests per second across every call of the client.
     ``dns_ttl`` is short by default because the streaming host's addresses change
-    without notice. The settings are validated once and kept in :attr:`settings`.
+    without notice. ``max_body_size`` bounds a whole body after content decoding (64 MiB),
+    ``max_element_size`` one element of a streamed list (16 MiB); a stream as a whole
+    has no size bound, only a pace (``Timeout.min_rate``). The settings are validated once and kept in :attr:`settings`.
     """
 
     def __init__(
@@ -57,7 +59,8 @@ class Client:
         rate_limit: float | None = None,
         max_connections: int = 100,
         dns_ttl: int = 10,
-        max_body_size: int | None = 512 * 1024 * 1024,
+        max_body_size: int | None = 64 * 1024 * 1024,
+        max_element_size: int | None = 16 * 1024 * 1024,
         on_request: Hook | None = None,
         on_response: Hook | None = None,
         verify_ssl: bool = True,
@@ -81,6 +84,7 @@ class Client:
             max_connections=max_connections,
             dns_ttl=dns_ttl,
             max_body_size=max_body_size,
+            max_element_size=max_element_size,
             on_request=on_request,
             on_response=on_response,
             verify_ssl=verify_ssl,

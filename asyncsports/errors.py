@@ -311,13 +311,16 @@ def error_from(
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         body = text
     cls = error_for_status(status)
+    if isinstance(body, str):
+        body = redact(body)
     kw: dict[str, Any] = {
         "body": body,
-        "headers": dict(headers),
+        # A server may echo a request's secrets back (a Location with the stream auth).
+        "headers": {k: redact(v) for k, v in headers.items()},
         "method": method,
         "url": url,
         "attempts": attempts,
     }
     if cls is RateLimitError:
         kw["retry_after"] = retry_after
-    return cls(status, message_of(body, text), **kw)
+    return cls(status, redact(message_of(body, text)), **kw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 from collections.abc import AsyncIterator
 
@@ -199,3 +200,144 @@ async def test_any_number_of_small_elements_still_passes() -> None:
     async for batch in decode_array(_chunks(parts), dec, max_element=1024):
         n += len(batch)
     assert n == 1_000_001
+
+
+# ------------------------------------------------------- session: bombs, drips, secrets
+
+FID = "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11"
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("length", [True, False])
+async def test_a_decompression_bomb_is_refused_by_its_inflated_size(
+    serve: Serve, encoding: str, length: bool
+) -> None:
+    import gzip
+    import zlib
+
+    from asyncsports.errors import BodyTooLargeError
+
+    inflated = b'{"pad": "' + b"0" * (8 << 20) + b'"}'  # 8 MiB of zeros: ~8 KiB compressed
+    packed = gzip.compress(inflated) if encoding == "gzip" else zlib.compress(inflated)
+    assert len(packed) < 64 << 10
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Encoding": encoding})
+        if length:
+            response.content_length = len(packed)
+        await response.prepare(request)
+        await response.write(packed)
+        await response.write_eof()
+        return response
+
+    url = await serve(handle)
+    async with Client(url, token="t", max_body_size=1 << 20) as c:
+        with pytest.raises(BodyTooLargeError, match="decoded"):
+            await c.fixtures.get("soccer", FID)
+        assert c.requests_sent == 1  # refused, not retried
+        assert c.connections_in_use() == 0
+
+
+async def test_a_stream_that_drips_is_stalled_and_resumed(serve: Serve) -> None:
+    from samples import action
+
+    from asyncsports import Timeout
+
+    body = msgspec.json.encode([action(i) for i in range(4)])
+    calls: list[int] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        calls.append(1)
+        response = web.StreamResponse()
+        await response.prepare(request)
+        if len(calls) == 1:  # the first answer drips a byte at a time
+            for i in range(len(body)):
+                await response.write(body[i : i + 1])
+                await asyncio.sleep(0.01)
+        else:
+            await response.write(body)
+        await response.write_eof()
+        return response
+
+    url = await serve(handle)
+    timeout = Timeout(read=0.2, min_rate=1000)  # 200 bytes per 0.2 s window at least
+    retry = RetryPolicy(base=0, cap=0)
+    async with Client(url, token="t", timeout=timeout, retry=retry) as c:
+        actions = await c.actions.list("soccer", FID).collect()
+    assert [a.fixture_action.fixture_seq_num for a in actions] == [0, 1, 2, 3]
+    assert len(calls) == 2
+
+
+async def test_a_whole_body_that_drips_is_bounded_by_timeout_body(serve: Serve) -> None:
+    from asyncsports import Timeout
+    from asyncsports.errors import TimeoutError as LibraryTimeout
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_length = 1000
+        await response.prepare(request)
+        for _ in range(1000):  # each byte well within the read timeout
+            await response.write(b" ")
+            await asyncio.sleep(0.02)
+        return response
+
+    url = await serve(handle)
+    timeout = Timeout(read=5, body=0.3)
+    async with Client(url, token="t", timeout=timeout, max_retries=0) as c:
+        async with asyncio.timeout(10):  # a guard: a hang fails here
+            with pytest.raises(LibraryTimeout):
+                await c.fixtures.get("soccer", FID)
+
+
+async def test_no_secret_in_an_error_its_causes_or_its_repr(serve: Serve) -> None:
+    from asyncsports import StreamingCredentials
+    from asyncsports.errors import TransportError
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        # Content-Encoding aiohttp cannot decode: its exception holds the request headers.
+        return web.Response(body=b"xx", headers={"Content-Encoding": "br"})
+
+    url = await serve(handle)
+    creds = StreamingCredentials(1, "stream-SECRET", 5)
+    async with Client(
+        url, token="token-SECRET", streaming_url=url, streaming_credentials=creds
+    ) as c:
+        for call in (
+            lambda: c.fixtures.get("soccer", FID),
+            lambda: c.events.list().collect(),
+        ):
+            with pytest.raises(TransportError) as info:
+                await call()
+            assert info.value.attempts == 1  # an answer it cannot read is not retried
+            chain: list[BaseException] = []
+            e: BaseException | None = info.value
+            while e is not None and e not in chain:
+                chain.append(e)
+                e = e.__cause__ or e.__context__
+            text = "".join(f"{x}{x!r}{vars(x)!r}" for x in chain)
+            assert "SECRET" not in text
+
+
+async def test_a_closed_pooled_connection_is_sent_again_and_counted(serve: Serve) -> None:
+    from samples import fixture
+
+    body = msgspec.json.encode(fixture())
+    sent: list[int] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        sent.append(1)
+        response = web.Response(body=body, content_type="application/json")
+        # Keep-alive promised, then the server closes right after the answer: the
+        # client's next request meets a pooled connection that is already gone.
+        await response.prepare(request)
+        await response.write_eof()
+        assert request.transport is not None
+        request.transport.close()
+        return response
+
+    url = await serve(handle)
+    seen: list[object] = []
+    async with Client(url, token="t", on_request=seen.append) as c:
+        for _ in range(5):
+            await c.fixtures.get("soccer", FID)
+        assert c.requests_sent == len(seen) >= len(sent) == 5

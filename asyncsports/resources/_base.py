@@ -91,6 +91,8 @@ class Resource:
         dec: ListDecoder[Any] = WithJSON(item) if raw else decoder(list[item])  # type: ignore[valid-type]
         target = f"list[{getattr(item, '__name__', item)}]"
 
+        limit = self._session.settings.max_element_size
+
         async def source(start: ResumeToken) -> AsyncIterator[Batch[Any]]:
             index = start.index
 
@@ -104,6 +106,7 @@ class Resource:
                     target=target,
                     url=resp.url,
                     status=resp.status,
+                    max_element=limit,
                 )
 
             async with aclosing(self._session.stream(req, body)) as batches:
