@@ -26,6 +26,7 @@ except ModuleNotFoundError as exc:  # the library is installed without its cli e
 # order of --help.
 from . import data, snooker, events, emulator, backfill  # noqa: F401, I001
 from .app import app
+from .interrupts import interrupts
 from .running import EXIT_CODES, ConfigError
 
 __all__ = ["EXIT_CODES", "ConfigError", "app", "main"]
@@ -35,4 +36,9 @@ del rich, typer
 
 def main() -> None:
     """The console script."""
-    app()
+    # First thing: from here to the end of the process no signal raises (interrupts.py).
+    interrupts.install()
+    try:
+        app()
+    finally:
+        interrupts.ignore()

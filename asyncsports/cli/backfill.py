@@ -8,13 +8,10 @@ keywords of :class:`asyncsports.backfill.Backfill`.
 
 import dataclasses
 import datetime as dt
-import os
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
-import anyio
 import msgspec
 import typer
 from rich import box
@@ -35,6 +32,7 @@ from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope
 from asyncsports.client import Client
 
 from .app import command
+from .interrupts import interrupts
 from .options import Settings, date_option, day
 from .running import INTERRUPTED, describe, exit_code, run, say, stderr
 
@@ -88,21 +86,12 @@ def _summary(cfg: Settings, report: Report) -> None:
         console.print(f"Not found (404, skipped): {shown}", style="yellow")
 
 
-async def _stop_on_sigint(work: Backfill, err: Console) -> None:
-    """First Ctrl-C: stop cleanly (what is fetched is committed). Second: quit at once."""
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        first = True
-        async for _ in signals:
-            if not first:
-                # Safe for the database: an uncommitted transaction is simply not there.
-                os._exit(INTERRUPTED)
-            first = False
-            err.print("stopping: saving what is fetched (Ctrl-C again to quit at once)")
-            work.stop()
-
-
 def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool) -> Report:
-    """Run the backfill with progress bars on stderr (a terminal only) and Ctrl-C handling."""
+    """Run the backfill with progress bars on stderr (a terminal only).
+
+    The first SIGINT or SIGTERM stops it cleanly (what is fetched is committed, and the
+    report says interrupted); the second cancels it (see interrupts.py).
+    """
     err = stderr()
     columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
                _Rate(), TimeElapsedColumn())  # fmt: skip
@@ -112,13 +101,21 @@ def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool
         with Bars(*columns, console=err, disable=not err.is_terminal) as bars:
             work = Backfill(client, db, scope, concurrency=concurrency, restart=restart,
                             progress=_BarsProgress(bars))  # fmt: skip
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_stop_on_sigint, work, err)
-                outcome.append(await work.run())
-                tg.cancel_scope.cancel()
 
-    run(cfg, job, max_connections=concurrency)
+            def stop() -> None:
+                err.print("asyncsports: stopping: saving what is fetched "
+                          "(Ctrl-C again to quit at once)")  # fmt: skip
+                work.stop()
+
+            with interrupts.stopping(stop):
+                outcome.append(await work.run())
+
+    run(cfg, job, max_connections=concurrency, interrupted=_resume_line(db))
     return outcome[0]
+
+
+def _resume_line(db: Path) -> str:
+    return f"asyncsports: interrupted; run the same command again to resume ({db})"
 
 
 @command()
@@ -151,9 +148,12 @@ def backfill(
     """Copy fixtures, then each started fixture's actions and statistics, into SQLite.
 
     Tables fixtures, actions and statistics hold key columns and the record's JSON
-    (column json); re-running upserts. A run stopped by Ctrl-C (or killed) resumes when
-    the same command is run again.
+    (column json); re-running upserts. A run stopped by Ctrl-C or SIGTERM (or killed)
+    resumes when the same command is run again: the first signal commits what is
+    fetched and exits 130 (SIGTERM: 143), a second one quits without waiting for the
+    work in flight, a third at once.
     """
+    interrupts.message = _resume_line(db)
     scope = Scope(
         sports=tuple(sports or DEFAULT_SPORTS),
         seasons=tuple(seasons or ()),
@@ -167,8 +167,8 @@ def backfill(
     report = _fill(cfg, db, scope, concurrency, restart)
     _summary(cfg, report)
     if report.interrupted:
-        say(f"asyncsports: interrupted; run the same command again to resume ({report.db})")
-        raise typer.Exit(INTERRUPTED)
+        say(_resume_line(report.db))
+        raise typer.Exit(interrupts.code or INTERRUPTED)
     if report.failed:
         unit, first = report.failed[0]
         say(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -11,7 +12,6 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
-import anyio
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -20,6 +20,7 @@ from asyncsports import errors
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
+from .interrupts import interrupts
 from .options import Settings
 
 __all__ = [
@@ -200,28 +201,58 @@ async def _session(
 
 
 def run(
-    cfg: Settings, job: Job, *, streaming: bool = False, live: bool = False, **options: Any
+    cfg: Settings,
+    job: Job,
+    *,
+    streaming: bool = False,
+    live: bool = False,
+    interrupted: str = "asyncsports: interrupted",
+    **options: Any,
 ) -> None:
     """Run ``job`` with a client for the settings; turn errors into a message and exit code.
 
     ``streaming``: the job uses the events listing; ``live``: it polls for changes;
-    ``options``: more Client keywords. A job's non-zero result is the exit code.
+    ``interrupted``: the line to print when a signal ends the job; ``options``: more
+    Client keywords. A job's non-zero result is the exit code.
+
+    The event loop runs in an :class:`asyncio.Runner`, with SIGINT and SIGTERM handled
+    by :data:`~.interrupts.interrupts` from before it starts until after it is closed:
+    no signal can interrupt the loop's own shutdown (see that module).
     """
     setup_logging(cfg.verbose)
-    try:
-        code = anyio.run(_session, cfg, job, streaming, live, options)
-    except KeyboardInterrupt:
-        say("asyncsports: interrupted")
-        raise typer.Exit(INTERRUPTED) from None
-    except (Exception, BaseExceptionGroup) as exc:
-        if isinstance(_leaf(exc), BrokenPipeError):
-            # The reader went away (`| head`): stop quietly, as `yes | head` does. Point
-            # stdout at devnull so that flushing it at exit does not fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(PIPE_CLOSED) from None
-        fail(cfg, exc)
+    with interrupts.installed():
+        interrupts.message = interrupted
+        try:
+            if interrupts.received:  # before the loop: do not start at all
+                raise asyncio.CancelledError
+            with asyncio.Runner() as runner:
+                code = runner.run(_main(cfg, job, streaming, live, options))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Cancelled at a signal (KeyboardInterrupt: only where the handler could
+            # not be installed, outside the main thread).
+            say(interrupted)
+            raise typer.Exit(interrupts.code or INTERRUPTED) from None
+        except (Exception, BaseExceptionGroup) as exc:
+            if isinstance(_leaf(exc), BrokenPipeError):
+                # The reader went away (`| head`): stop quietly, as `yes | head` does. Point
+                # stdout at devnull so that flushing it at exit does not fail again.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                raise typer.Exit(PIPE_CLOSED) from None
+            fail(cfg, exc)
     if code:
         raise typer.Exit(code)
+
+
+async def _main(
+    cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+) -> int | None:
+    task = asyncio.current_task()
+    assert task is not None
+    interrupts.attach(task)
+    try:
+        return await _session(cfg, job, streaming, live, options)
+    finally:
+        interrupts.detach()
 
 
 class _Stderr(logging.Handler):
