@@ -152,7 +152,8 @@ class Report:
     without_statistics: int = 0
     """Started fixtures the service has no statistics for yet (404)."""
     not_found: list[str] = field(default_factory=list)
-    """Listings that answered 404 (a season id of another sport, say)."""
+    """Listings that answered 404 (a season id of another sport, say), as
+    ``sport`` or ``sport/seasons/id``; also those of the interrupted run it resumed."""
     failed: list[tuple[str, AsyncSportsError]] = field(default_factory=list)
     requests: int = 0
     retries: int = 0
@@ -448,6 +449,9 @@ class Backfill:
             key = listing_key(sport, season)
             if f"listed {key}" in self._done:
                 return
+            if f"missing {key}" in self._done:  # a 404 of the interrupted run
+                self.report.not_found.append(key)
+                return
             prefix = f"page {key} "
             pages = {int(u[len(prefix) :]) for u in self._done if u.startswith(prefix)}
             listing = self.client.fixtures.list(
@@ -471,6 +475,8 @@ class Backfill:
                             await self._offer(send, sport, fid, f.status, f.fixture_deleted)
             except NotFoundError:
                 self.report.not_found.append(key)
+                await self._save(Unit(f"missing {key}", "fixtures"))
+                return
             except AsyncSportsError as exc:
                 self._failed(f"listing {key}", exc)
                 return

@@ -23,6 +23,7 @@ import anyio.to_thread
 import msgspec
 import pytest
 from samples import FIXTURE_ID, STATISTICS, action, fixture
+from typer.testing import CliRunner
 
 from asyncsports._sink import (
     TABLES,
@@ -34,6 +35,7 @@ from asyncsports._sink import (
     statistics_row,
 )
 from asyncsports.backfill import Backfill, Scope, first_missing, started
+from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
@@ -387,6 +389,62 @@ def test_a_bad_db_file_is_one_line_and_exit_13(tmp_path: Path) -> None:
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert f"cannot use {db}" in proc.stderr
     assert db.read_text().startswith("my notes")
+
+
+UNKNOWN_SEASON = "00000000-0000-0000-0000-000000000001"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["--sports", "curling"], 5, "not found (404): sport curling: check the sport"),
+        (["--sports", "soccer", "--sports", "curling"], 5, "not found (404): sport curling:"),
+        (["--seasons", UNKNOWN_SEASON], 5, f"not found (404): season {UNKNOWN_SEASON}:"),
+        (["--sports", "soccer", "--seasons", UNKNOWN_SEASON], 5, "sport soccer, season"),
+        # An empty date range is an answer: nothing to copy, nothing wrong.
+        (["--sports", "soccer", "--date-from", "1990-01-01", "--date-to", "1990-01-31"], 0, ""),
+    ],
+    ids=["unknown sport", "one unknown sport", "unknown season", "season of no sport", "dates"],
+)
+def test_a_run_that_finds_nothing_asked_for_exits_5_and_says_why(
+    args: list[str], code: int, said: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "nothing.sqlite"
+    result = CliRunner().invoke(app, ["--emulator", "--emulator-scale", "fixtures_per_season=2",
+                                      "backfill", "--db", str(db), "--json", *args])  # fmt: skip
+    assert result.exit_code == code, result.output
+    assert msgspec.json.decode(result.stdout)["finished"] is True
+    if said:
+        assert result.stderr.count("\n") == 1 and said in result.stderr
+    else:
+        assert result.stderr == ""
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_resumed_run_still_reports_the_listings_that_answered_404(
+    sports_emulator: Emulator, tmp_path: Path
+) -> None:
+    db = tmp_path / "resumed.sqlite"
+    scope = Scope(("curling", "soccer"), page_size=5)
+
+    class StopAfterSomeActions:
+        def add(self, phase: str, total: int) -> None:
+            pass
+
+        def advance(self, phase: str, n: int = 1) -> None:
+            if phase == "actions":
+                work.stop()
+
+        def settle(self, phase: str) -> None:
+            pass
+
+    async with sports_emulator.client() as client:
+        work = Backfill(client, db, scope, progress=StopAfterSomeActions())
+        first = await work.run()
+        assert first.interrupted and first.not_found == ["curling"]
+        again = await Backfill(client, db, scope).run()
+    assert again.resumed and again.finished
+    assert again.not_found == ["curling"]  # from the first run's checkpoint, not asked again
 
 
 # ------------------------------------------------------------------ failures, in process

@@ -9,6 +9,7 @@ keywords of :class:`asyncsports.backfill.Backfill`.
 import dataclasses
 import datetime as dt
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -28,13 +29,14 @@ from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
-from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope
+from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
+from asyncsports.errors import NotFoundError
 
 from .app import command
 from .interrupts import interrupts
 from .options import Settings, date_option, day
-from .running import INTERRUPTED, describe, exit_code, run, say, stderr
+from .running import INTERRUPTED, code_for, describe, exit_code, run, say, stderr
 
 
 class _Rate(ProgressColumn):
@@ -118,7 +120,37 @@ def _resume_line(db: Path) -> str:
     return f"asyncsports: interrupted; run the same command again to resume ({db})"
 
 
-@command()
+def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
+    """What the user asked for that the service does not have, every listing of it
+    having answered 404: a sport named with --sports, a --seasons id, or, when every
+    listing answered 404, those listings. A run then did nothing it was asked to."""
+    gone = set(report.not_found)
+    listings = scope.listings()
+
+    def absent(these: Iterable[tuple[str, str | None]]) -> bool:
+        return all(listing_key(sport, season) in gone for sport, season in these)
+
+    missing = [f"season {season}" for season in dict.fromkeys(scope.seasons)
+               if absent(p for p in listings if p[1] == season)]  # fmt: skip
+    if named_sports:
+        missing[:0] = [f"sport {sport}" for sport in dict.fromkeys(scope.sports)
+                       if absent(p for p in listings if p[0] == sport)]  # fmt: skip
+    if not missing and gone and absent(listings):
+        missing = list(report.not_found)
+    return missing
+
+
+NOT_FOUND = code_for(NotFoundError)
+
+EPILOG = (
+    f"A run that finds nothing it was asked for exits {NOT_FOUND}: a --sports value or a "
+    "--seasons id the service answers 404 for (every listing of it), or every listing "
+    "answering 404. The rest of the run is done and kept. A date range without fixtures "
+    "is an answer, not a mistake: it exits 0 with no rows."
+)
+
+
+@command(epilog=EPILOG)
 def backfill(
     sports: Annotated[
         list[str] | None,
@@ -176,3 +208,10 @@ def backfill(
             f"{describe(first)}; run the same command again to retry them"
         )
         raise typer.Exit(exit_code(first))
+    missing = _missing(scope, report, named_sports=bool(sports))
+    if missing:
+        say(
+            f"asyncsports: error: not found (404): {', '.join(missing)}: "
+            f"check the sport names and season ids"
+        )
+        raise typer.Exit(NOT_FOUND)

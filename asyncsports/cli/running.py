@@ -27,8 +27,10 @@ __all__ = [
     "EXIT_CODES",
     "INTERRUPTED",
     "PIPE_CLOSED",
+    "TERMINATED",
     "ConfigError",
     "client_kwargs",
+    "code_for",
     "describe",
     "emulator_scale",
     "exit_code",
@@ -72,7 +74,8 @@ HINTS: dict[type[BaseException], str] = {
     errors.RateLimitError: "lower --rate-limit",
     errors.ServerError: "the service failed; try again later",
 }
-INTERRUPTED = 130
+INTERRUPTED = 130  # 128 + SIGINT; a command stopped by SIGTERM exits 128 + 15
+TERMINATED = 143
 PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
 
 
@@ -289,14 +292,19 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def exit_code(exc: BaseException) -> int:
-    """The exit code for an error (see EXIT_CODES)."""
+def code_for(error: type[BaseException]) -> int:
+    """The exit code for an error class (see EXIT_CODES)."""
     for cls, code, _ in EXIT_CODES:
-        if isinstance(exc, cls):
+        if issubclass(error, cls):
             return code
-    if isinstance(exc, ValueError):
+    if issubclass(error, ValueError):
         return 2  # the library's argument checks: a bad sport name, id or date
     return 1
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code for an error (see EXIT_CODES)."""
+    return code_for(type(exc))
 
 
 def _unreachable(exc: errors.TransportError) -> str:
