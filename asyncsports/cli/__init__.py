@@ -8,6 +8,7 @@ typer app and the one way a command runs), and the commands: ``data``, ``snooker
 ``events``, ``backfill``, ``emulator``.
 """
 
+import atexit
 import os
 import sys
 
@@ -38,7 +39,6 @@ def main() -> None:
     """The console script."""
     # First thing: from here to the end of the process no signal raises (interrupts.py).
     interrupts.install()
-    try:
-        app()
-    finally:
-        interrupts.ignore()
+    # While Python exits, SIG_IGN: it resets handlers to the defaults as it finalizes.
+    atexit.register(interrupts.ignore)
+    app()

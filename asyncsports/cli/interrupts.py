@@ -21,7 +21,7 @@ each signal into a decision taken on the event loop:
 
 A signal before the command's loop starts keeps the command from starting; one after
 its loop has ended is noted (the outcome is already decided) and counts towards the
-third; once ``main()`` returns, they are ignored while Python exits. The exit code of an interrupted command is 128 + the first signal's number:
+third; once Python exits (atexit), they are ignored. The exit code of an interrupted command is 128 + the first signal's number:
 130 for SIGINT, 143 for SIGTERM.
 """
 
@@ -91,11 +91,11 @@ class Interrupts:
                 signal.signal(sig, handler)
 
     def ignore(self) -> None:
-        """Ignore the signals from now on: the command has ended, its exit code is set.
+        """Ignore the signals from now on: the process is exiting, its exit code is set.
 
-        For the rest of the process's exit: Python resets its handlers to the defaults
-        while it finalizes, when a signal would kill the process (-SIGINT, not 130).
-        SIG_IGN it leaves alone.
+        Python resets signal handlers to the defaults while it finalizes, after atexit;
+        a signal then would kill the process (-SIGINT rather than 130). SIG_IGN it
+        leaves alone.
         """
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)

@@ -10,6 +10,7 @@ import sys
 import traceback
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -29,6 +30,7 @@ __all__ = [
     "PIPE_CLOSED",
     "TERMINATED",
     "ConfigError",
+    "OutputFileError",
     "client_kwargs",
     "code_for",
     "describe",
@@ -39,11 +41,24 @@ __all__ = [
     "say",
     "setup_logging",
     "stderr",
+    "write_file",
 ]
 
 
 class ConfigError(Exception):
     """The command line or environment does not say how to reach the service."""
+
+
+class OutputFileError(Exception):
+    """A file the user named for output (``--save``) cannot be written."""
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``; OutputFileError naming the path if the system refuses."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 # Most specific class first: the first that matches gives the code. Codes are a
@@ -61,6 +76,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.TransportError, 10, "host unreachable or connection lost"),
     (errors.DecodeError, 11, "undecodable response"),
     (errors.SinkError, 13, "unusable --db file"),
+    (OutputFileError, 17, "unwritable output file (--save)"),
     (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
     (errors.NoRecordError, 15, "a response without the record asked for"),
     (errors.PagingError, 16, "a server that breaks the paging contract"),
