@@ -554,7 +554,7 @@ SEQUENCES: list[tuple[tuple[float, signal.Signals], ...]] = [
 ]
 # From the moment the command handles signals to about the end of a run (two sports,
 # slowed down by the rate limit), each delay with the next sequence.
-DELAYS = [round(i * 2.0 / 15, 3) for i in range(16)]
+DELAYS = [round(i * 2.0 / 13, 3) for i in range(14)]
 SIGNALED = ("--sports", "basketball", "--sports", "soccer", "--rate-limit", "20")
 # All a signal may add to stderr: the first one's notice, and the line saying how to resume.
 NOTICES = ("asyncsports: stopping: saving what is fetched", "asyncsports: interrupted")
@@ -632,7 +632,7 @@ async def test_any_signals_at_any_moment_end_the_command_quickly_and_resumably(
             what = f"{[s.name for s in got.sent]} at {delay} s: {got.stderr!r}"
             assert not [line for line in got.stderr.splitlines()
                         if not line.startswith(NOTICES)], what  # fmt: skip
-            assert got.seconds < 10, what  # a few seconds, on a loaded machine
+            assert got.seconds < 20, what  # a few seconds: generous for a loaded machine
             if got.returncode == 0:  # the run ended before the signal could stop it
                 assert msgspec.json.decode(got.stdout)["finished"] is True, what
                 phases["after the end"] += 1

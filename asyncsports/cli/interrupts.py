@@ -3,13 +3,13 @@
 Python's own SIGINT handler raises KeyboardInterrupt between any two bytecodes, and
 SIGTERM's default kills the process on the spot. In an asyncio program the first can
 land inside the event loop's shutdown (``shutdown_default_executor`` never awaited),
-inside a worker thread's hand-off to the loop (a thread left waiting for a loop that
-no longer runs, and an interpreter that waits for that thread at exit: the hang) or
-after the work is done (a bare KeyboardInterrupt). So a command never lets either
-signal raise anything. :data:`interrupts` owns both signals for the whole life of the
-process (``main()`` installs it first thing; :func:`running.run` installs it around a
-command run in a process whose handlers are someone else's, as tests do) and turns
-each signal into a decision taken on the event loop:
+or cut that shutdown short before it tells a non-daemon worker thread to stop, so the
+thread waits on its queue for ever and the interpreter waits for the thread at exit
+(the hang), or come after the work is done (a bare KeyboardInterrupt). So a command
+never lets either signal raise anything. :data:`interrupts` owns both signals for the
+whole life of the process (``main()`` installs it first thing; :func:`running.run`
+installs it around a command run in a process whose handlers are someone else's, as
+tests do) and turns each signal into a decision taken on the event loop:
 
 1. the first signal stops the command gracefully: what it registered with
    :meth:`Interrupts.stopping` runs (the backfill commits what it fetched and returns
@@ -21,8 +21,11 @@ each signal into a decision taken on the event loop:
 
 A signal before the command's loop starts keeps the command from starting; one after
 its loop has ended is noted (the outcome is already decided) and counts towards the
-third; once Python exits (atexit), they are ignored. The exit code of an interrupted command is 128 + the first signal's number:
-130 for SIGINT, 143 for SIGTERM.
+third; once Python exits (atexit), they are ignored. The exit code of an interrupted
+command is 128 + the first signal's number: 130 for SIGINT, 143 for SIGTERM.
+
+Before ``main()`` runs (the interpreter starting, ``import asyncsports``), Python's
+defaults still apply.
 """
 
 from __future__ import annotations
