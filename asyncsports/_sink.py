@@ -11,13 +11,15 @@ whether its last run finished; ``checkpoints`` lists the units done by the curre
 ``job_fixtures`` lists the fixtures the job's listings returned, so that a resumed run
 knows which fixtures' actions and statistics it still owes without listing them again.
 
-A :class:`Sink` is one ``sqlite3`` connection: use it from one thread only.
+A :class:`Sink` is one ``sqlite3`` connection: use it from one thread only, except
+:meth:`Sink.interrupt`, which another thread calls to abort what it is doing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,10 +212,13 @@ _UPSERT = {table: _upsert_sql(table) for table in TABLES}
 
 
 class Sink:
-    """An open backfill database. Create, use and close it on one thread."""
+    """An open backfill database. Create, use and close it on one thread (interrupt it
+    from any)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._closing = threading.Lock()  # interrupt() never touches a closed connection
+        self._closed = False
         try:
             # Autocommit mode: transactions are explicit (BEGIN ... COMMIT) in write().
             self._db = sqlite3.connect(self.path, isolation_level=None)
@@ -246,8 +251,20 @@ class Sink:
         return any(n not in ours and not n.startswith("sqlite_") for n in names)
 
     def close(self) -> None:
-        """Close the connection."""
-        self._db.close()
+        """Close the connection (an unfinished transaction is rolled back)."""
+        with self._closing:
+            self._closed = True
+            self._db.close()
+
+    def interrupt(self) -> None:
+        """Abort the statement running now, if any; callable from any thread.
+
+        The statement fails (its transaction rolls back: SinkError in the thread using
+        the sink), so what is committed is exactly what was before it.
+        """
+        with self._closing:
+            if not self._closed:
+                self._db.interrupt()
 
     def start(self, job: str, *, restart: bool = False) -> JobState:
         """Begin a run of ``job``: resume its unfinished run, else start it afresh.

@@ -16,18 +16,19 @@ clean run gives. A run of a job whose last run finished starts it afresh and ups
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import queue
+import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 from anyio.abc import ObjectSendStream, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream
 
@@ -151,7 +152,8 @@ class Report:
     without_statistics: int = 0
     """Started fixtures the service has no statistics for yet (404)."""
     not_found: list[str] = field(default_factory=list)
-    """Listings that answered 404 (a season id of another sport, say)."""
+    """Listings that answered 404 (a season id of another sport, say), as
+    ``sport`` or ``sport/seasons/id``; also those of the interrupted run it resumed."""
     failed: list[tuple[str, AsyncSportsError]] = field(default_factory=list)
     requests: int = 0
     retries: int = 0
@@ -183,30 +185,64 @@ class Report:
         }
 
 
+JOIN_TIMEOUT = 5.0
+"""Seconds a cancelled run waits for the writer thread to abandon its work (it takes
+milliseconds; only SQLite waiting on another process's lock takes longer)."""
+
+
 class _Writer:
     """The one thread that owns the database: units come in through a queue and are
     committed in batches, each batch one transaction, so the event loop never waits on
-    SQLite. At most ``pending`` units wait in the queue (back pressure on the fetchers)."""
+    SQLite. At most ``pending`` units wait in the queue (back pressure on the fetchers).
+
+    The thread never waits on the event loop: it reports to it with
+    ``call_soon_threadsafe`` (the database is open, units are written, it has ended),
+    and blocks only on its queue and on SQLite. So it ends whatever the loop is doing,
+    as soon as :meth:`close` (write what is queued, then stop) or a cancellation (drop
+    what is queued, abort the statement running) tells it to; and the loop always waits
+    for its end before going on, so the database is never closed under it (the thread
+    closes it itself, last). It is a daemon thread: should a cancelled run give up
+    waiting for it (after JOIN_TIMEOUT), the process can still exit, and SQLite keeps
+    only committed transactions.
+    """
 
     def __init__(self, path: Path, job: str, *, restart: bool, pending: int) -> None:
         self.path = path
         self.job = job
         self.restart = restart
+        self.pending = pending
         self.written: Counter[str] = Counter()
         self.rows: dict[str, int] = {}
         self._queue: queue.SimpleQueue[Unit | None] = queue.SimpleQueue()
-        self._slots = anyio.Semaphore(pending)
         self._finished = False
-        self._ready = anyio.Event()
+        self._abandoned = threading.Event()
+        self._sink: Sink | None = None
         self._state = JobState(resumed=False)
+        self._error: BaseException | None = None
 
     async def run(self, *, task_status: TaskStatus[JobState]) -> None:
-        """Run the writer thread; reports the job's state once the database is open."""
-        async with anyio.create_task_group() as tg:
-            # Not cancellable: on cancellation the thread still commits what is queued.
-            tg.start_soon(anyio.to_thread.run_sync, self._thread)
+        """Run the writer thread; reports the job's state once the database is open.
+
+        Returns when the thread has ended (after :meth:`close`); raises what made it
+        fail. Cancelled, it makes the thread abandon its work and waits for it to end.
+        """
+        self._loop = asyncio.get_running_loop()
+        self._slots = anyio.Semaphore(self.pending)
+        self._ready = anyio.Event()
+        self._ended = anyio.Event()
+        threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True).start()
+        try:
             await self._ready.wait()
-            task_status.started(self._state)
+            if self._error is None:
+                task_status.started(self._state)
+            await self._ended.wait()
+        except BaseException:
+            self._abandon()
+            with anyio.move_on_after(JOIN_TIMEOUT, shield=True):
+                await self._ended.wait()
+            raise
+        if self._error is not None:
+            raise self._error
 
     async def put(self, unit: Unit) -> None:
         """Queue a unit for writing (waits while the queue is full)."""
@@ -218,38 +254,65 @@ class _Writer:
         self._finished = finished
         self._queue.put(None)
 
+    def _abandon(self) -> None:
+        """Stop at once: drop what is queued, abort the statement running."""
+        self._abandoned.set()
+        self._queue.put(None)
+        sink = self._sink
+        if sink is not None:
+            sink.interrupt()
+
     def _release(self, n: int) -> None:
         for _ in range(n):
             self._slots.release()
 
+    def _tell(self, callback: Callable[..., object], *args: object) -> None:
+        """Run ``callback`` on the loop, without waiting for it (from the thread)."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            self._loop.call_soon_threadsafe(callback, *args)
+
     def _thread(self) -> None:
-        sink = Sink(self.path)
         try:
-            self._state = sink.start(self.job, restart=self.restart)
-            anyio.from_thread.run_sync(self._ready.set)
-            closing = False
-            while not closing:
-                units: list[Unit] = []
-                item = self._queue.get()
-                while item is not None:
-                    units.append(item)
-                    if len(units) >= 500:
-                        break
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                closing = item is None
-                if units:
-                    sink.write(self.job, units)
-                    for unit in units:
-                        self.written[unit.table] += len(unit.rows)
-                    anyio.from_thread.run_sync(self._release, len(units))
-            if self._finished:
-                sink.finish(self.job)
-            self.rows = sink.counts()
+            sink = self._sink = Sink(self.path)
+            try:
+                if self._abandoned.is_set():
+                    return
+                self._state = sink.start(self.job, restart=self.restart)
+                self._tell(self._ready.set)
+                self._write(sink)
+            finally:
+                self._sink = None
+                sink.close()
+        except BaseException as exc:
+            self._error = exc
         finally:
-            sink.close()
+            self._tell(self._ready.set)
+            self._tell(self._ended.set)
+
+    def _write(self, sink: Sink) -> None:
+        closing = False
+        while not closing:
+            units: list[Unit] = []
+            item = self._queue.get()
+            while item is not None:
+                units.append(item)
+                if len(units) >= 500:
+                    break
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            closing = item is None
+            if self._abandoned.is_set():
+                return
+            if units:
+                sink.write(self.job, units)
+                for unit in units:
+                    self.written[unit.table] += len(unit.rows)
+                self._tell(self._release, len(units))
+        if self._finished:
+            sink.finish(self.job)
+        self.rows = sink.counts()
 
 
 class Backfill:
@@ -284,10 +347,17 @@ class Backfill:
         self._done: frozenset[str] = frozenset()
         self._offered: set[str] = set()
         self._fatal: AsyncSportsError | None = None
+        self._ran = False
         self._writer = _Writer(Path(db), scope.key, restart=restart, pending=4 * concurrency)
 
     def stop(self) -> None:
-        """End the run early (call it from the event loop, say on SIGINT)."""
+        """End the run early (call it from the event loop, say on SIGINT).
+
+        What is fetched is committed, and the report says ``interrupted``. Called before
+        :meth:`run`, the run stops as soon as the database is open; after it, nothing.
+        """
+        if self._ran:
+            return
         self.report.interrupted = True
         self._scope.cancel()
 
@@ -299,13 +369,18 @@ class Backfill:
         try:
             async with anyio.create_task_group() as tg:
                 state: JobState = await tg.start(self._writer.run)
+                finished = False
                 try:
                     with self._scope:
                         await self._work(state)
+                    finished = report.finished and self._fatal is None
                 finally:
-                    self._writer.close(finished=report.finished and self._fatal is None)
+                    # Not finished when cancelled from outside either: the job resumes.
+                    self._writer.close(finished=finished)
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
+        finally:
+            self._ran = True
         report.rows = self._writer.rows
         report.written = self._writer.written
         report.requests = self.client.requests_sent - requests
@@ -374,6 +449,9 @@ class Backfill:
             key = listing_key(sport, season)
             if f"listed {key}" in self._done:
                 return
+            if f"missing {key}" in self._done:  # a 404 of the interrupted run
+                self.report.not_found.append(key)
+                return
             prefix = f"page {key} "
             pages = {int(u[len(prefix) :]) for u in self._done if u.startswith(prefix)}
             listing = self.client.fixtures.list(
@@ -397,6 +475,8 @@ class Backfill:
                             await self._offer(send, sport, fid, f.status, f.fixture_deleted)
             except NotFoundError:
                 self.report.not_found.append(key)
+                await self._save(Unit(f"missing {key}", "fixtures"))
+                return
             except AsyncSportsError as exc:
                 self._failed(f"listing {key}", exc)
                 return

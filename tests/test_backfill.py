@@ -3,6 +3,7 @@ in process and as the `asyncsports backfill` command killed with SIGKILL and run
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import os
 import shutil
@@ -10,14 +11,19 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import msgspec
 import pytest
 from samples import FIXTURE_ID, STATISTICS, action, fixture
+from typer.testing import CliRunner
 
 from asyncsports._sink import (
     TABLES,
@@ -29,6 +35,7 @@ from asyncsports._sink import (
     statistics_row,
 )
 from asyncsports.backfill import Backfill, Scope, first_missing, started
+from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
@@ -384,6 +391,62 @@ def test_a_bad_db_file_is_one_line_and_exit_13(tmp_path: Path) -> None:
     assert db.read_text().startswith("my notes")
 
 
+UNKNOWN_SEASON = "00000000-0000-0000-0000-000000000001"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["--sports", "curling"], 5, "not found (404): sport curling: check the sport"),
+        (["--sports", "soccer", "--sports", "curling"], 5, "not found (404): sport curling:"),
+        (["--seasons", UNKNOWN_SEASON], 5, f"not found (404): season {UNKNOWN_SEASON}:"),
+        (["--sports", "soccer", "--seasons", UNKNOWN_SEASON], 5, "sport soccer, season"),
+        # An empty date range is an answer: nothing to copy, nothing wrong.
+        (["--sports", "soccer", "--date-from", "1990-01-01", "--date-to", "1990-01-31"], 0, ""),
+    ],
+    ids=["unknown sport", "one unknown sport", "unknown season", "season of no sport", "dates"],
+)
+def test_a_run_that_finds_nothing_asked_for_exits_5_and_says_why(
+    args: list[str], code: int, said: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "nothing.sqlite"
+    result = CliRunner().invoke(app, ["--emulator", "--emulator-scale", "fixtures_per_season=2",
+                                      "backfill", "--db", str(db), "--json", *args])  # fmt: skip
+    assert result.exit_code == code, result.output
+    assert msgspec.json.decode(result.stdout)["finished"] is True
+    if said:
+        assert result.stderr.count("\n") == 1 and said in result.stderr
+    else:
+        assert result.stderr == ""
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_resumed_run_still_reports_the_listings_that_answered_404(
+    sports_emulator: Emulator, tmp_path: Path
+) -> None:
+    db = tmp_path / "resumed.sqlite"
+    scope = Scope(("curling", "soccer"), page_size=5)
+
+    class StopAfterSomeActions:
+        def add(self, phase: str, total: int) -> None:
+            pass
+
+        def advance(self, phase: str, n: int = 1) -> None:
+            if phase == "actions":
+                work.stop()
+
+        def settle(self, phase: str) -> None:
+            pass
+
+    async with sports_emulator.client() as client:
+        work = Backfill(client, db, scope, progress=StopAfterSomeActions())
+        first = await work.run()
+        assert first.interrupted and first.not_found == ["curling"]
+        again = await Backfill(client, db, scope).run()
+    assert again.resumed and again.finished
+    assert again.not_found == ["curling"]  # from the first run's checkpoint, not asked again
+
+
 # ------------------------------------------------------------------ failures, in process
 
 
@@ -445,3 +508,143 @@ async def test_stop_ends_the_run_with_a_report(sports_emulator: Emulator, tmp_pa
     assert report.interrupted and not report.finished
     assert report.rows["actions"] > 0 and report.units < 200
     assert snapshot(db)["jobs"][0][1] == 0
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_run_cancelled_from_outside_stays_resumable_and_leaves_no_thread(
+    sports_emulator: Emulator, clean: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    db = tmp_path / "cancelled.sqlite"
+
+    class CancelAfter:
+        def add(self, phase: str, total: int) -> None:
+            pass
+
+        def advance(self, phase: str, n: int = 1) -> None:
+            if phase == "actions":
+                scope.cancel()
+
+        def settle(self, phase: str) -> None:
+            pass
+
+    async with sports_emulator.client() as client:
+        with anyio.CancelScope() as scope:
+            await Backfill(client, db, Scope(page_size=5), progress=CancelAfter()).run()
+        assert scope.cancelled_caught
+        assert not [t for t in threading.enumerate() if t.name == "asyncsports-writer"]
+        assert snapshot(db)["jobs"][0][1] == 0  # unfinished: the next run resumes it
+        again = await Backfill(client, db, Scope(page_size=5)).run()
+    assert again.resumed and again.finished
+    assert snapshot(db) == snapshot(clean[0])
+
+
+# ------------------------------------------------------------------ signals at any moment
+
+# What a user (Ctrl-C, once or in a hurry) or a supervisor (SIGTERM) sends: the gap
+# before each signal, in seconds.
+SIGINT, SIGTERM = signal.SIGINT, signal.SIGTERM
+SEQUENCES: list[tuple[tuple[float, signal.Signals], ...]] = [
+    ((0, SIGINT),),
+    ((0, SIGINT), (0.05, SIGINT)),
+    ((0, SIGINT), (0.3, SIGINT)),
+    ((0, SIGTERM),),
+    ((0, SIGINT), (0.1, SIGTERM)),
+    ((0, SIGINT), (0.02, SIGINT), (0.02, SIGINT)),
+    ((0, SIGTERM), (0.1, SIGTERM)),
+]
+# From the moment the command handles signals to about the end of a run (two sports,
+# slowed down by the rate limit), each delay with the next sequence.
+DELAYS = [round(i * 2.0 / 13, 3) for i in range(14)]
+SIGNALED = ("--sports", "basketball", "--sports", "soccer", "--rate-limit", "20")
+# All a signal may add to stderr: the first one's notice, and the line saying how to resume.
+NOTICES = ("asyncsports: stopping: saving what is fetched", "asyncsports: interrupted")
+
+
+def handles_sigterm(pid: int) -> bool:
+    """Whether the process catches SIGTERM: the command has installed its handler
+    (before that, Python's defaults apply: the process is still importing)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+
+
+@dataclass
+class Signaled:
+    db: Path
+    sent: list[signal.Signals]
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    """From the last signal to the end of the process."""
+
+
+def send_signals(
+    db: Path, delay: float, sequence: tuple[tuple[float, signal.Signals], ...]
+) -> Signaled:
+    proc = subprocess.Popen(command(db, *SIGNALED), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not handles_sigterm(proc.pid):
+        assert proc.poll() is None, "the command ended without ever handling SIGTERM"
+        assert time.monotonic() < deadline, "the command never installed its handler"
+        time.sleep(0.002)
+    time.sleep(delay)
+    sent = []
+    for gap, sig in sequence:
+        time.sleep(gap)
+        if proc.poll() is None:
+            proc.send_signal(sig)
+            sent.append(sig)
+    last = time.monotonic()
+    try:
+        # Generous: it only turns a hang into a failure.
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"hung after {[s.name for s in sent]} at {delay} s; stderr: {err}")
+    return Signaled(db, sent, proc.returncode, out, err, time.monotonic() - last)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/PID/status")
+@pytest.mark.emulator(**SCALE)
+async def test_any_signals_at_any_moment_end_the_command_quickly_and_resumably(
+    sports_emulator: Emulator, tmp_path: Path
+) -> None:
+    cases = [(tmp_path / f"signaled-{i}.sqlite", delay, SEQUENCES[i % len(SEQUENCES)])
+             for i, delay in enumerate(DELAYS)]  # fmt: skip
+
+    def send_all() -> list[Signaled]:
+        # Four at a time: on two cores, more would all still be starting when signaled.
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            return list(pool.map(lambda case: send_signals(*case), cases))
+
+    results = await anyio.to_thread.run_sync(send_all)
+    scope = Scope(("basketball", "soccer"), page_size=5)  # the command's job
+    async with sports_emulator.client() as client:
+        reference = await Backfill(client, tmp_path / "clean.sqlite", scope).run()
+        phases: Counter[str] = Counter()
+        for (_, delay, _), got in zip(cases, results, strict=True):
+            what = f"{[s.name for s in got.sent]} at {delay} s: {got.stderr!r}"
+            assert not [line for line in got.stderr.splitlines()
+                        if not line.startswith(NOTICES)], what  # fmt: skip
+            assert got.seconds < 20, what  # a few seconds: generous for a loaded machine
+            if got.returncode == 0:  # the run ended before the signal could stop it
+                assert msgspec.json.decode(got.stdout)["finished"] is True, what
+                phases["after the end"] += 1
+            else:
+                assert got.sent and got.returncode == 128 + got.sent[0], what
+                assert "asyncsports: interrupted" in got.stderr, what
+                if got.stdout:  # stopped gracefully: the summary says so
+                    assert msgspec.json.decode(got.stdout)["interrupted"] is True, what
+                done = checkpoints(got.db)
+                phases["before any unit" if done == 0 else "partial"] += 1
+            again = await Backfill(client, got.db, scope).run()
+            assert again.finished, what
+            assert snapshot(got.db) == snapshot(reference.db), what
+    # The delays did reach into the work itself, not just its start.
+    assert phases["partial"] >= 1, phases

@@ -6,6 +6,7 @@ ASYNCSPORTS_* environment variables, as a user's shell would; a few use --emulat
 
 from __future__ import annotations
 
+import atexit
 import base64
 import logging
 import os
@@ -20,6 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -30,7 +32,7 @@ from typer.testing import CliRunner
 import asyncsports.emulator
 from asyncsports import errors
 from asyncsports.cli import app, main
-from asyncsports.cli.running import describe, exit_code
+from asyncsports.cli.running import OutputFileError, describe, exit_code
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
 from asyncsports.models import Action, Fixture, Standings, Statistics, decode
@@ -488,6 +490,7 @@ def test_client_limits_have_their_exit_codes(
         (errors.NoRecordError("no record in the body", url="/x"), 15, "no record in the body"),
         (errors.PagingError("page 3 repeats page 2"), 16, "page 3 repeats page 2"),
         (errors.SinkError("cannot use db"), 13, "cannot use db"),
+        (OutputFileError("cannot write x.png: Permission denied"), 17, "cannot write x.png"),
         (errors.DecodeError("bad"), 11, "bad"),
         (errors.AsyncSportsError("odd"), 12, "odd"),
         (ValueError("sport: expected"), 2, "sport: expected"),
@@ -500,6 +503,22 @@ def test_each_error_class_has_a_code_and_a_description(
 ) -> None:
     assert exit_code(error) == code
     assert text in describe(error)
+
+
+@pytest.mark.parametrize("where", ["missing/image.png", "a-file/image.png"])
+def test_an_unwritable_save_path_is_one_line_naming_it_and_exit_17(
+    where: str, invoke: Callable[..., Result], tmp_path: Path
+) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    path = tmp_path / where
+    result = invoke("--emulator", "snooker", "player-info", "163", "1000", "--save", str(path))
+    assert result.exit_code == 17, result.output
+    assert result.stderr.startswith(f"asyncsports: error: cannot write {path}: ")
+    assert result.stderr.count("\n") == 1 and "internal error" not in result.stderr
+    saved = tmp_path / "image.png"
+    assert invoke("--emulator", "snooker", "player-info", "163", "1000",
+                  "--save", str(saved)).exit_code == 0  # fmt: skip
+    assert saved.stat().st_size > 0
 
 
 def test_the_timeout_wording_comes_from_the_class_not_the_message() -> None:
@@ -520,7 +539,14 @@ def test_logging_is_set_up_once_per_process(invoke: Callable[..., Result]) -> No
 
 def test_main_is_the_app_run_twice_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", ["asyncsports", "--version"])
-    for _ in range(2):
-        with pytest.raises(SystemExit) as exit:
-            main()
-        assert exit.value.code == 0
+    # main() takes SIGINT and SIGTERM for the rest of the process: give them back.
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr(atexit, "register", lambda *args: None)
+    try:
+        for _ in range(2):
+            with pytest.raises(SystemExit) as exit:
+                main()
+            assert exit.value.code == 0
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)

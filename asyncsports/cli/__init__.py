@@ -8,6 +8,7 @@ typer app and the one way a command runs), and the commands: ``data``, ``snooker
 ``events``, ``backfill``, ``emulator``.
 """
 
+import atexit
 import os
 import sys
 
@@ -26,6 +27,7 @@ except ModuleNotFoundError as exc:  # the library is installed without its cli e
 # order of --help.
 from . import data, snooker, events, emulator, backfill  # noqa: F401, I001
 from .app import app
+from .interrupts import interrupts
 from .running import EXIT_CODES, ConfigError
 
 __all__ = ["EXIT_CODES", "ConfigError", "app", "main"]
@@ -35,4 +37,8 @@ del rich, typer
 
 def main() -> None:
     """The console script."""
+    # First thing: from here to the end of the process no signal raises (interrupts.py).
+    interrupts.install()
+    # While Python exits, SIG_IGN: it resets handlers to the defaults as it finalizes.
+    atexit.register(interrupts.ignore)
     app()

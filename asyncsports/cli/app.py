@@ -19,7 +19,7 @@ from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 
 from .options import Settings, with_globals
-from .running import INTERRUPTED, PIPE_CLOSED, exit_codes_text, run
+from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
 from .views import show, show_changes, show_list
 
 __all__ = ["EPILOG", "Query", "app", "command", "perform", "snooker_app"]
@@ -32,7 +32,8 @@ EPILOG = (
     "it, wire field names) with --json or when stdout is not a terminal.\n\n"
     "Exit codes: 0 done · 1 internal error · 2 usage or bad argument · "
     + exit_codes_text()
-    + f" · {INTERRUPTED} interrupted (Ctrl-C) · {PIPE_CLOSED} output pipe closed."
+    + f" · {INTERRUPTED} interrupted (Ctrl-C) · {PIPE_CLOSED} output pipe closed"
+    + f" · {TERMINATED} terminated (SIGTERM)."
 )
 HELP = (
     "Query the sports data service, the snooker proxy and the live stream events "
@@ -118,16 +119,18 @@ def _finish(cfg: Settings, result: Any) -> None:
 
 
 def command(
-    group: typer.Typer = app, name: str | None = None
+    group: typer.Typer = app, name: str | None = None, *, epilog: str | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a command of ``group`` that also takes the global options.
 
     The function returns a :class:`Query`, which is run, or does its own work with
-    the settings it takes as ``cfg`` and returns None.
+    the settings it takes as ``cfg`` and returns None. ``epilog``: what --help says
+    after the options, before the shared text (exit codes of its own, say).
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        group.command(name, epilog=EPILOG)(with_globals(fn, _finish))
+        text = f"{epilog}\n\n{EPILOG}" if epilog else EPILOG
+        group.command(name, epilog=text)(with_globals(fn, _finish))
         return fn
 
     return decorate

@@ -8,13 +8,11 @@ keywords of :class:`asyncsports.backfill.Backfill`.
 
 import dataclasses
 import datetime as dt
-import os
-import signal
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
-import anyio
 import msgspec
 import typer
 from rich import box
@@ -31,12 +29,14 @@ from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
-from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope
+from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
+from asyncsports.errors import NotFoundError
 
 from .app import command
+from .interrupts import interrupts
 from .options import Settings, date_option, day
-from .running import INTERRUPTED, describe, exit_code, run, say, stderr
+from .running import INTERRUPTED, code_for, describe, exit_code, run, say, stderr
 
 
 class _Rate(ProgressColumn):
@@ -88,21 +88,12 @@ def _summary(cfg: Settings, report: Report) -> None:
         console.print(f"Not found (404, skipped): {shown}", style="yellow")
 
 
-async def _stop_on_sigint(work: Backfill, err: Console) -> None:
-    """First Ctrl-C: stop cleanly (what is fetched is committed). Second: quit at once."""
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        first = True
-        async for _ in signals:
-            if not first:
-                # Safe for the database: an uncommitted transaction is simply not there.
-                os._exit(INTERRUPTED)
-            first = False
-            err.print("stopping: saving what is fetched (Ctrl-C again to quit at once)")
-            work.stop()
-
-
 def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool) -> Report:
-    """Run the backfill with progress bars on stderr (a terminal only) and Ctrl-C handling."""
+    """Run the backfill with progress bars on stderr (a terminal only).
+
+    The first SIGINT or SIGTERM stops it cleanly (what is fetched is committed, and the
+    report says interrupted); the second cancels it (see interrupts.py).
+    """
     err = stderr()
     columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
                _Rate(), TimeElapsedColumn())  # fmt: skip
@@ -112,16 +103,54 @@ def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool
         with Bars(*columns, console=err, disable=not err.is_terminal) as bars:
             work = Backfill(client, db, scope, concurrency=concurrency, restart=restart,
                             progress=_BarsProgress(bars))  # fmt: skip
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_stop_on_sigint, work, err)
-                outcome.append(await work.run())
-                tg.cancel_scope.cancel()
 
-    run(cfg, job, max_connections=concurrency)
+            def stop() -> None:
+                err.print("asyncsports: stopping: saving what is fetched "
+                          "(Ctrl-C again to quit at once)")  # fmt: skip
+                work.stop()
+
+            with interrupts.stopping(stop):
+                outcome.append(await work.run())
+
+    run(cfg, job, max_connections=concurrency, interrupted=_resume_line(db))
     return outcome[0]
 
 
-@command()
+def _resume_line(db: Path) -> str:
+    return f"asyncsports: interrupted; run the same command again to resume ({db})"
+
+
+def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
+    """What the user asked for that the service does not have, every listing of it
+    having answered 404: a sport named with --sports, a --seasons id, or, when every
+    listing answered 404, those listings. A run then did nothing it was asked to."""
+    gone = set(report.not_found)
+    listings = scope.listings()
+
+    def absent(these: Iterable[tuple[str, str | None]]) -> bool:
+        return all(listing_key(sport, season) in gone for sport, season in these)
+
+    missing = [f"season {season}" for season in dict.fromkeys(scope.seasons)
+               if absent(p for p in listings if p[1] == season)]  # fmt: skip
+    if named_sports:
+        missing[:0] = [f"sport {sport}" for sport in dict.fromkeys(scope.sports)
+                       if absent(p for p in listings if p[0] == sport)]  # fmt: skip
+    if not missing and gone and absent(listings):
+        missing = list(report.not_found)
+    return missing
+
+
+NOT_FOUND = code_for(NotFoundError)
+
+EPILOG = (
+    f"A run that finds nothing it was asked for exits {NOT_FOUND}: a --sports value or a "
+    "--seasons id the service answers 404 for (every listing of it), or every listing "
+    "answering 404. The rest of the run is done and kept. A date range without fixtures "
+    "is an answer, not a mistake: it exits 0 with no rows."
+)
+
+
+@command(epilog=EPILOG)
 def backfill(
     sports: Annotated[
         list[str] | None,
@@ -151,9 +180,12 @@ def backfill(
     """Copy fixtures, then each started fixture's actions and statistics, into SQLite.
 
     Tables fixtures, actions and statistics hold key columns and the record's JSON
-    (column json); re-running upserts. A run stopped by Ctrl-C (or killed) resumes when
-    the same command is run again.
+    (column json); re-running upserts. A run stopped by Ctrl-C or SIGTERM (or killed)
+    resumes when the same command is run again: the first signal commits what is
+    fetched and exits 130 (SIGTERM: 143), a second one quits without waiting for the
+    work in flight, a third at once.
     """
+    interrupts.message = _resume_line(db)
     scope = Scope(
         sports=tuple(sports or DEFAULT_SPORTS),
         seasons=tuple(seasons or ()),
@@ -167,8 +199,8 @@ def backfill(
     report = _fill(cfg, db, scope, concurrency, restart)
     _summary(cfg, report)
     if report.interrupted:
-        say(f"asyncsports: interrupted; run the same command again to resume ({report.db})")
-        raise typer.Exit(INTERRUPTED)
+        say(_resume_line(report.db))
+        raise typer.Exit(interrupts.code or INTERRUPTED)
     if report.failed:
         unit, first = report.failed[0]
         say(
@@ -176,3 +208,10 @@ def backfill(
             f"{describe(first)}; run the same command again to retry them"
         )
         raise typer.Exit(exit_code(first))
+    missing = _missing(scope, report, named_sports=bool(sports))
+    if missing:
+        say(
+            f"asyncsports: error: not found (404): {', '.join(missing)}: "
+            f"check the sport names and season ids"
+        )
+        raise typer.Exit(NOT_FOUND)

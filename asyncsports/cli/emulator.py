@@ -5,6 +5,8 @@
 import typer
 
 from .app import app
+from .interrupts import interrupts
+from .running import INTERRUPTED
 
 
 @app.command(
@@ -20,4 +22,9 @@ def emulator_command(ctx: typer.Context) -> None:
     """Serve the emulator until Ctrl-C: asyncsports-emulator's options (emulator --help)."""
     from asyncsports.emulator import __main__ as emulator_main
 
+    if interrupts.received:
+        raise typer.Exit(interrupts.code or INTERRUPTED)
+    # The emulator handles SIGINT and SIGTERM itself (stop serving, exit 0).
+    if interrupts.installed_here():
+        interrupts.uninstall()
     raise typer.Exit(emulator_main.main(ctx.args))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -9,9 +10,9 @@ import sys
 import traceback
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
-import anyio
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -20,14 +21,18 @@ from asyncsports import errors
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
+from .interrupts import interrupts
 from .options import Settings
 
 __all__ = [
     "EXIT_CODES",
     "INTERRUPTED",
     "PIPE_CLOSED",
+    "TERMINATED",
     "ConfigError",
+    "OutputFileError",
     "client_kwargs",
+    "code_for",
     "describe",
     "emulator_scale",
     "exit_code",
@@ -36,11 +41,24 @@ __all__ = [
     "say",
     "setup_logging",
     "stderr",
+    "write_file",
 ]
 
 
 class ConfigError(Exception):
     """The command line or environment does not say how to reach the service."""
+
+
+class OutputFileError(Exception):
+    """A file the user named for output (``--save``) cannot be written."""
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``; OutputFileError naming the path if the system refuses."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 # Most specific class first: the first that matches gives the code. Codes are a
@@ -58,6 +76,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.TransportError, 10, "host unreachable or connection lost"),
     (errors.DecodeError, 11, "undecodable response"),
     (errors.SinkError, 13, "unusable --db file"),
+    (OutputFileError, 17, "unwritable output file (--save)"),
     (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
     (errors.NoRecordError, 15, "a response without the record asked for"),
     (errors.PagingError, 16, "a server that breaks the paging contract"),
@@ -71,7 +90,8 @@ HINTS: dict[type[BaseException], str] = {
     errors.RateLimitError: "lower --rate-limit",
     errors.ServerError: "the service failed; try again later",
 }
-INTERRUPTED = 130
+INTERRUPTED = 130  # 128 + SIGINT; a command stopped by SIGTERM exits 128 + 15
+TERMINATED = 143
 PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
 
 
@@ -200,28 +220,58 @@ async def _session(
 
 
 def run(
-    cfg: Settings, job: Job, *, streaming: bool = False, live: bool = False, **options: Any
+    cfg: Settings,
+    job: Job,
+    *,
+    streaming: bool = False,
+    live: bool = False,
+    interrupted: str = "asyncsports: interrupted",
+    **options: Any,
 ) -> None:
     """Run ``job`` with a client for the settings; turn errors into a message and exit code.
 
     ``streaming``: the job uses the events listing; ``live``: it polls for changes;
-    ``options``: more Client keywords. A job's non-zero result is the exit code.
+    ``interrupted``: the line to print when a signal ends the job; ``options``: more
+    Client keywords. A job's non-zero result is the exit code.
+
+    The event loop runs in an :class:`asyncio.Runner`, with SIGINT and SIGTERM handled
+    by :data:`~.interrupts.interrupts` from before it starts until after it is closed:
+    no signal can interrupt the loop's own shutdown (see that module).
     """
     setup_logging(cfg.verbose)
-    try:
-        code = anyio.run(_session, cfg, job, streaming, live, options)
-    except KeyboardInterrupt:
-        say("asyncsports: interrupted")
-        raise typer.Exit(INTERRUPTED) from None
-    except (Exception, BaseExceptionGroup) as exc:
-        if isinstance(_leaf(exc), BrokenPipeError):
-            # The reader went away (`| head`): stop quietly, as `yes | head` does. Point
-            # stdout at devnull so that flushing it at exit does not fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(PIPE_CLOSED) from None
-        fail(cfg, exc)
+    with interrupts.installed():
+        interrupts.message = interrupted
+        try:
+            if interrupts.received:  # before the loop: do not start at all
+                raise asyncio.CancelledError
+            with asyncio.Runner() as runner:
+                code = runner.run(_main(cfg, job, streaming, live, options))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Cancelled at a signal (KeyboardInterrupt: only where the handler could
+            # not be installed, outside the main thread).
+            say(interrupted)
+            raise typer.Exit(interrupts.code or INTERRUPTED) from None
+        except (Exception, BaseExceptionGroup) as exc:
+            if isinstance(_leaf(exc), BrokenPipeError):
+                # The reader went away (`| head`): stop quietly, as `yes | head` does. Point
+                # stdout at devnull so that flushing it at exit does not fail again.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                raise typer.Exit(PIPE_CLOSED) from None
+            fail(cfg, exc)
     if code:
         raise typer.Exit(code)
+
+
+async def _main(
+    cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+) -> int | None:
+    task = asyncio.current_task()
+    assert task is not None
+    interrupts.attach(task)
+    try:
+        return await _session(cfg, job, streaming, live, options)
+    finally:
+        interrupts.detach()
 
 
 class _Stderr(logging.Handler):
@@ -258,14 +308,19 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def exit_code(exc: BaseException) -> int:
-    """The exit code for an error (see EXIT_CODES)."""
+def code_for(error: type[BaseException]) -> int:
+    """The exit code for an error class (see EXIT_CODES)."""
     for cls, code, _ in EXIT_CODES:
-        if isinstance(exc, cls):
+        if issubclass(error, cls):
             return code
-    if isinstance(exc, ValueError):
+    if issubclass(error, ValueError):
         return 2  # the library's argument checks: a bad sport name, id or date
     return 1
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code for an error (see EXIT_CODES)."""
+    return code_for(type(exc))
 
 
 def _unreachable(exc: errors.TransportError) -> str:

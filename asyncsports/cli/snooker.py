@@ -19,6 +19,7 @@ from asyncsports.resources.snooker import SnookerResource as Snooker
 
 from .app import Query, command, snooker_app
 from .options import Limit
+from .running import write_file
 
 
 def _id(value: str) -> int | str:
@@ -133,7 +134,7 @@ def player_info(
     async def ask(client: Client) -> PlayerImage:
         image = await client.snooker.player_info(_id(player), _id(tournament))
         if save is not None:
-            save.write_bytes(image.file_content)
+            write_file(save, image.file_content)
         return image
 
     return Query(ask)
