@@ -156,8 +156,13 @@ def _iso(value: dt.datetime | None) -> str | None:
     return text.removesuffix("+00:00") + "Z"
 
 
-def fixture_row(sport: str, fixture: Fixture) -> tuple[Any, ...]:
-    """The ``fixtures`` row of a fixture."""
+def _text(record: Any, json: bytes | None) -> str:
+    # The JSON as the service sent it keeps every field, even one the models do not know.
+    return json.decode() if json is not None else encode(record).decode()
+
+
+def fixture_row(sport: str, fixture: Fixture, json: bytes | None = None) -> tuple[Any, ...]:
+    """The ``fixtures`` row of a fixture; ``json`` is its wire JSON when known."""
     stage = fixture.stage
     season = stage.season if stage is not None else None
     return (
@@ -168,12 +173,14 @@ def fixture_row(sport: str, fixture: Fixture) -> tuple[Any, ...]:
         fixture.status,
         fixture.name,
         int(fixture.fixture_deleted),
-        encode(fixture).decode(),
+        _text(fixture, json),
     )
 
 
-def action_row(sport: str, fixture_id: str, action: Action) -> tuple[Any, ...]:
-    """The ``actions`` row of an action of fixture ``fixture_id``."""
+def action_row(
+    sport: str, fixture_id: str, action: Action, json: bytes | None = None
+) -> tuple[Any, ...]:
+    """The ``actions`` row of an action of fixture ``fixture_id`` (``json``: as sent)."""
     fa = action.fixture_action
     return (
         fixture_id,
@@ -183,18 +190,20 @@ def action_row(sport: str, fixture_id: str, action: Action) -> tuple[Any, ...]:
         fa.fixture_action_type,
         fa.send_type,
         _iso(fa.timestamp),
-        encode(action).decode(),
+        _text(action, json),
     )
 
 
-def statistics_row(sport: str, fixture_id: str, packet: Statistics) -> tuple[Any, ...]:
-    """The ``statistics`` row of the statistics packet of fixture ``fixture_id``."""
+def statistics_row(
+    sport: str, fixture_id: str, packet: Statistics, json: bytes | None = None
+) -> tuple[Any, ...]:
+    """The ``statistics`` row of fixture ``fixture_id``'s packet (``json``: as sent)."""
     return (
         fixture_id,
         sport,
         packet.seq_num,
         _iso(packet.timestamp),
-        encode(packet).decode(),
+        _text(packet, json),
     )
 
 

@@ -462,16 +462,17 @@ class Backfill:
                 size=self.scope.page_size,
                 resume=ResumeToken(first_missing(pages)),
                 concurrency=2,
+                raw=True,
             )
             try:
                 async with listing:
                     async for page in listing.pages():
                         number = listing.resume_token.page
-                        rows = [fixture_row(sport, f) for f in page]
+                        rows = [fixture_row(sport, f, json) for f, json in page]
                         ids = [row[0] for row in rows]
                         await self._save(Unit(f"{prefix}{number}", "fixtures", rows, members=ids))
                         self._progress.advance("fixtures", len(page))
-                        for f, fid in zip(page, ids, strict=True):
+                        for (f, _), fid in zip(page, ids, strict=True):
                             await self._offer(send, sport, fid, f.status, f.fixture_deleted)
             except NotFoundError:
                 self.report.not_found.append(key)
@@ -497,19 +498,21 @@ class Backfill:
         name = f"{kind} {fid}"
         if kind == "actions":
             try:
-                actions = await self.client.actions.list(sport, fid).collect()
+                actions = await self.client.actions.list(sport, fid, raw=True).collect()
             except NotFoundError:
                 actions = []  # a sport without timelines
             # A timeline may hold an action more than once (a later version of it): the
             # last one is the action as it stands, and the only one stored.
-            rows = {a.fixture_action.action_id: action_row(sport, fid, a) for a in actions}
+            rows = {
+                a.fixture_action.action_id: action_row(sport, fid, a, json) for a, json in actions
+            }
             return Unit(name, kind, list(rows.values()), replace=fid)
         try:
-            packet = await self.client.statistics.get(sport, fid)
+            packet, json = await self.client.statistics.get(sport, fid, raw=True)
         except NotFoundError:
             self.report.without_statistics += 1
             return Unit(name, kind, (), replace=fid)
-        return Unit(name, kind, [statistics_row(sport, fid, packet)], replace=fid)
+        return Unit(name, kind, [statistics_row(sport, fid, packet, json)], replace=fid)
 
     async def _save(self, unit: Unit) -> None:
         await self._writer.put(unit)
