@@ -16,24 +16,21 @@ clean run gives. A run of a job whose last run finished starts it afresh and ups
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime as dt
-import queue
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-from anyio.abc import ObjectSendStream, TaskStatus
+from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from asyncsports._request import Sport
-from asyncsports._sink import JobState, Sink, Unit, action_row, fixture_row, statistics_row
+from asyncsports._sink import JobState, Unit, action_row, fixture_row, statistics_row
+from asyncsports._writer import Writer
 from asyncsports.client import Client
 from asyncsports.errors import (
     AsyncSportsError,
@@ -185,136 +182,6 @@ class Report:
         }
 
 
-JOIN_TIMEOUT = 5.0
-"""Seconds a cancelled run waits for the writer thread to abandon its work (it takes
-milliseconds; only SQLite waiting on another process's lock takes longer)."""
-
-
-class _Writer:
-    """The one thread that owns the database: units come in through a queue and are
-    committed in batches, each batch one transaction, so the event loop never waits on
-    SQLite. At most ``pending`` units wait in the queue (back pressure on the fetchers).
-
-    The thread never waits on the event loop: it reports to it with
-    ``call_soon_threadsafe`` (the database is open, units are written, it has ended),
-    and blocks only on its queue and on SQLite. So it ends whatever the loop is doing,
-    as soon as :meth:`close` (write what is queued, then stop) or a cancellation (drop
-    what is queued, abort the statement running) tells it to; and the loop always waits
-    for its end before going on, so the database is never closed under it (the thread
-    closes it itself, last). It is a daemon thread: should a cancelled run give up
-    waiting for it (after JOIN_TIMEOUT), the process can still exit, and SQLite keeps
-    only committed transactions.
-    """
-
-    def __init__(self, path: Path, job: str, *, restart: bool, pending: int) -> None:
-        self.path = path
-        self.job = job
-        self.restart = restart
-        self.pending = pending
-        self.written: Counter[str] = Counter()
-        self.rows: dict[str, int] = {}
-        self._queue: queue.SimpleQueue[Unit | None] = queue.SimpleQueue()
-        self._finished = False
-        self._abandoned = threading.Event()
-        self._sink: Sink | None = None
-        self._state = JobState(resumed=False)
-        self._error: BaseException | None = None
-
-    async def run(self, *, task_status: TaskStatus[JobState]) -> None:
-        """Run the writer thread; reports the job's state once the database is open.
-
-        Returns when the thread has ended (after :meth:`close`); raises what made it
-        fail. Cancelled, it makes the thread abandon its work and waits for it to end.
-        """
-        self._loop = asyncio.get_running_loop()
-        self._slots = anyio.Semaphore(self.pending)
-        self._ready = anyio.Event()
-        self._ended = anyio.Event()
-        threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True).start()
-        try:
-            await self._ready.wait()
-            if self._error is None:
-                task_status.started(self._state)
-            await self._ended.wait()
-        except BaseException:
-            self._abandon()
-            with anyio.move_on_after(JOIN_TIMEOUT, shield=True):
-                await self._ended.wait()
-            raise
-        if self._error is not None:
-            raise self._error
-
-    async def put(self, unit: Unit) -> None:
-        """Queue a unit for writing (waits while the queue is full)."""
-        await self._slots.acquire()
-        self._queue.put(unit)
-
-    def close(self, *, finished: bool) -> None:
-        """Write what is queued, mark the job finished if ``finished``, and stop."""
-        self._finished = finished
-        self._queue.put(None)
-
-    def _abandon(self) -> None:
-        """Stop at once: drop what is queued, abort the statement running."""
-        self._abandoned.set()
-        self._queue.put(None)
-        sink = self._sink
-        if sink is not None:
-            sink.interrupt()
-
-    def _release(self, n: int) -> None:
-        for _ in range(n):
-            self._slots.release()
-
-    def _tell(self, callback: Callable[..., object], *args: object) -> None:
-        """Run ``callback`` on the loop, without waiting for it (from the thread)."""
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-            self._loop.call_soon_threadsafe(callback, *args)
-
-    def _thread(self) -> None:
-        try:
-            sink = self._sink = Sink(self.path)
-            try:
-                if self._abandoned.is_set():
-                    return
-                self._state = sink.start(self.job, restart=self.restart)
-                self._tell(self._ready.set)
-                self._write(sink)
-            finally:
-                self._sink = None
-                sink.close()
-        except BaseException as exc:
-            self._error = exc
-        finally:
-            self._tell(self._ready.set)
-            self._tell(self._ended.set)
-
-    def _write(self, sink: Sink) -> None:
-        closing = False
-        while not closing:
-            units: list[Unit] = []
-            item = self._queue.get()
-            while item is not None:
-                units.append(item)
-                if len(units) >= 500:
-                    break
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            closing = item is None
-            if self._abandoned.is_set():
-                return
-            if units:
-                sink.write(self.job, units)
-                for unit in units:
-                    self.written[unit.table] += len(unit.rows)
-                self._tell(self._release, len(units))
-        if self._finished:
-            sink.finish(self.job)
-        self.rows = sink.counts()
-
-
 class Backfill:
     """One run of a backfill job. ``await run()`` returns a :class:`Report`.
 
@@ -348,7 +215,7 @@ class Backfill:
         self._offered: set[str] = set()
         self._fatal: AsyncSportsError | None = None
         self._ran = False
-        self._writer = _Writer(Path(db), scope.key, restart=restart, pending=4 * concurrency)
+        self._writer = Writer(Path(db), scope.key, restart=restart, pending=4 * concurrency)
 
     def stop(self) -> None:
         """End the run early (call it from the event loop, say on SIGINT).
