@@ -29,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks one)")
+    p.add_argument("--live-port", type=int, default=None,
+                   help="port of the live feeds (websockets; default port + 1, or 0 with --port 0)")  # fmt: skip
+    p.add_argument("--live-heartbeat", type=float, default=20.0,
+                   help="seconds of silence before a live feed sends a heartbeat (default 20)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
     p.add_argument(
         "--now",
@@ -57,6 +61,8 @@ def describe(emu: Emulator) -> str:
         f"asyncsports emulator, seed {emu.seed}",
         f"  base URL        {emu.base_url}",
         f"  streaming URL   {emu.streaming_url}",
+        f"  live URL        {emu.live_url}",
+        f"  live auth       first message {{\"authToken\": \"{emu.token}\"}}",
         f"  token           {emu.token}",
         f"  Accept          {accept}",
         f"  snooker feed    {emu.snooker_feed}",
@@ -93,6 +99,8 @@ async def _serve(args: argparse.Namespace) -> None:
         token=args.token,
         host=args.host,
         port=args.port,
+        live_port=args.live_port if args.live_port is not None else args.port and args.port + 1,
+        live_heartbeat=args.live_heartbeat,
         fixtures_per_season=args.fixtures_per_season,
         actions_per_fixture=args.actions_per_fixture,
         big_fixture_list=args.big_fixture_list,

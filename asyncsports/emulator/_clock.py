@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 
 __all__ = ["Clock"]
 
@@ -23,6 +24,7 @@ class Clock:
         self._offset = 0.0
         self._running = running
         self._t0 = time.monotonic()
+        self._watchers: list[Callable[[], None]] = []
 
     @property
     def running(self) -> bool:
@@ -49,9 +51,29 @@ class Clock:
         if seconds < 0:
             raise ValueError("the clock only moves forward")
         self._offset += seconds
+        self._notify()
 
     def set(self, when: dt.datetime) -> None:
         """Move the clock to ``when`` (aware), forward or back."""
         if when.tzinfo is None:
             raise ValueError("when must be timezone-aware")
         self._offset += when.timestamp() - self.time()
+        self._notify()
+
+    def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` after each :meth:`advance` or :meth:`set`; returns the undo.
+
+        The live feeds use it to notice a moved clock at once. The callback runs in the
+        caller's thread: one that touches an event loop must hand over thread-safely.
+        """
+        self._watchers.append(callback)
+
+        def unwatch() -> None:
+            if callback in self._watchers:
+                self._watchers.remove(callback)
+
+        return unwatch
+
+    def _notify(self) -> None:
+        for callback in tuple(self._watchers):
+            callback()

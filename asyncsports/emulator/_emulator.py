@@ -13,6 +13,7 @@ from asyncsports.auth import StreamingCredentials
 from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, Service
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._faults import Faults
+from asyncsports.emulator._live import LiveApi, LiveConfig
 from asyncsports.emulator._records import Scale
 from asyncsports.emulator._world import World
 
@@ -56,6 +57,10 @@ class Emulator:
         rate_limit: int | None = None,
         rate_clock: Clock | None = None,
         running_clock: bool = False,
+        live_port: int = 0,
+        live_heartbeat: float = 20.0,
+        live_seq: str = "connection",
+        live_ack: bool = True,
     ) -> None:
         if now.tzinfo is None:
             raise ValueError("now must be timezone-aware")
@@ -89,29 +94,52 @@ class Emulator:
             rate_limit=rate_limit,
             rate_clock=Clock(now, running=True) if rate_clock is None else rate_clock,
         )
+        self.live_port = live_port
+        self._live = LiveApi(
+            world=self.world,
+            clock=self.clock,
+            faults=self.faults,
+            data=self._service.data,
+            token=lambda: self._service.access.token,
+            requests=self._service.requests,
+            config=LiveConfig(live_heartbeat, live_seq, live_ack),
+        )
         self._runner: web.AppRunner | None = None
+        self._live_runner: web.AppRunner | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        """Start serving (on ``port``, or a free one when it is 0)."""
+        """Start serving (on ``port`` and ``live_port``, or free ones when they are 0)."""
         if self._runner is not None:
             raise RuntimeError("the emulator is already running")
-        runner = web.AppRunner(
-            self._service.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0
-        )
-        await runner.setup()
+        runner = await self._listen(self._service.app(), self.port)
         try:
-            await web.TCPSite(runner, self.host, self.port).start()
+            live = await self._listen(self._live.app(), self.live_port)
         except BaseException:
             await runner.cleanup()
             raise
         self.port = runner.addresses[0][1]
-        self._runner = runner
+        self.live_port = live.addresses[0][1]
+        self._runner, self._live_runner = runner, live
+
+    async def _listen(self, app: web.Application, port: int) -> web.AppRunner:
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.host, port).start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        return runner
 
     async def close(self) -> None:
-        """Stop serving and close open connections."""
+        """Stop serving and close open connections (live feeds close with 1001)."""
         runner, self._runner = self._runner, None
+        live, self._live_runner = self._live_runner, None
+        if live is not None:
+            await self._live.close()
+            await live.cleanup()
         if runner is not None:
             await runner.cleanup()
 
@@ -136,6 +164,24 @@ class Emulator:
             raise RuntimeError("the emulator is not running; use `async with Emulator()`")
         host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)
         return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    @property
+    def live_url(self) -> str:
+        """``ws://127.0.0.1:<live_port>``: the streams host of the live feeds (websockets)."""
+        base = self.base_url  # raises when not running
+        host = base.removeprefix("http://").rpartition(":")[0]
+        return f"ws://{host}:{self.live_port}"
+
+    @property
+    def live_heartbeat(self) -> float:
+        """Real seconds of silence after which a live feed sends a heartbeat (assignable)."""
+        return self._live.config.heartbeat
+
+    @live_heartbeat.setter
+    def live_heartbeat(self, value: float) -> None:
+        if value <= 0:
+            raise ValueError("live_heartbeat must be positive")
+        self._live.config.heartbeat = value
 
     @property
     def streaming_url(self) -> str:

@@ -6,6 +6,9 @@ many times. Rules are tried in the order they were added; the first active one t
 matches applies. Everything injected is counted in :attr:`Faults.injected` by kind:
 ``"429"``/``"500"``/... for statuses, ``latency``, ``reset``, ``truncate``,
 ``malformed``, ``repeat_page``, and ``rate_limit`` for the server-side limit.
+
+The live feeds (websockets) have rules of their own, :meth:`Faults.live`, picked once per
+connection and counted as ``live.<kind>`` (``live.drop``, ``live.stall``...).
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from email.utils import format_datetime
 
 from asyncsports.emulator._clock import Clock
 
-__all__ = ["STORM_KINDS", "Fault", "Faults", "RateLimiter", "Storm"]
+__all__ = ["LIVE_KINDS", "STORM_KINDS", "Fault", "Faults", "LiveFault", "RateLimiter", "Storm"]
 
 STORM_KINDS = ("429", "500", "502", "503", "reset", "truncate", "malformed", "latency")
 """Every kind a storm can inject."""
+
+LIVE_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed", "bad_auth", "close")
+"""Every kind of live feed fault (see :meth:`Faults.live`)."""
 
 
 def _matches(pattern: str, route: str, path: str) -> bool:
@@ -89,6 +95,30 @@ class Fault:
 
 
 @dataclass
+class LiveFault:
+    """One live feed fault rule. See :meth:`Faults.live`."""
+
+    kind: str
+    feed: str = "*"
+    after: int = 0
+    times: int | None = 1
+    skip: int = 0
+    seen: int = field(default=0, compare=False)
+    """Matching connections seen so far."""
+    hits: int = field(default=0, compare=False)
+    """Connections it was applied to so far."""
+
+    @property
+    def active(self) -> bool:
+        """Whether it still applies to new connections."""
+        return self.times is None or self.hits < self.times
+
+    def matches(self, feed: str, path: str) -> bool:
+        """Whether a connection to ``feed`` (``actions``/``statistics``) at ``path`` is one of its."""
+        return _matches(self.feed, feed, path)
+
+
+@dataclass
 class Storm:
     """Random faults: each matching request fails with ``probability``, kinds drawn evenly."""
 
@@ -132,6 +162,7 @@ class Faults:
 
     def __init__(self) -> None:
         self.rules: list[Fault] = []
+        self.live_rules: list[LiveFault] = []
         self.injected: collections.Counter[str] = collections.Counter()
         self._storm: Storm | None = None
 
@@ -196,9 +227,52 @@ class Faults:
         self._storm = Storm(probability, seed, route, tuple(kinds), retry_after, latency)
         return self._storm
 
+    def live(
+        self,
+        kind: str,
+        *,
+        feed: str = "*",
+        after: int = 0,
+        times: int | None = 1,
+        skip: int = 0,
+    ) -> LiveFault:
+        """Add a fault rule for live feed connections and return it.
+
+        ``kind``: ``drop`` (abort the TCP connection, no close frame, after ``after`` data
+        packets), ``stall`` (after ``after`` packets send nothing more, not even
+        heartbeats, and keep the socket open), ``duplicate`` (packet ``after + 1`` is
+        sent twice, same ``fixtureSeqNum``), ``reorder`` (packets ``after + 1`` and
+        ``after + 2`` are swapped), ``malformed`` (packet ``after + 1`` is cut in half, not
+        JSON), ``bad_auth`` (refuse even the right token), ``close`` (close with 1011 right
+        after accepting, before reading the token). ``feed``: ``actions``,
+        ``statistics``, ``*`` or a path glob (``/media/*``). ``times`` bounds how many
+        connections it takes (default one; None: all), ``skip`` lets that many matching
+        connections through first. Counted as ``live.<kind>`` in :attr:`injected`.
+        """
+        if kind not in LIVE_KINDS:
+            raise ValueError(f"kind must be one of {LIVE_KINDS}, got {kind!r}")
+        if after < 0 or skip < 0 or (times is not None and times < 0):
+            raise ValueError("after, times and skip must not be negative")
+        rule = LiveFault(kind, feed, after, times, skip)
+        self.live_rules.append(rule)
+        return rule
+
+    def pick_live(self, feed: str, path: str) -> LiveFault | None:
+        """The live fault for one new connection, counted, or None."""
+        for rule in self.live_rules:
+            if not rule.matches(feed, path):
+                continue
+            rule.seen += 1
+            if rule.seen > rule.skip and rule.active:
+                rule.hits += 1
+                self.injected["live." + rule.kind] += 1
+                return rule
+        return None
+
     def clear(self) -> None:
         """Remove every rule and the storm (the counters stay)."""
         self.rules.clear()
+        self.live_rules.clear()
         self._storm = None
 
     def pick(self, route: str, path: str, page: int = 0) -> Fault | None:

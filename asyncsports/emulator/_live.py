@@ -1,0 +1,369 @@
+"""The live feeds: the streams host's websockets for actions and statistics.
+
+Served on a port of their own (``emu.live_url``, ``ws://host:port``), as the vendor's
+streams host is a host of its own. Paths: ``/{sport}/fixtures/{fixtureId}/actions`` and
+``.../statistics``, the same under ``/media``, volleyball as ``/v2/volleyball``. Query:
+``startPosition`` (records to skip from the fixture's start) and ``speed`` (``fast`` or
+``normal``; only for a fixture that is over when the socket connects).
+
+One connection: accept, read the first message (``{"authToken": "..."}``, the data
+token), acknowledge with ``{"type": "authorised"}`` (or answer the invalid-auth text and
+close 1008), then send each record whose time the clock has reached, in order, waking at
+once when a test moves the clock (:meth:`Clock.watch`) and on time when the clock runs.
+Nothing for ``heartbeat`` real seconds: a ``{"type": "heartbeat", ...}`` message. The
+record that finishes the fixture is followed by a normal close (1000). Every choice the
+vendor's text leaves open is in docs/wire.md, "Live feeds".
+
+The action packets are the REST actions list's records, written by the same
+:class:`ActionWriter`, with two changes the vendor documents for the websockets: decimal
+numbers are quoted, and ``fixtureAction.fixtureSeqNum`` counts the connection's packets
+(from 1, or from ``startPosition + 1`` with ``seq="fixture"``). A statistics packet is sent
+after every record that changes the aggregates (one with a team, lineups aside) and after
+the finishing record: the REST statistics packet over the records so far (``finished``
+false and the record's ``timestamp`` until the last), plus a top-level ``fixtureSeqNum``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from aiohttp import WSMsgType, web
+
+from asyncsports.emulator._aggregates import statistics
+from asyncsports.emulator._api_data import DataApi
+from asyncsports.emulator._clock import Clock
+from asyncsports.emulator._faults import Faults, LiveFault
+from asyncsports.emulator._records import Fixture
+from asyncsports.emulator._sports import LINEUPS
+from asyncsports.emulator._timeline import Action
+from asyncsports.emulator._wire import ActionWriter, encode, iso_ms
+from asyncsports.emulator._world import World
+
+__all__ = [
+    "CLOSE_AUTH",
+    "CLOSE_FAULT",
+    "CLOSE_OVER",
+    "CLOSE_SHUTDOWN",
+    "INVALID_AUTH_TEXT",
+    "LiveApi",
+    "LiveConfig",
+]
+
+INVALID_AUTH_TEXT = "{The supplied authentication is invalid}"
+"""What a bad token gets: the service's text in braces, which is not JSON."""
+CLOSE_OVER = 1000
+"""Normal close: the fixture's last record was sent."""
+CLOSE_SHUTDOWN = 1001
+"""Going away: the emulator is closing."""
+CLOSE_AUTH = 1008
+"""Policy violation: a bad or missing token (after the invalid-auth text)."""
+CLOSE_FAULT = 1011
+"""Internal error: the ``close`` fault (closed right after accepting)."""
+AUTH_TIMEOUT = 10.0
+"""Real seconds to wait for the token message before closing 1008."""
+ACK = '{"type":"authorised"}'
+
+_DECODE = msgspec.json.Decoder(float_hook=str)  # decimals come back as their text
+_FEEDS = ("actions", "statistics")
+
+
+@dataclass
+class LiveConfig:
+    """Knobs of the live feeds: heartbeat interval, fixtureSeqNum policy, acknowledgement."""
+
+    heartbeat: float = 20.0
+    seq: str = "connection"
+    ack: bool = True
+
+    def __post_init__(self) -> None:
+        if self.heartbeat <= 0:
+            raise ValueError("live_heartbeat must be positive")
+        if self.seq not in ("connection", "fixture"):
+            raise ValueError("live_seq must be 'connection' or 'fixture'")
+
+
+Packet = tuple[int, Callable[[], dict[str, Any]]]
+"""When a record is due (ms of fixture time) and how to make it (decimals quoted)."""
+
+
+def _quoted(body: bytes) -> dict[str, Any]:
+    record: dict[str, Any] = _DECODE.decode(body)
+    return record
+
+
+class LiveApi:
+    """The streams host: both feeds, with and without the ``/media`` prefix."""
+
+    def __init__(
+        self,
+        *,
+        world: World,
+        clock: Clock,
+        faults: Faults,
+        data: DataApi,
+        token: Callable[[], str],
+        requests: collections.Counter[str],
+        config: LiveConfig,
+    ) -> None:
+        self.world = world
+        self.clock = clock
+        self.faults = faults
+        self.data = data
+        self.token = token
+        self.requests = requests
+        self.config = config
+        self.sockets: set[web.WebSocketResponse] = set()
+
+    def app(self) -> web.Application:
+        """A new application serving the live feeds."""
+        app = web.Application()
+        for media in ("", "/media"):
+            for v2 in ("", "/v2"):
+                for feed in _FEEDS:
+                    path = f"{media}{v2}/{{sport}}/fixtures/{{fixture_id}}/{feed}"
+                    app.router.add_get(path, self._handler(feed, bool(v2)))
+        return app
+
+    async def close(self) -> None:
+        """Close every open feed (1001, going away)."""
+        for ws in list(self.sockets):
+            with contextlib.suppress(Exception):
+                await ws.close(code=CLOSE_SHUTDOWN, message=b"emulator closing")
+
+    def _handler(
+        self, feed: str, v2: bool
+    ) -> Callable[[web.Request], Any]:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            return await self._serve(request, feed, v2)
+
+        return handle
+
+    # ------------------------------------------------------------------ request
+
+    def _fixture(self, request: web.Request, v2: bool) -> Fixture:
+        sport = request.match_info["sport"]
+        rules = self.world.rules(sport)
+        if rules is None or v2 != (sport == "volleyball"):
+            raise web.HTTPNotFound(text=f"No such sport path: {request.path}")
+        ident = request.match_info["fixture_id"]
+        fixture = self.world.fixture_by_id(ident, rules.name)
+        if fixture is None:
+            raise web.HTTPNotFound(text=f"Fixture not found: {ident}")
+        return fixture
+
+    @staticmethod
+    def _query(request: web.Request) -> tuple[int, str | None]:
+        raw = request.query.get("startPosition", "0")
+        if not raw.isdigit():
+            raise web.HTTPBadRequest(text=f"startPosition: expected an integer >= 0, got {raw!r}")
+        speed = request.query.get("speed")
+        if speed is not None and speed not in ("fast", "normal"):
+            raise web.HTTPBadRequest(text=f"speed: expected fast or normal, got {speed!r}")
+        return int(raw), speed
+
+    async def _serve(self, request: web.Request, feed: str, v2: bool) -> web.StreamResponse:
+        self.requests["live." + feed] += 1
+        fixture = self._fixture(request, v2)
+        start, speed = self._query(request)
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self.sockets.add(ws)
+        try:
+            fault = self.faults.pick_live(feed, request.path)
+            if fault is not None and fault.kind == "close":
+                await ws.close(code=CLOSE_FAULT, message=b"closed by a fault")
+                return ws
+            if not await self._authenticate(ws, fault):
+                return ws
+            await _Connection(self, ws, request, fixture, feed, fault).run(start, speed)
+        finally:
+            self.sockets.discard(ws)
+        return ws
+
+    async def _authenticate(self, ws: web.WebSocketResponse, fault: LiveFault | None) -> bool:
+        try:
+            msg = await ws.receive(timeout=AUTH_TIMEOUT)
+        except TimeoutError:
+            await ws.close(code=CLOSE_AUTH, message=b"no authToken message")
+            return False
+        if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+            return False  # the peer closed or the socket failed before a token
+        try:
+            first = msgspec.json.decode(msg.data)
+        except msgspec.DecodeError:
+            first = None
+        good = (
+            isinstance(first, dict)
+            and first.get("authToken") == self.token()
+            and (fault is None or fault.kind != "bad_auth")
+        )
+        if not good:
+            with contextlib.suppress(Exception):
+                await ws.send_str(INVALID_AUTH_TEXT)
+                await ws.close(code=CLOSE_AUTH, message=b"invalid authentication")
+            return False
+        if self.config.ack:
+            await ws.send_str(ACK)
+        return True
+
+    # ------------------------------------------------------------------ packets
+
+    def packets(self, fixture: Fixture, feed: str) -> Iterator[Packet]:
+        """Every packet of a feed, in order, with the fixture time it is due at."""
+        actions = self.data._timeline(fixture)
+        if feed == "actions":
+            write = ActionWriter(fixture.id, fixture.home.id)
+            for a in actions:
+                yield a.ts_ms, lambda a=a: _quoted(write(a))  # type: ignore[misc]
+            return
+        prefix: list[Action] = []
+        for a in actions:
+            prefix.append(a)
+            if a.finished or (a.team is not None and a.type is not LINEUPS):
+                yield a.ts_ms, lambda a=a, n=len(prefix): self._stats(fixture, prefix[:n], a)  # type: ignore[misc]
+
+    @staticmethod
+    def _stats(fixture: Fixture, prefix: list[Action], last: Action) -> dict[str, Any]:
+        packet = statistics(fixture, prefix)
+        if not last.finished:
+            packet["finished"] = False
+            packet["timestamp"] = iso_ms(last.ts_ms)
+        return _quoted(encode(packet))
+
+
+class _Connection:
+    """One authenticated feed connection: the pacing loop, heartbeats and faults."""
+
+    def __init__(
+        self,
+        api: LiveApi,
+        ws: web.WebSocketResponse,
+        request: web.Request,
+        fixture: Fixture,
+        feed: str,
+        fault: LiveFault | None,
+    ) -> None:
+        self.api = api
+        self.ws = ws
+        self.request = request
+        self.fixture = fixture
+        self.feed = feed
+        self.fault = fault
+        self.loop = asyncio.get_running_loop()
+        self.wake = asyncio.Event()
+        self.peer_gone = False
+        self.produced = 0
+        self.held: str | None = None
+        self.last_out = self.loop.time()
+
+    def _poke(self) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self.loop.call_soon_threadsafe(self.wake.set)
+
+    async def _read(self) -> None:
+        async for _ in self.ws:  # anything after the token is ignored
+            pass
+        self.peer_gone = True
+        self.wake.set()
+
+    async def run(self, start: int, speed: str | None) -> None:
+        clock = self.api.clock
+        unwatch = clock.watch(self._poke)
+        reader = asyncio.create_task(self._read())
+        try:
+            await self._pump(start, speed)
+        finally:
+            unwatch()
+            if not self.ws.closed:
+                with contextlib.suppress(Exception):
+                    await self.ws.close(code=CLOSE_OVER, message=b"fixture over")
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+
+    async def _pump(self, start: int, speed: str | None) -> None:
+        clock, config = self.api.clock, self.api.config
+        f = self.fixture
+        now_ms = clock.time_ms()
+        over = f.status(now_ms / 1000) == "completed"
+        source = itertools.islice(self.api.packets(f, self.feed), start, None)
+        nxt = next(source, None)
+        if nxt is None:
+            return  # nothing beyond startPosition, or no timeline (postponed): over
+        offset: float = 0
+        if over:
+            # A replay: fast sends at once, normal keeps the gaps from the moment of connecting.
+            offset = float("-inf") if speed == "fast" else now_ms - nxt[0]
+        seq = start if config.seq == "fixture" else 0
+        while not self.ws.closed and not self.peer_gone:
+            now_ms = clock.time_ms()
+            due = nxt[0] + offset
+            if due <= now_ms:
+                seq += 1
+                record = nxt[1]()
+                if self.feed == "actions":
+                    record["fixtureAction"]["fixtureSeqNum"] = seq
+                else:
+                    record["fixtureSeqNum"] = seq
+                if not await self._packet(encode(record).decode()):
+                    return
+                nxt = next(source, None)
+                if nxt is None:
+                    if self.held is not None:
+                        await self._send(self.held)
+                    return
+                if self.produced % 32 == 0:
+                    await asyncio.sleep(0)
+                continue
+            idle = self.loop.time() - self.last_out
+            if idle >= config.heartbeat:
+                beat = {"type": "heartbeat", "timestamp": iso_ms(clock.time_ms())}
+                await self._send(encode(beat).decode())
+                continue
+            timeout = config.heartbeat - idle
+            if clock.running:
+                timeout = min(timeout, max(0.0, (due - now_ms) / 1000))
+            self.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self.wake.wait()
+
+    async def _send(self, text: str) -> None:
+        await self.ws.send_str(text)
+        self.last_out = self.loop.time()
+
+    async def _packet(self, text: str) -> bool:
+        """Send one data packet through the connection's fault; False: stop the feed."""
+        i, self.produced = self.produced, self.produced + 1
+        fault = self.fault
+        kind = fault.kind if fault is not None else None
+        at = fault.after if fault is not None else -1
+        if kind == "drop" and i == at:
+            transport = self.request.transport
+            if transport is not None:
+                transport.abort()
+            return False
+        if kind == "stall" and i == at:
+            while not self.ws.closed and not self.peer_gone:
+                self.wake.clear()
+                await self.wake.wait()
+            return False
+        if kind == "reorder" and i == at:
+            self.held = text
+            return True
+        if kind == "malformed" and i == at:
+            text = text[: len(text) // 2]
+        await self._send(text)
+        if kind == "duplicate" and i == at:
+            await self._send(text)
+        if kind == "reorder" and i == at + 1 and self.held is not None:
+            held, self.held = self.held, None
+            await self._send(held)
+        return True
