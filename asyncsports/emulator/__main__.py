@@ -62,7 +62,7 @@ def describe(emu: Emulator) -> str:
         f"  base URL        {emu.base_url}",
         f"  streaming URL   {emu.streaming_url}",
         f"  live URL        {emu.live_url}",
-        f"  live auth       first message {{\"authToken\": \"{emu.token}\"}}",
+        f'  live auth       first message {{"authToken": "{emu.token}"}}',
         f"  token           {emu.token}",
         f"  Accept          {accept}",
         f"  snooker feed    {emu.snooker_feed}",

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -137,9 +138,7 @@ class LiveApi:
             with contextlib.suppress(Exception):
                 await ws.close(code=CLOSE_SHUTDOWN, message=b"emulator closing")
 
-    def _handler(
-        self, feed: str, v2: bool
-    ) -> Callable[[web.Request], Any]:
+    def _handler(self, feed: str, v2: bool) -> Callable[[web.Request], Any]:
         async def handle(request: web.Request) -> web.StreamResponse:
             return await self._serve(request, feed, v2)
 
@@ -221,21 +220,27 @@ class LiveApi:
         if feed == "actions":
             write = ActionWriter(fixture.id, fixture.home.id)
             for a in actions:
-                yield a.ts_ms, lambda a=a: _quoted(write(a))  # type: ignore[misc]
+                yield a.ts_ms, functools.partial(_action, write, a)
             return
         prefix: list[Action] = []
         for a in actions:
             prefix.append(a)
             if a.finished or (a.team is not None and a.type is not LINEUPS):
-                yield a.ts_ms, lambda a=a, n=len(prefix): self._stats(fixture, prefix[:n], a)  # type: ignore[misc]
+                yield a.ts_ms, functools.partial(_stats, fixture, prefix, len(prefix))
 
-    @staticmethod
-    def _stats(fixture: Fixture, prefix: list[Action], last: Action) -> dict[str, Any]:
-        packet = statistics(fixture, prefix)
-        if not last.finished:
-            packet["finished"] = False
-            packet["timestamp"] = iso_ms(last.ts_ms)
-        return _quoted(encode(packet))
+
+def _action(write: ActionWriter, a: Action) -> dict[str, Any]:
+    return _quoted(write(a))
+
+
+def _stats(fixture: Fixture, actions: list[Action], n: int) -> dict[str, Any]:
+    """The statistics packet over the first ``n`` records."""
+    last = actions[n - 1]
+    packet = statistics(fixture, actions[:n])
+    if not last.finished:
+        packet["finished"] = False
+        packet["timestamp"] = iso_ms(last.ts_ms)
+    return _quoted(encode(packet))
 
 
 class _Connection:
