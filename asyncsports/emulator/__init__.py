@@ -29,8 +29,13 @@ Constructor (everything keyword-only after ``seed``):
   second, 429 with Retry-After beyond), ``rate_clock`` (the :class:`Clock` the rate
   limit counts on; see below), ``running_clock`` (the clock also follows the wall clock;
   the standalone server uses it).
+- Live feeds (websockets, docs/wire.md "Live feeds"): ``live_port`` (0: a free one),
+  ``live_heartbeat`` (real seconds of silence before a heartbeat, default 20),
+  ``live_seq`` (``"connection"``: ``fixtureSeqNum`` from 1 per connection; ``"fixture"``:
+  from ``startPosition + 1``), ``live_ack`` (send ``{"type":"authorised"}``).
 
-Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``token``
+Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``live_url``
+(``ws://host:live_port``, the live feeds; ``live_heartbeat`` is assignable), ``token``
 (assignable, to test token refresh), ``vendor``, ``snooker_feed``, ``operator_id``,
 ``stream_secret``, ``streaming_credentials`` (signed per request by the emulator's
 clock), ``static_streaming_credentials``, ``client(**kw)``, ``clock``, ``faults``,
@@ -78,6 +83,9 @@ Faults (``emu.faults``):
 - ``storm(probability, *, seed=0, route="*", kinds=("429", "500", "502", "503",
   "reset"), retry_after=0, latency=0.05)``: seeded random faults (kinds from
   ``STORM_KINDS``, which adds ``truncate``, ``malformed`` and ``latency``).
+- ``live(kind, *, feed="*", after=0, times=1, skip=0)``: a fault of the live feeds, one
+  of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
+  ``after`` packets), ``bad_auth``, ``close`` (right after accepting).
 - ``clear()``; ``injected``: a Counter by kind (``"429"``, ``"503"``, ``latency``,
   ``reset``, ``truncate``, ``malformed``, ``repeat_page``, ``rate_limit``).
 
