@@ -86,6 +86,9 @@ Faults (``emu.faults``):
 - ``live(kind, *, feed="*", after=0, times=1, skip=0)``: a fault of the live feeds, one
   of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
   ``after`` packets), ``bad_auth``, ``close`` (right after accepting).
+  ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20)``: seeded
+  random live faults, one per connection. Route names ``live.actions``,
+  ``live.statistics`` count connections in ``requests``.
 - ``clear()``; ``injected``: a Counter by kind (``"429"``, ``"503"``, ``latency``,
   ``reset``, ``truncate``, ``malformed``, ``repeat_page``, ``rate_limit``).
 

@@ -23,7 +23,16 @@ from email.utils import format_datetime
 
 from asyncsports.emulator._clock import Clock
 
-__all__ = ["LIVE_KINDS", "STORM_KINDS", "Fault", "Faults", "LiveFault", "RateLimiter", "Storm"]
+__all__ = [
+    "LIVE_KINDS",
+    "STORM_KINDS",
+    "Fault",
+    "Faults",
+    "LiveFault",
+    "LiveStorm",
+    "RateLimiter",
+    "Storm",
+]
 
 STORM_KINDS = ("429", "500", "502", "503", "reset", "truncate", "malformed", "latency")
 """Every kind a storm can inject."""
@@ -119,6 +128,35 @@ class LiveFault:
 
 
 @dataclass
+class LiveStorm:
+    """Random live faults: each matching connection gets one with ``probability``."""
+
+    probability: float
+    seed: int = 0
+    feed: str = "*"
+    kinds: tuple[str, ...] = ("drop", "stall", "duplicate", "reorder")
+    max_after: int = 20
+    rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.probability <= 1:
+            raise ValueError("probability must be within 0..1")
+        unknown = set(self.kinds) - set(LIVE_KINDS)
+        if unknown or not self.kinds:
+            raise ValueError(f"live storm kinds must be some of {LIVE_KINDS}, got {self.kinds}")
+        if self.max_after < 0:
+            raise ValueError("max_after must not be negative")
+        self.rng = random.Random(self.seed)
+
+    def draw(self, feed: str, path: str) -> LiveFault | None:
+        """A one-off fault for this connection, or None."""
+        if not _matches(self.feed, feed, path) or self.rng.random() >= self.probability:
+            return None
+        kind = self.rng.choice(self.kinds)
+        return LiveFault(kind, self.feed, self.rng.randint(0, self.max_after))
+
+
+@dataclass
 class Storm:
     """Random faults: each matching request fails with ``probability``, kinds drawn evenly."""
 
@@ -163,6 +201,7 @@ class Faults:
     def __init__(self) -> None:
         self.rules: list[Fault] = []
         self.live_rules: list[LiveFault] = []
+        self._live_storm: LiveStorm | None = None
         self.injected: collections.Counter[str] = collections.Counter()
         self._storm: Storm | None = None
 
@@ -257,22 +296,46 @@ class Faults:
         self.live_rules.append(rule)
         return rule
 
+    def live_storm(
+        self,
+        probability: float,
+        *,
+        seed: int = 0,
+        feed: str = "*",
+        kinds: Sequence[str] = ("drop", "stall", "duplicate", "reorder"),
+        max_after: int = 20,
+    ) -> LiveStorm:
+        """Give each matching live connection a fault with ``probability`` (seeded).
+
+        The kind is drawn evenly from ``kinds`` (some of ``LIVE_KINDS``), ``after`` from
+        0..``max_after``; rules added with :meth:`live` take precedence.
+        ``probability=0`` (or :meth:`clear`) ends it.
+        """
+        self._live_storm = LiveStorm(probability, seed, feed, tuple(kinds), max_after)
+        return self._live_storm
+
     def pick_live(self, feed: str, path: str) -> LiveFault | None:
         """The live fault for one new connection, counted, or None."""
+        chosen = None
         for rule in self.live_rules:
             if not rule.matches(feed, path):
                 continue
             rule.seen += 1
             if rule.seen > rule.skip and rule.active:
-                rule.hits += 1
-                self.injected["live." + rule.kind] += 1
-                return rule
-        return None
+                chosen = rule
+                break
+        if chosen is None and self._live_storm is not None:
+            chosen = self._live_storm.draw(feed, path)
+        if chosen is not None:
+            chosen.hits += 1
+            self.injected["live." + chosen.kind] += 1
+        return chosen
 
     def clear(self) -> None:
         """Remove every rule and the storm (the counters stay)."""
         self.rules.clear()
         self.live_rules.clear()
+        self._live_storm = None
         self._storm = None
 
     def pick(self, route: str, path: str, page: int = 0) -> Fault | None:

@@ -136,6 +136,7 @@ async def test_good_token_is_acknowledged_and_later_messages_ignored(
     await feed.ws.send_json({"authToken": "wrong now, but ignored"})
     await feed.ws.send_str("not json either")
     assert len(await feed.packets(3)) == 3
+    assert emu.requests["live.actions"] == 1 and emu.requests["live.statistics"] == 0
     await feed.ws.close()
 
 
@@ -401,6 +402,35 @@ async def test_fault_rules_pick_feed_skip_and_times(emu: Emulator, api: Api) -> 
     assert (rule.seen, rule.hits) == (4, 2)
     with pytest.raises(ValueError):
         emu.faults.live("explode")
+
+
+async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
+    emu: Emulator, api: Api
+) -> None:
+    """A plain resume loop (skip what was kept, drop what repeats) under a storm."""
+    storm = emu.faults.live_storm(1.0, seed=6, kinds=("drop", "stall", "duplicate", "reorder"),
+                                  max_after=15)  # fmt: skip
+    fid = await fixture_id(api, "completed")
+    rest = await rest_actions(api, "basketball", fid)
+    path = f"/basketball/fixtures/{fid}/actions"
+    kept: list[Any] = []
+    for _ in range(60):
+        base = len(kept)  # this connection's fixtureSeqNum n is record base + n - 1
+        feed = await connect(emu, api.session, path, speed="fast", startPosition=base)
+        early: dict[int, Any] = {}
+        try:
+            while (m := await feed.next(0.5)) is not None:
+                if "fixtureAction" in m:
+                    early[base + m["fixtureAction"]["fixtureSeqNum"] - 1] = m
+                while len(kept) in early:
+                    kept.append(early.pop(len(kept)))
+        except TimeoutError:
+            pass  # a stall: reconnect
+        await feed.ws.close()
+        if len(kept) == len(rest):
+            break
+    assert strip_seq(kept) == strip_seq(rest)
+    assert sum(emu.faults.injected[f"live.{k}"] for k in storm.kinds) >= 3
 
 
 # ---------------------------------------------------------------------- lifecycle
