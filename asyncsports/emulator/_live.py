@@ -284,6 +284,8 @@ class _Connection:
         reader = asyncio.create_task(self._read())
         try:
             await self._pump(start, speed)
+        except ConnectionError:
+            pass  # the peer went away mid-send: nothing to tell anyone
         finally:
             unwatch()
             if not self.ws.closed:

@@ -436,6 +436,21 @@ async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
 # ---------------------------------------------------------------------- lifecycle
 
 
+async def test_a_peer_vanishing_mid_feed_is_quiet(
+    emu: Emulator, api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    fid = await fixture_id(api, "completed")
+    for _ in range(3):
+        feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/statistics",
+                             speed="fast")  # fmt: skip
+        assert await feed.packets(2)
+        transport = feed.ws._response.connection.transport  # type: ignore[attr-defined]
+        transport.abort()
+    await asyncio.sleep(0.3)
+    assert not emu._live.sockets
+    assert [r for r in caplog.records if r.levelname == "ERROR"] == []
+
+
 async def test_closing_the_emulator_closes_feeds_going_away(api: Api) -> None:
     async with aiohttp.ClientSession() as session:
         emu = Emulator(live_heartbeat=5)
