@@ -164,14 +164,14 @@ def _words(doc: Any, depth: int = 0) -> str:
     return ""
 
 
-def _text_kind(text: str, raw: bytes) -> Message:
-    low = text.lower()
-    if _AUTH_INVALID in low:
-        return AuthFailed(text.strip().strip("{}").strip())
-    if any(w in low for w in _HEARTBEAT_WORDS):
+def _text_kind(words: str, raw: bytes) -> Message:
+    """A message that is not a packet, by the words in it (``words`` lower-cased)."""
+    if _AUTH_INVALID in words:
+        return AuthFailed(raw.decode("utf-8", "replace").strip().strip("{}").strip())
+    if any(w in words for w in _HEARTBEAT_WORDS):
         return HEARTBEAT
-    if any(w in low for w in _ACK_WORDS) and "unauthori" not in low and "not " not in low:
-        return Ack(text.strip())
+    if any(w in words for w in _ACK_WORDS) and "unauthori" not in words and "not " not in words:
+        return Ack(raw.decode("utf-8", "replace").strip())
     return Unknown(raw)
 
 
@@ -209,7 +209,7 @@ def classify(data: bytes | bytearray | memoryview | str, kind: FeedKind) -> Mess
         text = data.decode("utf-8", "replace")
         if failure is not None and any(f'"{m}"' in text for m in _MARKERS[kind]):
             return Malformed(data, failure, type_name(_TYPES[kind]))
-        return _text_kind(text, data)
+        return _text_kind(text.lower(), data)
     if isinstance(doc, dict) and failure is not None and any(m in doc for m in _MARKERS[kind]):
         return Malformed(data, failure, type_name(_TYPES[kind]))
     return _text_kind(_words(doc), data)
@@ -460,19 +460,21 @@ def reconnect(
     """What to do after a connection of a feed that is not finished ended, and count it.
 
     A refused token is a 401 to :func:`~asyncsports._retry.decide`: one refresh when the
-    token is refreshable, else ``raise`` (AuthenticationError, no loop). Otherwise a
-    connection that delivered a record resets the budget first, then the end counts as
-    one failed attempt (a drop, a close, a stall, a gap alike): ``retry`` after the
-    backoff, or ``raise`` (TransportError) when ``policy.max_retries`` consecutive
-    connections delivered nothing. The decision is applied to ``call``.
+    token is refreshable, else ``raise`` (AuthenticationError, no loop). A connection
+    that delivered a record resets the budget and its end is not counted: reconnect after
+    the first backoff step. Any other end (a drop, a close at once, a stall, a gap alike)
+    is one failed attempt: ``retry`` after the backoff, or ``raise`` (TransportError) once
+    ``policy.max_retries + 1`` connections in a row delivered nothing. The decision is
+    applied to ``call``.
     """
+    call.attempts += 1
     if end.auth_failed:
         decision = decide(Outcome(status=401), call, policy, now=now, refreshable=refreshable)
+    elif end.delivered > 0:
+        reset(call)
+        return decide(Outcome(), call, policy, now=now, rng=rng)  # not counted
     else:
-        if end.delivered > 0:
-            reset(call)
         decision = decide(Outcome(), call, policy, now=now, rng=rng)
-    call.attempts += 1
     call.apply(decision)
     return decision
 
