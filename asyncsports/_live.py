@@ -58,7 +58,7 @@ Record: TypeAlias = Action | Statistics
 # --------------------------------------------------------------------------- messages
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Packet:
     """A record of the feed. ``seq`` is its ``fixtureSeqNum`` (None when it has none)."""
 
@@ -221,7 +221,7 @@ Verdict = Literal["deliver", "drop", "hold", "gap", "auth"]
 Numbering = Literal["auto", "restart", "continue"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Step:
     """What to do after a message: ``records`` to hand the consumer now, in order.
 
@@ -230,6 +230,7 @@ class Step:
     (close this connection and connect again at ``FeedState.position``) or ``"auth"``
     (the token was refused: raise, do not reconnect). ``finished``:
     the fixture is over, the feed ends after these records. ``reason`` says why, for a log.
+    Not frozen, as it is built for every message; treat it as read-only.
     """
 
     verdict: Verdict
@@ -266,12 +267,14 @@ class FeedState:
 
     __slots__ = (
         "_ambiguous",
-        "_broken",
+        "_decode",
         "_held",
         "_origin",
+        "_stopped",
         "_waited",
         "connections",
         "finished",
+        "kind",
         "numbering",
         "patience",
         "position",
@@ -282,6 +285,7 @@ class FeedState:
         self,
         start_position: int = 0,
         *,
+        kind: FeedKind = "actions",
         numbering: Numbering = "auto",
         window: int = 32,
         patience: int = 2,
@@ -290,11 +294,15 @@ class FeedState:
             raise TypeError(f"start_position: expected an int, got {start_position!r}")
         if start_position < 0:
             raise ValueError(f"start_position: must be >= 0, got {start_position}")
+        if kind not in _DECODERS:
+            raise ValueError(f"kind: expected actions or statistics, got {kind!r}")
         if numbering not in ("auto", "restart", "continue"):
             raise ValueError(f"numbering: expected auto, restart or continue, got {numbering!r}")
         if window < 1 or patience < 0:
             raise ValueError("window must be >= 1 and patience >= 0")
         self.position = start_position
+        self.kind: FeedKind = kind
+        self._decode = _DECODERS[kind].decode if kind == "actions" else None
         self.numbering: Numbering = numbering
         self.window = window
         self.patience = patience
@@ -303,7 +311,7 @@ class FeedState:
         self._origin: int | None = None
         self._held: dict[int, Record] = {}
         self._waited = 0
-        self._broken = False
+        self._stopped = False
         self._ambiguous = False
 
     def connect(self) -> int:
@@ -311,7 +319,7 @@ class FeedState:
         self.connections += 1
         self._held.clear()
         self._waited = 0
-        self._broken = False
+        self._stopped = self.finished
         self._origin = self._origin_for(self.numbering)
         return self.position
 
@@ -323,6 +331,35 @@ class FeedState:
         return None
 
     # -- messages
+
+    def feed(self, data: bytes | bytearray | memoryview | str, url: str = "") -> Step:
+        """The step after one websocket message: :func:`classify`, then :meth:`receive`.
+
+        The hot path (an action packet, in order) decodes once and allocates one Step.
+        """
+        dec = self._decode
+        if dec is not None and type(data) is bytes:
+            try:
+                record = dec(data)
+            except FAILURES:
+                pass
+            else:
+                seq = record.fixture_action.fixture_seq_num
+                origin = self._origin
+                if (
+                    type(seq) is int
+                    and origin is not None
+                    and origin + seq - 1 == self.position
+                    and not self._held
+                    and not self._stopped
+                ):
+                    self.position += 1  # in order, nothing held: the common case
+                    if record.finished is True:
+                        self.finished = self._stopped = True
+                        return Step("deliver", (record,), True)
+                    return Step("deliver", (record,))
+                return self.packet(record, seq if type(seq) is int else _int(seq))
+        return self.receive(classify(data, self.kind), url)
 
     def receive(self, message: Message, url: str = "") -> Step:
         """The step after ``message`` (from :func:`classify`).
@@ -348,20 +385,20 @@ class FeedState:
 
     def other(self) -> Step:
         """A message that is not a packet (heartbeat, ack, unknown): a gap if one is held."""
-        if self._held and not self._broken:
+        if self._held and not self._stopped:
             self._waited += 1
             if self._waited > self.patience:
                 return self._gap("the missing record did not come before other messages")
         return _NOTHING
 
     def _gap(self, reason: str) -> Step:
-        self._broken = True
+        self._stopped = True
         self._held.clear()
         return Step("gap", reason=f"gap at position {self.position}: {reason}")
 
     def packet(self, record: Record, seq: int | None) -> Step:
         """The step for one decoded packet with ``fixtureSeqNum`` ``seq``."""
-        if self._broken or self.finished:
+        if self._stopped:
             return _DROP
         if seq is None:
             return self._deliver(record)
@@ -381,6 +418,8 @@ class FeedState:
         if index > self.position:
             if index in self._held:
                 return Step("drop", reason=f"duplicate of held record {index}")
+            if not self._held:
+                self._waited = 0
             self._held[index] = record
             if len(self._held) > self.window:
                 return self._gap(f"{len(self._held)} records held past the missing one")
@@ -392,6 +431,7 @@ class FeedState:
         p = self.position
         if seq == 1:
             self.numbering = "restart"
+            self._ambiguous = False
             return p
         if seq == p + 1:
             # p == 1, seq 2: also a restarting server whose seq 1 is late or lost. Reconnect
@@ -400,6 +440,7 @@ class FeedState:
                 self._ambiguous = True
                 return None
             self.numbering = "continue"
+            self._ambiguous = False
             return 0
         return None
 
@@ -417,9 +458,8 @@ class FeedState:
             self.position += 1
             finished = _finished(nxt)
         if finished:
-            self.finished = True
+            self.finished = self._stopped = True
             held.clear()
-        self._ambiguous = False
         return Step("deliver", tuple(out), finished)
 
 
