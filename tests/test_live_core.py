@@ -456,3 +456,21 @@ def test_watchdog() -> None:
     assert w.remaining(160.0) == 0.0
     with pytest.raises(ValueError):
         Watchdog(0, now=0)
+
+
+def test_feed_hot_path_releases_held_and_counts_patience_afresh() -> None:
+    wire = [_action_bytes(seq) for seq in range(1, 8)]
+    s = FeedState(patience=1)
+    s.connect()
+    assert s.feed(wire[0]).verdict == "deliver"
+    assert s.feed(wire[2]).verdict == "hold"
+    assert s.feed(HEARTBEAT).verdict == "drop"  # patience 1: one other message is fine
+    assert [r.fixture_action.fixture_seq_num for r in s.feed(wire[1]).records] == [2, 3]
+    assert s.feed(wire[4]).verdict == "hold"  # a new hold: patience counts from 0 again
+    assert s.feed(HEARTBEAT.decode()).verdict == "drop"
+    assert s.feed(HEARTBEAT).verdict == "gap"
+    assert s.position == 3
+    assert s.feed(wire[3]).verdict == "drop"  # after a gap, until the next connect()
+    s.connect()
+    assert s.feed(wire[0]).records[0].fixture_action.fixture_seq_num == 1  # restart: index 3
+    assert s.numbering == "restart" and s.position == 4
