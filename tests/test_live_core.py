@@ -19,6 +19,7 @@ from asyncsports._live import (
     FeedState,
     Heartbeat,
     Malformed,
+    MergeBook,
     Packet,
     Unknown,
     Watchdog,
@@ -474,3 +475,65 @@ def test_feed_hot_path_releases_held_and_counts_patience_afresh() -> None:
     s.connect()
     assert s.feed(wire[0]).records[0].fixture_action.fixture_seq_num == 1  # restart: index 3
     assert s.numbering == "restart" and s.position == 4
+
+
+# --------------------------------------------------------------------------- merging
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abc"), st.integers(0, 3)) | st.just(("pop", 0)),
+        max_size=200,
+    ),
+    st.integers(1, 6),
+)
+def test_merge_keeps_order_bounds_memory_and_positions(ops: list[Any], per_feed: int) -> None:
+    book: MergeBook[str] = MergeBook(per_feed)
+    sent = {k: 0 for k in "abc"}
+    taken: dict[str, list[int]] = {k: [] for k in "abc"}
+    for k in "abc":
+        book.add(k, start_position=10)
+    records = [_rec(i) for i in range(4)]
+    for key, count in ops:
+        if key == "pop":
+            got = book.pop()
+            if got is not None:
+                taken[got[0]].append(got[1].fixture_action.fixture_seq_num)  # type: ignore[union-attr]
+            for k in book.resumable():
+                assert not book.paused(k)
+            continue
+        if book.paused(key):  # a paused feed does not read its socket
+            continue
+        batch = tuple(_with_seq(records[(sent[key] + j) % 4], sent[key] + j) for j in range(count))
+        sent[key] += count
+        book.push(key, batch)
+        assert book.buffered(key) < per_feed + 4  # at most one delivery past the bound
+    for k in "abc":
+        assert taken[k] == list(range(len(taken[k])))  # each feed's order, nothing skipped
+        assert book.position(k) == 10 + len(taken[k])
+        assert book.buffered(k) == sent[k] - len(taken[k])
+    assert book.buffered() == sum(book.buffered(k) for k in "abc")
+    assert len(book.remove("a")) == sent["a"] - len(taken["a"])
+
+
+def _with_seq(record: Action, seq: int) -> Action:
+    return msgspec.structs.replace(
+        record, fixture_action=msgspec.structs.replace(record.fixture_action, fixture_seq_num=seq)
+    )
+
+
+def test_merge_pause_and_resume() -> None:
+    book: MergeBook[int] = MergeBook(per_feed=4)
+    book.add(1)
+    assert not book.push(1, (_rec(0), _rec(1)))
+    assert book.push(1, (_rec(2), _rec(3))) and book.paused(1)
+    book.pop()
+    assert book.resumable() == []
+    book.pop()
+    assert book.resumable() == [1] and not book.paused(1)
+    assert book.position(1) == 2
+    with pytest.raises(ValueError):
+        book.add(1)
+    with pytest.raises(ValueError):
+        MergeBook(0)
+    assert book.pop() is not None and book.pop() is not None and book.pop() is None
