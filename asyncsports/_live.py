@@ -185,8 +185,8 @@ def classify(data: bytes | bytearray | memoryview | str, kind: FeedKind) -> Mess
     """What one websocket message of a ``kind`` feed is. Pure; never raises.
 
     The packet decode is tried first (the hot path costs one msgspec decode). A statistics
-    packet must carry statistics (aggregates, advanced statistics, a ``seqNum`` or a
-    timestamp): a bare ``{"fixtureId": ...}`` is not taken for one.
+    packet must carry statistics (aggregates, advanced statistics or a ``seqNum``): a
+    message holding only a ``fixtureId`` and a ``timestamp`` (a heartbeat, perhaps) is not.
     """
     if not isinstance(data, bytes):
         data = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
@@ -202,7 +202,6 @@ def classify(data: bytes | bytearray | memoryview | str, kind: FeedKind) -> Mess
             record.team_action_aggregates
             or record.advanced_sport_statistics is not None
             or record.seq_num is not None
-            or record._timestamp is not None
         ):
             try:
                 seq = _int(_SEQ.decode(data).fixtureSeqNum)

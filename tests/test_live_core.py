@@ -133,6 +133,7 @@ def test_acknowledgements(text: str) -> None:
         "not json at all",
         '{"message": "not authorised yet"}',
         '{"fixtureId": "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11"}',  # not a statistics packet
+        '{"fixtureId": "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11", "timestamp": "2024-03-01T20:31:02Z"}',
     ],
 )
 def test_unknown_is_never_a_packet(text: str) -> None:
