@@ -538,3 +538,20 @@ def test_merge_pause_and_resume() -> None:
     with pytest.raises(ValueError):
         MergeBook(0)
     assert book.pop() is not None and book.pop() is not None and book.pop() is None
+
+
+def test_statistics_feed_orders_by_fixture_seq_num() -> None:
+    def packet(seq: int, last: bool = False) -> bytes:
+        return msgspec.json.encode(
+            dict(samples.STATISTICS, fixtureSeqNum=str(seq), seqNum=400 + seq, finished=last)
+        )
+
+    s = FeedState(kind="statistics")
+    s.connect()
+    got: list[int | None] = []
+    for data in [packet(1), packet(3), packet(2), packet(2), HEARTBEAT, packet(4, last=True)]:
+        step = s.feed(data)
+        got += [r.seq_num for r in step.records]  # type: ignore[union-attr]
+    assert got == [401, 402, 403, 404] and s.finished and s.position == 4
+    with pytest.raises(ValueError):
+        FeedState(kind="odds")  # type: ignore[arg-type]
