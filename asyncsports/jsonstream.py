@@ -53,9 +53,13 @@ class ListDecoder(Protocol[T]):
     ``decode(buf) -> list`` and ``type`` (such as :class:`asyncsports.raw.WithJSON`)."""
 
     @property
-    def type(self) -> Any: ...
+    def type(self) -> Any:
+        """The decoded type, ``list[T]``: its element names the target in errors."""
+        ...
 
-    def decode(self, buf: bytes, /) -> list[T]: ...
+    def decode(self, buf: bytes, /) -> list[T]:
+        """The elements of one run, a JSON array text."""
+        ...
 
 
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
