@@ -1,24 +1,39 @@
 """The one place that does network I/O.
 
-:class:`Session` owns an aiohttp ClientSession and runs every call through one loop
-(:meth:`Session.stream`): send an attempt, hand a good response to the caller's body
-reader, and on any failure (an error status, a connection failure, a body that broke
-off midway) ask :func:`asyncsports._retry.decide` what to do next. Whole bodies
-(:meth:`Session.get`) and streamed bodies use that same loop, so one budget of
-retries and one deadline cover a call however it fails.
+:class:`Session` owns an aiohttp ClientSession. Every call goes through one loop,
+:meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
+is consumed:
+
+- attempts are sent in one place, :meth:`Session._attempt`: wait for the client's turn
+  (a 429 pause, the rate limit), send, classify what came back (an error status, a
+  connection failure) and hand a good response to ``consume``; a body that breaks off
+  while consumed is a failed attempt like any other. ``Timeout.total`` is one
+  ``asyncio`` timeout around the attempt, entered only when a deadline is set;
+- failures are decided in one place, :meth:`Session._after`, which asks the pure
+  :func:`asyncsports._retry.decide`: wait (and pause the client after a 429), refresh
+  the token, or raise. One :class:`~asyncsports._retry.Call` carries the attempts,
+  retries and deadline of the whole call.
+
+A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it:
+one coroutine per request, no generator or context manager. A streamed body
+(:meth:`Session.stream`) is ``_exchange`` with a ``consume`` that keeps the response
+open; the generator reads it, and when reading breaks off it hands the failure back to
+``_exchange`` with the same ``Call``, which decides and sends again: resuming mid-body
+is another turn of the same loop under the same budget. Later reconnects (websockets)
+are meant to do the same.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import TypeVar
 
 import aiohttp
-import anyio
 import yarl
 from aiolimiter import AsyncLimiter
 
@@ -68,18 +83,12 @@ class StreamResponse:
     which the session's loop takes as a body that broke off.
     """
 
-    __slots__ = ("_deadline", "_limit", "_resp", "attempts", "headers", "status", "url")
+    __slots__ = ("_limit", "_resp", "attempts", "headers", "status", "url")
 
     def __init__(
-        self,
-        resp: aiohttp.ClientResponse,
-        url: str,
-        attempts: int,
-        deadline: float | None,
-        limit: int | None,
+        self, resp: aiohttp.ClientResponse, url: str, attempts: int, limit: int | None
     ) -> None:
         self._resp = resp
-        self._deadline = deadline
         self._limit = limit
         self.status = resp.status
         self.headers: Mapping[str, str] = resp.headers
@@ -87,7 +96,7 @@ class StreamResponse:
         self.attempts = attempts
 
     def _broke(self, exc: BaseException) -> TransportError:
-        return _transport(exc, self.url, self.attempts, self._deadline, "body broke off")
+        return _transport(exc, self.url, self.attempts, None, "body broke off")
 
     async def chunks(self, size: int = _CHUNK) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive, in pieces of at most ``size`` bytes."""
@@ -98,25 +107,24 @@ class StreamResponse:
             raise self._broke(exc) from exc
 
     async def read(self) -> bytes:
-        """The whole body, within ``max_body_size`` and the call's deadline."""
+        """The whole body, within ``max_body_size``."""
+        resp, limit = self._resp, self._limit
         try:
-            if self._deadline is None:
-                return await self._read()
-            with anyio.fail_after(max(0.0, self._deadline - time.monotonic())):
-                return await self._read()
+            if limit is None:
+                return await resp.read()
+            length = resp.content_length
+            if length is not None and length <= limit:
+                return await resp.read()
+            return await self._read_bounded(length, limit)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             raise self._broke(exc) from exc
 
-    async def _read(self) -> bytes:
-        limit, resp = self._limit, self._resp
-        length = resp.content_length
-        if limit is None or (length is not None and length <= limit):
-            return await resp.read()
+    async def _read_bounded(self, length: int | None, limit: int) -> bytes:
         if length is not None:
             raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
         parts: list[bytes] = []
         size = 0
-        async for chunk in resp.content.iter_chunked(_CHUNK):
+        async for chunk in self._resp.content.iter_chunked(_CHUNK):
             size += len(chunk)
             if size > limit:
                 raise self._too_large(f"body exceeds max_body_size={limit}")
@@ -149,8 +157,20 @@ class _Failed:
         self.token = token
 
 
-async def _whole(resp: StreamResponse) -> AsyncIterator[Response]:
-    yield Response(resp.status, resp.headers, resp.url, await resp.read())
+async def _whole(resp: StreamResponse) -> Response:
+    """Consume a good response by reading its body whole (what :meth:`Session.get` does)."""
+    try:
+        return Response(resp.status, resp.headers, resp.url, await resp.read())
+    finally:
+        resp.release()
+
+
+async def _opened(resp: StreamResponse) -> StreamResponse:
+    """Consume a good response by keeping it open: the caller reads and releases it."""
+    return resp
+
+
+Consume = Callable[[StreamResponse], Awaitable[T]]
 
 
 class Session:
@@ -168,8 +188,13 @@ class Session:
         accept = f"application/vnd.{settings.vendor}.dde.api+json;version=1"
         self._data_headers = {"Accept": accept, "Content-Type": "application/json"}
         self._stream_headers = {"Accept": "application/json"}
-        self._auth: tuple[str | None, dict[str, str]] = (None, self._data_headers)
+        # The data headers with the bearer token: one dict per token, not one per request.
+        self._auth_token: str | None = None
+        self._auth_headers = self._data_headers
         self._total = settings.timeout.total
+        self._limit = settings.max_body_size
+        self._on_request = settings.on_request
+        self._on_response = settings.on_response
         rate = settings.rate_limit
         # A bucket holds at least one request: below 1/s, one per 1/rate seconds.
         self._limiter = AsyncLimiter(max(1.0, rate), max(1.0, rate) / rate) if rate else None
@@ -220,23 +245,51 @@ class Session:
 
         ``Timeout.total`` bounds everything: attempts, waits and reading the body.
         """
-        responses = self.stream(req, _whole)
-        try:
-            return await anext(responses)
-        finally:
-            await responses.aclose()
+        return await self._exchange(req, _whole)
 
     async def stream(
         self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
     ) -> AsyncGenerator[T, None]:
-        """Send ``req`` and yield what ``body`` reads from each good response: the one loop.
+        """Send ``req`` and yield what ``body`` reads from each good response.
 
         ``body`` is called once per good response; if reading breaks off midway (it
-        raises :class:`TransportError`), the request is sent again after the policy's
-        wait and ``body`` is called with the new response, so it must carry on from
-        where the last one stopped. Retries, the token refresh and ``Timeout.total``
-        are one budget for the whole call; the deadline bounds getting responses and
-        waiting, not the caller's time between items.
+        raises :class:`TransportError`), the failure goes back to the session's loop,
+        which decides as for any failed attempt and sends the request again; ``body`` is
+        then called with the new response, so it must carry on from where the last one
+        stopped. Retries, the token refresh and ``Timeout.total`` are one budget for the
+        whole call; the deadline bounds getting responses and waiting, not the caller's
+        time between items.
+        """
+        call = self._call()
+        failed: _Failed | None = None
+        while True:
+            resp = await self._exchange(req, _opened, call, failed)
+            try:
+                async for item in body(resp):
+                    yield item
+                return
+            except TransportError as exc:
+                failed = _Failed(exc, _BROKEN, None)
+            finally:
+                resp.release()
+
+    def _call(self) -> Call:
+        total = self._total
+        return Call() if total is None else Call(total, time.monotonic())
+
+    async def _exchange(
+        self,
+        req: Request,
+        consume: Consume[T],
+        call: Call | None = None,
+        failed: _Failed | None = None,
+    ) -> T:
+        """The one loop: attempts of ``req`` until one is consumed, a decision after each failure.
+
+        ``consume`` takes a good response and returns the call's result; a
+        :class:`TransportError` from it is a body that broke off. ``call`` and ``failed``
+        continue a call whose last response failed after it was handed over (a streamed
+        body): that failure is decided first.
         """
         http = self._http
         if http is None or http.closed:
@@ -244,25 +297,94 @@ class Session:
         base = self._bases[req.host]
         if not base:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
-        total = self._total
-        call = Call(total, time.monotonic() if total is not None else 0.0)
+        if call is None:
+            call = self._call()
         while True:
-            sent = await self._send(http, base, req, call)
-            if isinstance(sent, _Failed):
-                failed = sent
-            else:
-                try:
-                    async for item in body(sent):
-                        yield item
-                    return
-                except TransportError as exc:
-                    failed = _Failed(exc, _BROKEN, None)
-                finally:
-                    sent.release()
-            await self._after(failed, call)
+            if failed is not None:
+                await self._after(failed, call)
+            result = await self._attempt(http, base, req, call, consume)
+            if not isinstance(result, _Failed):
+                return result
+            failed = result
+
+    async def _attempt(
+        self,
+        http: aiohttp.ClientSession,
+        base: str,
+        req: Request,
+        call: Call,
+        consume: Consume[T],
+    ) -> T | _Failed:
+        """One attempt, the only place a request is sent: wait for the turn, send, consume."""
+        if req.host == "data":
+            token = self._token.current
+            if token is None:
+                token = await self._token.get()
+                if token is None:
+                    raise ValueError("token: the sports data service needs one: Client(token=...)")
+            headers = self._auth_headers if token is self._auth_token else self._headers(token)
+            url = shown = base + req.target
+        else:
+            if self._credentials is None:
+                raise ValueError("streaming_credentials: required for the live stream events")
+            token, headers = None, self._stream_headers
+            url = base + target(req, self._credentials.params())
+            shown = redact(url)
+        if self._paused_until or self._limiter is not None:
+            await self._wait_turn()
+        call.attempts += 1
+        attempt = call.attempts
+        if self._on_request is not None:
+            await _call(self._on_request, RequestInfo("GET", shown, attempt))
+        self.requests += 1
+        deadline = call.deadline
+        try:
+            if deadline is None:
+                return await self._send(http, url, headers, shown, attempt, token, consume)
+            async with asyncio.timeout_at(deadline):
+                return await self._send(http, url, headers, shown, attempt, token, consume)
+        except TransportError as exc:
+            # The body broke off while consumed.
+            return _Failed(exc, _BROKEN, token)
+        except builtin_timeout as exc:
+            # Timeout.total ran out (aiohttp's own time limits are TransportErrors by now).
+            return _Failed(_transport(exc, shown, attempt, deadline), _BROKEN, token)
+
+    async def _send(
+        self,
+        http: aiohttp.ClientSession,
+        url: str,
+        headers: Mapping[str, str],
+        shown: str,
+        attempt: int,
+        token: str | None,
+        consume: Consume[T],
+    ) -> T | _Failed:
+        started = time.monotonic() if self._on_response is not None else 0.0
+        try:
+            resp = await http.get(
+                yarl.URL(url, encoded=True), headers=headers, allow_redirects=False
+            )
+        except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
+            # Never better on a second try: a certificate or an address is wrong.
+            return _Failed(_transport(exc, shown, attempt, None), _FINAL, token)
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            return _Failed(_transport(exc, shown, attempt, None), _BROKEN, token)
+        try:
+            if self._on_response is not None:
+                elapsed = time.monotonic() - started
+                await _call(
+                    self._on_response, RequestInfo("GET", shown, attempt, resp.status, elapsed)
+                )
+            if resp.status < 300:
+                return await consume(StreamResponse(resp, shown, attempt, self._limit))
+            return await self._failure(resp, shown, attempt, token)
+        except BaseException:
+            resp.release()
+            raise
 
     async def _after(self, failed: _Failed, call: Call) -> None:
-        """Decide after a failed attempt: wait (and maybe pause the client), refresh or raise."""
+        """The one place a failure is decided: wait (maybe pausing the client), refresh or raise."""
         decision = decide(
             failed.outcome,
             call,
@@ -291,62 +413,7 @@ class Session:
             error,
         )
         self.retries += 1
-        await anyio.sleep(decision.wait)
-
-    async def _send(
-        self, http: aiohttp.ClientSession, base: str, req: Request, call: Call
-    ) -> StreamResponse | _Failed:
-        """One attempt: wait for the budget, send, and classify what came back."""
-        data = req.host == "data"
-        if data:
-            token = await self._token.get()
-            if token is None:
-                raise ValueError("token: the sports data service needs one: Client(token=...)")
-            headers = self._headers(token)
-        else:
-            token, headers = None, self._stream_headers
-        if self._paused_until or self._limiter is not None:
-            await self._wait_turn()
-        if data:
-            url = base + target(req)
-            shown = url
-        else:
-            if self._credentials is None:
-                raise ValueError("streaming_credentials: required for the live stream events")
-            url = base + target(req, self._credentials.params())
-            shown = redact(url)
-        call.attempts += 1
-        attempt = call.attempts
-        on_request = self.settings.on_request
-        if on_request is not None:
-            await _call(on_request, RequestInfo("GET", shown, attempt))
-        started = time.monotonic()
-        self.requests += 1
-        try:
-            pending = http.get(yarl.URL(url, encoded=True), headers=headers, allow_redirects=False)
-            if call.deadline is None:
-                resp = await pending
-            else:
-                with anyio.fail_after(call.left(started) or 0.0):
-                    resp = await pending
-        except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
-            # Never better on a second try: a certificate or an address is wrong.
-            return _Failed(_transport(exc, shown, attempt, None), _FINAL, token)
-        except (aiohttp.ClientError, builtin_timeout) as exc:
-            return _Failed(_transport(exc, shown, attempt, call.deadline), _BROKEN, token)
-        try:
-            on_response = self.settings.on_response
-            if on_response is not None:
-                info = RequestInfo("GET", shown, attempt, resp.status, time.monotonic() - started)
-                await _call(on_response, info)
-            if resp.status < 300:
-                return StreamResponse(
-                    resp, shown, attempt, call.deadline, self.settings.max_body_size
-                )
-            return await self._failure(resp, shown, attempt, token)
-        except BaseException:
-            resp.release()
-            raise
+        await asyncio.sleep(decision.wait)
 
     async def _failure(
         self, resp: aiohttp.ClientResponse, shown: str, attempt: int, token: str | None
@@ -370,17 +437,14 @@ class Session:
         return _Failed(error, Outcome(resp.status, retry_after), token)
 
     def _headers(self, token: str) -> dict[str, str]:
-        # One dict per token, not one per request.
-        cached, headers = self._auth
-        if cached != token:
-            headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
-            self._auth = (token, headers)
+        headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
+        self._auth_token, self._auth_headers = token, headers
         return headers
 
     async def _wait_turn(self) -> None:
         pause = self._paused_until - time.monotonic()
         if pause > 0:
-            await anyio.sleep(pause)
+            await asyncio.sleep(pause)
         if self._limiter is not None:
             await self._limiter.acquire()
 
