@@ -337,9 +337,7 @@ def _query(params: Sequence[Param], lead: str) -> str:
     if not params:
         return ""
     plain, safe = _QUERY_PLAIN, _QUERY_SAFE
-    return lead + "&".join(
-        f"{_quote(k, plain, safe)}={_quote(v, plain, safe)}" for k, v in params
-    )
+    return lead + "&".join(f"{_quote(k, plain, safe)}={_quote(v, plain, safe)}" for k, v in params)
 
 
 def target(req: Request, extra: Sequence[Param] = ()) -> str:

@@ -4,18 +4,40 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from asyncsports._decoding import FAILURES, Source, body_error, type_name
 from asyncsports._request import Request
-from asyncsports._session import Session, StreamResponse
+from asyncsports._session import Response, Session, StreamResponse
 from asyncsports._watch import polls
 from asyncsports.jsonstream import decode_array
 from asyncsports.models._types import decode, decoder
 from asyncsports.paging import AsyncList, Batch, ResumeToken
 
 T = TypeVar("T")
+
+
+class Body(Generic[T]):
+    """Whole bodies decoded as ``tp``, its decoder looked up once (for a listing's pages).
+
+    Calling it on a response decodes the body, or raises the DecodeError that
+    :func:`~asyncsports.models.decode` would.
+    """
+
+    __slots__ = ("_decode", "_tp")
+
+    def __init__(self, tp: Any) -> None:
+        self._tp = tp
+        self._decode: Callable[[bytes], T] = decoder(tp).decode
+
+    def __call__(self, resp: Response) -> T:
+        try:
+            return self._decode(resp.body)
+        except FAILURES as exc:
+            where = Source(type_name(self._tp), resp.url, resp.status)
+            raise body_error(where, exc, resp.body) from exc
 
 
 class Resource:
@@ -29,6 +51,10 @@ class Resource:
         resp = await self._session.get(req)
         result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
         return result
+
+    async def _get(self, req: Request, body: Body[T]) -> T:
+        """Send ``req`` and decode its whole body with ``body``."""
+        return body(await self._session.get(req))
 
     def _body_list(
         self,

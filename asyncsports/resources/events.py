@@ -10,7 +10,7 @@ from asyncsports._request import Param, Request
 from asyncsports._watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Body, Resource
 
 PATH = "/api/v2/streaming/events"
 RESTRICTIONS = ("whitelist", "blacklist")
@@ -76,11 +76,12 @@ class EventsResource(Resource):
             q.integer("lookahead", lookahead, low=0, high=64)
             return self._body_list(req, list[Event] | Event, _as_list, resume)
 
+        body: Body[list[Event] | Event] = Body(list[Event] | Event)
+
         async def fetch(number: int) -> Page[Event]:
-            body: list[Event] | Event = await self._one(
-                req.with_params(("page.page", str(number))), list[Event] | Event
+            return Page(
+                _as_list(await self._get(req.with_params(("page.page", str(number))), body))
             )
-            return Page(_as_list(body))
 
         return AsyncList.paged(
             fetch,

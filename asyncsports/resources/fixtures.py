@@ -10,7 +10,7 @@ from asyncsports import _request as q
 from asyncsports._request import Param, Request, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Body, Resource
 
 STATUSES = ("scheduled", "live", "completed", "postponed")
 TYPES = ("official", "simulation", "training")
@@ -130,11 +130,10 @@ class FixturesResource(Resource):
             include_deleted=include_deleted,
         )
 
+        body: Body[FixturePage | list[Fixture]] = Body(FixturePage | list[Fixture])
+
         async def fetch(number: int) -> Page[Fixture]:
-            body: FixturePage | list[Fixture] = await self._one(
-                req.with_params(("page", str(number))), FixturePage | list[Fixture]
-            )
-            return to_page(body)
+            return to_page(await self._get(req.with_params(("page", str(number))), body))
 
         return AsyncList.paged(
             fetch,
