@@ -14,8 +14,8 @@ is consumed:
   the token, or raise. One :class:`~asyncsports._retry.Call` carries the attempts,
   retries and deadline of the whole call.
 
-A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it:
-one coroutine per request, no generator or context manager. A streamed body
+A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it
+(:meth:`StreamResponse.whole`): one coroutine per request, no generator or context manager. A streamed body
 (:meth:`Session.stream`) is ``_exchange`` with a ``consume`` that keeps the response
 open; the generator reads it, and when reading breaks off it hands the failure back to
 ``_exchange`` with the same ``Call``, which decides and sends again: resuming mid-body
@@ -30,7 +30,7 @@ import builtins
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TypeVar
 
 import aiohttp
@@ -76,23 +76,24 @@ class Response:
         self.body = body
 
 
-class StreamResponse:
-    """A good response whose body is still to be read, by :meth:`chunks` or :meth:`read`.
+class StreamResponse(Response):
+    """A good response whose body is still to be read: by :meth:`chunks`, or whole.
 
     A failure while reading raises :class:`TransportError` (or its :class:`TimeoutError`),
     which the session's loop takes as a body that broke off.
     """
 
-    __slots__ = ("_limit", "_resp", "attempts", "headers", "status", "url")
+    __slots__ = ("_limit", "_resp", "attempts")
 
     def __init__(
         self, resp: aiohttp.ClientResponse, url: str, attempts: int, limit: int | None
     ) -> None:
+        self.status = resp.status
+        self.headers = resp.headers
+        self.url = url
+        self.body = b""
         self._resp = resp
         self._limit = limit
-        self.status = resp.status
-        self.headers: Mapping[str, str] = resp.headers
-        self.url = url
         self.attempts = attempts
 
     def _broke(self, exc: BaseException) -> TransportError:
@@ -106,18 +107,26 @@ class StreamResponse:
         except (aiohttp.ClientError, builtin_timeout) as exc:
             raise self._broke(exc) from exc
 
-    async def read(self) -> bytes:
-        """The whole body, within ``max_body_size``."""
+    async def whole(self) -> Response:
+        """Read the whole body into :attr:`body` (within ``max_body_size``) and release.
+
+        How :meth:`Session.get` consumes a good response.
+        """
         resp, limit = self._resp, self._limit
         try:
             if limit is None:
-                return await resp.read()
-            length = resp.content_length
-            if length is not None and length <= limit:
-                return await resp.read()
-            return await self._read_bounded(length, limit)
+                self.body = await resp.read()
+            else:
+                length = resp.content_length
+                if length is not None and length <= limit:
+                    self.body = await resp.read()
+                else:
+                    self.body = await self._read_bounded(length, limit)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             raise self._broke(exc) from exc
+        finally:
+            resp.release()
+        return self
 
     async def _read_bounded(self, length: int | None, limit: int) -> bytes:
         if length is not None:
@@ -155,14 +164,6 @@ class _Failed:
         self.error = error
         self.outcome = outcome
         self.token = token
-
-
-async def _whole(resp: StreamResponse) -> Response:
-    """Consume a good response by reading its body whole (what :meth:`Session.get` does)."""
-    try:
-        return Response(resp.status, resp.headers, resp.url, await resp.read())
-    finally:
-        resp.release()
 
 
 async def _opened(resp: StreamResponse) -> StreamResponse:
@@ -240,12 +241,12 @@ class Session:
             return 0
         return len(getattr(self._http.connector, "_acquired", ()))
 
-    async def get(self, req: Request) -> Response:
-        """Send ``req`` and read the whole body, retrying as the policy allows.
+    def get(self, req: Request) -> Coroutine[None, None, Response]:
+        """Send ``req`` and read the whole body, retrying as the policy allows (await it).
 
         ``Timeout.total`` bounds everything: attempts, waits and reading the body.
         """
-        return await self._exchange(req, _whole)
+        return self._exchange(req, StreamResponse.whole)
 
     async def stream(
         self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
@@ -292,7 +293,7 @@ class Session:
         body): that failure is decided first.
         """
         http = self._http
-        if http is None or http.closed:
+        if http is None:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         base = self._bases[req.host]
         if not base:

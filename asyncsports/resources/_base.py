@@ -20,8 +20,9 @@ T = TypeVar("T")
 
 
 class Body(Generic[T]):
-    """Whole bodies decoded as ``tp``, its decoder looked up once (for a listing's pages).
+    """Whole bodies decoded as ``tp``, its decoder looked up once, at the first body.
 
+    For what is decoded again and again: a listing's pages, a resource's one record.
     Calling it on a response decodes the body, or raises the DecodeError that
     :func:`~asyncsports.models.decode` would.
     """
@@ -30,11 +31,14 @@ class Body(Generic[T]):
 
     def __init__(self, tp: Any) -> None:
         self._tp = tp
-        self._decode: Callable[[bytes], T] = decoder(tp).decode
+        self._decode: Callable[[bytes], T] | None = None
 
     def __call__(self, resp: Response) -> T:
+        decode = self._decode
+        if decode is None:
+            decode = self._decode = decoder(self._tp).decode
         try:
-            return self._decode(resp.body)
+            return decode(resp.body)
         except FAILURES as exc:
             where = Source(type_name(self._tp), resp.url, resp.status)
             raise body_error(where, exc, resp.body) from exc
@@ -51,10 +55,6 @@ class Resource:
         resp = await self._session.get(req)
         result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
         return result
-
-    async def _get(self, req: Request, body: Body[T]) -> T:
-        """Send ``req`` and decode its whole body with ``body``."""
-        return body(await self._session.get(req))
 
     def _body_list(
         self,

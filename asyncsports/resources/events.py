@@ -79,9 +79,8 @@ class EventsResource(Resource):
         body: Body[list[Event] | Event] = Body(list[Event] | Event)
 
         async def fetch(number: int) -> Page[Event]:
-            return Page(
-                _as_list(await self._get(req.with_params(("page.page", str(number))), body))
-            )
+            resp = await self._session.get(req.with_params(("page.page", str(number))))
+            return Page(_as_list(body(resp)))
 
         return AsyncList.paged(
             fetch,

@@ -132,8 +132,10 @@ class FixturesResource(Resource):
 
         body: Body[FixturePage | list[Fixture]] = Body(FixturePage | list[Fixture])
 
+        get = self._session.get
+
         async def fetch(number: int) -> Page[Fixture]:
-            return to_page(await self._get(req.with_params(("page", str(number))), body))
+            return to_page(body(await get(req.with_params(("page", str(number))))))
 
         return AsyncList.paged(
             fetch,
@@ -147,5 +149,7 @@ class FixturesResource(Resource):
     async def get(self, sport: Sport | str, fixture_id: uuid.UUID | str) -> Fixture:
         """One fixture by id."""
         path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
-        fixture: Fixture = await self._one(Request(path), Fixture)
-        return fixture
+        return _FIXTURE(await self._session.get(Request(path)))
+
+
+_FIXTURE: Body[Fixture] = Body(Fixture)
