@@ -5,6 +5,7 @@ import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -404,3 +405,29 @@ async def test_a_loop_left_early_is_resumed_by_the_next_one_and_closed_by_aclose
     assert [x async for x in it2] == [1, 2]
     assert calls2 == [0]
     assert await no_other_tasks()
+
+
+class Inner(msgspec.Struct):
+    tags: list[str]
+
+
+class Rec(msgspec.Struct):
+    id: int
+    name: str | None
+    inner: Inner
+
+
+async def test_records_that_are_structs_repeat_by_their_scalar_fields() -> None:
+    def page_of(n: int) -> list[Rec]:
+        return [Rec(n % 2, f"r{n % 2}", Inner([str(n)])), Rec(99, None, Inner([]))]
+
+    async def cycling(n: int) -> Page[Rec]:
+        return Page(page_of(n), n, None, False)  # A, B, A... (nested parts differ)
+
+    with pytest.raises(PagingError, match="page 2 repeats"):
+        await AsyncList(lambda start: walk(cycling, start, size=2)).collect()
+
+    async def moving(n: int) -> Page[Rec]:
+        return Page([Rec(0, f"r{n}", Inner([])), Rec(1, None, Inner([]))], n, 4, n == 3)
+
+    assert len(await AsyncList(lambda start: walk(moving, start, size=2)).collect()) == 8
