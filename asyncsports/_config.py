@@ -8,6 +8,7 @@ is a ValueError naming the argument before anything is sent.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from asyncsports._retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 
-__all__ = ["Hook", "RequestInfo", "Settings", "Timeout"]
+__all__ = ["Hook", "Limits", "Pace", "RequestInfo", "Settings", "Timeout"]
 
 _UNSET: Any = object()
 
@@ -152,3 +153,48 @@ class Settings:
             hook = getattr(self, name)
             if hook is not None and not callable(hook):
                 raise TypeError(f"{name}: expected a callable, got {hook!r}")
+
+
+class Limits:
+    """What a body may take: bytes (whole, per element) and the slowest pace of a stream."""
+
+    __slots__ = ("body", "element", "min_rate", "window")
+
+    def __init__(self, settings: Settings) -> None:
+        self.body = settings.max_body_size
+        self.element = settings.max_element_size
+        self.min_rate = settings.timeout.min_rate
+        self.window = settings.timeout.read or 30.0
+
+    def pace(self) -> Pace | None:
+        """A new pace check for one body, or None without ``Timeout.min_rate``."""
+        return None if self.min_rate is None else Pace(self.min_rate, self.window)
+
+
+class Pace:
+    """Whether a stream keeps up ``rate`` bytes a second, over windows of ``window`` seconds."""
+
+    __slots__ = ("got", "rate", "since", "window")
+
+    def __init__(self, rate: float, window: float) -> None:
+        self.rate = rate
+        self.window = window
+        self.since = time.monotonic()
+        self.got = 0
+
+    def slow(self, n: int, now: float) -> bool:
+        """Count ``n`` bytes arrived at ``now``; True once a whole window fell short."""
+        self.got += n
+        if now - self.since < self.window:
+            return False
+        if self.got < self.rate * (now - self.since):
+            return True
+        self.since, self.got = now, 0
+        return False
+
+    def describe(self) -> str:
+        """Why a body was stalled."""
+        return (
+            f"stalled: the body gave fewer than {self.rate:g} bytes a second over "
+            f"{self.window:g} s (Timeout.min_rate)"
+        )

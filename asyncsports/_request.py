@@ -35,7 +35,6 @@ import re
 import urllib.parse
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = ["Param", "Request", "Sport"]
@@ -56,17 +55,40 @@ class Sport(enum.StrEnum):
     VOLLEYBALL = "volleyball"
 
 
-@dataclass(frozen=True, slots=True)
 class Request:
-    """One GET: which host, the path below it, and the query in order (names may repeat)."""
+    """One GET: which host, the path below it, and the query in order (names may repeat).
 
-    path: str
-    params: tuple[Param, ...] = ()
-    host: Host = "data"
+    ``target`` is the path and query percent-encoded, as they go on the request line. It
+    is rendered once, when the request is built, and a page's request extends its
+    listing's (:meth:`with_params`), so that sending a request renders nothing. A Request
+    is a value: nothing changes it once built.
+    """
+
+    __slots__ = ("host", "params", "path", "target")
+
+    def __init__(self, path: str, params: tuple[Param, ...] = (), host: Host = "data") -> None:
+        self.path = path
+        self.params = params
+        self.host: Host = host
+        self.target = _quote(path, _PATH_PLAIN, _PATH_SAFE) + _query(params, "?")
 
     def with_params(self, *extra: Param) -> Request:
         """The same request with ``extra`` appended to the query."""
-        return replace(self, params=self.params + extra)
+        req = Request.__new__(Request)
+        req.path, req.params, req.host = self.path, self.params + extra, self.host
+        req.target = self.target + _query(extra, "&" if self.params else "?")
+        return req
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Request):
+            return NotImplemented
+        return (self.host, self.path, self.params) == (other.host, other.path, other.params)
+
+    def __hash__(self) -> int:
+        return hash((self.host, self.path, self.params))
+
+    def __repr__(self) -> str:
+        return f"Request(path={self.path!r}, params={self.params!r}, host={self.host!r})"
 
     def fingerprint(self) -> str:
         """8 hex digits naming the listing this request starts: host, path and query.
@@ -123,7 +145,11 @@ def sport_path(sport: Sport | str) -> str:
     ``"v2/tabletennis"``): that prefix is kept, so a sport the client does not know yet
     can be reached under any version.
     """
-    version = None
+    if type(sport) is str or type(sport) is Sport:
+        path = _SPORT_PATHS.get(sport)
+        if path is not None:
+            return path
+    given, version = sport, None
     if isinstance(sport, str) and not isinstance(sport, Sport):
         m = _VERSIONED.fullmatch(sport)
         if m is not None:
@@ -131,7 +157,17 @@ def sport_path(sport: Sport | str) -> str:
     name = sport_name(sport)
     if version is None and name in _V2:
         version = "v2"
-    return f"/{version}/{name}" if version else f"/{name}"
+    path = f"/{version}/{name}" if version else f"/{name}"
+    if len(_SPORT_PATHS) < _SPORT_PATHS_KEPT and type(given) in (str, Sport):
+        _SPORT_PATHS[given] = path
+    return path
+
+
+# The paths of the sports asked for, by the argument as given: a loop of gets checks its
+# sport once. Bounded, since the names come from callers; only plain str and Sport keys
+# (a str subclass could hash or compare as it likes).
+_SPORT_PATHS: dict[str, str] = {}
+_SPORT_PATHS_KEPT = 256
 
 
 # Whitespace, control and format characters: a URL library may strip or fold them
@@ -152,8 +188,14 @@ def visible(name: str, text: str) -> str:
     return text
 
 
+# A UUID in canonical form already: sent as it is, without parsing it.
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def uuid_id(name: str, value: object) -> str:
     """A data-service id: a ``uuid.UUID`` or its text, as canonical lower-case text."""
+    if type(value) is str and _CANONICAL_UUID.fullmatch(value):
+        return value
     if isinstance(value, uuid.UUID):
         return str(value)
     if not isinstance(value, str):
@@ -295,9 +337,24 @@ def exactly_one(**named: object) -> tuple[str, object]:
 
 
 # RFC 3986: what may stand unescaped in a path segment (besides "/", the separator) and
-# in a query value. "%" is not among them, so an id is sent exactly as given.
+# in a query value. "%" is not among them, so an id is sent exactly as given. Text made
+# only of unreserved characters (and "/" in a path) needs no quoting: most of it.
 _PATH_SAFE = "/-._~!$'()*,;:@"
 _QUERY_SAFE = "-._~!$'()*,;:@/?"
+_PATH_PLAIN = re.compile(r"[A-Za-z0-9._~/-]*")
+_QUERY_PLAIN = re.compile(r"[A-Za-z0-9._~-]*")
+
+
+def _quote(text: str, plain: re.Pattern[str], safe: str) -> str:
+    return text if plain.fullmatch(text) else urllib.parse.quote(text, safe=safe)
+
+
+def _query(params: Sequence[Param], lead: str) -> str:
+    """``params`` percent-encoded as ``k=v&k=v``, after ``lead`` (``?`` or ``&``); "" for none."""
+    if not params:
+        return ""
+    plain, safe = _QUERY_PLAIN, _QUERY_SAFE
+    return lead + "&".join(f"{_quote(k, plain, safe)}={_quote(v, plain, safe)}" for k, v in params)
 
 
 def target(req: Request, extra: Sequence[Param] = ()) -> str:
@@ -306,12 +363,7 @@ def target(req: Request, extra: Sequence[Param] = ()) -> str:
     ``extra`` parameters (credentials) come first. Built here, and sent as already
     encoded, so that what reaches the wire does not depend on the URL library.
     """
-    path = urllib.parse.quote(req.path, safe=_PATH_SAFE)
-    params = [*extra, *req.params] if extra else req.params
-    if not params:
-        return path
-    quote = urllib.parse.quote
-    query = "&".join(
-        f"{quote(k, safe=_QUERY_SAFE)}={quote(v, safe=_QUERY_SAFE)}" for k, v in params
-    )
-    return f"{path}?{query}"
+    if not extra:
+        return req.target
+    path = _quote(req.path, _PATH_PLAIN, _PATH_SAFE)
+    return path + _query([*extra, *req.params], "?")

@@ -1,29 +1,44 @@
 """The one place that does network I/O.
 
-:class:`Session` owns an aiohttp ClientSession and runs every call through one loop
-(:meth:`Session.stream`): send an attempt, hand a good response to the caller's body
-reader, and on any failure (an error status, a connection failure, a body that broke
-off midway) ask :func:`asyncsports._retry.decide` what to do next. Whole bodies
-(:meth:`Session.get`) and streamed bodies use that same loop, so one budget of
-retries and one deadline cover a call however it fails.
+:class:`Session` owns an aiohttp ClientSession. Every call goes through one loop,
+:meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
+is consumed:
+
+- attempts are sent in one place, :meth:`Session._attempt`: wait for the client's turn
+  (a 429 pause, the rate limit), send, classify what came back (an error status, a
+  connection failure) and hand a good response to ``consume``; a body that breaks off
+  while consumed is a failed attempt like any other. ``Timeout.total`` is one
+  ``asyncio`` timeout around the attempt, entered only when a deadline is set;
+- failures are decided in one place, :meth:`Session._after`, which asks the pure
+  :func:`asyncsports._retry.decide`: wait (and pause the client after a 429), refresh
+  the token, or raise. One :class:`~asyncsports._retry.Call` carries the attempts,
+  retries and deadline of the whole call.
+
+A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it
+(:meth:`StreamResponse.whole`): one coroutine per request, no generator or context manager. A streamed body
+(:meth:`Session.stream`) is ``_exchange`` with a ``consume`` that keeps the response
+open; the generator reads it, and when reading breaks off it hands the failure back to
+``_exchange`` with the same ``Call``, which decides and sends again: resuming mid-body
+is another turn of the same loop under the same budget. Later reconnects (websockets)
+are meant to do the same.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TypeVar
 
 import aiohttp
-import anyio
 import yarl
 from aiohttp.helpers import sentinel
 from aiolimiter import AsyncLimiter
 
-from asyncsports._config import Hook, RequestInfo, Settings, Timeout
+from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome, decide, parse_retry_after
 from asyncsports._version import __version__
@@ -46,9 +61,9 @@ USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
 _ERROR_BODY_LIMIT = 64 * 1024
 _CHUNK = 256 * 1024
 _BROKEN = Outcome()
-_STALE = Outcome(stale=True)
 builtin_timeout = builtins.TimeoutError
 _FINAL = Outcome(final=True)
+_STALE = Outcome(stale=True)
 
 
 class Response:
@@ -63,34 +78,29 @@ class Response:
         self.body = body
 
 
-class StreamResponse:
-    """A good response whose body is still to be read, by :meth:`chunks` or :meth:`read`.
+class StreamResponse(Response):
+    """A good response whose body is still to be read: by :meth:`chunks`, or whole.
 
     A failure while reading raises :class:`TransportError` (or its :class:`TimeoutError`),
     which the session's loop takes as a body that broke off. Nothing of aiohttp's own
     exception is kept: its request headers hold the token.
     """
 
-    __slots__ = ("_deadline", "_limits", "_resp", "attempts", "headers", "status", "url")
+    __slots__ = ("_limits", "_resp", "attempts")
 
     def __init__(
-        self,
-        resp: aiohttp.ClientResponse,
-        url: str,
-        attempts: int,
-        deadline: float | None,
-        limits: _Limits,
+        self, resp: aiohttp.ClientResponse, url: str, attempts: int, limits: Limits
     ) -> None:
-        self._resp = resp
-        self._deadline = deadline
-        self._limits = limits
         self.status = resp.status
-        self.headers: Mapping[str, str] = resp.headers
+        self.headers = resp.headers
         self.url = url
+        self.body = b""
+        self._resp = resp
+        self._limits = limits
         self.attempts = attempts
 
     def _broke(self, exc: BaseException) -> TransportError:
-        return _transport(exc, self.url, self.attempts, self._deadline, "body broke off")
+        return _transport(exc, self.url, self.attempts, None, "body broke off")
 
     async def chunks(self, size: int = _CHUNK) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive, in pieces of at most ``size`` bytes.
@@ -114,32 +124,36 @@ class StreamResponse:
         # Raised here, outside the handler: no aiohttp exception rides along as context.
         raise error
 
-    async def read(self) -> bytes:
-        """The whole body, within ``max_body_size``, ``Timeout.body`` and the call's deadline.
+    async def whole(self) -> Response:
+        """Read the whole body into :attr:`body` and release: how :meth:`Session.get` consumes.
 
-        The size is counted after content decoding, so a compressed bomb is refused as
-        it inflates, not after.
+        ``max_body_size`` is counted after content decoding, so a compressed bomb is
+        refused as it inflates, not after; ``Timeout.body`` bounds the time.
         """
+        resp, limit = self._resp, self._limits.body
         try:
-            if self._deadline is None:
-                return await self._read()
-            with anyio.fail_after(max(0.0, self._deadline - time.monotonic())):
-                return await self._read()
+            length = resp.content_length
+            if limit is None or (
+                length is not None and length <= limit and "Content-Encoding" not in resp.headers
+            ):
+                self.body = await resp.read()
+            else:
+                self.body = await self._read_bounded(length, limit)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             error = self._broke(exc)
+        else:
+            return self
+        finally:
+            resp.release()
         raise error
 
-    async def _read(self) -> bytes:
-        limit, resp = self._limits.body, self._resp
-        length = resp.content_length
-        plain = resp.headers.get("Content-Encoding", "identity").lower() == "identity"
-        if limit is None or (plain and length is not None and length <= limit):
-            return await resp.read()
+    async def _read_bounded(self, length: int | None, limit: int) -> bytes:
+        plain = self._resp.headers.get("Content-Encoding", "identity").lower() == "identity"
         if plain and length is not None:
             raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
         parts: list[bytes] = []
         size = 0
-        async for chunk in resp.content.iter_chunked(_CHUNK):
+        async for chunk in self._resp.content.iter_chunked(_CHUNK):
             size += len(chunk)
             if size > limit:
                 raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
@@ -152,49 +166,6 @@ class StreamResponse:
     def release(self) -> None:
         """Give the connection back to the pool (or drop it if the body is unread)."""
         self._resp.release()
-
-
-class _Limits:
-    """What a body may take: bytes (whole, per element) and the slowest pace of a stream."""
-
-    __slots__ = ("body", "element", "min_rate", "window")
-
-    def __init__(self, settings: Settings) -> None:
-        self.body = settings.max_body_size
-        self.element = settings.max_element_size
-        self.min_rate = settings.timeout.min_rate
-        self.window = settings.timeout.read or 30.0
-
-    def pace(self) -> _Pace | None:
-        return None if self.min_rate is None else _Pace(self.min_rate, self.window)
-
-
-class _Pace:
-    """Whether a stream keeps up ``rate`` bytes a second, over windows of ``window`` seconds."""
-
-    __slots__ = ("got", "rate", "since", "window")
-
-    def __init__(self, rate: float, window: float) -> None:
-        self.rate = rate
-        self.window = window
-        self.since = time.monotonic()
-        self.got = 0
-
-    def slow(self, n: int, now: float) -> bool:
-        """Count ``n`` bytes arrived at ``now``; True once a whole window fell short."""
-        self.got += n
-        if now - self.since < self.window:
-            return False
-        if self.got < self.rate * (now - self.since):
-            return True
-        self.since, self.got = now, 0
-        return False
-
-    def describe(self) -> str:
-        return (
-            f"stalled: the body gave fewer than {self.rate:g} bytes a second over "
-            f"{self.window:g} s (Timeout.min_rate)"
-        )
 
 
 def _describe(exc: BaseException) -> str:
@@ -215,8 +186,13 @@ class _Failed:
         self.token = token
 
 
-async def _whole(resp: StreamResponse) -> AsyncIterator[Response]:
-    yield Response(resp.status, resp.headers, resp.url, await resp.read())
+async def _opened(resp: StreamResponse) -> StreamResponse:
+    """Consume a good response by keeping it open: the caller reads and releases it."""
+    return resp
+
+
+Consume = Callable[[StreamResponse], Awaitable[T]]
+_WHOLE: Consume[Response] = StreamResponse.whole
 
 
 class Session:
@@ -234,15 +210,19 @@ class Session:
         accept = f"application/vnd.{settings.vendor}.dde.api+json;version=1"
         self._data_headers = {"Accept": accept, "Content-Type": "application/json"}
         self._stream_headers = {"Accept": "application/json"}
-        self._auth: tuple[str | None, dict[str, str]] = (None, self._data_headers)
+        # The data headers with the bearer token: one dict per token, not one per request.
+        self._auth_token: str | None = None
+        self._auth_headers = self._data_headers
         self._total = settings.timeout.total
-        self._limits = _Limits(settings)
+        self._limits = Limits(settings)
         t = settings.timeout
         # A whole body is bounded by aiohttp's own total timer (Timeout.body), which runs
         # until the body is read; a stream has no such bound, only its pace.
         self._whole_timeout = aiohttp.ClientTimeout(
             total=t.body, sock_connect=t.connect, sock_read=t.read
         )
+        self._on_request = settings.on_request
+        self._on_response = settings.on_response
         rate = settings.rate_limit
         # A bucket holds at least one request: below 1/s, one per 1/rate seconds.
         self._limiter = AsyncLimiter(max(1.0, rate), max(1.0, rate) / rate) if rate else None
@@ -293,58 +273,161 @@ class Session:
             return 0
         return len(getattr(self._http.connector, "_acquired", ()))
 
-    async def get(self, req: Request) -> Response:
-        """Send ``req`` and read the whole body, retrying as the policy allows.
+    def get(self, req: Request) -> Coroutine[None, None, Response]:
+        """Send ``req`` and read the whole body, retrying as the policy allows (await it).
 
         ``Timeout.total`` bounds everything: attempts, waits and reading the body.
         """
-        responses = self.stream(req, _whole, whole=True)
-        try:
-            return await anext(responses)
-        finally:
-            await responses.aclose()
+        return self._exchange(req, _WHOLE)
 
     async def stream(
-        self,
-        req: Request,
-        body: Callable[[StreamResponse], AsyncIterator[T]],
-        *,
-        whole: bool = False,
+        self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
     ) -> AsyncGenerator[T, None]:
-        """Send ``req`` and yield what ``body`` reads from each good response: the one loop.
+        """Send ``req`` and yield what ``body`` reads from each good response.
 
         ``body`` is called once per good response; if reading breaks off midway (it
-        raises :class:`TransportError`), the request is sent again after the policy's
-        wait and ``body`` is called with the new response, so it must carry on from
-        where the last one stopped. Retries, the token refresh and ``Timeout.total``
-        are one budget for the whole call; the deadline bounds getting responses and
-        waiting, not the caller's time between items.
+        raises :class:`TransportError`), the failure goes back to the session's loop,
+        which decides as for any failed attempt and sends the request again; ``body`` is
+        then called with the new response, so it must carry on from where the last one
+        stopped. Retries, the token refresh and ``Timeout.total`` are one budget for the
+        whole call; the deadline bounds getting responses and waiting, not the caller's
+        time between items.
+        """
+        call = self._call()
+        failed: _Failed | None = None
+        while True:
+            resp = await self._exchange(req, _opened, call, failed)
+            try:
+                async for item in body(resp):
+                    yield item
+                return
+            except TransportError as exc:
+                failed = _Failed(exc, _BROKEN, None)
+            finally:
+                resp.release()
+
+    def _call(self) -> Call:
+        total = self._total
+        return Call() if total is None else Call(total, time.monotonic())
+
+    async def _exchange(
+        self,
+        req: Request,
+        consume: Consume[T],
+        call: Call | None = None,
+        failed: _Failed | None = None,
+    ) -> T:
+        """The one loop: attempts of ``req`` until one is consumed, a decision after each failure.
+
+        ``consume`` takes a good response and returns the call's result; a
+        :class:`TransportError` from it is a body that broke off. ``call`` and ``failed``
+        continue a call whose last response failed after it was handed over (a streamed
+        body): that failure is decided first.
         """
         http = self._http
-        if http is None or http.closed:
+        if http is None:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         base = self._bases[req.host]
         if not base:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
-        total = self._total
-        call = Call(total, time.monotonic() if total is not None else 0.0)
+        if call is None:
+            call = self._call()
         while True:
-            sent = await self._send(http, base, req, call, whole)
-            if isinstance(sent, _Failed):
-                failed = sent
-            else:
-                try:
-                    async for item in body(sent):
-                        yield item
-                    return
-                except TransportError as exc:
-                    failed = _Failed(exc, _BROKEN, None)
-                finally:
-                    sent.release()
-            await self._after(failed, call)
+            if failed is not None:
+                await self._after(failed, call)
+            result = await self._attempt(http, base, req, call, consume)
+            if not isinstance(result, _Failed):
+                return result
+            failed = result
+
+    async def _attempt(
+        self,
+        http: aiohttp.ClientSession,
+        base: str,
+        req: Request,
+        call: Call,
+        consume: Consume[T],
+    ) -> T | _Failed:
+        """One attempt, the only place a request is sent: wait for the turn, send, consume."""
+        if req.host == "data":
+            token = self._token.current
+            if token is None:
+                token = await self._token.get()
+                if token is None:
+                    raise ValueError("token: the sports data service needs one: Client(token=...)")
+            headers = self._auth_headers if token is self._auth_token else self._headers(token)
+            url = shown = base + req.target
+        else:
+            if self._credentials is None:
+                raise ValueError("streaming_credentials: required for the live stream events")
+            token, headers = None, self._stream_headers
+            url = base + target(req, self._credentials.params())
+            shown = redact(url)
+        if self._paused_until or self._limiter is not None:
+            await self._wait_turn()
+        call.attempts += 1
+        attempt = call.attempts
+        if self._on_request is not None:
+            await _call(self._on_request, RequestInfo("GET", shown, attempt))
+        self.requests += 1
+        deadline = call.deadline
+        try:
+            if deadline is None:
+                return await self._send(http, url, headers, shown, attempt, token, consume)
+            async with asyncio.timeout_at(deadline):
+                return await self._send(http, url, headers, shown, attempt, token, consume)
+        except TransportError as exc:
+            # The body broke off while consumed.
+            return _Failed(exc, _BROKEN, token)
+        except builtin_timeout as exc:
+            # Timeout.total ran out (aiohttp's own time limits are TransportErrors by now).
+            return _Failed(_transport(exc, shown, attempt, deadline), _BROKEN, token)
+
+    async def _send(
+        self,
+        http: aiohttp.ClientSession,
+        url: str,
+        headers: Mapping[str, str],
+        shown: str,
+        attempt: int,
+        token: str | None,
+        consume: Consume[T],
+    ) -> T | _Failed:
+        started = time.monotonic() if self._on_response is not None else 0.0
+        try:
+            resp = await http.get(
+                yarl.URL(url, encoded=True),
+                headers=headers,
+                allow_redirects=False,
+                timeout=self._whole_timeout if consume is _WHOLE else sentinel,
+            )
+        except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
+            # Never better on a second try: a certificate or an address is wrong.
+            return _Failed(_transport(exc, shown, attempt, None), _FINAL, token)
+        except aiohttp.ClientResponseError as exc:
+            # The answer could not be read as HTTP (a content encoding we cannot decode,
+            # malformed headers): the same server would say the same again.
+            what = "the response could not be read"
+            return _Failed(_transport(exc, shown, attempt, None, what), _FINAL, token)
+        except aiohttp.ServerDisconnectedError as exc:
+            return _Failed(_transport(exc, shown, attempt, None), _STALE, token)
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            return _Failed(_transport(exc, shown, attempt, None), _BROKEN, token)
+        try:
+            if self._on_response is not None:
+                elapsed = time.monotonic() - started
+                await _call(
+                    self._on_response, RequestInfo("GET", shown, attempt, resp.status, elapsed)
+                )
+            if resp.status < 300:
+                return await consume(StreamResponse(resp, shown, attempt, self._limits))
+            return await self._failure(resp, shown, attempt, token)
+        except BaseException:
+            resp.release()
+            raise
 
     async def _after(self, failed: _Failed, call: Call) -> None:
-        """Decide after a failed attempt: wait (and maybe pause the client), refresh or raise."""
+        """The one place a failure is decided: wait (maybe pausing the client), refresh or raise."""
         decision = decide(
             failed.outcome,
             call,
@@ -376,72 +459,7 @@ class Session:
             error,
         )
         self.retries += 1
-        await anyio.sleep(decision.wait)
-
-    async def _send(
-        self, http: aiohttp.ClientSession, base: str, req: Request, call: Call, whole: bool
-    ) -> StreamResponse | _Failed:
-        """One attempt: wait for the budget, send, and classify what came back."""
-        data = req.host == "data"
-        if data:
-            token = await self._token.get()
-            if token is None:
-                raise ValueError("token: the sports data service needs one: Client(token=...)")
-            headers = self._headers(token)
-        else:
-            token, headers = None, self._stream_headers
-        if self._paused_until or self._limiter is not None:
-            await self._wait_turn()
-        if data:
-            url = base + target(req)
-            shown = url
-        else:
-            if self._credentials is None:
-                raise ValueError("streaming_credentials: required for the live stream events")
-            url = base + target(req, self._credentials.params())
-            shown = redact(url)
-        call.attempts += 1
-        attempt = call.attempts
-        on_request = self.settings.on_request
-        if on_request is not None:
-            await _call(on_request, RequestInfo("GET", shown, attempt))
-        started = time.monotonic()
-        self.requests += 1
-        try:
-            pending = http.get(
-                yarl.URL(url, encoded=True),
-                headers=headers,
-                allow_redirects=False,
-                timeout=self._whole_timeout if whole else sentinel,
-            )
-            if call.deadline is None:
-                resp = await pending
-            else:
-                with anyio.fail_after(call.left(started) or 0.0):
-                    resp = await pending
-        except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
-            # Never better on a second try: a certificate or an address is wrong.
-            return _Failed(_transport(exc, shown, attempt, None), _FINAL, token)
-        except aiohttp.ClientResponseError as exc:
-            # The answer could not be read as HTTP (a content encoding we cannot decode,
-            # malformed headers): the same server would say the same again.
-            what = "the response could not be read"
-            return _Failed(_transport(exc, shown, attempt, None, what), _FINAL, token)
-        except aiohttp.ServerDisconnectedError as exc:
-            return _Failed(_transport(exc, shown, attempt, call.deadline), _STALE, token)
-        except (aiohttp.ClientError, builtin_timeout) as exc:
-            return _Failed(_transport(exc, shown, attempt, call.deadline), _BROKEN, token)
-        try:
-            on_response = self.settings.on_response
-            if on_response is not None:
-                info = RequestInfo("GET", shown, attempt, resp.status, time.monotonic() - started)
-                await _call(on_response, info)
-            if resp.status < 300:
-                return StreamResponse(resp, shown, attempt, call.deadline, self._limits)
-            return await self._failure(resp, shown, attempt, token)
-        except BaseException:
-            resp.release()
-            raise
+        await asyncio.sleep(decision.wait)
 
     async def _failure(
         self, resp: aiohttp.ClientResponse, shown: str, attempt: int, token: str | None
@@ -465,17 +483,14 @@ class Session:
         return _Failed(error, Outcome(resp.status, retry_after), token)
 
     def _headers(self, token: str) -> dict[str, str]:
-        # One dict per token, not one per request.
-        cached, headers = self._auth
-        if cached != token:
-            headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
-            self._auth = (token, headers)
+        headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
+        self._auth_token, self._auth_headers = token, headers
         return headers
 
     async def _wait_turn(self) -> None:
         pause = self._paused_until - time.monotonic()
         if pause > 0:
-            await anyio.sleep(pause)
+            await asyncio.sleep(pause)
         if self._limiter is not None:
             await self._limiter.acquire()
 

@@ -24,14 +24,16 @@ class TokenProvider:
     """Holds the current bearer token and asks the source again when told it is stale.
 
     A plain string never changes; a callable is asked at first use and after
-    :meth:`invalidate` (the session calls it once after a 401).
+    :meth:`invalidate` (the session calls it once after a 401). :attr:`current` is the
+    token in hand (None until a callable has been asked), for a caller that wants to
+    skip awaiting :meth:`get` when there is one.
     """
 
     def __init__(self, source: Token | None) -> None:
         if source is not None and not isinstance(source, str) and not callable(source):
             raise TypeError(f"token must be a str or a callable, not {type(source).__name__}")
         self._source = source
-        self._value: str | None = source if isinstance(source, str) else None
+        self.current: str | None = source if isinstance(source, str) else None
         self._lock: anyio.Lock | None = None
 
     @property
@@ -44,12 +46,12 @@ class TokenProvider:
 
         Concurrent first calls share one answer: the callable is asked once.
         """
-        if self._value is not None or not callable(self._source):
-            return self._value
+        if self.current is not None or not callable(self._source):
+            return self.current
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
-            if self._value is None:
+            if self.current is None:
                 value = self._source()
                 if inspect.isawaitable(value):
                     value = await value
@@ -58,8 +60,8 @@ class TokenProvider:
                         f"the token callable returned {type(value).__name__}, "
                         "expected a non-empty str"
                     )
-                self._value = value
-        return self._value
+                self.current = value
+        return self.current
 
     def invalidate(self, stale: str | None = None) -> None:
         """Forget a callable's token so that the next :meth:`get` asks again.
@@ -67,8 +69,8 @@ class TokenProvider:
         With ``stale``, only if the current token is still that one: many requests
         refused with the same old token cause one refresh, not one each.
         """
-        if callable(self._source) and (stale is None or self._value == stale):
-            self._value = None
+        if callable(self._source) and (stale is None or self.current == stale):
+            self.current = None
 
 
 def stream_token(secret: str, ip: str, timestamp_ms: int) -> str:

@@ -5,6 +5,7 @@ import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -354,3 +355,79 @@ async def test_a_known_total_ends_the_walk_whatever_last_says() -> None:
 
     it = AsyncList(lambda start: walk(fetch, start, size=1, concurrency=4))
     assert await it.collect() == [0, 1, 2]
+
+
+async def test_one_task_fetches_ahead_while_the_caller_keeps_up() -> None:
+    # A task per page fetched ahead would be 49 tasks; one task takes page after page.
+    loop = asyncio.get_running_loop()
+    created = 0
+    create_task = loop.create_task
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal created
+        created += 1
+        return create_task(*args, **kwargs)
+
+    it, state = slow_pager(50, delay=0.001)
+    loop.create_task = counting  # type: ignore[method-assign]
+    try:
+        assert await it.collect() == list(range(50))
+    finally:
+        del loop.create_task
+    assert created == 1
+    assert sorted(state["started"]) == list(range(50))
+
+
+async def test_a_page_not_fetched_ahead_is_fetched_in_the_callers_task() -> None:
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    async def fetch(n: int) -> Page[int]:
+        tasks.append(asyncio.current_task())
+        return Page([n], n, None, n == 4)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=1, lookahead=0))
+    assert await it.collect() == [0, 1, 2, 3, 4]
+    assert tasks == [asyncio.current_task()] * 5
+
+
+async def test_a_loop_left_early_is_resumed_by_the_next_one_and_closed_by_aclose() -> None:
+    it, _ = pager(9, 3)
+    async for x in it:
+        if x == 4:
+            break
+    assert it.resume_token == ResumeToken(1, 2)
+    assert [x async for x in it] == [5, 6, 7, 8]
+    it2, calls2 = pager(9, 3)
+    async for _ in it2:
+        break
+    await it2.aclose()
+    # What was fetched is still handed out; nothing more is fetched.
+    assert [x async for x in it2] == [1, 2]
+    assert calls2 == [0]
+    assert await no_other_tasks()
+
+
+class Inner(msgspec.Struct):
+    tags: list[str]
+
+
+class Rec(msgspec.Struct):
+    id: int
+    name: str | None
+    inner: Inner
+
+
+async def test_records_that_are_structs_repeat_by_their_scalar_fields() -> None:
+    def page_of(n: int) -> list[Rec]:
+        return [Rec(n % 2, f"r{n % 2}", Inner([str(n)])), Rec(99, None, Inner([]))]
+
+    async def cycling(n: int) -> Page[Rec]:
+        return Page(page_of(n), n, None, False)  # A, B, A... (nested parts differ)
+
+    with pytest.raises(PagingError, match="page 2 repeats"):
+        await AsyncList(lambda start: walk(cycling, start, size=2)).collect()
+
+    async def moving(n: int) -> Page[Rec]:
+        return Page([Rec(0, f"r{n}", Inner([])), Rec(1, None, Inner([]))], n, 4, n == 3)
+
+    assert len(await AsyncList(lambda start: walk(moving, start, size=2)).collect()) == 8

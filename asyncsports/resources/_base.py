@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
+from asyncsports._decoding import FAILURES, Source, body_error, type_name
 from asyncsports._request import Request
-from asyncsports._session import Session, StreamResponse
+from asyncsports._session import Response, Session, StreamResponse
 from asyncsports._watch import polls
 from asyncsports.jsonstream import ListDecoder, decode_array
 from asyncsports.models._types import decode, decoder
@@ -19,6 +20,31 @@ from asyncsports.paging import AsyncList, Batch, ResumeToken
 from asyncsports.raw import RawRecord, WithJSON, elements, paired
 
 T = TypeVar("T")
+
+
+class Body(Generic[T]):
+    """Whole bodies decoded as ``tp``, its decoder looked up once, at the first body.
+
+    For what is decoded again and again: a listing's pages, a resource's one record.
+    Calling it on a response decodes the body, or raises the DecodeError that
+    :func:`~asyncsports.models.decode` would.
+    """
+
+    __slots__ = ("_decode", "_tp")
+
+    def __init__(self, tp: Any) -> None:
+        self._tp = tp
+        self._decode: Callable[[bytes], T] | None = None
+
+    def __call__(self, resp: Response) -> T:
+        decode = self._decode
+        if decode is None:
+            decode = self._decode = decoder(self._tp).decode
+        try:
+            return decode(resp.body)
+        except FAILURES as exc:
+            where = Source(type_name(self._tp), resp.url, resp.status)
+            raise body_error(where, exc, resp.body) from exc
 
 
 class Resource:

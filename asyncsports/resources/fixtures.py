@@ -14,7 +14,7 @@ from asyncsports._request import Param, Request, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
 from asyncsports.raw import RawRecord, paired
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Body, Resource
 
 STATUSES = ("scheduled", "live", "completed", "postponed")
 TYPES = ("official", "simulation", "training")
@@ -196,11 +196,12 @@ class FixturesResource(Resource):
             include_deleted=include_deleted,
         )
 
+        body: Body[FixturePage | list[Fixture]] = Body(FixturePage | list[Fixture])
+
+        get = self._session.get
+
         async def fetch(number: int) -> Page[Fixture]:
-            body: FixturePage | list[Fixture] = await self._one(
-                req.with_params(("page", str(number))), FixturePage | list[Fixture]
-            )
-            return to_page(body)
+            return to_page(body(await get(req.with_params(("page", str(number))))))
 
         async def fetch_raw(number: int) -> Page[RawRecord[Fixture]]:
             body: RawRecord[FixturePage | list[Fixture]] = await self._one_raw(
@@ -241,5 +242,7 @@ class FixturesResource(Resource):
         path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
         if raw:
             return await self._one_raw(Request(path), Fixture)
-        fixture: Fixture = await self._one(Request(path), Fixture)
-        return fixture
+        return _FIXTURE(await self._session.get(Request(path)))
+
+
+_FIXTURE: Body[Fixture] = Body(Fixture)
