@@ -2,25 +2,25 @@
 
 :class:`Session` owns an aiohttp ClientSession. Every call goes through one loop,
 :meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
-is consumed:
+is consumed (``consume``). The loop has two steps, each in one place:
 
-- attempts are sent in one place, :meth:`Session._attempt`: wait for the client's turn
-  (a 429 pause, the rate limit), send, classify what came back (an error status, a
-  connection failure) and hand a good response to ``consume``; a body that breaks off
-  while consumed is a failed attempt like any other. ``Timeout.total`` is one
-  ``asyncio`` timeout around the attempt, entered only when a deadline is set;
-- failures are decided in one place, :meth:`Session._after`, which asks the pure
+- an attempt is sent in :meth:`Session._attempt` (and its ``_send``): wait for the
+  client's turn (a 429 pause, the rate limit), send, classify what came back (an error
+  status, a connection failure) and hand a good response to ``consume``; a body that
+  breaks off while consumed is a failed attempt like any other. ``Timeout.total`` is
+  one ``asyncio`` timeout around the attempt, entered only when a deadline is set;
+- a failure is decided in :meth:`Session._after`, which asks the pure
   :func:`asyncsports._retry.decide`: wait (and pause the client after a 429), refresh
   the token, or raise. One :class:`~asyncsports._retry.Call` carries the attempts,
   retries and deadline of the whole call.
 
 A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it
-(:meth:`StreamResponse.whole`): one coroutine per request, no generator or context manager. A streamed body
-(:meth:`Session.stream`) is ``_exchange`` with a ``consume`` that keeps the response
-open; the generator reads it, and when reading breaks off it hands the failure back to
-``_exchange`` with the same ``Call``, which decides and sends again: resuming mid-body
-is another turn of the same loop under the same budget. Later reconnects (websockets)
-are meant to do the same.
+(:meth:`StreamResponse.whole`): one coroutine per request, no generator or context
+manager on the way. A streamed body (:meth:`Session.stream`) is ``_exchange`` with a
+``consume`` that keeps the response open; the generator reads it, and when reading
+breaks off it hands the failure back to ``_exchange`` with the same ``Call``, which
+decides and sends again: resuming mid-body is another turn of the same loop under the
+same budget. Later reconnects (websockets) are meant to do the same.
 """
 
 from __future__ import annotations
@@ -348,7 +348,10 @@ class Session:
         call: Call,
         consume: Consume[T],
     ) -> T | _Failed:
-        """One attempt, the only place a request is sent: wait for the turn, send, consume."""
+        """One attempt, the only place a request is sent: wait for the turn, send, consume.
+
+        Returns what ``consume`` made of a good response, or the attempt's failure.
+        """
         if req.host == "data":
             token = self._token.current
             if token is None:
@@ -393,6 +396,7 @@ class Session:
         token: str | None,
         consume: Consume[T],
     ) -> T | _Failed:
+        """Send, classify the answer and consume a good one (inside the deadline, if any)."""
         started = time.monotonic() if self._on_response is not None else 0.0
         try:
             resp = await http.get(
