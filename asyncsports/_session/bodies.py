@@ -1,0 +1,155 @@
+"""What a response's body is read as: whole (:class:`Response`) or as it arrives.
+
+Part of the session (the one place that does network I/O): :class:`StreamResponse`
+reads a good response's body within the client's bounds (``max_body_size`` after
+decoding, ``Timeout.body``, ``Timeout.min_rate``) and turns every failure into a
+library error that carries no secret.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import AsyncIterator, Mapping
+
+import aiohttp
+
+from asyncsports._config import Limits
+from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError, redact
+
+__all__ = ["Response", "StreamResponse", "builtin_timeout", "transport"]
+
+_CHUNK = 256 * 1024
+builtin_timeout = builtins.TimeoutError
+
+
+class Response:
+    """A response whose body was read whole."""
+
+    __slots__ = ("body", "headers", "status", "url")
+
+    def __init__(self, status: int, headers: Mapping[str, str], url: str, body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.url = url
+        self.body = body
+
+
+class StreamResponse(Response):
+    """A good response whose body is still to be read: by :meth:`chunks`, or whole.
+
+    A failure while reading raises :class:`TransportError` (or its :class:`TimeoutError`),
+    which the session's loop takes as a body that broke off. Nothing of aiohttp's own
+    exception is kept: its request headers hold the token.
+    """
+
+    __slots__ = ("_limits", "_resp", "attempts")
+
+    def __init__(
+        self, resp: aiohttp.ClientResponse, url: str, attempts: int, limits: Limits
+    ) -> None:
+        self.status = resp.status
+        self.headers = resp.headers
+        self.url = url
+        self.body = b""
+        self._resp = resp
+        self._limits = limits
+        self.attempts = attempts
+
+    def _broke(self, exc: BaseException) -> TransportError:
+        return transport(exc, self.url, self.attempts, None, "body broke off")
+
+    async def chunks(self, size: int = _CHUNK) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive, in pieces of at most ``size`` bytes.
+
+        A body slower than ``Timeout.min_rate`` over a window of ``Timeout.read``
+        seconds is stalled: a :class:`TimeoutError`, resumed like one that broke off.
+        """
+        pace = self._limits.pace()
+        try:
+            async for chunk in self._resp.content.iter_chunked(size):
+                if pace is not None and pace.slow(len(chunk), time.monotonic()):
+                    break
+                yield chunk
+            else:
+                return
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            error = self._broke(exc)
+        else:
+            assert pace is not None
+            error = TimeoutError(pace.describe(), url=self.url, attempts=self.attempts)
+        # Raised here, outside the handler: no aiohttp exception rides along as context.
+        raise error
+
+    async def whole(self) -> Response:
+        """Read the whole body into :attr:`body` and release: how :meth:`Session.get` consumes.
+
+        ``max_body_size`` is counted after content decoding, so a compressed bomb is
+        refused as it inflates, not after; ``Timeout.body`` bounds the time.
+        """
+        resp, limit = self._resp, self._limits.body
+        try:
+            length = resp.content_length
+            if limit is None or (
+                length is not None and length <= limit and "Content-Encoding" not in resp.headers
+            ):
+                self.body = await resp.read()
+            else:
+                self.body = await self._read_bounded(length, limit)
+        except (aiohttp.ClientError, builtin_timeout) as exc:
+            error = self._broke(exc)
+        else:
+            return self
+        finally:
+            resp.release()
+        raise error
+
+    async def _read_bounded(self, length: int | None, limit: int) -> bytes:
+        plain = self._resp.headers.get("Content-Encoding", "identity").lower() == "identity"
+        if plain and length is not None:
+            raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in self._resp.content.iter_chunked(_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def _too_large(self, text: str) -> BodyTooLargeError:
+        return BodyTooLargeError(text, limit=self._limits.body or 0, url=self.url)
+
+    def release(self) -> None:
+        """Give the connection back to the pool (or drop it if the body is unread)."""
+        self._resp.release()
+
+
+def _describe(exc: BaseException) -> str:
+    # aiohttp's messages may quote a URL with its query: redact it like ours.
+    text = redact(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def transport(
+    exc: BaseException,
+    url: str,
+    attempts: int,
+    deadline: float | None,
+    what: str = "connection failed",
+) -> TransportError:
+    """The library error for an aiohttp failure or a time limit.
+
+    Described, redacted, and not chained: aiohttp's exception carries the request's
+    headers (the bearer token) and its full URL (the stream auth).
+    """
+    error: TransportError
+    if isinstance(exc, builtin_timeout):
+        late = deadline is not None and time.monotonic() >= deadline
+        text = "timed out (Timeout.total)" if late else "timed out"
+        error = TimeoutError(text, url=url, attempts=attempts)
+    else:
+        error = TransportError(f"{what}: {_describe(exc)}", url=url, attempts=attempts)
+    error.__suppress_context__ = True
+    return error
