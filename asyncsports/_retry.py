@@ -133,6 +133,12 @@ class Call:
         """Seconds left before the deadline at ``now``, or None without one."""
         return None if self.deadline is None else max(0.0, self.deadline - now)
 
+    def reset(self) -> None:
+        """Start the budget afresh (a live connection that delivered a record earns it)."""
+        self.retries = 0
+        self.refreshed = False
+        self.resent = False
+
     def apply(self, decision: Decision) -> None:
         """Count ``decision`` against the budget (a retry, or the one token refresh)."""
         if decision.action == "retry":

@@ -23,13 +23,8 @@ class ConnectionEnd:
 
 
 def reset(call: Call) -> None:
-    """Start ``call``'s budget afresh: a connection delivered a record.
-
-    (What ``Call.reset()`` would do in ``_retry.py``; see docs/wire.md.)
-    """
-    call.retries = 0
-    call.refreshed = False
-    call.resent = False
+    """Start ``call``'s budget afresh: a connection delivered a record."""
+    call.reset()
 
 
 def reconnect(
