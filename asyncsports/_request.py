@@ -70,7 +70,7 @@ class Request:
         self.path = path
         self.params = params
         self.host: Host = host
-        self.target = _quote(path, _PATH_PLAIN, _PATH_SAFE) + _query(params, "?")
+        self.target = _path(path) + _query(params, "?")
 
     def with_params(self, *extra: Param) -> Request:
         """The same request with ``extra`` appended to the query."""
@@ -338,23 +338,28 @@ def exactly_one(**named: object) -> tuple[str, object]:
 
 # RFC 3986: what may stand unescaped in a path segment (besides "/", the separator) and
 # in a query value. "%" is not among them, so an id is sent exactly as given. Text made
-# only of unreserved characters (and "/" in a path) needs no quoting: most of it.
+# only of what quoting leaves alone needs no quoting: most of it.
 _PATH_SAFE = "/-._~!$'()*,;:@"
 _QUERY_SAFE = "-._~!$'()*,;:@/?"
-_PATH_PLAIN = re.compile(r"[A-Za-z0-9._~/-]*")
-_QUERY_PLAIN = re.compile(r"[A-Za-z0-9._~-]*")
+_PATH_PLAIN = re.compile(r"[A-Za-z0-9/._~!$'()*,;:@-]*")
+_QUERY_WORD = r"[A-Za-z0-9._~!$'()*,;:@/?-]*"
+_QUERY_PLAIN = re.compile(f"{_QUERY_WORD}={_QUERY_WORD}(?:&{_QUERY_WORD}={_QUERY_WORD})*")
 
 
-def _quote(text: str, plain: re.Pattern[str], safe: str) -> str:
-    return text if plain.fullmatch(text) else urllib.parse.quote(text, safe=safe)
+def _path(path: str) -> str:
+    return path if _PATH_PLAIN.fullmatch(path) else urllib.parse.quote(path, safe=_PATH_SAFE)
 
 
 def _query(params: Sequence[Param], lead: str) -> str:
     """``params`` percent-encoded as ``k=v&k=v``, after ``lead`` (``?`` or ``&``); "" for none."""
     if not params:
         return ""
-    plain, safe = _QUERY_PLAIN, _QUERY_SAFE
-    return lead + "&".join(f"{_quote(k, plain, safe)}={_quote(v, plain, safe)}" for k, v in params)
+    raw = "&".join([f"{k}={v}" for k, v in params])
+    # As it is if every name and value is plain: then the "&" and "=" are only the joins.
+    if _QUERY_PLAIN.fullmatch(raw) and raw.count("&") == len(params) - 1:
+        return lead + raw
+    quote, safe = urllib.parse.quote, _QUERY_SAFE
+    return lead + "&".join(f"{quote(k, safe=safe)}={quote(v, safe=safe)}" for k, v in params)
 
 
 def target(req: Request, extra: Sequence[Param] = ()) -> str:
@@ -365,5 +370,4 @@ def target(req: Request, extra: Sequence[Param] = ()) -> str:
     """
     if not extra:
         return req.target
-    path = _quote(req.path, _PATH_PLAIN, _PATH_SAFE)
-    return path + _query([*extra, *req.params], "?")
+    return _path(req.path) + _query([*extra, *req.params], "?")

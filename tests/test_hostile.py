@@ -82,6 +82,29 @@ def test_a_segment_that_passes_is_one_segment_on_the_wire(value: str) -> None:
     assert all(c.isascii() and not c.isspace() and c.isprintable() for c in wire)
 
 
+WORDS = st.text(st.sampled_from("aZ09._~-!$'()*,;:@/?&=% é\t#+"), max_size=5)
+PARAMS = st.lists(st.tuples(WORDS, WORDS), max_size=3).map(tuple)
+
+
+@given(path=WORDS, params=PARAMS, extra=st.tuples(WORDS, WORDS))
+def test_the_target_is_every_name_and_value_quoted_whatever_is_left_unquoted(
+    path: str, params: tuple[tuple[str, str], ...], extra: tuple[str, str]
+) -> None:
+    # Text that needs no quoting is sent as it is: the same as quoting all of it.
+    def quoted(params: tuple[tuple[str, str], ...]) -> str:
+        q = urllib.parse.quote
+        query = "&".join(f"{q(k, safe=QUERY_SAFE)}={q(v, safe=QUERY_SAFE)}" for k, v in params)
+        return q("/" + path, safe=PATH_SAFE) + (f"?{query}" if params else "")
+
+    req = Request("/" + path, params)
+    assert req.target == quoted(params)
+    assert req.with_params(extra).target == quoted((*params, extra))
+
+
+PATH_SAFE = "/-._~!$'()*,;:@"
+QUERY_SAFE = "-._~!$'()*,;:@/?"
+
+
 # ---------------------------------------------------------------------- paging loops
 
 
