@@ -92,7 +92,7 @@ async def walk(
             # Page ``number``: from the task that took it, else fetched here and now.
             future = ahead.pop(number, None)
             if future is None:
-                pages.next = number + 1
+                pages.next = max(pages.next, number + 1)
                 page = await fetch(number)
                 last = pages.check(number, page)
             else:

@@ -257,8 +257,8 @@ class AsyncList(Generic[T]):
         batches, self._batches = self._batches, None
         reader, self._reader = self._reader, None
         self._done = True
-        if reader is not None:
-            await reader.aclose()
+        if reader is not None and not getattr(reader, "ag_running", False):
+            await reader.aclose()  # (one running in another task ends with the source)
         aclose = getattr(batches, "aclose", None)
         if aclose is not None:
             await aclose()

@@ -431,3 +431,20 @@ async def test_records_that_are_structs_repeat_by_their_scalar_fields() -> None:
         return Page([Rec(0, f"r{n}", Inner([])), Rec(1, None, Inner([]))], n, 4, n == 3)
 
     assert len(await AsyncList(lambda start: walk(moving, start, size=2)).collect()) == 8
+
+
+async def test_a_page_that_fails_ahead_fails_the_walk_there_after_the_pages_before_it() -> None:
+    async def fetch(n: int) -> Page[int]:
+        await asyncio.sleep(0.001 * (n % 3))  # out-of-order arrival
+        if n == 5:
+            raise ConnectionError(f"page {n}")
+        return Page([n], n, 12, n == 11)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=1, concurrency=4))
+    seen: list[int] = []
+    with pytest.raises(ConnectionError, match="page 5"):
+        async for x in it:
+            seen.append(x)
+    assert seen == [0, 1, 2, 3, 4]
+    assert it.resume_token == ResumeToken(4, 1)
+    assert await no_other_tasks()

@@ -264,7 +264,7 @@ class Session:
         try:
             if deadline is None:
                 return await self._send(http, url, headers, shown, attempt, token, consume)
-            async with asyncio.timeout_at(deadline):
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 return await self._send(http, url, headers, shown, attempt, token, consume)
         except TransportError as exc:
             # The body broke off while consumed.
