@@ -21,13 +21,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import machine, versions
+from benchmarks.measure import callgrind, machine, versions
 from benchmarks.report import build_rows, markdown, write
 
 HERE = Path(__file__).resolve().parent
@@ -195,39 +194,8 @@ def pool(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _callgrind(cfg: Config, spec: str) -> int:
     """Instructions of the measured part of one ``benchmarks.child icount`` run."""
-    with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
-        dump = Path(tmp) / "callgrind.out"
-        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dump}"]
-        proc = subprocess.Popen(
-            [*valgrind, sys.executable, "-m", "benchmarks.child", "icount", spec],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=HERE.parent,
-            text=True,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            for expected, command in (("ready", "-z"), ("done", "-d")):
-                line = proc.stdout.readline().strip()
-                if line != expected:
-                    raise RuntimeError(f"expected {expected!r}, got {line!r}")
-                subprocess.run(
-                    ["callgrind_control", command, str(proc.pid)],
-                    check=True,
-                    capture_output=True,
-                )
-                proc.stdin.write("\n")
-                proc.stdin.flush()
-        finally:
-            proc.stdin.close()
-            proc.wait(timeout=cfg.timeout)
-        totals = [
-            int(line.split()[1])
-            for line in Path(f"{dump}.1").read_text().splitlines()
-            if line.startswith("totals:")
-        ]
-    return totals[0]
+    argv = [sys.executable, "-m", "benchmarks.child", "icount", spec]
+    return callgrind(argv, 1, HERE.parent, cfg.timeout)[0]
 
 
 def count_instructions(

@@ -20,13 +20,13 @@ import dataclasses
 import gc
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 from unittest import mock
+
+from benchmarks.measure import callgrind
 
 HERE = Path(__file__).resolve().parent
 USES = 2_000
@@ -286,51 +286,11 @@ async def _names() -> list[str]:
 def costs() -> None:
     """Print instructions per use of each mechanism, counted by callgrind in one process."""
     names = asyncio.run(_names())
-    with tempfile.TemporaryDirectory(prefix="asyncsports-hotpath-") as tmp:
-        dump = Path(tmp) / "callgrind.out"
-        proc = subprocess.Popen(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={dump}",
-                sys.executable,
-                "-m",
-                "benchmarks.hotpath",
-                "_child",
-                json.dumps(names),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=HERE.parent,
-            text=True,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            for _ in names:
-                for expected, command in (("ready", "-z"), ("done", "-d")):
-                    line = proc.stdout.readline().strip()
-                    if line != expected:
-                        raise SystemExit(f"expected {expected!r} from the child, got {line!r}")
-                    subprocess.run(
-                        ["callgrind_control", command, str(proc.pid)],
-                        check=True,
-                        capture_output=True,
-                    )
-                    proc.stdin.write("\n")
-                    proc.stdin.flush()
-        finally:
-            proc.stdin.close()
-            proc.wait()
-        dumps = sorted(dump.parent.glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
-        print(f"instructions per use (callgrind, {USES:,} uses each)")
-        for name, path in zip(names, dumps, strict=True):
-            total = next(
-                int(line.split()[1])
-                for line in path.read_text().splitlines()
-                if line.startswith("totals:")
-            )
-            print(f"{name:60s} {total / USES:9,.0f}")
+    argv = [sys.executable, "-m", "benchmarks.hotpath", "_child", json.dumps(names)]
+    totals = callgrind(argv, len(names), HERE.parent)
+    print(f"instructions per use (callgrind, {USES:,} uses each)")
+    for name, total in zip(names, totals, strict=True):
+        print(f"{name:60s} {total / USES:9,.0f}")
 
 
 def main(argv: list[str] | None = None) -> None:

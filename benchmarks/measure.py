@@ -7,10 +7,13 @@ import importlib.metadata
 import os
 import platform
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -159,3 +162,48 @@ def versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+def callgrind(argv: list[str], windows: int, cwd: Path, timeout: float | None = None) -> list[int]:
+    """Instructions counted by callgrind in each of ``windows`` measured parts of a child.
+
+    The child (``python argv...`` under valgrind) prints ``ready`` before each part and
+    ``done`` after it, and waits for a line on stdin each time: counting is zeroed at
+    ``ready`` and dumped at ``done``, so imports and set-up are left out.
+    """
+    with tempfile.TemporaryDirectory(prefix="asyncsports-callgrind-") as tmp:
+        dump = Path(tmp) / "callgrind.out"
+        proc = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dump}", *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            for _ in range(windows):
+                for expected, command in (("ready", "-z"), ("done", "-d")):
+                    line = proc.stdout.readline().strip()
+                    if line != expected:
+                        raise RuntimeError(f"expected {expected!r} from the child, got {line!r}")
+                    subprocess.run(
+                        ["callgrind_control", command, str(proc.pid)],
+                        check=True,
+                        capture_output=True,
+                    )
+                    proc.stdin.write("\n")
+                    proc.stdin.flush()
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=timeout)
+        dumps = sorted(dump.parent.glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        return [
+            next(
+                int(line.split()[1])
+                for line in path.read_text().splitlines()
+                if line.startswith("totals:")
+            )
+            for path in dumps
+        ]

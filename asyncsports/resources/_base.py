@@ -55,9 +55,8 @@ class Resource:
 
     async def _one(self, req: Request, tp: type[T] | Any) -> T:
         """Send ``req`` and decode its whole body as ``tp``."""
-        resp = await self._session.get(req)
-        result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
-        return result
+        record: RawRecord[T] = await self._one_raw(req, tp)
+        return record.value
 
     async def _one_raw(self, req: Request, tp: type[T] | Any) -> RawRecord[T]:
         """Send ``req``; its whole body decoded as ``tp``, with the body's bytes."""
