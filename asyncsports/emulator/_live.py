@@ -329,6 +329,12 @@ class _Connection:
                 if self.produced % 32 == 0:
                     await asyncio.sleep(0)
                 continue
+            if self.held is not None:
+                # A reorder whose second packet is not due yet: the held one goes late,
+                # before the wait, rather than never (the clock may not move again).
+                held, self.held = self.held, None
+                await self._send(held)
+                continue
             idle = self.loop.time() - self.last_out
             if idle >= config.heartbeat:
                 beat = {"type": "heartbeat", "timestamp": iso_ms(clock.time_ms())}
@@ -346,12 +352,24 @@ class _Connection:
         await self.ws.send_str(text)
         self.last_out = self.loop.time()
 
+    def _storm(self, draw: Callable[[], str | None], i: int) -> tuple[str | None, int]:
+        """A per-packet storm's fault for packet ``i``, counted; a reorder completes first."""
+        if self.held is not None:
+            return "reorder", i - 1  # send this one, then the one held back
+        kind = draw()
+        if kind is None:
+            return None, -1
+        self.api.faults.injected["live." + kind] += 1
+        return kind, i
+
     async def _packet(self, text: str) -> bool:
         """Send one data packet through the connection's fault; False: stop the feed."""
         i, self.produced = self.produced, self.produced + 1
         fault = self.fault
         kind = fault.kind if fault is not None else None
         at = fault.after if fault is not None else -1
+        if fault is not None and fault.draw is not None:
+            kind, at = self._storm(fault.draw, i)
         if kind == "drop" and i == at:
             transport = self.request.transport
             if transport is not None:
