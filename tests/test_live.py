@@ -147,3 +147,13 @@ async def test_break_inside_async_with_closes_the_socket(emu: Emulator, client: 
     await closed(emu)
     assert client_tasks() - tasks == set()  # nothing left behind
     assert client.connections_in_use() == 0
+
+
+async def test_a_bare_break_closes_the_socket_once_the_feed_is_dropped(
+    emu: Emulator, client: Client
+) -> None:
+    fid = await fixture_id(client, "live")
+    async for _ in client.live.actions("basketball", fid):
+        break  # no async with: the dropped generator is closed by the loop's finalizer
+    await closed(emu)
+    assert client.connections_in_use() == 0

@@ -121,6 +121,8 @@ class LiveApi:
         self.requests = requests
         self.config = config
         self.sockets: set[web.WebSocketResponse] = set()
+        self.sent = 0
+        """Data packets sent so far, every connection (heartbeats and duplicates aside)."""
 
     def app(self) -> web.Application:
         """A new application serving the live feeds."""
@@ -386,6 +388,7 @@ class _Connection:
         if kind == "malformed" and i == at:
             text = text[: len(text) // 2]
         await self._send(text)
+        self.api.sent += 1
         if kind == "duplicate" and i == at:
             await self._send(text)
         if kind == "reorder" and i == at + 1 and self.held is not None:
