@@ -207,7 +207,7 @@ async def _open(
         error = error_from(
             status,
             exc.headers or {},
-            f"websocket handshake refused with status {status}".encode(),
+            b"websocket handshake refused",
             method="GET",
             url=url,
             attempts=attempt,
