@@ -114,13 +114,16 @@ async def follow(
         ws, token = opened
         delivered = 0
         try:
-            receive, step_of = ws.receive, state.feed
+            receive, step_of, waiting = ws.receive, state.feed, _queue(ws)
             while True:
-                try:
-                    msg = await receive(idle_timeout)
-                except builtin_timeout:
-                    end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
-                    break
+                if waiting and waiting[0][0].type in _TEXT:
+                    msg = await receive()  # a data message is read already: no timer needed
+                else:
+                    try:
+                        msg = await receive(idle_timeout)
+                    except builtin_timeout:
+                        end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
+                        break
                 if msg.type in _TEXT:
                     step = step_of(msg.data, url)
                     records = step.records
@@ -149,6 +152,34 @@ async def follow(
             progress.pending = 0
             await _close(ws)
         await _after_end(session, end, call, url, token)
+
+
+def _queue_known() -> bool:
+    """Whether aiohttp's websocket queue holds ``(message, size)`` pairs in ``_buffer``.
+
+    Checked once, on a queue of its own: a receive with a timeout costs a timer each time
+    (aiohttp says it can be half of the loop's time), and when a data message is queued
+    already none is needed. Any other aiohttp gets the timer every time.
+    """
+    try:
+        from aiohttp._websocket.reader import WebSocketDataQueue
+
+        class _Protocol:
+            _reading_paused = False
+
+        queue: Any = WebSocketDataQueue(_Protocol(), 2**16, loop=None)  # type: ignore[arg-type]
+        queue.feed_data(aiohttp.WSMessage(aiohttp.WSMsgType.TEXT, "", None), 0)
+        return bool(queue._buffer[0][0].type is aiohttp.WSMsgType.TEXT)
+    except Exception:  # any change in aiohttp's internals: the timer every time
+        return False
+
+
+_QUEUE_KNOWN = _queue_known()
+
+
+def _queue(ws: aiohttp.ClientWebSocketResponse) -> Any:
+    """aiohttp's queue of the messages read and not yet received (None: not known)."""
+    return getattr(getattr(ws, "_reader", None), "_buffer", None) if _QUEUE_KNOWN else None
 
 
 def _opened(session: Any) -> tuple[aiohttp.ClientSession, str]:
