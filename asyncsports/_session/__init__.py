@@ -112,6 +112,9 @@ class Session:
             if t.read is None and t.body is not None
             else sentinel
         )
+        # A websocket's handshake runs under the pool's timeouts (connect, read); once open,
+        # the live feed's own idle_timeout bounds each wait, and closing waits this long.
+        self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
         self._on_request = settings.on_request
         self._on_response = settings.on_response
         rate = settings.rate_limit

@@ -235,6 +235,11 @@ class Emulator:
     # ------------------------------------------------------------------ knobs, counters
 
     @property
+    def live_packets_sent(self) -> int:
+        """Data packets the live feeds sent so far, all connections (heartbeats aside)."""
+        return self._live.sent
+
+    @property
     def requests(self) -> collections.Counter[str]:
         """Requests received per route name (``fixtures``, ``actions``, ``snooker.matches``...)."""
         return self._service.requests
@@ -298,6 +303,7 @@ class Emulator:
             "snooker_feed": self.snooker_feed,
             "streaming_url": self.streaming_url,
             "streaming_credentials": self.streaming_credentials,
+            "live_url": self.live_url,
         }
         args.update(kw)
         return Client(self.base_url, **args)
