@@ -58,13 +58,14 @@ class Next:
 
 @dataclass(slots=True)
 class Done:
-    """What a job did: ``writes`` and ``marks`` to commit together, ``follow`` (tasks to
+    """What a job did: ``writes``, ``marks`` and ``unmarks`` to commit together, ``follow`` (tasks to
     plan), ``stop`` (task keys to drop), ``again`` (seconds until this task runs again,
     None: its cadence), ``resource`` (for the metrics) and ``status`` (HTTP-like)."""
 
     resource: str
     writes: list[Write] = field(default_factory=list)
     marks: list[str] = field(default_factory=list)
+    unmarks: list[str] = field(default_factory=list)
     follow: list[Next] = field(default_factory=list)
     stop: list[str] = field(default_factory=list)
     again: float | None = None
@@ -157,14 +158,16 @@ class Jobs:
         done.marks.append(f"final:{fid}")
         done.stop.append(f"live:{fid}")
         if season and f"nostandings:{season}" not in self.marks():
-            # Coalesced: the fixtures ending about together are followed by one read.
+            # Committed with the fixture's end, so that a restart still reads them; and
+            # coalesced: the fixtures ending about together are followed by one read.
+            done.marks.append(f"standings:{sport}:{season}")
             delay = self.every["fixtures"]
             done.follow.append(Next(f"standings:{season}", "standings", (sport, season), delay))
         return done
 
     async def standings(self, sport: str, season: str) -> Done:
         """A season's standings (after a match of it ended)."""
-        done = Done("standings")
+        done = Done("standings", unmarks=[f"standings:{sport}:{season}"])
         try:
             packets = await self.client.standings.get(sport, season_id=season, raw=True)
         except NotFoundError:

@@ -208,6 +208,13 @@ class Mirror:
             plan.add("events", "events", at=now)
         if self.follow_snooker:
             plan.add("snooker", "snooker", at=self._due_after("snooker", "snooker", now))
+        for mark in self._marks:
+            kind, _, rest = mark.partition(":")
+            owed_sport, _, owed_season = rest.partition(":")
+            if kind == "standings" and owed_sport in self.sports:
+                # Owed by a fixture that ended before a stop.
+                key = f"standings:{owed_season}"
+                plan.add(key, "standings", (owed_sport, owed_season), at=now)
         for fid, sport, season, status, deleted in await self._call(self._db().fixtures):
             if sport not in self.sports:
                 continue
@@ -280,10 +287,12 @@ class Mirror:
         self.plan.finish(task, loop.time(), again=again)
 
     async def _commit(self, done: Done) -> None:
-        if not done.writes and not done.marks:
+        if not done.writes and not done.marks and not done.unmarks:
             return
         at = time.time()
-        n = await self._call(self._db().write, done.writes, done.marks, at)
+        n = await self._call(self._db().write, done.writes, done.marks, at, done.unmarks)
+        for mark in done.unmarks:
+            self._marks.pop(mark, None)
         for mark in done.marks:
             self._marks[mark] = at
         if n.total():

@@ -167,10 +167,14 @@ class Store:
         self._db.close()
 
     def write(
-        self, writes: Iterable[Write], marks: Iterable[str] = (), at: float = 0.0
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
     ) -> Counter[str]:
-        """Apply ``writes`` and set ``marks`` to ``at``, in one transaction; returns the
-        changes made per table."""
+        """Apply ``writes``, set ``marks`` to ``at`` and remove ``unmarks``, in one
+        transaction; returns the changes made per table."""
         changed: Counter[str] = Counter()
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -178,6 +182,8 @@ class Store:
                 now = _now()
                 for w in writes:
                     changed[w.table] += self._apply(w, now)
+                for name in unmarks:
+                    self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
                 for name in marks:
                     self._db.execute(
                         "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
