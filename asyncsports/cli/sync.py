@@ -3,7 +3,6 @@
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import signal
@@ -46,8 +45,9 @@ def _logging(verbose: bool) -> None:
     log.propagate = False
 
 
-async def _print(mirror: Mirror, consumer: str, follow: bool) -> None:
-    async for change in mirror.changes(consumer=consumer, follow=follow):
+async def _print(mirror: Mirror, consumer: str, until: asyncio.Event) -> None:
+    # The consumer is done with a change once it is written out: its cursor moves then.
+    async for change in mirror.changes(consumer=consumer, until=until):
         sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
         sys.stdout.flush()
 
@@ -59,19 +59,17 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
 
         runner = await serve_metrics(mirror, port)
         say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
-    printer = asyncio.create_task(_print(mirror, changes, True)) if changes else None
+    over = asyncio.Event()
+    printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
     try:
         with interrupts.stopping(mirror.stop):
             await (mirror.once() if once else mirror.run())
     finally:
+        over.set()  # the printer ends after the last commit's changes
         if printer is not None:
-            printer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await printer
+            await printer
         if runner is not None:
             await runner.cleanup()
-    if changes:
-        await _print(mirror, changes, False)  # what the last commits added
 
 
 @command(epilog=EPILOG)

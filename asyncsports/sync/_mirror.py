@@ -133,10 +133,16 @@ class Mirror:
         return False
 
     async def changes(
-        self, after: int = 0, *, consumer: str | None = None, follow: bool = True
+        self,
+        after: int = 0,
+        *,
+        consumer: str | None = None,
+        follow: bool = True,
+        until: asyncio.Event | None = None,
     ) -> AsyncIterator[Change]:
         """Each committed change after ``after`` (or ``consumer``'s saved cursor), in
-        commit order, at least once; ``follow=False`` ends at the last one committed.
+        commit order, at least once; ``follow=False`` ends at the last one committed,
+        ``until`` once it is set and every change committed before has been given.
 
         A named ``consumer``'s cursor moves past a change when the next one is asked
         for (the consumer is done with it): one that restarts resumes from there.
@@ -157,16 +163,24 @@ class Mirror:
                         await loop.run_in_executor(io, reader.save_cursor, consumer, after)
                 if batch:
                     continue
-                if not follow:
+                if not follow or (until is not None and until.is_set()):
                     return
                 self._changed.clear()
-                # Another process may be the writer: look again now and then.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(0.5):
-                        await self._changed.wait()
+                await self._wait_changes(until)
         finally:
             io.submit(reader.close)
             io.shutdown(wait=False)
+
+    async def _wait_changes(self, until: asyncio.Event | None) -> None:
+        """Until a commit, ``until`` or half a second (another process may be the writer)."""
+        waits = [asyncio.ensure_future(self._changed.wait())]
+        if until is not None:
+            waits.append(asyncio.ensure_future(until.wait()))
+        try:
+            await asyncio.wait(waits, timeout=0.5, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     # ------------------------------------------------------------------ the loop
 

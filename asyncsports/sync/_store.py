@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -144,13 +145,7 @@ class Store:
             # hands the connection to one worker thread at a time, never two at once.
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA busy_timeout = 5000")
-            # WAL: readers (the change feed, sqlite3, pandas) read while the mirror writes,
-            # and a committed transaction survives the process being killed.
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.executescript(_SCHEMA)
-            if self._db.execute("SELECT count(*) FROM mirror").fetchone()[0] == 0:
-                self._db.execute("INSERT INTO mirror (version) VALUES (?)", (VERSION,))
+            self._setup()
         except sqlite3.Error as exc:
             raise SinkError(f"cannot use {self.path} as a mirror database: {exc}") from exc
         self._select = {
@@ -161,6 +156,26 @@ class Store:
             t: f"INSERT OR REPLACE INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
             for t, c in TABLES.items()
         }
+
+    def _setup(self) -> None:
+        # Two connections opening a new file at once (the mirror and its change feed):
+        # switching to WAL does not wait for the other's lock, so try again a while.
+        for attempt in range(50):
+            try:
+                # WAL: readers (the change feed, sqlite3, pandas) read while the mirror
+                # writes, and a committed transaction survives the process being killed.
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT INTO mirror (version) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM mirror)",
+                    (VERSION,),
+                )
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.1)
 
     def close(self) -> None:
         """Close the connection (an unfinished transaction is rolled back)."""
