@@ -54,7 +54,9 @@ async def rest_fixtures(client: Client, emu: Emulator, sport: str) -> dict[str, 
     return out
 
 
-async def assert_mirrors(client: Client, emu: Emulator, db: Path) -> int:
+async def assert_mirrors(
+    client: Client, emu: Emulator, db: Path, sports: list[str] = SPORTS
+) -> int:
     """The database holds what the REST endpoints answer now; returns the fixtures checked."""
     fixtures = {r[0]: r for r in rows(db, "fixtures")}
     actions: dict[str, dict[str, str]] = {}
@@ -66,7 +68,7 @@ async def assert_mirrors(client: Client, emu: Emulator, db: Path) -> int:
         standings.setdefault(r[0], []).append(json.loads(r[-1]))
     seasons: set[tuple[str, str]] = set()
     checked = 0
-    for sport in SPORTS:
+    for sport in sports:
         for fid, record in (await rest_fixtures(client, emu, sport)).items():
             checked += 1
             assert json.loads(fixtures[fid][-1]) == record, fid
@@ -239,3 +241,38 @@ def test_dates_of_the_windows() -> None:
     noon = dt.datetime(2026, 6, 1, 12, tzinfo=dt.UTC).timestamp()
     assert near_window(noon) == (dt.date(2026, 5, 31), dt.date(2026, 6, 2))
     assert window(noon, 3, 0) == (dt.date(2026, 5, 29), dt.date(2026, 6, 1))
+
+
+async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    # The seam for client.live: a feed that gives the timeline from start_position on,
+    # then stays open as a websocket would.
+    calls: list[tuple[str, int]] = []
+    hold = asyncio.Event()
+
+    async def feed(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
+        calls.append((fid, start))
+        for record in (await client.actions.list(sport, fid, raw=True).collect())[start:]:
+            yield record
+        await hold.wait()
+
+    db = tmp_path / "m.sqlite"
+    async with emu.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time,
+                        live_feed=feed)  # fmt: skip
+        running = asyncio.create_task(mirror.run())
+        try:
+            await caught_up(mirror)
+            await caught_up(mirror)
+            live = [t.args[1] for t in mirror.plan.tasks.values() if t.kind == "live"]
+            assert live and sorted(f for f, _ in calls) == sorted(live)  # one feed each
+            assert sum(not f.done() for f in mirror.feeds.values()) == len(live)
+            requests = emu.requests["actions"]
+            await caught_up(mirror)
+            assert emu.requests["actions"] == requests  # no polling while the feeds are open
+            assert await assert_mirrors(client, emu, db, ["basketball"])
+        finally:
+            hold.set()
+            mirror.stop()
+            await running

@@ -118,7 +118,7 @@ class Jobs:
                 seasons[season] = None
             need = wanted(row[4], bool(row[6]), f"final:{fid}" in marks)
             if need == "live":
-                done.follow.append(Next(f"live:{fid}", "live", (sport, fid)))
+                done.follow.append(Next(f"live:{fid}", "live", (sport, fid, season or "")))
             else:
                 done.stop.append(f"live:{fid}")
             if need == "final":
@@ -127,26 +127,31 @@ class Jobs:
             done.follow.append(Next(f"squads:{sport}:{season}", "squads", (sport, season)))
         return done
 
-    async def actions(self, sport: str, fid: str) -> Done:
-        """A live fixture's actions, polled: the timeline as it stands."""
+    async def actions(self, sport: str, fid: str, season: str) -> Done:
+        """A live fixture's actions, polled: the timeline as it stands. The record that
+        closes the fixture calls for its final read at once, before the listing says so."""
         done = Done("actions")
-        done.writes.append(Write("actions", await self._timeline(sport, fid), ("fixture_id", fid)))
+        rows, finished = await self._timeline(sport, fid)
+        done.writes.append(Write("actions", rows, ("fixture_id", fid)))
+        if finished and f"final:{fid}" not in self.marks():
+            done.follow.append(Next(f"final:{fid}", "final", (sport, fid, season)))
         return done
 
-    async def _timeline(self, sport: str, fid: str) -> list[Row]:
+    async def _timeline(self, sport: str, fid: str) -> tuple[list[Row], bool]:
+        """The timeline's rows, and whether it holds the record that closes the fixture."""
         try:
             actions = await self.client.actions.list(sport, fid, raw=True).collect()
         except NotFoundError:
-            return []  # a sport without timelines
+            return [], False  # a sport without timelines
         # A timeline may hold an action more than once (a later version of it): the last
         # one is the action as it stands, and the only one kept (as the backfill does).
         rows = {a.fixture_action.action_id: action_row(sport, fid, a, j) for a, j in actions}
-        return list(rows.values())
+        return list(rows.values()), any(a.finished for a, _ in actions)
 
     async def final(self, sport: str, fid: str, season: str) -> Done:
         """An ended fixture: its whole timeline and its statistics, once."""
         done = Done("final")
-        actions = await self._timeline(sport, fid)
+        actions, _ = await self._timeline(sport, fid)
         done.writes.append(Write("actions", actions, ("fixture_id", fid)))
         try:
             packet, json = await self.client.statistics.get(sport, fid, raw=True)

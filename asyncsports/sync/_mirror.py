@@ -234,7 +234,7 @@ class Mirror:
                 continue
             need = wanted(status, deleted, f"final:{fid}" in self._marks)
             if need == "live":
-                plan.add(f"live:{fid}", "live", (sport, fid), at=now)
+                plan.add(f"live:{fid}", "live", (sport, fid, season or ""), at=now)
             elif need == "final":
                 plan.add(f"final:{fid}", "backlog", (sport, fid, season or ""), at=now)
 
@@ -316,17 +316,14 @@ class Mirror:
     def _plan_next(self, done: Done, now: float) -> None:
         delay = 0.0 if self._once else 1.0  # once: a pass waits for nothing
         for key in done.stop:
-            self.plan.drop(key)
-            feed = self.feeds.pop(key, None)
-            if feed is not None:
-                feed.cancel()
+            self._unfollow(key)
         for n in done.follow:
             if n.kind == "squads":
                 self.plan.add(n.key, n.kind, n.args, at=self._due_after(n.key, "squads", now))
             elif n.kind == "final" and n.key not in self.plan.tasks:
                 # Watched while live: its end comes first; one found ended: the backlog.
                 kind = "final" if f"live:{n.args[1]}" in self.plan.tasks else "backlog"
-                self.plan.drop(f"live:{n.args[1]}")
+                self._unfollow(f"live:{n.args[1]}")
                 self.plan.add(n.key, kind, n.args, at=now + n.delay * delay)
             elif n.kind == "standings" and self._once:
                 # Once: after every ended fixture of the pass, one read per season.
@@ -334,13 +331,19 @@ class Mirror:
             else:
                 self.plan.add(n.key, n.kind, n.args, at=now + n.delay * delay)
 
+    def _unfollow(self, key: str) -> None:
+        self.plan.drop(key)
+        feed = self.feeds.pop(key, None)
+        if feed is not None:
+            feed.cancel()
+
     async def _job(self, task: Task) -> Done:
         j, a = self.jobs, task.args
         match task.kind:
             case "fixtures" | "window":
                 return await j.fixtures(a[0], a[1])
             case "live":
-                return await self._live(a[0], a[1])
+                return await self._live(a[0], a[1], a[2])
             case "final" | "backlog":
                 return await j.final(a[0], a[1], a[2])
             case "standings":
@@ -355,23 +358,25 @@ class Mirror:
 
     # ------------------------------------------------------------------ live actions
 
-    async def _live(self, sport: str, fid: str) -> Done:
+    async def _live(self, sport: str, fid: str, season: str) -> Done:
         """Poll a live fixture's actions, unless a live feed carries them (then this only
         checks that the feed is open, and polls once if it has failed)."""
         key = f"live:{fid}"
         if self.live_feed is None:
-            return await self.jobs.actions(sport, fid)
+            return await self.jobs.actions(sport, fid, season)
         feed = self.feeds.get(key)
         if feed is not None and not feed.done():
             return Done("live", status=0)
         self.feeds[key] = asyncio.create_task(self._follow(sport, fid), name=key)
         # Polled once while the feed connects: nothing is missed in between.
-        return await self.jobs.actions(sport, fid)
+        return await self.jobs.actions(sport, fid, season)
 
     async def _follow(self, sport: str, fid: str) -> None:
         """Commit a live feed's actions as they come, in small batches."""
         assert self.live_feed is not None
         loop = asyncio.get_running_loop()
+        # Where to resume: an action sent twice is stored once, so this may be short of
+        # the feed's position; what comes again is upserted unchanged (at least once).
         start = await self._call(self._db().count_actions, fid)
         try:
             async for action, json in self.live_feed(sport, fid, start):
