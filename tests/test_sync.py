@@ -221,7 +221,7 @@ async def test_a_budget_too_small_is_said(
     # Live polling every 10 ms with 2 requests a second: far behind; the plan says so.
     emu.rate_limit = 2  # and the server counts: 2 in any sliding second
     async with emu.client(rate_limit=2) as client:
-        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"],
+        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], concurrency=1,
                         every={"live": 0.01, "fixtures": 0.01}, clock=emu.clock.time)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         try:

@@ -83,7 +83,7 @@ steps = st.lists(
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps)
 def test_replaying_the_change_feed_rebuilds_the_same_tables(tmp_path: Path, todo: list) -> None:  # type: ignore[type-arg]

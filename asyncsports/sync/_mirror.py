@@ -187,7 +187,6 @@ class Mirror:
     async def _main(self, once: bool) -> None:
         loop = asyncio.get_running_loop()
         self._once, self.started = once, loop.time()
-        self._stopping.clear()
         self.plan = Plan(self.every)
         self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
         self._store = await self._call(Store, self.db)
@@ -205,6 +204,7 @@ class Mirror:
             self.feeds.clear()
             self._finished.set()
             self._ready.clear()
+            self._stopping.clear()  # a stop asked before the run starts is kept
             store, self._store = self._store, None
             await self._call(store.close)
             self._io.shutdown(wait=False)
