@@ -246,8 +246,8 @@ def test_dates_of_the_windows() -> None:
 async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
     emu: Emulator, tmp_path: Path
 ) -> None:
-    # The seam for client.live: a feed that gives the timeline from start_position on,
-    # then stays open as a websocket would.
+    # The seams for client.live: feeds that give the timeline from start_position on (and
+    # a statistics packet), then stay open as a websocket would.
     calls: list[tuple[str, int]] = []
     hold = asyncio.Event()
 
@@ -257,20 +257,35 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
             yield record
         await hold.wait()
 
+    async def statistics(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
+        # While live the service has no REST packet: one of an ended fixture stands in.
+        done = await client.fixtures.list(sport, status="completed", size=1).collect()
+        yield await client.statistics.get(sport, done[0].id, raw=True)
+        await hold.wait()
+
     db = tmp_path / "m.sqlite"
     async with emu.client() as client:
         mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time,
-                        live_feed=feed)  # fmt: skip
+                        live_feed=feed, statistics_feed=statistics)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         try:
             await caught_up(mirror)
             await caught_up(mirror)
             live = [t.args[1] for t in mirror.plan.tasks.values() if t.kind == "live"]
             assert live and sorted(f for f, _ in calls) == sorted(live)  # one feed each
-            assert sum(not f.done() for f in mirror.feeds.values()) == len(live)
+            assert sum(not f.done() for f in mirror.feeds.values()) == 2 * len(live)
+            assert set(live) <= {r[0] for r in rows(db, "statistics")}  # live statistics
             requests = emu.requests["actions"]
             await caught_up(mirror)
             assert emu.requests["actions"] == requests  # no polling while the feeds are open
+            assert await assert_mirrors(client, emu, db, ["basketball"])
+            # The fixtures end: their feeds close, the REST packet replaces the live one.
+            emu.clock.advance(6 * 3600)
+            await caught_up(mirror)
+            for fid in live:
+                assert f"live:{fid}" not in mirror.plan.tasks
+                for key in (f"live:{fid}", f"stats:{fid}"):
+                    assert key not in mirror.feeds or mirror.feeds[key].done()
             assert await assert_mirrors(client, emu, db, ["basketball"])
         finally:
             hold.set()

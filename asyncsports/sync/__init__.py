@@ -16,7 +16,7 @@ transactions that only change rows whose content changed; each change is logged 
 served by :meth:`Mirror.changes` in commit order, resumable by cursor.
 """
 
-from asyncsports.sync._jobs import ActionFeed
+from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
 from asyncsports.sync._store import KEYS, TABLES, Change, Store
@@ -30,6 +30,7 @@ __all__ = [
     "ActionFeed",
     "Change",
     "Mirror",
+    "StatisticsFeed",
     "Store",
     "parse_every",
 ]

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
-from asyncsports.models import Action
+from asyncsports.models import Action, Statistics
 from asyncsports.raw import RawRecord
 
 from ._plan import near_window, wanted, window
@@ -29,7 +29,7 @@ from ._rows import (
 )
 from ._store import Row, Write
 
-__all__ = ["ActionFeed", "Done", "Jobs", "Next"]
+__all__ = ["ActionFeed", "Done", "Jobs", "Next", "StatisticsFeed"]
 
 
 class ActionFeed(Protocol):
@@ -44,6 +44,16 @@ class ActionFeed(Protocol):
     def __call__(
         self, sport: str, fixture_id: str, start_position: int
     ) -> AsyncIterator[RawRecord[Action]]: ...
+
+
+class StatisticsFeed(Protocol):
+    """Where a live fixture's statistics come from while it is live: the seam for
+    ``client.live.statistics(sport, fixture_id, start_position=n)`` with raw records. Each
+    packet replaces the fixture's row; the REST packet is read once when it ends."""
+
+    def __call__(
+        self, sport: str, fixture_id: str, start_position: int
+    ) -> AsyncIterator[RawRecord[Statistics]]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,9 +17,9 @@ from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
 
-from ._jobs import ActionFeed, Done, Jobs
+from ._jobs import ActionFeed, Done, Jobs, StatisticsFeed
 from ._plan import PRIORITY, Plan, Task, wanted
-from ._rows import action_row
+from ._rows import action_row, statistics_row
 from ._store import Change, Store, Write
 
 __all__ = ["ALL_SPORTS", "Mirror"]
@@ -43,7 +43,8 @@ class Mirror:
     stream events (default: when the client has a streaming address and credentials);
     ``snooker``: snooker tournaments (default: when ``snooker`` is among the sports);
     ``live_feed``: where live actions come from instead of polling (see
-    :class:`~asyncsports.sync.ActionFeed`). Use :meth:`run` (until :meth:`stop`) or
+    :class:`~asyncsports.sync.ActionFeed`); ``statistics_feed``: live fixtures'
+    statistics while live (:class:`~asyncsports.sync.StatisticsFeed`). Use :meth:`run` (until :meth:`stop`) or
     :meth:`once`, and :meth:`changes` for what changed.
     """
 
@@ -61,6 +62,7 @@ class Mirror:
         events: bool | None = None,
         snooker: bool | None = None,
         live_feed: ActionFeed | None = None,
+        statistics_feed: StatisticsFeed | None = None,
     ) -> None:
         self.client = client
         self.db = Path(db)
@@ -75,6 +77,7 @@ class Mirror:
         )
         self.follow_snooker = snooker if snooker is not None else "snooker" in self.sports
         self.live_feed = live_feed
+        self.statistics_feed = statistics_feed
         self.requests: collections.Counter[tuple[str, int]] = collections.Counter()
         self.committed: collections.Counter[str] = collections.Counter()
         self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
@@ -333,9 +336,11 @@ class Mirror:
 
     def _unfollow(self, key: str) -> None:
         self.plan.drop(key)
-        feed = self.feeds.pop(key, None)
-        if feed is not None:
-            feed.cancel()
+        fid = key.partition(":")[2]
+        for name in (key, f"stats:{fid}"):
+            feed = self.feeds.pop(name, None)
+            if feed is not None:
+                feed.cancel()
 
     async def _job(self, task: Task) -> Done:
         j, a = self.jobs, task.args
@@ -360,28 +365,52 @@ class Mirror:
 
     async def _live(self, sport: str, fid: str, season: str) -> Done:
         """Poll a live fixture's actions, unless a live feed carries them (then this only
-        checks that the feed is open, and polls once if it has failed)."""
-        key = f"live:{fid}"
+        checks that the feed is open, and polls once if it has failed); open its
+        statistics feed, if there is one."""
+        if self.statistics_feed is not None:
+            self._open(f"stats:{fid}", self._statistics(sport, fid))
         if self.live_feed is None:
             return await self.jobs.actions(sport, fid, season)
-        feed = self.feeds.get(key)
-        if feed is not None and not feed.done():
+        if not self._open(f"live:{fid}", self._actions(sport, fid)):
             return Done("live", status=0)
-        self.feeds[key] = asyncio.create_task(self._follow(sport, fid), name=key)
         # Polled once while the feed connects: nothing is missed in between.
         return await self.jobs.actions(sport, fid, season)
 
-    async def _follow(self, sport: str, fid: str) -> None:
-        """Commit a live feed's actions as they come, in small batches."""
+    def _open(self, key: str, follow: Coroutine[Any, Any, None]) -> bool:
+        """Run ``follow`` as the feed ``key`` unless that one is open; True if opened."""
+        feed = self.feeds.get(key)
+        if feed is not None and not feed.done():
+            follow.close()
+            return False
+        self.feeds[key] = asyncio.create_task(follow, name=key)
+        return True
+
+    async def _actions(self, sport: str, fid: str) -> None:
+        """Commit a live feed's actions as they come."""
         assert self.live_feed is not None
-        loop = asyncio.get_running_loop()
         # Where to resume: an action sent twice is stored once, so this may be short of
         # the feed's position; what comes again is upserted unchanged (at least once).
         start = await self._call(self._db().count_actions, fid)
+        records = self.live_feed(sport, fid, start)
+        await self._drain(
+            fid, records, lambda a, j: Write("actions", [action_row(sport, fid, a, j)])
+        )
+
+    async def _statistics(self, sport: str, fid: str) -> None:
+        """Commit a live statistics feed's packets as they come (each replaces the last)."""
+        assert self.statistics_feed is not None
+        records = self.statistics_feed(sport, fid, 0)
+        await self._drain(
+            fid, records, lambda p, j: Write("statistics", [statistics_row(sport, fid, p, j)])
+        )
+
+    async def _drain(
+        self, fid: str, records: AsyncIterator[Any], write: Callable[[Any, bytes], Write]
+    ) -> None:
+        loop = asyncio.get_running_loop()
         try:
-            async for action, json in self.live_feed(sport, fid, start):
-                rows = [action_row(sport, fid, action, json)]
-                await self._commit(Done("live", writes=[Write("actions", rows)]))
+            async for record, json in records:
+                await self._commit(Done("live", writes=[write(record, json)]))
                 self.fresh["live"] = loop.time()
         except AsyncSportsError as exc:
             log.warning("mirror: live feed of %s broke off (%s): polling until it reopens",
