@@ -123,3 +123,12 @@ async def test_a_burst_never_draws_a_429_nor_passes_the_rate_at_the_server(rate:
     # Every request was counted at the server, the burst and the listing's page or two.
     assert len(arrivals.seen) == served > int(1.5 * rate)
     assert busiest(arrivals.seen) <= rate
+
+
+async def test_stream_credentials_are_signed_when_the_turn_comes_not_before() -> None:
+    # The emulator's clock runs a minute a second: a token signed when the request joined
+    # the queue would be a minute old (over its 30 s) by the time its turn came.
+    async with Emulator(speed=60) as emu, emu.client(rate_limit=1) as client:
+        lists = [client.events.list(live=True).collect() for _ in range(3)]
+        answers = await asyncio.gather(*lists)
+    assert all(answers) and emu.requests["events"] == 3

@@ -239,6 +239,10 @@ class Session:
 
         Returns what ``consume`` made of a good response, or the attempt's failure.
         """
+        if self._paused_until or self._limiter is not None:
+            # The turn first: stream credentials are signed for the moment they are sent
+            # (valid 30 s), not for when the request joined the queue.
+            await self._wait_turn()
         if req.host == "data":
             token = self._token.current
             if token is None:
@@ -253,8 +257,6 @@ class Session:
             token, headers = None, self._stream_headers
             url = base + target(req, self._credentials.params())
             shown = redact(url)
-        if self._paused_until or self._limiter is not None:
-            await self._wait_turn()
         call.attempts += 1
         attempt = call.attempts
         if self._on_request is not None:

@@ -195,6 +195,7 @@ class Mirror:
         self._store = await self._call(Store, self.db)
         try:
             await self._restore(loop.time())
+            self._say_start(once)
             self._ready.set()
             async with asyncio.TaskGroup() as tg:
                 for i in range(self.concurrency):
@@ -240,6 +241,19 @@ class Mirror:
                 plan.add(f"live:{fid}", "live", (sport, fid, season or ""), at=now)
             elif need == "final":
                 plan.add(f"final:{fid}", "backlog", (sport, fid, season or ""), at=now)
+
+    def _say_start(self, once: bool) -> None:
+        rate = self.client.settings.rate_limit
+        kinds = collections.Counter(t.kind for t in self.plan.tasks.values())
+        log.info(
+            "mirror: %s %s into %s within %s; carrying on with %d live and %d ended fixtures",
+            "one pass over" if once else "following",
+            ", ".join(self.sports),
+            self.db,
+            f"{rate:g} requests a second" if rate else "no rate limit",
+            kinds["live"],
+            kinds["backlog"],
+        )
 
     def _due_after(self, mark: str, kind: str, now: float) -> float:
         """When work marked ``mark`` is due again: its cadence after it was last done."""
