@@ -94,7 +94,7 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
         _option(
             "--rate-limit",
             env="RATE_LIMIT",
-            help="Requests per second at most (backfill: 5 unless --emulator; 0: no limit).",
+            help="Requests per second at most (backfill and sync: 5 unless --emulator; 0: no limit).",
             panel=CONNECTION,
             min=0,
         ),
