@@ -29,7 +29,8 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from asyncsports._request import Sport
-from asyncsports._sink import JobState, Unit, action_row, fixture_row, statistics_row
+from asyncsports._rows import ActionRows
+from asyncsports._sink import JobState, Unit, fixture_row, statistics_row
 from asyncsports._writer import Writer
 from asyncsports.client import Client
 from asyncsports.errors import (
@@ -365,14 +366,14 @@ class Backfill:
         name = f"{kind} {fid}"
         if kind == "actions":
             try:
-                actions = await self.client.actions.list(sport, fid, raw=True).collect()
+                # Rows straight from the wire (asyncsports._rows): the sink's columns and
+                # each record's JSON, without building the full models.
+                actions = await self.client.actions._rows(sport, fid, ActionRows(sport, fid))
             except NotFoundError:
                 actions = []  # a sport without timelines
             # A timeline may hold an action more than once (a later version of it): the
             # last one is the action as it stands, and the only one stored.
-            rows = {
-                a.fixture_action.action_id: action_row(sport, fid, a, json) for a, json in actions
-            }
+            rows = {row[1]: row for row in actions}
             return Unit(name, kind, list(rows.values()), replace=fid)
         try:
             packet, json = await self.client.statistics.get(sport, fid, raw=True)

@@ -542,35 +542,41 @@ async def fanout(m: Manifest, p: Params) -> dict[str, Any]:
 
 
 async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
-    """asyncsports.backfill from the (pre-rendered) emulator into SQLite."""
+    """asyncsports.backfill from the (pre-rendered) emulator into SQLite, and the floor
+    (benchmarks/sinkfloor.py) copying the same rows, interleaved round by round."""
     from asyncsports.backfill import Backfill, Scope
+    from benchmarks.sinkfloor import floor
 
     runs: list[dict[str, Any]] = []
+    floors: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
         async with _client(m, "plain") as client:
-            for i in range(1 + p["repeat"]):  # run 0 renders the bodies: not counted
-                db = Path(tmp) / f"run{i}.sqlite"
-                work = Backfill(client, db, Scope(), concurrency=p["concurrency"])
+            for i in range(1 + p["repeat"]):  # round 0 renders the bodies: not counted
+                work = Backfill(client, Path(tmp) / f"run{i}.sqlite", Scope(),
+                                concurrency=p["concurrency"])  # fmt: skip
                 if i == 1:
                     await _server(m, "plain", "reset")
                 sample, report = await measure(work.run)
                 if not report.finished:
                     raise AssertionError(f"backfill did not finish: {report.as_dict()}")
-                runs.append(
-                    {
-                        "cpu": sample.cpu,
-                        "wall": sample.wall,
-                        "gc": sample.gc,
-                        "written": dict(report.written),
-                        "requests": report.requests,
-                    }
-                )
+                runs.append({"cpu": sample.cpu, "wall": sample.wall, "gc": sample.gc,
+                             "written": dict(report.written), "requests": report.requests})  # fmt: skip
+                db = Path(tmp) / f"floor{i}.sqlite"
+                sample, written = await measure(lambda db=db: floor(m["plain"], _headers(m), db))
+                if written != report.written:
+                    raise AssertionError(f"floor wrote {written}, the backfill {report.written}")
+                floors.append({"cpu": sample.cpu, "wall": sample.wall})
         stats = await _server(m, "plain", "stats")
-    measured = sorted(runs[1:] or runs, key=lambda r: r["wall"])
-    middle = measured[len(measured) // 2]  # the median run by wall time
+    measured, floor_runs = (runs[1:], floors[1:]) if len(runs) > 1 else (runs, floors)
+    ratios = sorted(r["cpu"] / f["cpu"] for r, f in zip(measured, floor_runs, strict=True))
+    middle = sorted(measured, key=lambda r: r["cpu"])[len(measured) // 2]  # the median run
     return {
         "runs": len(measured),
         "walls": [r["wall"] for r in measured],
+        "cpus": [r["cpu"] for r in measured],
+        "floor_cpus": [f["cpu"] for f in floor_runs],
+        "floor_walls": [f["wall"] for f in floor_runs],
+        "ratio": ratios[len(ratios) // 2],
         "concurrency": p["concurrency"],
         **middle,
         **stats,
