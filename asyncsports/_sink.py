@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asyncsports._schema import RESOURCE_TABLES, SCHEMA_VERSION, sqlite_ddl, sqlite_upsert
 from asyncsports.errors import SinkError
 from asyncsports.models import Action, Fixture, Statistics, encode
 
@@ -40,78 +41,12 @@ __all__ = [
     "statistics_row",
 ]
 
-SCHEMA_VERSION = 1
+# Columns of each resource table (asyncsports._schema describes them for every engine);
+# the first ones named in KEYS form the primary key.
+TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in RESOURCE_TABLES}
+KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in RESOURCE_TABLES}
 
-# Columns of each resource table; the first ones named in KEYS form the primary key.
-TABLES: dict[str, tuple[str, ...]] = {
-    "fixtures": ("id", "sport", "season_id", "start_date_utc", "status", "name", "deleted", "json"),
-    "actions": (
-        "fixture_id",
-        "action_id",
-        "sport",
-        "seq",
-        "type",
-        "send_type",
-        "timestamp",
-        "json",
-    ),
-    "statistics": ("fixture_id", "sport", "seq_num", "timestamp", "json"),
-}
-KEYS: dict[str, tuple[str, ...]] = {
-    "fixtures": ("id",),
-    "actions": ("fixture_id", "action_id"),
-    "statistics": ("fixture_id",),
-}
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS fixtures (
-    id TEXT PRIMARY KEY,
-    sport TEXT NOT NULL,
-    season_id TEXT,
-    start_date_utc TEXT,          -- ISO 8601 UTC, 'Z' suffix
-    status TEXT,
-    name TEXT,
-    deleted INTEGER NOT NULL,     -- fixtureDeleted: disregard the fixture
-    json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS fixtures_sport_start ON fixtures (sport, start_date_utc);
-CREATE TABLE IF NOT EXISTS actions (
-    fixture_id TEXT NOT NULL,
-    action_id TEXT NOT NULL,
-    sport TEXT NOT NULL,
-    seq INTEGER,                  -- fixtureSeqNum
-    type TEXT,                    -- fixtureActionType
-    send_type TEXT,
-    timestamp TEXT,
-    json TEXT NOT NULL,
-    PRIMARY KEY (fixture_id, action_id)
-);
-CREATE TABLE IF NOT EXISTS statistics (
-    fixture_id TEXT PRIMARY KEY,
-    sport TEXT NOT NULL,
-    seq_num INTEGER,
-    timestamp TEXT,
-    json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS jobs (
-    job TEXT PRIMARY KEY,
-    started_at TEXT NOT NULL,
-    finished_at TEXT              -- NULL while a run is unfinished: the next run resumes it
-);
-CREATE TABLE IF NOT EXISTS job_fixtures (
-    job TEXT NOT NULL,
-    fixture_id TEXT NOT NULL,
-    PRIMARY KEY (job, fixture_id)
-);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    job TEXT NOT NULL,
-    unit TEXT NOT NULL,
-    rows INTEGER NOT NULL,
-    done_at TEXT NOT NULL,
-    PRIMARY KEY (job, unit)
-);
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
+_SCHEMA = sqlite_ddl()
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,17 +142,7 @@ def statistics_row(
     )
 
 
-def _upsert_sql(table: str) -> str:
-    cols = TABLES[table]
-    keys = KEYS[table]
-    updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in keys)
-    return (
-        f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
-    )
-
-
-_UPSERT = {table: _upsert_sql(table) for table in TABLES}
+_UPSERT = {t.name: sqlite_upsert(t) for t in RESOURCE_TABLES}
 
 
 class Sink:
