@@ -1,4 +1,5 @@
-"""The bulk backfill: fixtures, then each fixture's actions and statistics, into SQLite.
+"""The bulk backfill: fixtures, then each fixture's actions and statistics, into SQLite
+or PostgreSQL (``db`` a ``postgresql://`` URL; needs the ``postgres`` extra, asyncpg).
 
 ::
 
@@ -8,8 +9,9 @@
 Fixture listings (a sport, or a sport's season) are walked page by page; each page is a
 unit. As fixtures arrive, those that have started get an *actions* unit and a
 *statistics* unit (a 404 there means the service has none yet, which is normal), fetched
-by ``concurrency`` workers. Units are committed by one writer thread
-(:mod:`asyncsports._sink`), each with its checkpoint in the same transaction, so a run
+by ``concurrency`` workers. Units are committed by one writer (a thread for SQLite,
+:mod:`asyncsports._sink`; a task for PostgreSQL, :mod:`asyncsports._pgsink`), each with
+its checkpoint in the same transaction, so a run
 stopped at any point, even by SIGKILL, resumes where it stood and ends with the rows a
 clean run gives. A run of a job whose last run finished starts it afresh and upserts.
 """
@@ -28,6 +30,7 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from asyncsports._pgsink import PgWriter, is_postgres, safe_url
 from asyncsports._request import Sport
 from asyncsports._rows import ActionRows
 from asyncsports._sink import JobState, Unit, fixture_row, statistics_row
@@ -138,7 +141,8 @@ class Report:
     """What a run did. ``rows`` counts each table's rows in the database at the end."""
 
     job: str
-    db: Path
+    db: Path | str
+    """The SQLite file, or the PostgreSQL URL without its password."""
     resumed: bool = False
     interrupted: bool = False
     rows: dict[str, int] = field(default_factory=dict)
@@ -208,7 +212,14 @@ class Backfill:
         self.client = client
         self.scope = scope
         self.concurrency = concurrency
-        self.report = Report(scope.key, Path(db))
+        self._writer: Writer | PgWriter
+        pending = 4 * concurrency
+        if is_postgres(db):
+            self.report = Report(scope.key, safe_url(str(db)))
+            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=pending)
+        else:
+            self.report = Report(scope.key, Path(db))
+            self._writer = Writer(Path(db), scope.key, restart=restart, pending=pending)
         self._restart = restart
         self._progress: Progress = progress or _Silent()
         self._scope = anyio.CancelScope()
@@ -216,7 +227,6 @@ class Backfill:
         self._offered: set[str] = set()
         self._fatal: AsyncSportsError | None = None
         self._ran = False
-        self._writer = Writer(Path(db), scope.key, restart=restart, pending=4 * concurrency)
 
     def stop(self) -> None:
         """End the run early (call it from the event loop, say on SIGINT).

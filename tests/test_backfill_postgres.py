@@ -1,0 +1,153 @@
+"""Whole backfills into PostgreSQL (a throwaway server, tests/servers.py): the rows of the
+same run into SQLite, resumed after a stop, and carried through a database restart."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import asyncpg
+import msgspec
+import pytest
+from servers import PostgresServer
+from test_sinks import KINDS, plain
+from typer.testing import CliRunner
+
+from asyncsports.backfill import Backfill, Scope
+from asyncsports.cli import app
+from asyncsports.emulator import Emulator
+
+# As tests/test_backfill.py: several pages per sport, a few hundred units.
+SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
+         "actions_per_fixture": 30}  # fmt: skip
+SCOPE = Scope(page_size=5)
+
+
+def sqlite_tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with sqlite3.connect(db) as conn:
+        return {t: sorted(plain(t, r) for r in conn.execute(f"SELECT * FROM {t}")) for t in KINDS}
+
+
+async def pg_tables(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    conn = await asyncpg.connect(url)
+    try:
+        return {
+            t: sorted(
+                plain(t, tuple(r)) for r in await conn.fetch(f"SELECT {', '.join(c)} FROM {t}")
+            )
+            for t, c in KINDS.items()
+        }
+    finally:
+        await conn.close()
+
+
+async def pg_count(url: str, query: str) -> int:
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval(query))
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+async def reference(sports_emulator: Emulator, tmp_path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows of a clean run into SQLite."""
+    async with sports_emulator.client() as client:
+        report = await Backfill(client, tmp_path / "clean.sqlite", SCOPE).run()
+    assert report.finished
+    return sqlite_tables(tmp_path / "clean.sqlite")
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_backfill_into_postgres_stores_the_rows_of_sqlite(
+    sports_emulator: Emulator, reference: dict[str, Any], postgres_url: str
+) -> None:
+    async with sports_emulator.client() as client:
+        report = await Backfill(client, postgres_url, SCOPE).run()
+    assert report.finished and report.db == postgres_url
+    assert report.rows == {t: len(rows) for t, rows in reference.items()}
+    assert await pg_tables(postgres_url) == reference
+    assert await pg_count(postgres_url, "SELECT count(*) FROM jobs WHERE finished_at IS NULL") == 0
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_stopped_run_resumes_in_postgres(
+    sports_emulator: Emulator, reference: dict[str, Any], postgres_url: str
+) -> None:
+    class StopAfter:
+        def add(self, phase: str, total: int) -> None:
+            pass
+
+        def advance(self, phase: str, n: int = 1) -> None:
+            if phase == "actions":
+                work.stop()
+
+        def settle(self, phase: str) -> None:
+            pass
+
+    async with sports_emulator.client() as client:
+        work = Backfill(client, postgres_url, SCOPE, progress=StopAfter())
+        first = await work.run()
+        assert first.interrupted and not first.finished
+        again = await Backfill(client, postgres_url, SCOPE).run()
+    assert again.resumed and again.finished and again.skipped > 0
+    assert await pg_tables(postgres_url) == reference
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_database_restarted_mid_run_is_waited_for_and_nothing_is_lost(
+    sports_emulator: Emulator,
+    reference: dict[str, Any],
+    postgres: PostgresServer,
+    postgres_url: str,
+) -> None:
+    midway = anyio.Event()
+
+    class Midway:
+        def add(self, phase: str, total: int) -> None:
+            pass
+
+        def advance(self, phase: str, n: int = 1) -> None:
+            self.done = getattr(self, "done", 0) + n
+            if phase == "actions" and self.done > 40:
+                midway.set()
+
+        def settle(self, phase: str) -> None:
+            pass
+
+    async with sports_emulator.client(rate_limit=100) as client:  # a run of a few seconds
+        work = Backfill(client, postgres_url, SCOPE, progress=Midway())
+        done: list[Any] = []
+
+        async def run() -> None:
+            done.append(await work.run())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await midway.wait()
+            # As a crash: every server process quits at once, connections break.
+            await anyio.to_thread.run_sync(postgres.stop, "immediate")
+            await anyio.sleep(0.5)  # the writer finds it gone and backs off
+            await anyio.to_thread.run_sync(postgres.start)
+    (report,) = done
+    assert report.finished
+    assert work._writer.reconnects >= 1  # type: ignore[union-attr]
+    assert await pg_tables(postgres_url) == reference
+
+
+@pytest.mark.emulator(fixtures_per_season=2)
+def test_the_command_takes_a_postgresql_url_and_never_shows_its_password(
+    postgres_url: str,
+) -> None:
+    url = postgres_url.replace("postgres@", "postgres:s3cret@")  # trust: any password does
+    args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db", url,
+            "--sports", "basketball", "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = msgspec.json.decode(result.stdout)
+    assert summary["finished"] is True and summary["rows"]["fixtures"] > 0
+    assert summary["db"] == url.replace("s3cret", "***")
+    assert "s3cret" not in result.output
