@@ -321,7 +321,10 @@ def run_all(
             )
         if "backfill" in only:
             raw["backfill"] = case(
-                "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency
+                "backfill",
+                repeat=cfg.backfill_repeat,
+                concurrency=cfg.backfill_concurrency,
+                postgres=True,
             )
     finally:
         server.close()

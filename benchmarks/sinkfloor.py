@@ -3,7 +3,9 @@
 aiohttp GETs of the same listings and timelines (page size 100, 8 fixtures at once),
 msgspec Structs with only the columns stored (``gc=False``), each record's JSON text as
 sent, and ``executemany`` of the same upserts into the same SQLite tables (the schema and
-settings of :mod:`asyncsports._sink`), a transaction per 32 fixtures. What it leaves out
+settings of :mod:`asyncsports._sink`), a transaction per 32 fixtures; or, given a
+``postgresql://`` URL, COPY into staging tables and one ``INSERT ... ON CONFLICT`` per
+table and batch (as the sink does, without its checkpoints). What it leaves out
 is what the backfill adds: resumability (checkpoints, the job's fixtures), retries, rate
 limits, back pressure, the writer thread, progress, errors that say where.
 """
@@ -89,30 +91,87 @@ def _ts(value: dt.datetime | None) -> str | None:
     return text
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("PRAGMA page_size = 16384")
-    db.execute("PRAGMA cache_size = -65536")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    db.executescript(_SCHEMA)
-    return db
+class _SQLite:
+    """The floor's SQLite: the sink's schema and settings, plain executemany."""
 
+    def __init__(self, path: Path) -> None:
+        db = self.db = sqlite3.connect(path, isolation_level=None)
+        db.execute("PRAGMA page_size = 16384")
+        db.execute("PRAGMA cache_size = -65536")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.executescript(_SCHEMA)
 
-async def floor(base: str, headers: dict[str, str], path: Path) -> dict[str, int]:
-    """Copy every sport's fixtures, actions and statistics into ``path``; rows written."""
-    db = _open(path)
-    written = {"fixtures": 0, "actions": 0, "statistics": 0}
-    pending: list[tuple[str, str, list[tuple[Any, ...]]]] = []
-
-    def flush() -> None:
+    async def write(self, batch: list[tuple[str, str | None, list[tuple[Any, ...]]]]) -> None:
+        db = self.db
         db.execute("BEGIN")
-        for table, fid, rows in pending:
-            db.execute(f"DELETE FROM {table} WHERE fixture_id = ?", (fid,))
+        for table, fid, rows in batch:
+            if fid is not None:
+                db.execute(f"DELETE FROM {table} WHERE fixture_id = ?", (fid,))
             db.executemany(_UPSERT[table], rows)
-            written[table] += len(rows)
         db.execute("COMMIT")
+
+    async def close(self) -> None:
+        self.db.close()
+
+
+class _Postgres:
+    """The floor's PostgreSQL: the sink's tables; per batch, COPY into a staging table and
+    one INSERT ... ON CONFLICT per table."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    @classmethod
+    async def open(cls, url: str) -> _Postgres:
+        import asyncpg
+
+        from asyncsports._schema import RESOURCE_TABLES, pg_ddl, pg_staging
+
+        conn = await asyncpg.connect(url)
+        for statement in pg_ddl():
+            await conn.execute(statement)
+        for table in RESOURCE_TABLES:
+            await conn.execute(pg_staging(table))
+        return cls(conn)
+
+    async def write(self, batch: list[tuple[str, str | None, list[tuple[Any, ...]]]]) -> None:
+        from asyncsports._schema import RESOURCE_TABLES, pg_upsert
+
+        conn = self.conn
+        async with conn.transaction():
+            for table in RESOURCE_TABLES:
+                mine = [b for b in batch if b[0] == table.name]
+                fids = [fid for _, fid, _ in mine if fid is not None]
+                rows = [row for _, _, rs in mine for row in rs]
+                if fids:
+                    await conn.execute(f"DELETE FROM {table.name} WHERE {table.key[0]} = ANY($1)",
+                                       fids)  # fmt: skip
+                if rows:
+                    await conn.copy_records_to_table(f"stage_{table.name}", records=rows,
+                                                     columns=table.names)  # fmt: skip
+                    await conn.execute(pg_upsert(table))
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+async def floor(base: str, headers: dict[str, str], db: Path | str) -> dict[str, int]:
+    """Copy every sport's fixtures, actions and statistics into ``db`` (an SQLite file or
+    a PostgreSQL URL); the rows written."""
+    store = await _Postgres.open(db) if isinstance(db, str) else _SQLite(db)
+    written = {"fixtures": 0, "actions": 0, "statistics": 0}
+    pending: list[tuple[str, str | None, list[tuple[Any, ...]]]] = []
+
+    one = asyncio.Lock()  # one transaction at a time on the connection
+
+    async def flush() -> None:
+        for table, _, rows in pending:
+            written[table] += len(rows)
+        batch = pending[:]
         pending.clear()
+        async with one:
+            await store.write(batch)
 
     async with aiohttp.ClientSession(headers=headers) as http:
 
@@ -133,10 +192,8 @@ async def floor(base: str, headers: dict[str, str], path: Path) -> dict[str, int
                      str(text, "utf-8"))
                     for f, text in zip(page.content, texts, strict=True)
                 ]  # fmt: skip
-                db.execute("BEGIN")
-                db.executemany(_UPSERT["fixtures"], rows)
-                db.execute("COMMIT")
-                written["fixtures"] += len(rows)
+                pending.append(("fixtures", None, rows))
+                await flush()
                 started += [
                     (sport, row[0])
                     for f, row in zip(page.content, rows, strict=True)
@@ -164,9 +221,9 @@ async def floor(base: str, headers: dict[str, str], path: Path) -> dict[str, int
                     row = (fid, name, s.seq_num, _ts(s.timestamp), body.decode())
                     pending.append(("statistics", fid, [row]))
                 if len(pending) >= 64:
-                    flush()
+                    await flush()
 
         await asyncio.gather(*(worker() for _ in range(8)))
-        flush()
-    db.close()
+        await flush()
+    await store.close()
     return written
