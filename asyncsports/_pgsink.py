@@ -201,13 +201,18 @@ class PgSink:
         members: dict[str, None] = {}
         done: dict[str, int] = {}
         written = 0
+        fixtures: dict[str, set[str]] = {t: set() for t in _TABLES}  # first keys staged
         for unit in units:
             rows, key = staged[unit.table], _KEY[unit.table]
             if unit.replace is not None:
                 replaced[unit.table].append(unit.replace)
-                if rows:  # rare: the fixture may have rows staged by an earlier unit
+                if unit.replace in fixtures[unit.table]:  # rare: an earlier unit staged it
                     for k in [k for k, r in rows.items() if r[0] == unit.replace]:
                         del rows[k]
+                if unit.rows:
+                    fixtures[unit.table].add(unit.replace)
+            elif unit.rows:
+                fixtures[unit.table].update(row[0] for row in unit.rows)
             for row in unit.rows:
                 rows[key(row)] = row
             members.update(dict.fromkeys(unit.members))
