@@ -216,7 +216,9 @@ class Backfill:
         pending = 4 * concurrency
         if is_postgres(db):
             self.report = Report(scope.key, safe_url(str(db)))
-            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=pending)
+            # Four times the units per batch: a PostgreSQL transaction costs a dozen round
+            # trips whatever its size, and the server's time, not the client's, paces it.
+            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=4 * pending)
         else:
             self.report = Report(scope.key, Path(db))
             self._writer = Writer(Path(db), scope.key, restart=restart, pending=pending)

@@ -15,10 +15,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -26,6 +24,7 @@ import aiohttp
 from asyncsports import Client
 from asyncsports.models import Action, FixturePage, decoder
 from benchmarks.measure import Sample, measure, measure_sync, peak_kb, reset_peak, rss_kb, series
+from benchmarks.sinkcase import backfill
 
 # pydantic and httpx are imported by the cases that use them, so that the memory cases
 # start without them and every child spends its start-up on what it measures.
@@ -35,7 +34,6 @@ __all__ = ["CASES"]
 Manifest = dict[str, Any]
 Params = dict[str, Any]
 SPORT = "basketball"
-TESTS = str(Path(__file__).resolve().parent.parent / "tests")  # tests/servers.py: PostgreSQL
 TIMELINE_SPORT = "american-football"
 
 
@@ -539,82 +537,6 @@ async def fanout(m: Manifest, p: Params) -> dict[str, Any]:
     return {"pages": p["pages"], "size": size, "latency": p["latency"], **times}
 
 
-# --------------------------------------------------------------------------- backfill
-
-
-async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
-    """asyncsports.backfill from the (pre-rendered) emulator into SQLite, and the floor
-    (benchmarks/sinkfloor.py) copying the same rows, interleaved round by round; then the
-    same into PostgreSQL (a throwaway server, tests/servers.py) when it is installed."""
-    with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
-        n = iter(range(1_000_000))
-
-        def sqlite() -> str | Path:
-            return Path(tmp) / f"run{next(n)}.sqlite"
-
-        result = await _backfill_rounds(m, p, sqlite)
-    if p.get("postgres"):
-        try:
-            result["postgres"] = await _backfill_postgres(m, p)
-        except Exception as exc:  # reported in the table, the SQLite rows stand
-            result["postgres"] = {"error": f"{type(exc).__name__}: {exc}"}
-    return result
-
-
-async def _backfill_postgres(m: Manifest, p: Params) -> dict[str, Any]:
-    sys.path.insert(0, TESTS)
-    from servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
-
-    bin_dir = pg_bin()
-    if bin_dir is None:
-        return {"error": "PostgreSQL is not installed (apt-get install postgresql)"}
-    server = PostgresServer(bin_dir)
-    try:
-        return await _backfill_rounds(m, p, server.create_database)
-    finally:
-        server.close()
-
-
-async def _backfill_rounds(
-    m: Manifest, p: Params, fresh: Callable[[], str | Path]
-) -> dict[str, Any]:
-    from asyncsports.backfill import Backfill, Scope
-    from benchmarks.sinkfloor import floor
-
-    runs: list[dict[str, Any]] = []
-    floors: list[dict[str, Any]] = []
-    async with _client(m, "plain") as client:
-        for i in range(1 + p["repeat"]):  # round 0 renders the bodies: not counted
-            work = Backfill(client, fresh(), Scope(), concurrency=p["concurrency"])
-            if i == 1:
-                await _server(m, "plain", "reset")
-            sample, report = await measure(work.run)
-            if not report.finished:
-                raise AssertionError(f"backfill did not finish: {report.as_dict()}")
-            runs.append({"cpu": sample.cpu, "wall": sample.wall, "gc": sample.gc,
-                         "written": dict(report.written), "requests": report.requests})  # fmt: skip
-            db = fresh()
-            sample, written = await measure(lambda db=db: floor(m["plain"], _headers(m), db))
-            if written != report.written:
-                raise AssertionError(f"floor wrote {written}, the backfill {report.written}")
-            floors.append({"cpu": sample.cpu, "wall": sample.wall})
-    stats = await _server(m, "plain", "stats")
-    measured, floor_runs = (runs[1:], floors[1:]) if len(runs) > 1 else (runs, floors)
-    ratios = sorted(r["cpu"] / f["cpu"] for r, f in zip(measured, floor_runs, strict=True))
-    middle = sorted(measured, key=lambda r: r["cpu"])[len(measured) // 2]  # the median run
-    return {
-        "runs": len(measured),
-        "walls": [r["wall"] for r in measured],
-        "cpus": [r["cpu"] for r in measured],
-        "floor_cpus": [f["cpu"] for f in floor_runs],
-        "floor_walls": [f["wall"] for f in floor_runs],
-        "ratio": ratios[len(ratios) // 2],
-        "concurrency": p["concurrency"],
-        **middle,
-        **stats,
-    }
-
-
 CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]]]] = {
     "decode": decode,
     "requests": requests,
@@ -624,5 +546,5 @@ CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]
     "framing": framing,
     "memory": memory,
     "fanout": fanout,
-    "backfill": backfill,
+    "backfill": backfill,  # benchmarks/sinkcase.py
 }

@@ -395,61 +395,16 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
 
     b = raw.get("backfill")
     if b is not None and "error" not in b:
-        rows += _backfill_rows(b, "SQLite", "executemany")
+        from benchmarks.sinkcase import backfill_rows  # it imports this module's Row
+
+        rows += backfill_rows(b, "SQLite", "executemany")
         pg = b.get("postgres")
         if pg is not None and "error" not in pg:
-            rows += _backfill_rows(pg, "PostgreSQL", "COPY")
+            rows += backfill_rows(pg, "PostgreSQL", "COPY")
         elif pg is not None:
             rows.append(_missing("backfill", f"PostgreSQL: {pg['error']}"))
     elif b is not None:
         rows.append(_missing("backfill", b["error"]))
-    return rows
-
-
-def _backfill_rows(b: dict[str, Any], engine: str, bulk: str) -> list[Row]:
-    written = b["written"]
-    wall = b["wall"]
-    actions = written.get("actions", 0)
-    case = (
-        f"{engine}: {written.get('fixtures', 0):,} fixtures, {actions:,} actions, "
-        f"{written.get('statistics', 0):,} statistics; {b['requests']:,} requests"
-    )
-    runs = "one run" if b["runs"] == 1 else f"the median of {b['runs']} runs"
-    note = (
-        f"{runs} after one that filled the server's cache, concurrency "
-        f"{b['concurrency']}; server cache misses while measured: {b.get('misses', '?')}"
-    )
-    rows = [
-        Row("backfill", case, "fixtures per second", "/s", written.get("fixtures", 0) / wall,
-            note=note),
-        Row("backfill", case, "actions per second", "/s", actions / wall),
-        Row("backfill", case, "actions per client CPU second", "/s", actions / b["cpu"],
-            note="issue 14 asks for 4x the 33,023/s of the SQLite run before it (actions per "
-            "second at 99% CPU-bound), that is 132,000 per CPU second"),
-    ]  # fmt: skip
-    if "floor_cpus" in b:
-        floor_cpu = median(b["floor_cpus"])
-        rows.append(
-            Row(
-                "backfill",
-                case,
-                "client CPU per action",
-                "us",
-                1e6 * median(b["cpus"]) / actions,
-                1e6 * floor_cpu / actions,
-                f"floor: aiohttp + msgspec column Structs + {bulk}, same tables",
-                "cost",
-                1.3,
-                note=f"floor: {actions / floor_cpu:,.0f} actions per CPU second, wall "
-                f"{median(b['floor_walls']):.2f}s; ratio: median of {b['runs']} paired rounds",
-                paired=b["ratio"],
-            )
-        )
-    where = "the SQLite writer thread included" if engine == "SQLite" else "the server's not"
-    rows.append(
-        Row("backfill", case, "CPU-bound share (client CPU / wall)", "%", 100 * b["cpu"] / wall,
-            note=f"client CPU {b['cpu']:.2f}s ({where}), wall {wall:.2f}s")
-    )  # fmt: skip
     return rows
 
 

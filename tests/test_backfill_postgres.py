@@ -12,10 +12,12 @@ import anyio.to_thread
 import asyncpg
 import msgspec
 import pytest
-from servers import PostgresServer
+from servers import PostgresServer, free_port
 from test_sinks import KINDS, plain
 from typer.testing import CliRunner
 
+from asyncsports._pgsink import PgWriter
+from asyncsports._sink import SinkError
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
@@ -151,3 +153,22 @@ def test_the_command_takes_a_postgresql_url_and_never_shows_its_password(
     assert summary["finished"] is True and summary["rows"]["fixtures"] > 0
     assert summary["db"] == url.replace("s3cret", "***")
     assert "s3cret" not in result.output
+
+
+async def test_an_unreachable_database_is_waited_for_then_fails() -> None:
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/sports"
+    writer = PgWriter(url, "job", restart=False, pending=4, patience=0.5)
+    with pytest.raises(
+        SinkError, match=r"cannot reach postgresql://postgres@127\.0\.0\.1:\d+/sports"
+    ):
+        await writer.run(task_status=anyio.TASK_STATUS_IGNORED)
+    assert writer.reconnects >= 2  # backed off and tried again before giving up
+
+
+def test_a_database_that_does_not_exist_is_one_line_and_exit_13(postgres: PostgresServer) -> None:
+    url = postgres.database_url("nowhere")
+    args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db", url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 13, result.output
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert f"cannot write {url}" in result.stderr and '"nowhere" does not exist' in result.stderr
