@@ -3,7 +3,10 @@ same run into SQLite, resumed after a stop, and carried through a database resta
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +175,38 @@ def test_a_database_that_does_not_exist_is_one_line_and_exit_13(postgres: Postgr
     assert result.exit_code == 13, result.output
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert f"cannot write {url}" in result.stderr and '"nowhere" does not exist' in result.stderr
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_killed_with_sigkill_then_run_again_ends_with_the_clean_rows(
+    reference: dict[str, Any], postgres_url: str
+) -> None:
+    scale = ",".join(f"{k}={v}" for k, v in SCALE.items())
+    args = [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
+            "backfill", "--db", postgres_url, "--page-size", "5", "--json"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    proc = await anyio.open_process([*args, "--rate-limit", "40"], env=env)
+    try:
+        with anyio.fail_after(30):
+            # Another process's database: nothing to wait on but its rows.
+            while await _checkpoints(postgres_url) < 40:  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+    finally:
+        proc.kill()  # SIGKILL: no chance to commit anything more
+        await proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert await _checkpoints(postgres_url) >= 40
+    unfinished = "SELECT count(*) FROM jobs WHERE finished_at IS NULL"
+    assert await pg_count(postgres_url, unfinished) == 1  # the next run resumes it
+    again = await anyio.run_process(args, env=env)
+    summary = msgspec.json.decode(again.stdout)
+    assert summary["resumed"] is True and summary["finished"] is True
+    assert summary["skipped"] >= 40
+    assert await pg_tables(postgres_url) == reference
+
+
+async def _checkpoints(url: str) -> int:
+    try:
+        return await pg_count(url, "SELECT count(*) FROM checkpoints")
+    except (asyncpg.UndefinedTableError, OSError, asyncpg.CannotConnectNowError):
+        return 0  # not created yet
