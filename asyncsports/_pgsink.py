@@ -19,6 +19,7 @@ import contextlib
 import functools
 import logging
 import operator
+import re
 import time
 import urllib.parse
 from collections import Counter
@@ -62,14 +63,18 @@ def is_postgres(db: object) -> bool:
     return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
 
 
+_PASSWORD_RE = re.compile(r"((?:^|[?&])(?:password|sslpassword)=)[^&]*")
+
+
 def safe_url(url: str) -> str:
-    """``url`` without its password (for messages and reports)."""
+    """``url`` without its password, in the address or the query (for messages, reports)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    netloc = f"{parts.username or ''}:***@{host}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[1]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if parts.query:
+        parts = parts._replace(query=_PASSWORD_RE.sub(r"\1***", parts.query))
+    return urllib.parse.urlunsplit(parts)
 
 
 def _asyncpg() -> Any:

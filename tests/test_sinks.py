@@ -269,3 +269,6 @@ def test_a_url_is_shown_without_its_password() -> None:
         "postgresql://me:***@db.example:5432/sports"
     )
     assert safe_url("postgresql://me@db/sports") == "postgresql://me@db/sports"
+    assert safe_url("postgresql://db/sports?user=me&password=s3cret&sslmode=require") == (
+        "postgresql://db/sports?user=me&password=***&sslmode=require"
+    )
