@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import time
 import warnings
 from types import TracebackType
 from typing import Self
 
-from asyncsports._config import Hook, RequestInfo, Settings, Timeout
+from asyncsports._config import Hook, Settings, Timeout
 from asyncsports._retry import RetryPolicy
 from asyncsports._session import Session
 from asyncsports._sharedlimit import SharedPacer
@@ -26,43 +23,6 @@ from asyncsports.resources import (
 )
 
 __all__ = ["Client"]
-
-
-def shared_budget(session: Session, settings: Settings) -> SharedPacer | None:
-    """Put a Redis-shared limiter in the session when ``rate_limit_url`` asks for one.
-
-    The session takes its limiter and its response hook from its settings; these two
-    seams are replaced here, so that the session's loop stays as it is: the shared pacer
-    answers its ``wait()``, and a 429 seen by the hook is passed on to every sharer once
-    the session has decided how long to pause.
-    """
-    url, rate = settings.rate_limit_url, settings.rate_limit
-    if url is None or rate is None:
-        return None
-    pacer = SharedPacer(rate, url, settings.rate_limit_key, sharers=settings.rate_limit_sharers)
-    session._limiter = pacer  # type: ignore[assignment]
-    user_hook = settings.on_response
-    pending: set[asyncio.Task[None]] = set()
-
-    async def share_pause(before: float) -> None:
-        for _ in range(300):  # the session decides within a few loop turns
-            if session._paused_until != before:
-                await pacer.pause(session._paused_until - time.monotonic())
-                return
-            await asyncio.sleep(0.01)
-
-    async def on_response(info: RequestInfo) -> None:
-        if user_hook is not None:
-            result = user_hook(info)
-            if inspect.isawaitable(result):
-                await result
-        if info.status == 429:
-            task = asyncio.get_running_loop().create_task(share_pause(session._paused_until))
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-
-    session._on_response = on_response
-    return pacer
 
 
 class Client:
@@ -146,8 +106,15 @@ class Client:
             verify_ssl=verify_ssl,
         )
         """The client's validated settings."""
-        self._session = Session(self.settings)
-        self._shared = shared_budget(self._session, self.settings)
+        s = self.settings
+        self._shared = (
+            SharedPacer(
+                s.rate_limit, s.rate_limit_url, s.rate_limit_key, sharers=s.rate_limit_sharers
+            )
+            if s.rate_limit_url is not None and s.rate_limit is not None
+            else None
+        )
+        self._session = Session(s, limiter=self._shared)
         self.fixtures = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads = SquadsResource(self._session)

@@ -37,7 +37,7 @@ import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
 
 from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
-from asyncsports._ratelimit import Pacer
+from asyncsports._ratelimit import Limiter, Pacer
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome, decide, parse_retry_after
 from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
@@ -88,7 +88,13 @@ class Session:
     Not usable until :meth:`open`; :meth:`close` releases the pool.
     """
 
-    def __init__(self, settings: Settings, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        rng: random.Random | None = None,
+        limiter: Limiter | None = None,
+    ) -> None:
         self.settings = settings
         self.retry = settings.retry
         self._bases = {"data": settings.base_url, "streaming": settings.streaming_url or ""}
@@ -119,7 +125,7 @@ class Session:
         self._on_response = settings.on_response
         rate = settings.rate_limit
         # Requests spaced 1/rate apart, no burst: never more than rate in any second.
-        self._limiter = Pacer(rate) if rate else None
+        self._limiter: Limiter | None = limiter or (Pacer(rate) if rate else None)
         self._rng = rng or random.Random()
         self._http: aiohttp.ClientSession | None = None
         self._paused_until = 0.0
@@ -349,8 +355,7 @@ class Session:
             log.info("pooled connection to %s was closed: sending again at once", url)
             return
         if decision.pause:
-            # The whole client slows down after a 429, not only this call.
-            self._paused_until = max(self._paused_until, time.monotonic() + decision.wait)
+            await self.pause(decision.wait)
         log.warning(
             "retrying GET %s in %.2fs (attempt %d failed: %s)",
             url,
@@ -386,6 +391,13 @@ class Session:
         headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
         self._auth_token, self._auth_headers = token, headers
         return headers
+
+    async def pause(self, seconds: float) -> None:
+        """Hold every request of this client for ``seconds`` (after a 429), and pass it on
+        to the limiter's other users (a budget shared through Redis)."""
+        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+        if self._limiter is not None:
+            await self._limiter.pause(seconds)
 
     async def _wait_turn(self) -> None:
         pause = self._paused_until - time.monotonic()

@@ -325,7 +325,7 @@ async def _carry_on(
     if decision.action == "resend":
         return
     if decision.pause:
-        session._paused_until = max(session._paused_until, time.monotonic() + decision.wait)
+        await session.pause(decision.wait)
     log.warning("live feed %s: %s; reconnecting in %.2fs", url, why, decision.wait)
     session.retries += 1
     await asyncio.sleep(decision.wait)
