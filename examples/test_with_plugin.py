@@ -14,7 +14,8 @@ from asyncsports import Client
 
 async def next_kickoff(client: Client, sport: str) -> dt.datetime | None:
     """The code under test: when the next scheduled fixture of ``sport`` starts."""
-    listing = client.fixtures.list(sport, status="scheduled", sort="startTime,asc", size=1)
+    order = "startTime,asc"
+    listing = client.fixtures.list(sport, status="scheduled", sort=order, size=1)
     async with listing:
         async for fixture in listing:
             return fixture.start_date_utc
@@ -27,8 +28,9 @@ async def test_next_kickoff_is_ahead(sports_client: Client, sports_emulator) -> 
 
 
 @pytest.mark.emulator(seed=7, fixtures_per_season=6)  # Emulator arguments for this test
-async def test_the_clock_moves_the_schedule(sports_client: Client, sports_emulator) -> None:
+async def test_the_clock_moves_the_schedule(sports_client: Client, sports_emulator):
     before = await next_kickoff(sports_client, "soccer")
     assert before is not None
-    sports_emulator.clock.set(before + dt.timedelta(minutes=1))  # that fixture is live now
+    # One minute after its start, that fixture is live: the next one is another.
+    sports_emulator.clock.set(before + dt.timedelta(minutes=1))
     assert await next_kickoff(sports_client, "soccer") != before

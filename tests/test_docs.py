@@ -43,6 +43,18 @@ def test_skipped_blocks_are_few_and_say_why() -> None:
     assert all(len(b.skip or "") > 5 for b in skipped)
 
 
+def test_blocks_fit_the_page() -> None:
+    # About 88 columns of code fit the site's content column beside both sidebars.
+    wide = [
+        f"{b.where}: {line}"
+        for page in PAGES
+        for b in python_blocks(page, ROOT)
+        for line in b.code.splitlines()
+        if len(line) > 88
+    ]
+    assert not wide, wide
+
+
 def runnable(page: Path) -> bool:
     return any(b.skip is None for b in python_blocks(page, ROOT))
 

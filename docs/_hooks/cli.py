@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 MARKER = "<!-- cli-reference -->"
-WIDTH = 100
+WIDTH = 88  # what the content column shows beside both sidebars
 
 
 def _commands(group: Any, path: list[str]) -> list[list[str]]:
