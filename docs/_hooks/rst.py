@@ -16,12 +16,14 @@ import griffe
 ROLE = re.compile(r":(?:py:)?(?:class|meth|func|attr|data|mod|exc|obj|const):`(~?)([^`]+)`")
 # "Configure it like this::" before an indented block -> "... like this:"
 LITERAL = re.compile(r"::[ \t]*\n(?=[ \t]*\n)")
+# A "::" paragraph of its own before an indented block: nothing to say in Markdown.
+BARE = re.compile(r"^[ \t]*::[ \t]*\n", re.M)
 
 
 def markdown(text: str) -> str:
     """The docstring with its roles as code spans and its literal-block markers as colons."""
     text = ROLE.sub(_code, text)
-    return LITERAL.sub(":\n", text)
+    return LITERAL.sub(":\n", BARE.sub("", text))
 
 
 def _code(m: re.Match[str]) -> str:
