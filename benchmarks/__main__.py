@@ -24,8 +24,10 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
+from benchmarks.live import IDLE_VARIANTS
 from benchmarks.measure import callgrind, machine, versions
 from benchmarks.report import build_rows, markdown, write
 
@@ -41,6 +43,9 @@ ALL = (
     "memory",
     "fanout",
     "backfill",
+    "live",
+    "fanin",
+    "idle",
 )
 
 
@@ -62,6 +67,15 @@ class Config:
     fanout_repeat: int
     backfill_scale: str
     backfill_repeat: int
+    live_actions: int = 20_000  # one feed flat out, per round
+    live_repeat: int = 7
+    fanin_fixtures: int = 500
+    fanin_rate: float = 10.0  # packets a second per fixture
+    fanin_seconds: float = 5.0  # the measured window, once every feed flows
+    fanin_warm: float = 1.0
+    fanin_repeat: int = 2
+    idle_feeds: int = 1_000
+    live_tick: float = 0.01  # the server's pacing turn: 500 feeds at 10/s, 50 every 10 ms
     framing_chunk: int = 256 * 1024
     page_size: int = 100
     default_page_size: int = 20  # the service's default
@@ -103,8 +117,20 @@ QUICK = Config(
     fanout_repeat=1,
     backfill_scale="competitions=1,seasons=2,fixtures_per_season=6,actions_per_fixture=60",
     backfill_repeat=1,
+    live_actions=2_000,
+    live_repeat=5,
+    fanin_fixtures=100,
+    fanin_seconds=0.5,
+    fanin_warm=0.3,
+    fanin_repeat=1,
+    idle_feeds=100,
     timeout=120.0,
 )
+
+
+def fanin_count(cfg: Config) -> int:
+    """Packets per feed in ``fanin``: more than the run can take, so no feed ends early."""
+    return int(cfg.fanin_rate * (cfg.fanin_warm + cfg.fanin_seconds + 60))
 
 
 def _cpus(pin: bool) -> tuple[int | None, list[int] | None]:
@@ -129,6 +155,7 @@ class Server:
             f"--big-timeline={cfg.memory_records}",
             f"--prefixes={cfg.decode_actions},{cfg.stream_records},{cfg.memory_records}",
             f"--plain-scale={cfg.backfill_scale}",
+            f"--live-packets={max(cfg.live_actions, fanin_count(cfg))}",
         ]
         if cpu is not None:
             args.append(f"--cpu={cpu}")
@@ -239,6 +266,18 @@ def count_instructions(
     return out
 
 
+def idle_feeds(case: Callable[..., dict[str, Any]], cfg: Config) -> dict[str, Any]:
+    """``idle``: one process per variant, as RSS once grown does not shrink for the next."""
+    out: dict[str, Any] = {}
+    for variant in IDLE_VARIANTS:
+        result = case("idle", feeds=cfg.idle_feeds, variant=variant)
+        if "error" in result and "no variant" in result["error"]:
+            continue  # asyncsports' own rows wait for client.live
+        out[variant] = result
+    errors = [f"{v}: {r['error']}" for v, r in out.items() if "error" in r]
+    return {"error": "; ".join(errors)} if errors else out
+
+
 def run_all(
     cfg: Config, only: tuple[str, ...], pin: bool, instructions: bool = False
 ) -> tuple[dict[str, Any], str]:
@@ -319,6 +358,21 @@ def run_all(
                 latency=cfg.fanout_latency,
                 repeat=cfg.fanout_repeat,
             )
+        if "live" in only:
+            raw["live"] = case("live", actions=cfg.live_actions, repeat=cfg.live_repeat)
+        if "fanin" in only:
+            raw["fanin"] = case(
+                "fanin",
+                fixtures=cfg.fanin_fixtures,
+                rate=cfg.fanin_rate,
+                seconds=cfg.fanin_seconds,
+                warm=cfg.fanin_warm,
+                repeat=cfg.fanin_repeat,
+                tick=cfg.live_tick,
+                count=fanin_count(cfg),
+            )
+        if "idle" in only:
+            raw["idle"] = idle_feeds(case, cfg)
         if "backfill" in only:
             raw["backfill"] = case(
                 "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency

@@ -432,7 +432,9 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
         )
     elif b is not None:
         rows.append(_missing("backfill", b["error"]))
-    return rows
+    from benchmarks.live_report import live_rows  # it imports this module
+
+    return rows + live_rows(raw, quick)
 
 
 def _num(value: float | None, unit: str) -> str:
