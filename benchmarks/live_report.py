@@ -35,8 +35,14 @@ def _one_feed(r: dict[str, Any], quick: bool) -> list[Row]:
     names = [v for v in r if isinstance(r[v], dict) and v != "floor"]
     if "asyncsports" not in names:
         rows.append(
-            Row("live", f"1 feed, {n:,} actions flat out: {_label('asyncsports')}",
-                "client CPU per action", "us", None, note=_ABSENT)
+            Row(
+                "live",
+                f"1 feed, {n:,} actions flat out: {_label('asyncsports')}",
+                "client CPU per action",
+                "us",
+                None,
+                note=_ABSENT,
+            )
         )
     for name in names:
         cpu = r[name]["cpu"]
@@ -53,7 +59,9 @@ def _one_feed(r: dict[str, Any], quick: bool) -> list[Row]:
                 "cost",
                 LIVE_TARGET if ours else None,
                 f"wall {median(r[name]['wall']):.3f}s vs {median(r['floor']['wall']):.3f}s "
-                f"(floor); {len(cpu)} rounds" if ours or name == "websockets" else "",
+                f"(floor); {len(cpu)} rounds"
+                if ours or name == "websockets"
+                else "",
                 paired=paired(cpu, floor),
             )
         )
@@ -84,8 +92,17 @@ def _counts(c: dict[str, Any]) -> list[Row]:
             )
         )
     if "asyncsports" not in c:
-        rows.insert(0, Row("live", "instructions", "instructions per action", "k", None,
-                           note=c.get("errors", {}).get("asyncsports", _ABSENT)))
+        rows.insert(
+            0,
+            Row(
+                "live",
+                "instructions",
+                "instructions per action",
+                "k",
+                None,
+                note=c.get("errors", {}).get("asyncsports", _ABSENT),
+            ),
+        )
     return rows
 
 
@@ -96,8 +113,9 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     names = [v for v in r if isinstance(r[v], dict)]
     if not any(n in names for n in OURS):
-        rows.append(Row("fan-in", f"{case}: asyncsports", "delivery latency p99", "ms", None,
-                        note=_ABSENT))
+        rows.append(
+            Row("fan-in", f"{case}: asyncsports", "delivery latency p99", "ms", None, note=_ABSENT)
+        )
     for name in names:
         v = r[name]
         lat = v["latency"]
@@ -141,8 +159,14 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
             )
         else:
             rows.append(
-                Row("fan-in", label, "client CPU per packet", "us", median(per) * 1e6,
-                    note="opening the feeds is not counted (it is done before the window)")
+                Row(
+                    "fan-in",
+                    label,
+                    "client CPU per packet",
+                    "us",
+                    median(per) * 1e6,
+                    note="opening the feeds is not counted (it is done before the window)",
+                )
             )
     return rows
 
@@ -154,8 +178,9 @@ def _idle(r: dict[str, Any]) -> list[Row]:
     floor = r.get("floor")
     rows: list[Row] = []
     if not any(n in r for n in OURS):
-        rows.append(Row("idle feeds", "asyncsports", "resident memory per feed", "KB", None,
-                        note=_ABSENT))
+        rows.append(
+            Row("idle feeds", "asyncsports", "resident memory per feed", "KB", None, note=_ABSENT)
+        )
     for name, v in r.items():
         ours = name in OURS
         rows.append(

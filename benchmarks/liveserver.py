@@ -50,7 +50,9 @@ INVALID_AUTH = "{The supplied authentication is invalid}"
 _STAMP = "@@sent@@"  # where the send time goes, in a packet's template
 
 
-async def render_packets(live_url: str, sport: str, fixture_id: str, token: str, k: int) -> list[bytes]:
+async def render_packets(
+    live_url: str, sport: str, fixture_id: str, token: str, k: int
+) -> list[bytes]:
     """The first ``k`` packets of a fixture's live actions feed, as the emulator sends them."""
     url = f"{live_url}/{sport}/fixtures/{fixture_id}/actions?speed=fast"
     out: list[bytes] = []
@@ -115,6 +117,7 @@ class LiveCache:
         self._slots: list[list[_Conn]] = []
         self._joined = 0
         self._ticker: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[bool]] = set()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -213,7 +216,9 @@ class LiveCache:
                 if not more:
                     slot.remove(conn)
                     if not conn.ws.closed:
-                        asyncio.create_task(conn.ws.close(code=1000, message=b"fixture over"))
+                        closing = asyncio.create_task(conn.ws.close(code=1000))
+                        self._closing.add(closing)
+                        closing.add_done_callback(self._closing.discard)
             due += self.config.tick
             now = loop.time()
             if due < now - self.config.tick:
