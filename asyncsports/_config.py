@@ -95,6 +95,16 @@ def _http_url(name: str, value: str) -> str:
     return value.rstrip("/")
 
 
+def _ws_url(name: str, value: str) -> str:
+    if not isinstance(value, str) or not value.startswith(
+        ("ws://", "wss://", "http://", "https://")
+    ):
+        raise ValueError(f"{name}: expected a ws(s):// (or http(s)://) URL, got {value!r}")
+    if any(c.isspace() or ord(c) < 32 for c in value):
+        raise ValueError(f"{name}: must not hold spaces or control characters, got {value!r}")
+    return value.rstrip("/")
+
+
 def _count(name: str, value: int | None, low: int) -> None:
     if value is None:
         return
@@ -114,6 +124,7 @@ class Settings:
     snooker_feed: str = "tvfeed"
     streaming_url: str | None = None
     streaming_credentials: StreamingCredentials | None = field(default=None, repr=False)
+    live_url: str | None = None
     timeout: Timeout = field(default_factory=Timeout)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     rate_limit: float | None = None
@@ -131,6 +142,8 @@ class Settings:
             object.__setattr__(
                 self, "streaming_url", _http_url("streaming_url", self.streaming_url)
             )
+        if self.live_url is not None:
+            object.__setattr__(self, "live_url", _ws_url("live_url", self.live_url))
         if not isinstance(self.vendor, str) or not self.vendor.replace("-", "").isalnum():
             raise ValueError(f"vendor: expected a short name like 'imggaming', got {self.vendor!r}")
         if not isinstance(self.timeout, Timeout):

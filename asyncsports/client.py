@@ -10,6 +10,7 @@ from asyncsports._config import Hook, Settings, Timeout
 from asyncsports._retry import RetryPolicy
 from asyncsports._session import Session
 from asyncsports.auth import StreamingCredentials, Token
+from asyncsports.live import LiveResource
 from asyncsports.resources import (
     ActionsResource,
     EventsResource,
@@ -41,7 +42,9 @@ class Client:
     ``dns_ttl`` is short by default because the streaming host's addresses change
     without notice. ``max_body_size`` bounds a whole body after content decoding (64 MiB),
     ``max_element_size`` one element of a streamed list (16 MiB); a stream as a whole
-    has no size bound, only a pace (``Timeout.min_rate``). The settings are validated once and kept in :attr:`settings`.
+    has no size bound, only a pace (``Timeout.min_rate``). ``live_url`` is the streams host
+    of the live feeds (``client.live``, websockets). The settings are validated once and
+    kept in :attr:`settings`.
     """
 
     def __init__(
@@ -53,6 +56,7 @@ class Client:
         snooker_feed: str = "tvfeed",
         streaming_url: str | None = None,
         streaming_credentials: StreamingCredentials | None = None,
+        live_url: str | None = None,
         timeout: Timeout | float | None = None,
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
@@ -78,6 +82,7 @@ class Client:
             snooker_feed=snooker_feed,
             streaming_url=streaming_url,
             streaming_credentials=streaming_credentials,
+            live_url=live_url,
             timeout=timeout,
             retry=retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries),
             rate_limit=rate_limit,
@@ -105,6 +110,8 @@ class Client:
         """The snooker proxy."""
         self.events = EventsResource(self._session)
         """Live stream events."""
+        self.live = LiveResource(self._session)
+        """The live feeds (websockets of the streams host, ``live_url``)."""
 
     @property
     def base_url(self) -> str:
@@ -115,6 +122,11 @@ class Client:
     def streaming_url(self) -> str | None:
         """The live stream events host, without a trailing slash, if configured."""
         return self.settings.streaming_url
+
+    @property
+    def live_url(self) -> str | None:
+        """The streams host of the live feeds, without a trailing slash, if configured."""
+        return self.settings.live_url
 
     @property
     def is_open(self) -> bool:

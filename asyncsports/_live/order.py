@@ -142,7 +142,7 @@ class FeedState:
         The hot path (an action packet, in order) decodes once and allocates one Step.
         """
         dec = self._decode
-        if dec is not None and type(data) is bytes:
+        if dec is not None and (type(data) is bytes or type(data) is str):
             try:
                 record = dec(data)
             except FAILURES:

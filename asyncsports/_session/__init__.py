@@ -108,6 +108,9 @@ class Session:
         self._whole_timeout = aiohttp.ClientTimeout(
             total=t.body, sock_connect=t.connect, sock_read=t.read
         )
+        # A websocket's handshake runs under the pool's timeouts (connect, read); once open,
+        # the live feed's own idle_timeout bounds each wait, and closing waits this long.
+        self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
         self._on_request = settings.on_request
         self._on_response = settings.on_response
         rate = settings.rate_limit

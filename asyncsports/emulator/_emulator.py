@@ -298,6 +298,7 @@ class Emulator:
             "snooker_feed": self.snooker_feed,
             "streaming_url": self.streaming_url,
             "streaming_credentials": self.streaming_credentials,
+            "live_url": self.live_url,
         }
         args.update(kw)
         return Client(self.base_url, **args)

@@ -271,19 +271,26 @@ def encode(obj: Any) -> bytes:
 # --------------------------------------------------------------------------- decoding
 
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+_LAX: dict[Any, msgspec.json.Decoder[Any]] = {}
 
 
 @overload
-def decoder(tp: type[T]) -> msgspec.json.Decoder[T]: ...
+def decoder(tp: type[T], *, lax: bool = False) -> msgspec.json.Decoder[T]: ...
 @overload
-def decoder(tp: Any) -> msgspec.json.Decoder[Any]: ...
-def decoder(tp: Any) -> msgspec.json.Decoder[Any]:
+def decoder(tp: Any, *, lax: bool = False) -> msgspec.json.Decoder[Any]: ...
+def decoder(tp: Any, *, lax: bool = False) -> msgspec.json.Decoder[Any]:
     """The JSON decoder for ``tp`` (cached per type) with the shared :func:`dec_hook`.
 
     Pass it ``bytes``: fields typed ``msgspec.Raw`` (action metadata) keep views into the input
     buffer, which must then not change. :func:`decode` copies other buffers to bytes first.
     Errors are msgspec's own; use :func:`decode` for :class:`~asyncsports.errors.DecodeError`.
+    ``lax``: quoted numbers decode as numbers (``strict=False``), as the live feeds send them.
     """
+    if lax:
+        dec = _LAX.get(tp)
+        if dec is None:
+            dec = _LAX[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook, strict=False)
+        return dec
     dec = _DECODERS.get(tp)
     if dec is None:
         dec = _DECODERS[tp] = msgspec.json.Decoder(tp, dec_hook=dec_hook)

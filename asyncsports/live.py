@@ -1,0 +1,367 @@
+"""Live feeds over the service's websockets: ``client.live``.
+
+::
+
+    async with Client(base_url, token=..., live_url="wss://dde-streams.data.imgarena.com") as c:
+        async with c.live.actions("basketball", fixture_id) as feed:
+            async for action in feed:          # the same Action records as actions.list
+                ...
+        # feed.position: records delivered; start_position=feed.position carries on
+
+A :class:`Feed` reconnects by itself (backoff with jitter, through the client's retry
+policy) and resumes at ``startPosition`` = records delivered, so each record comes once and
+in order whatever the server does; it ends after the fixture's finishing record. Many
+feeds merge into one iterator of ``(fixture_id, record)`` with :func:`merge`. The wire
+rules the vendor leaves open are in docs/wire.md ("Live feeds").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from collections.abc import AsyncGenerator, Iterable
+from types import TracebackType
+from typing import Any, Generic, Literal, Self, TypeVar
+
+from asyncsports import _request as q
+from asyncsports._live import FeedKind, FeedState, MergeBook
+from asyncsports._request import Request, Sport
+from asyncsports._session.live import Progress, follow
+from asyncsports.models import Action, Statistics
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "Feed", "LiveResource", "Merged", "merge"]
+
+R = TypeVar("R", Action, Statistics)
+
+DEFAULT_IDLE_TIMEOUT = 60.0
+"""Seconds without any message (record or heartbeat) before a connection counts as stalled:
+three of the 20 s heartbeat intervals the vendor documents."""
+
+
+def feed_request(
+    kind: FeedKind,
+    sport: Sport | str,
+    fixture_id: uuid.UUID | str,
+    speed: str | None,
+    media: bool,
+) -> Request:
+    """The feed's path and fixed query (``startPosition`` is added per connection)."""
+    if not isinstance(media, bool):
+        raise TypeError(f"media: expected a bool, got {type(media).__name__}")
+    fid = q.uuid_id("fixture_id", fixture_id)
+    prefix = "/media" if media else ""
+    params: tuple[q.Param, ...] = ()
+    if speed is not None:
+        params = (("speed", q.choice("speed", speed, ("fast", "normal"))),)
+    return Request(f"{prefix}{q.sport_path(sport)}/fixtures/{fid}/{kind}", params)
+
+
+def _idle(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"idle_timeout: expected a number of seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"idle_timeout: expected a finite number of seconds > 0, got {value!r}")
+    return float(value)
+
+
+class Feed(Generic[R]):
+    """One live feed: an async iterator of records, an async context manager.
+
+    Nothing is sent until it is iterated. ``position`` counts the records handed out so far
+    (from the start of the fixture's list): a new feed given it as ``start_position``
+    carries on with the next record. Iterate it once; ``async with`` (or :meth:`aclose`)
+    closes the socket when the block ends, even after ``break``. A :class:`DecodeError`
+    (a malformed packet) ends the feed with ``position`` just before that packet:
+    ``start_position=feed.position + 1`` skips it.
+    """
+
+    __slots__ = ("_gen", "_progress", "_req", "_session", "_state", "fixture_id", "idle_timeout")
+
+    def __init__(
+        self,
+        session: Any,
+        req: Request,
+        kind: FeedKind,
+        fixture_id: uuid.UUID,
+        start_position: int,
+        idle_timeout: float,
+    ) -> None:
+        self._session = session
+        self._req = req
+        self._state = FeedState(start_position, kind=kind)
+        self._progress = Progress()
+        self._gen: AsyncGenerator[Any, None] | None = None
+        self.fixture_id = fixture_id
+        """The fixture followed."""
+        self.idle_timeout = idle_timeout
+        """Seconds without any message before a connection counts as stalled."""
+
+    @property
+    def kind(self) -> FeedKind:
+        """``"actions"`` or ``"statistics"``."""
+        return self._state.kind
+
+    @property
+    def position(self) -> int:
+        """Records handed out so far, counted from the fixture's start: a resume point."""
+        return self._state.position - self._progress.pending
+
+    @property
+    def finished(self) -> bool:
+        """Whether the fixture's finishing record was received."""
+        return self._state.finished
+
+    @property
+    def connections(self) -> int:
+        """Websocket connections opened so far."""
+        return self._state.connections
+
+    def __aiter__(self) -> AsyncGenerator[R, None]:
+        gen: Any = self._gen
+        if gen is None:
+            gen = self._gen = follow(
+                self._session, self._req, self._state, self.idle_timeout, self._progress
+            )
+        it: AsyncGenerator[R, None] = gen
+        return it
+
+    async def __anext__(self) -> R:
+        record: R = await self.__aiter__().__anext__()
+        return record
+
+    async def aclose(self) -> None:
+        """Close the socket (if open). Safe to call twice; the feed is done after it."""
+        if self._gen is None:
+            self._gen = _done()
+        await self._gen.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<Feed {self.kind} {self.fixture_id} position={self.position}>"
+
+
+async def _done() -> AsyncGenerator[Any, None]:
+    return
+    yield  # pragma: no cover - makes this an async generator
+
+
+class LiveResource:
+    """``client.live``: the actions and statistics websockets (needs ``live_url``)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def _feed(
+        self,
+        kind: FeedKind,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        start_position: int,
+        speed: str | None,
+        media: bool,
+        idle_timeout: float,
+    ) -> Any:
+        if not self._session.settings.live_url:
+            raise ValueError(
+                "live_url: the live feeds need the streams host: "
+                "Client(..., live_url='wss://dde-streams.data.imgarena.com')"
+            )
+        req = feed_request(kind, sport, fixture_id, speed, media)
+        q.integer("start_position", start_position, low=0)
+        fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
+        return Feed(self._session, req, kind, fid, start_position, _idle(idle_timeout))
+
+    def actions(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        start_position: int = 0,
+        speed: Literal["fast", "normal"] | str | None = None,
+        media: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    ) -> Feed[Action]:
+        """The live actions of a fixture: the records of ``actions.list``, as they happen.
+
+        ``start_position`` skips that many records from the fixture's start (a feed's
+        ``position`` resumes it); ``speed`` (``fast``/``normal``) replays a fixture that is
+        over; ``media`` uses the media customers' path. ``idle_timeout``: seconds without
+        any message (heartbeats count) before reconnecting.
+        """
+        feed: Feed[Action] = self._feed(
+            "actions", sport, fixture_id, start_position, speed, media, idle_timeout
+        )
+        return feed
+
+    def statistics(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        start_position: int = 0,
+        speed: Literal["fast", "normal"] | str | None = None,
+        media: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    ) -> Feed[Statistics]:
+        """The live statistics of a fixture: packets like ``statistics.get``'s, as they change.
+
+        The arguments are those of :meth:`actions`; ``start_position`` counts packets.
+        """
+        feed: Feed[Statistics] = self._feed(
+            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout
+        )
+        return feed
+
+    def merge(self, feeds: Iterable[Feed[Any]] = (), *, per_feed: int = 64) -> Merged:
+        """Many feeds as one iterator of ``(fixture_id, record)``: see :func:`merge`."""
+        return Merged(feeds, per_feed=per_feed)
+
+
+# --------------------------------------------------------------------------- merging
+
+
+def merge(*feeds: Feed[Any], per_feed: int = 64) -> Merged:
+    """Follow many feeds from one task: one iterator of ``(fixture_id, record)`` pairs.
+
+    Records come in arrival order, each feed's in its own order. At most ``per_feed``
+    records per feed wait for the consumer; a feed that far ahead stops reading its socket
+    until the consumer catches up. ``async with`` (or ``aclose``) closes every feed.
+    """
+    return Merged(feeds, per_feed=per_feed)
+
+
+class Merged:
+    """Many live feeds merged into one async iterator of ``(fixture_id, record)`` pairs.
+
+    Each feed is read by a task of its own, started at the first ``anext`` (or by
+    :meth:`add` once started). An error of one feed (a refused token, a spent reconnect
+    budget, a malformed packet) is raised once, after that feed's records before it, with
+    a note naming the fixture; the merge then goes on with the other feeds, and
+    :meth:`position` says where the failed one stood. The iterator ends when every feed
+    has ended.
+    """
+
+    def __init__(self, feeds: Iterable[Feed[Any]] = (), *, per_feed: int = 64) -> None:
+        self._book: MergeBook[Feed[Any]] = MergeBook(per_feed)
+        self._feeds: list[Feed[Any]] = []
+        self._tasks: dict[Feed[Any], asyncio.Task[None]] = {}
+        self._resume: dict[Feed[Any], asyncio.Event] = {}
+        self._errors: list[tuple[Feed[Any], BaseException]] = []
+        self._ended: dict[Feed[Any], int] = {}
+        self._ready = asyncio.Event()
+        self._started = False
+        self._closed = False
+        for feed in feeds:
+            self.add(feed)
+
+    @property
+    def feeds(self) -> list[Feed[Any]]:
+        """The feeds merged so far."""
+        return list(self._feeds)
+
+    def add(self, feed: Feed[Any]) -> None:
+        """Merge one more feed (also while iterating)."""
+        if not isinstance(feed, Feed):
+            raise TypeError(f"feed: expected a Feed (client.live.actions(...)), got {feed!r}")
+        if self._closed:
+            raise RuntimeError("the merge is closed")
+        self._book.add(feed, feed.position)
+        self._feeds.append(feed)
+        if self._started:
+            self._start(feed)
+
+    def position(self, feed: Feed[Any]) -> int:
+        """Records of ``feed`` the consumer took: its ``start_position`` to resume it."""
+        ended = self._ended.get(feed)
+        return ended if ended is not None else self._book.position(feed)
+
+    def _start(self, feed: Feed[Any]) -> None:
+        self._resume[feed] = asyncio.Event()
+        self._tasks[feed] = asyncio.get_running_loop().create_task(self._read(feed))
+
+    async def _read(self, feed: Feed[Any]) -> None:
+        """Read one feed into the book; wait while its share of the buffer is full."""
+        book, ready, resume = self._book, self._ready, self._resume[feed]
+        try:
+            async for record in feed:
+                if book.push(feed, (record,)):
+                    ready.set()
+                    resume.clear()
+                    await resume.wait()
+                else:
+                    ready.set()
+        except Exception as exc:
+            exc.add_note(f"live {feed.kind} feed of fixture {feed.fixture_id}")
+            self._errors.append((feed, exc))
+        finally:
+            await feed.aclose()
+            ready.set()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> tuple[uuid.UUID, Any]:
+        if not self._started:
+            if self._closed:
+                raise StopAsyncIteration
+            self._started = True
+            for feed in self._feeds:
+                self._start(feed)
+        book = self._book
+        while True:
+            if self._errors:
+                self._raise_ready_error()
+            item = book.pop()
+            if item is not None:
+                for feed in book.resumable():
+                    self._resume[feed].set()
+                return item[0].fixture_id, item[1]
+            if self._closed or all(t.done() for t in self._tasks.values()):
+                if self._errors:
+                    self._raise_ready_error()
+                raise StopAsyncIteration
+            self._ready.clear()
+            await self._ready.wait()
+
+    def _raise_ready_error(self) -> None:
+        """Raise the first error whose feed has no record left waiting before it."""
+        for i, (feed, exc) in enumerate(self._errors):
+            if self._book.buffered(feed) == 0:
+                del self._errors[i]
+                self._ended[feed] = self._book.position(feed)
+                self._book.remove(feed)
+                raise exc
+
+    async def aclose(self) -> None:
+        """Stop every feed's task and close its socket. Safe to call twice."""
+        self._closed = True
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for feed in self._feeds:
+            if feed not in self._tasks:
+                await feed.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

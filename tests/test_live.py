@@ -1,0 +1,202 @@
+"""client.live against the emulator's websockets: the feeds, resuming, closing."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import pytest
+import pytest_asyncio
+
+from asyncsports import Client, RequestInfo
+from asyncsports.emulator import Emulator
+from asyncsports.live import Feed, feed_request
+from asyncsports.models import Action
+
+HEARTBEAT = 0.2
+QUOTED = msgspec.json.Decoder(float_hook=str)  # decimals as their text, quoted or not
+
+
+@pytest_asyncio.fixture
+async def emu() -> AsyncIterator[Emulator]:
+    async with Emulator(live_heartbeat=HEARTBEAT) as e:
+        yield e
+
+
+@pytest_asyncio.fixture
+async def client(emu: Emulator) -> AsyncIterator[Client]:
+    async with emu.client() as c:
+        yield c
+
+
+async def fixture_id(client: Client, status: str, sport: str = "basketball") -> uuid.UUID:
+    """A fixture of that status (for ``scheduled``, the last one to start)."""
+    sort = "startTime,desc" if status == "scheduled" else None
+    async for f in client.fixtures.list(sport, status=status, sort=sort):
+        return f.id
+    raise AssertionError(f"no {status} {sport} fixture")
+
+
+def plain(records: list[Any], seq: bool = True) -> list[Any]:
+    """Action records comparable across feeds: the metadata decoded (a live packet quotes
+    its decimals, so its raw bytes differ), and without fixtureSeqNum unless ``seq`` (it
+    counts a connection's packets)."""
+    out = []
+    for a in records:
+        fa = a.fixture_action
+        bare = msgspec.structs.replace(
+            fa, _metadata=msgspec.Raw(), fixture_seq_num=fa.fixture_seq_num if seq else 0
+        )
+        typed = fa.metadata if fa.metadata_type is not None else None  # decodes, quoted or not
+        raw = QUOTED.decode(bytes(fa._metadata)) if bytes(fa._metadata) else None
+        out.append((msgspec.structs.replace(a, fixture_action=bare), typed, raw))
+    return out
+
+
+def unseq(records: list[Any]) -> list[Any]:
+    return plain(records, seq=False)
+
+
+def client_tasks() -> set[asyncio.Task[Any]]:
+    """Tasks of this side: not the emulator's (its server's request handlers)."""
+    out = set()
+    for t in asyncio.all_tasks():
+        code = getattr(t.get_coro(), "cr_code", None)
+        where = code.co_filename if code is not None else ""
+        if not t.done() and "web_protocol" not in where and "emulator" not in where:
+            out.add(t)
+    return out
+
+
+async def closed(emu: Emulator) -> None:
+    """Wait until the emulator has no live socket open (it saw every close)."""
+    for _ in range(200):
+        if not emu._live.sockets:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(emu._live.sockets)} live sockets still open")
+
+
+# ---------------------------------------------------------------------- the feeds
+
+
+async def test_actions_feed_is_the_rest_timeline(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "completed")
+    rest = await client.actions.list("basketball", fid).collect()
+    feed = client.live.actions("basketball", fid, speed="fast")
+    assert isinstance(feed, Feed) and feed.position == 0 and emu.requests["live.actions"] == 0
+    async with feed:
+        got = [a async for a in feed]
+    assert plain(got) == plain(rest)  # the same typed records, fixtureSeqNum (from 1) too
+    assert all(isinstance(a, Action) for a in got)
+    assert feed.position == len(rest) and feed.finished and got[-1].finished
+    assert (emu.requests["live.actions"], feed.connections) == (1, 1)
+
+
+async def test_statistics_feed_ends_with_the_rest_packet(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "completed", "ice-hockey")
+    async with client.live.statistics("ice-hockey", fid, speed="fast") as feed:
+        got = [p async for p in feed]
+    assert len(got) > 3 and [p.finished for p in got].count(True) == 1
+    assert got[-1] == await client.statistics.get("ice-hockey", fid)
+    assert feed.position == len(got) and emu.requests["live.statistics"] == 1
+
+
+async def test_live_fixture_follows_the_clock(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "live")
+    before = await client.actions.list("basketball", fid).collect()
+    async with client.live.actions("basketball", fid, idle_timeout=5) as feed:
+        got = [await anext(feed) for _ in before]
+        assert plain(got) == plain(before)
+        emu.clock.advance(600)
+        got.append(await anext(feed))
+    after = await client.actions.list("basketball", fid).collect()
+    assert plain(got) == plain(after[: len(got)]) and len(after) > len(before)
+    assert feed.position == len(before) + 1
+    await closed(emu)
+
+
+async def test_start_position_resumes_where_a_feed_stopped(client: Client) -> None:
+    fid = await fixture_id(client, "completed")
+    rest = await client.actions.list("basketball", fid).collect()
+    async with client.live.actions("basketball", fid, speed="fast") as first:
+        head = [await anext(first) for _ in range(10)]
+    assert first.position == 10
+    async with client.live.actions(
+        "basketball", fid, speed="fast", start_position=first.position
+    ) as second:
+        tail = [a async for a in second]
+    assert unseq(head + tail) == unseq(rest)
+    assert tail[0].fixture_action.fixture_seq_num == 1  # the emulator numbers per connection
+
+
+async def test_volleyball_and_media_paths(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "completed", "volleyball")
+    rest = await client.actions.list("volleyball", fid).collect()
+    async with client.live.actions("volleyball", fid, speed="fast", media=True) as feed:
+        assert plain([a async for a in feed]) == plain(rest)
+    req = feed_request("actions", "volleyball", fid, "FAST", True)
+    assert req.target == f"/media/v2/volleyball/fixtures/{fid}/actions?speed=fast"
+
+
+async def test_connection_attempts_use_the_clients_hooks_and_counts(emu: Emulator) -> None:
+    seen: list[RequestInfo] = []
+    answered: list[RequestInfo] = []
+    async with emu.client(on_request=seen.append, on_response=answered.append) as client:
+        fid = await fixture_id(client, "completed")
+        async with client.live.statistics("basketball", fid, speed="fast") as feed:
+            assert [p async for p in feed]
+    ws = [i for i in seen if i.url.startswith("ws:")]
+    url = f"{emu.live_url}/basketball/fixtures/{fid}/statistics?startPosition=0&speed=fast"
+    assert [(i.method, i.url, i.attempt) for i in ws] == [("GET", url, 1)]
+    assert [(i.status, i.attempt) for i in answered if i.url == url] == [(101, 1)]
+
+
+async def test_without_live_url_is_a_clear_error(emu: Emulator) -> None:
+    async with Client(emu.base_url, token=emu.token) as client:
+        fid = await fixture_id(client, "completed")
+        with pytest.raises(ValueError, match="live_url"):
+            client.live.actions("basketball", fid)
+        with pytest.raises(ValueError, match="live_url"):
+            client.live.statistics("basketball", fid)
+    with pytest.raises(ValueError, match="live_url"):
+        Client(emu.base_url, live_url="ftp://x")
+
+
+async def test_arguments_are_checked_before_connecting(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "completed")
+    live = client.live
+    with pytest.raises(ValueError, match="speed"):
+        live.actions("basketball", fid, speed="warp")
+    with pytest.raises(ValueError, match="start_position"):
+        live.actions("basketball", fid, start_position=-1)
+    with pytest.raises(TypeError, match="start_position"):
+        live.actions("basketball", fid, start_position="3")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fixture_id"):
+        live.actions("basketball", "nope")
+    with pytest.raises(TypeError, match="media"):
+        live.actions("basketball", fid, media="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="idle_timeout"):
+        live.statistics("basketball", fid, idle_timeout=0)
+    assert emu.requests["live.actions"] + emu.requests["live.statistics"] == 0
+
+
+# ---------------------------------------------------------------------- closing
+
+
+async def test_break_inside_async_with_closes_the_socket(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "scheduled")
+    tasks = client_tasks()
+    async with client.live.actions("basketball", fid, idle_timeout=5) as feed:
+        waiting = asyncio.ensure_future(anext(feed))
+        await asyncio.sleep(3 * HEARTBEAT)  # heartbeats only: nothing to yield yet
+        assert not waiting.done() and len(emu._live.sockets) == 1
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    await closed(emu)
+    assert client_tasks() - tasks == set()  # nothing left behind
+    assert client.connections_in_use() == 0
