@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.live import IDLE_VARIANTS
+from benchmarks.live import IDLE_VARIANTS, LIVE_VARIANTS
 from benchmarks.measure import callgrind, machine, versions
 from benchmarks.report import build_rows, markdown, write
 
@@ -69,6 +69,7 @@ class Config:
     backfill_repeat: int
     live_actions: int = 20_000  # one feed flat out, per round
     live_repeat: int = 7
+    live_icount_actions: int = 2_000  # one feed under callgrind (50 times slower)
     fanin_fixtures: int = 500
     fanin_rate: float = 10.0  # packets a second per fixture
     fanin_seconds: float = 5.0  # the measured window, once every feed flows
@@ -252,6 +253,8 @@ def count_instructions(
         params = {"case": "gets", "gets": cfg.gets, "walks": walks}
         plans["gets"] = (params, ("asyncsports", "floor"), cfg.gets)
     out: dict[str, Any] = {}
+    if "live" in only:
+        out["live"] = count_live(cfg, manifest, cpus)
     for name, (params, variants, requests) in plans.items():
         counts: dict[str, Any] = {**params, "requests": requests}
         for variant in variants:
@@ -276,6 +279,25 @@ def idle_feeds(case: Callable[..., dict[str, Any]], cfg: Config) -> dict[str, An
         out[variant] = result
     errors = [f"{v}: {r['error']}" for v, r in out.items() if "error" in r]
     return {"error": "; ".join(errors)} if errors else out
+
+
+def count_live(cfg: Config, manifest: dict[str, Any], cpus: list[int] | None) -> dict[str, Any]:
+    """Instructions of one whole feed (``live_actions`` packets) for each live variant.
+
+    A variant that cannot run (asyncsports before ``client.live``, a peer not installed)
+    is left out, with its error under ``errors``.
+    """
+    n = cfg.live_icount_actions
+    out: dict[str, Any] = {"actions": n, "errors": {}}
+    for variant in LIVE_VARIANTS:
+        params = {"actions": n, "variant": variant}
+        spec = json.dumps({"manifest": manifest, "params": params, "cpus": cpus})
+        argv = [sys.executable, "-m", "benchmarks.child", "live_icount", spec]
+        try:
+            out[variant] = callgrind(argv, 1, HERE.parent, cfg.timeout)[0]
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            out["errors"][variant] = f"{type(exc).__name__}: {exc}"
+    return out
 
 
 def run_all(
@@ -392,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--instructions",
         action="store_true",
-        help="also count instructions per request of walk, walk20 and gets with valgrind",
+        help="also count instructions of walk, walk20, gets and live with valgrind",
     )
     args = parser.parse_args(argv)
     only = tuple(n.strip() for n in args.only.split(",") if n.strip())

@@ -23,12 +23,13 @@ last packet) and checks nothing; asyncsports orders, deduplicates and resumes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import statistics
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import aiohttp
@@ -38,7 +39,7 @@ from asyncsports import Client
 from asyncsports.models import Action
 from benchmarks.measure import rss_kb
 
-__all__ = ["IDLE_VARIANTS", "LIVE_CASES", "PEERS", "fixture_ids"]
+__all__ = ["IDLE_VARIANTS", "LIVE_CASES", "LIVE_VARIANTS", "PEERS", "fixture_ids"]
 
 Manifest = dict[str, Any]
 Params = dict[str, Any]
@@ -47,8 +48,12 @@ _NS = uuid.UUID("0d6f3d52-7d1e-4b8e-9a47-5e0e2f1c7a10")
 # What every variant decodes a packet into; lax like the live path (quoted decimals).
 DECODE = msgspec.json.Decoder(Action, strict=False).decode
 PEERS = ("websockets", "picows", "picows queue")
-IDLE_VARIANTS = ("asyncsports merge", "asyncsports", "floor", *PEERS)
+LIVE_VARIANTS = ("asyncsports", "floor", *PEERS)
+IDLE_VARIANTS = ("asyncsports merge", *LIVE_VARIANTS)
 Run = Callable[[], Awaitable[int]]
+Take = Callable[[Action], None]
+Loop = Callable[[str, bool, int, Take], Coroutine[Any, Any, int]]
+"""One feed read to its end: ``loop(fixture_id, fast, start_position, take) -> records``."""
 
 
 def fixture_ids(n: int, tag: str = "") -> list[str]:
@@ -80,13 +85,37 @@ async def control(m: Manifest, route: str, **params: Any) -> dict[str, Any]:
         return out
 
 
-def _client(m: Manifest) -> Client | None:
-    """The client with the live URL, or None while ``client.live`` does not exist."""
+def _client(m: Manifest, feeds: int) -> Client | None:
+    """The client with the live URL, or None while ``client.live`` does not exist.
+
+    ``max_connections`` bounds the client's pool, websockets included: room for ``feeds``.
+    """
     try:
-        client = Client(m["big"], token=m["token"], vendor=m["vendor"], live_url=m["live"])
+        client = Client(
+            m["big"],
+            token=m["token"],
+            vendor=m["vendor"],
+            live_url=m["live"],
+            max_connections=feeds + 10,
+        )
     except TypeError:
         return None
     return client if hasattr(client, "live") else None
+
+
+@contextlib.asynccontextmanager
+async def _clients(
+    m: Manifest, feeds: int = 1
+) -> AsyncIterator[tuple[aiohttp.ClientSession, Client | None]]:
+    """The floor's session and the client, both open, with room for ``feeds`` sockets."""
+    async with contextlib.AsyncExitStack() as stack:
+        # No limit on connections: aiohttp's default (100) would hold the 101st feed back.
+        connector = aiohttp.TCPConnector(limit=0)
+        http = await stack.enter_async_context(aiohttp.ClientSession(connector=connector))
+        client = _client(m, feeds)
+        if client is not None:
+            await stack.enter_async_context(client)
+        yield http, client
 
 
 # --------------------------------------------------------------------------- one feed
@@ -114,7 +143,7 @@ def _picows_listener(auth: str, sink: Callable[[bytes], None]) -> Any:
 
     text = picows.WSMsgType.TEXT
 
-    class Listener(picows.WSListener):  # type: ignore[misc]
+    class Listener(picows.WSListener):
         def __init__(self) -> None:
             self.acked = False
 
@@ -137,15 +166,14 @@ def _picows_listener(auth: str, sink: Callable[[bytes], None]) -> Any:
     return Listener
 
 
-def feed_loops(
-    m: Manifest, http: aiohttp.ClientSession, client: Client | None
-) -> dict[str, Callable[[str, bool, int, Callable[[Action], None]], Awaitable[int]]]:
+def feed_loops(m: Manifest, http: aiohttp.ClientSession, client: Client | None) -> dict[str, Loop]:
     """One feed read to its end by each client: ``loop(fid, fast, start, take) -> records``."""
     auth = _auth(m)
 
-    async def floor(fid: str, fast: bool, start: int, take: Callable[[Action], None]) -> int:
+    async def floor(fid: str, fast: bool, start: int, take: Take) -> int:
         n = 0
-        async with http.ws_connect(_url(m, fid, fast, start)) as ws:
+        # Text frames as bytes (aiohttp 3.14): no UTF-8 decode before msgspec's own.
+        async with http.ws_connect(_url(m, fid, fast, start), decode_text=False) as ws:
             await ws.send_str(auth)
             await ws.receive()  # the acknowledgement
             async for msg in ws:
@@ -153,7 +181,7 @@ def feed_loops(
                 n += 1
         return n
 
-    async def websockets_(fid: str, fast: bool, start: int, take: Callable[[Action], None]) -> int:
+    async def websockets_(fid: str, fast: bool, start: int, take: Take) -> int:
         from websockets.asyncio.client import connect
 
         n = 0
@@ -166,7 +194,7 @@ def feed_loops(
                 n += 1
         return n
 
-    async def picows_(fid: str, fast: bool, start: int, take: Callable[[Action], None]) -> int:
+    async def picows_(fid: str, fast: bool, start: int, take: Take) -> int:
         from picows import ws_connect
 
         count = [0]
@@ -182,7 +210,7 @@ def feed_loops(
             transport.disconnect()  # when cancelled
         return count[0]
 
-    async def picows_queue(fid: str, fast: bool, start: int, take: Callable[[Action], None]) -> int:
+    async def picows_queue(fid: str, fast: bool, start: int, take: Take) -> int:
         # picows under an async iterator, as the live path would use it: callback -> queue.
         from picows import ws_connect
 
@@ -201,16 +229,16 @@ def feed_loops(
             transport.disconnect()  # when cancelled
         return n
 
-    loops = {
+    loops: dict[str, Loop] = {
         "floor": floor,
         "websockets": websockets_,
         "picows": picows_,
         "picows queue": picows_queue,
     }
     if client is not None:
-        live: Any = client.live  # type: ignore[attr-defined]
+        live = client.live
 
-        async def ours(fid: str, fast: bool, start: int, take: Callable[[Action], None]) -> int:
+        async def ours(fid: str, fast: bool, start: int, take: Take) -> int:
             n = 0
             speed = "fast" if fast else None
             async with live.actions(SPORT, fid, start_position=start, speed=speed) as feed:
@@ -234,22 +262,16 @@ async def live(m: Manifest, p: Params) -> dict[str, Any]:
     n = p["actions"]
     await control(m, "config", count=n)
     ids = iter(fixture_ids(10_000, "live"))
-    # No limit on connections: aiohttp's default (100) would hold the 101st feed back.
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
-        client = _client(m)
+    async with _clients(m) as (http, client):
         loops = feed_loops(m, http, client)
         wanted = p.get("variants") or list(loops)
 
-        def variant(loop: Callable[..., Awaitable[int]]) -> Run:
+        def variant(loop: Loop) -> Run:
             return lambda: loop(next(ids), True, 0, _ignore)
 
         variants = {name: variant(loops[name]) for name in wanted if name in loops}
-        try:
-            await _warm(variants, n)
-            times = await _rounds(variants, p["repeat"])
-        finally:
-            if client is not None:
-                await client.close()
+        await _warm(variants, n)
+        times = await _rounds(variants, p["repeat"])
     return {"actions": n, "client": client is not None, **times}
 
 
@@ -258,20 +280,14 @@ async def live_icount(m: Manifest, p: Params) -> dict[str, Any]:
     n = p["actions"]
     await control(m, "config", count=n)
     ids = iter(fixture_ids(10, "icount"))
-    # No limit on connections: aiohttp's default (100) would hold the 101st feed back.
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
-        client = _client(m)
+    async with _clients(m) as (http, client):
         loop = feed_loops(m, http, client)[p["variant"]]
-        try:
-            await loop(next(ids), True, max(0, n - 50), _ignore)  # a short warm-up
-            print("ready", flush=True)
-            sys.stdin.readline()
-            got = await loop(next(ids), True, 0, _ignore)
-            print("done", flush=True)
-            sys.stdin.readline()
-        finally:
-            if client is not None:
-                await client.close()
+        await loop(next(ids), True, max(0, n - 50), _ignore)  # a short warm-up
+        print("ready", flush=True)
+        sys.stdin.readline()
+        got = await loop(next(ids), True, 0, _ignore)
+        print("done", flush=True)
+        sys.stdin.readline()
     if got != n:
         raise AssertionError(f"{p['variant']}: {got} records, expected {n}")
     return {"variant": p["variant"], "actions": n}
@@ -331,12 +347,10 @@ async def _follow(
 async def fanin(m: Manifest, p: Params) -> dict[str, Any]:
     """``fixtures`` feeds at ``rate`` packets a second each, one variant after another."""
     await control(m, "config", rate=p["rate"], count=p["count"], tick=p["tick"])
-    # No limit on connections: aiohttp's default (100) would hold the 101st feed back.
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
-        client = _client(m)
+    async with _clients(m, p["fixtures"]) as (http, client):
         loops = feed_loops(m, http, client)
 
-        def tasks_of(loop: Callable[..., Awaitable[int]]) -> Callable[..., Any]:
+        def tasks_of(loop: Loop) -> Callable[..., Any]:
             def start(ids: list[str], sink: _Counter) -> list[asyncio.Task[Any]]:
                 return [asyncio.create_task(loop(fid, False, 0, sink.take)) for fid in ids]
 
@@ -348,13 +362,9 @@ async def fanin(m: Manifest, p: Params) -> dict[str, Any]:
             starts = {"asyncsports merge": merged, **starts}
         wanted = p.get("variants") or list(starts)
         out: dict[str, Any] = {name: [] for name in wanted if name in starts}
-        try:
-            for _ in range(p["repeat"]):
-                for name in out:
-                    out[name].append(await _follow(m, starts[name], p))
-        finally:
-            if client is not None:
-                await client.close()
+        for _ in range(p["repeat"]):
+            for name in out:
+                out[name].append(await _follow(m, starts[name], p))
     result: dict[str, Any] = {k: p[k] for k in ("fixtures", "rate", "seconds", "tick")}
     for name, rounds in out.items():
         result[name] = {
@@ -368,8 +378,22 @@ async def fanin(m: Manifest, p: Params) -> dict[str, Any]:
 
 
 def _merged(client: Client | None) -> Callable[..., Any] | None:
-    """The client's own way to follow many fixtures from one task, once it has one."""
-    return None
+    """Many fixtures followed from one task: ``client.live.merge`` of their feeds."""
+    if client is None:
+        return None
+    live = client.live
+
+    def start(ids: list[str], sink: _Counter) -> list[asyncio.Task[Any]]:
+        merged = live.merge([live.actions(SPORT, fid) for fid in ids])
+
+        async def consume() -> None:
+            async with merged:
+                async for _fid, record in merged:
+                    sink.take(record)
+
+        return [asyncio.create_task(consume())]
+
+    return start
 
 
 # --------------------------------------------------------------------------- idle feeds
@@ -379,9 +403,7 @@ async def idle(m: Manifest, p: Params) -> dict[str, Any]:
     """RSS growth over opening ``feeds`` idle feeds with one variant, per feed."""
     await control(m, "config", rate=0)
     name, n = p["variant"], p["feeds"]
-    # No limit on connections: aiohttp's default (100) would hold the 101st feed back.
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
-        client = _client(m)
+    async with _clients(m, n + 1) as (http, client):
         starts: dict[str, Callable[[list[str], _Counter], list[asyncio.Task[Any]]]] = {}
         for vname, loop in feed_loops(m, http, client).items():
 
@@ -409,8 +431,6 @@ async def idle(m: Manifest, p: Params) -> dict[str, Any]:
             after = rss_kb()
         finally:
             await _stop(tasks + first)
-            if client is not None:
-                await client.close()
     return {"variant": name, "feeds": n, "rss_before_kb": before, "rss_after_kb": after}
 
 

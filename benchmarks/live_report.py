@@ -28,7 +28,7 @@ def _label(name: str) -> str:
     return LABELS.get(name, name)
 
 
-def _one_feed(r: dict[str, Any], quick: bool) -> list[Row]:
+def _one_feed(r: dict[str, Any]) -> list[Row]:
     n = r["actions"]
     floor = r["floor"]["cpu"]
     rows: list[Row] = []
@@ -173,7 +173,7 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
 
 def _idle(r: dict[str, Any]) -> list[Row]:
     def per(v: dict[str, Any]) -> float:
-        return float(v["rss_after_kb"] - v["rss_before_kb"]) / v["feeds"]
+        return float(v["rss_after_kb"] - v["rss_before_kb"]) / float(v["feeds"])
 
     floor = r.get("floor")
     rows: list[Row] = []
@@ -213,7 +213,7 @@ def live_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
         if "error" in r:
             rows.append(Row(key, "not measured", "", "", None, note=r["error"]))
             continue
-        rows += make(r, quick) if key == "live" else make(r)  # type: ignore[operator]
+        rows += make(r)
         ic = (raw.get("instructions") or {}).get("live")
         if key == "live" and ic is not None:
             rows += _counts(ic)
