@@ -76,6 +76,10 @@ class Config:
     fanin_warm: float = 1.0
     fanin_repeat: int = 2
     idle_feeds: int = 1_000
+    # Variants of fanin and idle (empty: all). Quick mode runs asyncsports and the floor
+    # only: each variant of them costs a second or two, the peers are compared in `live`.
+    fanin_variants: tuple[str, ...] = ()
+    idle_variants: tuple[str, ...] = ()
     live_tick: float = 0.01  # the server's pacing turn: 500 feeds at 10/s, 50 every 10 ms
     framing_chunk: int = 256 * 1024
     page_size: int = 100
@@ -118,13 +122,16 @@ QUICK = Config(
     fanout_repeat=1,
     backfill_scale="competitions=1,seasons=2,fixtures_per_season=6,actions_per_fixture=60",
     backfill_repeat=1,
-    live_actions=2_000,
-    live_repeat=5,
+    live_actions=1_000,
+    live_repeat=3,
+    live_icount_actions=500,
     fanin_fixtures=100,
     fanin_seconds=0.5,
-    fanin_warm=0.3,
+    fanin_warm=0.2,
     fanin_repeat=1,
     idle_feeds=100,
+    fanin_variants=("asyncsports merge", "floor"),
+    idle_variants=("asyncsports", "floor"),
     timeout=120.0,
 )
 
@@ -272,7 +279,7 @@ def count_instructions(
 def idle_feeds(case: Callable[..., dict[str, Any]], cfg: Config) -> dict[str, Any]:
     """``idle``: one process per variant, as RSS once grown does not shrink for the next."""
     out: dict[str, Any] = {}
-    for variant in IDLE_VARIANTS:
+    for variant in cfg.idle_variants or IDLE_VARIANTS:
         result = case("idle", feeds=cfg.idle_feeds, variant=variant)
         if "error" in result and "no variant" in result["error"]:
             continue  # asyncsports' own rows wait for client.live
@@ -392,6 +399,7 @@ def run_all(
                 repeat=cfg.fanin_repeat,
                 tick=cfg.live_tick,
                 count=fanin_count(cfg),
+                variants=list(cfg.fanin_variants),
             )
         if "idle" in only:
             raw["idle"] = idle_feeds(case, cfg)

@@ -131,8 +131,9 @@ class LiveCache:
 
     def _packet(self, conn: _Conn, i: int) -> bytes:
         t = self.last if i == self.config.count - 1 else self.templates[i]
-        head = t.head.replace(self.orig, conn.fid)
-        return b"%s%.6f%s" % (head, time.monotonic(), t.tail)
+        orig, fid = self.orig, conn.fid
+        head, tail = t.head.replace(orig, fid), t.tail.replace(orig, fid)
+        return b"%s%.6f%s" % (head, time.monotonic(), tail)  # stamped last
 
     async def _send(self, conn: _Conn) -> bool:
         """Send ``conn``'s next packet; False when it has had them all."""
