@@ -332,16 +332,25 @@ async def _follow(
         await _until(m, len(ids))
         setup = time.process_time() - c0
         await asyncio.sleep(p["warm"])
+        sent = (await control(m, "stats"))["sent"]
         gc.collect()
         sink.on = True
         c0, w0 = time.process_time(), time.perf_counter()
         await asyncio.sleep(p["seconds"])
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         sink.on = False
+        sent = (await control(m, "stats"))["sent"] - sent
     finally:
         await _stop(tasks)
     await _until(m, 0)
-    return {"cpu": cpu, "wall": wall, "packets": sink.n, "setup_cpu": setup, "lat": sink.lat}
+    return {
+        "cpu": cpu,
+        "wall": wall,
+        "packets": sink.n,
+        "sent": sent,
+        "setup_cpu": setup,
+        "lat": sink.lat,
+    }
 
 
 async def fanin(m: Manifest, p: Params) -> dict[str, Any]:
@@ -371,6 +380,7 @@ async def fanin(m: Manifest, p: Params) -> dict[str, Any]:
             "cpu": [r["cpu"] for r in rounds],
             "wall": [r["wall"] for r in rounds],
             "packets": [r["packets"] for r in rounds],
+            "sent": [r["sent"] for r in rounds],
             "setup_cpu": [r["setup_cpu"] for r in rounds],
             "latency": _percentiles([x for r in rounds for x in r["lat"]]),
         }

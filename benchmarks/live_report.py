@@ -122,6 +122,7 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
         ours = name in OURS
         per = [c / p for c, p in zip(v["cpu"], v["packets"], strict=True)]
         windows = len(v["cpu"])
+        rate = sum(v.get("sent", v["packets"])) / sum(v["wall"])
         label = f"{case}: {_label(name)}"
         rows.append(
             Row(
@@ -136,8 +137,14 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
                 LATENCY_TARGET if ours else None,
                 f"p50 {lat['p50'] * 1e3:.2f} ms, p90 {lat['p90'] * 1e3:.2f} ms, max "
                 f"{lat['max'] * 1e3:.1f} ms over {lat['count']:,} packets in {windows} "
-                f"windows of {r['seconds']:g} s; from the server's send (its clock, stamped "
-                "in the packet) to the consumer holding the decoded record",
+                f"windows of {r['seconds']:g} s (the server sent {rate:,.0f}/s of the "
+                f"{r['fixtures'] * r['rate']:,.0f}/s asked for)"
+                + (
+                    "; from the server's send (its clock, stamped in the packet) to the "
+                    "consumer holding the decoded record"
+                    if name == "floor"
+                    else ""
+                ),
             )
         )
         if ours:
