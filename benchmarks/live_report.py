@@ -122,7 +122,7 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
         ours = name in OURS
         per = [c / p for c, p in zip(v["cpu"], v["packets"], strict=True)]
         windows = len(v["cpu"])
-        rate = sum(v.get("sent", v["packets"])) / sum(v["wall"])
+        rate = median(v["sent"])
         label = f"{case}: {_label(name)}"
         rows.append(
             Row(
