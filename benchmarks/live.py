@@ -50,6 +50,7 @@ DECODE = msgspec.json.Decoder(Action, strict=False).decode
 PEERS = ("websockets", "picows", "picows queue")
 LIVE_VARIANTS = ("asyncsports", "floor", *PEERS)
 IDLE_VARIANTS = ("asyncsports merge", *LIVE_VARIANTS)
+TIMED = "floor, receive(timeout)"
 Run = Callable[[], Awaitable[int]]
 Take = Callable[[Action], None]
 Loop = Callable[[str, bool, int, Take], Coroutine[Any, Any, int]]
@@ -251,6 +252,27 @@ def feed_loops(m: Manifest, http: aiohttp.ClientSession, client: Client | None) 
     return loops
 
 
+def _timed_floor(m: Manifest, http: aiohttp.ClientSession) -> Loop:
+    """The floor with a time limit on each ``receive``, as an idle watchdog armed per message.
+
+    Not a peer: it prices one mechanism (a timer set and cancelled for every message),
+    which the live path's reading loop uses (``asyncsports/_session/live.py``).
+    """
+    auth = _auth(m)
+
+    async def timed(fid: str, fast: bool, start: int, take: Take) -> int:
+        n = 0
+        async with http.ws_connect(_url(m, fid, fast, start), decode_text=False) as ws:
+            await ws.send_str(auth)
+            await ws.receive()  # the acknowledgement
+            while (msg := await ws.receive(60.0)).type is aiohttp.WSMsgType.TEXT:
+                take(DECODE(msg.data))
+                n += 1
+        return n
+
+    return timed
+
+
 def _ignore(record: Action) -> None:
     pass
 
@@ -264,6 +286,7 @@ async def live(m: Manifest, p: Params) -> dict[str, Any]:
     ids = iter(fixture_ids(10_000, "live"))
     async with _clients(m) as (http, client):
         loops = feed_loops(m, http, client)
+        loops[TIMED] = _timed_floor(m, http)
         wanted = p.get("variants") or list(loops)
 
         def variant(loop: Loop) -> Run:

@@ -19,6 +19,7 @@ LABELS = {
     "websockets": "websockets (asyncio) + msgspec, the floor's loop",
     "picows": "picows (Cython) + msgspec, decoded in its frame callback",
     "picows queue": "picows + msgspec through an asyncio.Queue (an async iterator)",
+    "floor, receive(timeout)": "the floor with `ws.receive(timeout)`: a timer per message",
 }
 OURS = ("asyncsports", "asyncsports merge")
 _ABSENT = "not measured: this build's Client has no live feeds (client.live)"
@@ -26,6 +27,18 @@ _ABSENT = "not measured: this build's Client has no live feeds (client.live)"
 
 def _label(name: str) -> str:
     return LABELS.get(name, name)
+
+
+def _one_note(r: dict[str, Any], name: str) -> str:
+    if name == "asyncsports":
+        wall = median(r[name]["wall"]), median(r["floor"]["wall"])
+        return f"wall {wall[0]:.3f}s vs {wall[1]:.3f}s (floor); {len(r[name]['cpu'])} rounds"
+    if name == "floor, receive(timeout)":
+        return (
+            "not a peer: the price of arming a timer for every message (an idle watchdog "
+            "in the reading loop, as asyncsports/_session/live.py does)"
+        )
+    return ""
 
 
 def _one_feed(r: dict[str, Any]) -> list[Row]:
@@ -58,10 +71,7 @@ def _one_feed(r: dict[str, Any]) -> list[Row]:
                 LIVE_FLOOR,
                 "cost",
                 LIVE_TARGET if ours else None,
-                f"wall {median(r[name]['wall']):.3f}s vs {median(r['floor']['wall']):.3f}s "
-                f"(floor); {len(cpu)} rounds"
-                if ours or name == "websockets"
-                else "",
+                _one_note(r, name),
                 paired=paired(cpu, floor),
             )
         )
