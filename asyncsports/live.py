@@ -281,6 +281,11 @@ class Merged:
         if self._started:
             self._start(feed)
 
+    @property
+    def buffered(self) -> int:
+        """Records read from the sockets that the consumer has not taken yet."""
+        return self._book.buffered()
+
     def position(self, feed: Feed[Any]) -> int:
         """Records of ``feed`` the consumer took: its ``start_position`` to resume it."""
         ended = self._ended.get(feed)

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
-import msgspec
 import pytest
 import pytest_asyncio
+from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, plain, unseq
 
 from asyncsports import Client, RequestInfo
 from asyncsports.emulator import Emulator
 from asyncsports.live import Feed, feed_request
 from asyncsports.models import Action
-
-HEARTBEAT = 0.2
-QUOTED = msgspec.json.Decoder(float_hook=str)  # decimals as their text, quoted or not
 
 
 @pytest_asyncio.fixture
@@ -30,54 +25,6 @@ async def emu() -> AsyncIterator[Emulator]:
 async def client(emu: Emulator) -> AsyncIterator[Client]:
     async with emu.client() as c:
         yield c
-
-
-async def fixture_id(client: Client, status: str, sport: str = "basketball") -> uuid.UUID:
-    """A fixture of that status (for ``scheduled``, the last one to start)."""
-    sort = "startTime,desc" if status == "scheduled" else None
-    async for f in client.fixtures.list(sport, status=status, sort=sort):
-        return f.id
-    raise AssertionError(f"no {status} {sport} fixture")
-
-
-def plain(records: list[Any], seq: bool = True) -> list[Any]:
-    """Action records comparable across feeds: the metadata decoded (a live packet quotes
-    its decimals, so its raw bytes differ), and without fixtureSeqNum unless ``seq`` (it
-    counts a connection's packets)."""
-    out = []
-    for a in records:
-        fa = a.fixture_action
-        bare = msgspec.structs.replace(
-            fa, _metadata=msgspec.Raw(), fixture_seq_num=fa.fixture_seq_num if seq else 0
-        )
-        typed = fa.metadata if fa.metadata_type is not None else None  # decodes, quoted or not
-        raw = QUOTED.decode(bytes(fa._metadata)) if bytes(fa._metadata) else None
-        out.append((msgspec.structs.replace(a, fixture_action=bare), typed, raw))
-    return out
-
-
-def unseq(records: list[Any]) -> list[Any]:
-    return plain(records, seq=False)
-
-
-def client_tasks() -> set[asyncio.Task[Any]]:
-    """Tasks of this side: not the emulator's (its server's request handlers)."""
-    out = set()
-    for t in asyncio.all_tasks():
-        code = getattr(t.get_coro(), "cr_code", None)
-        where = code.co_filename if code is not None else ""
-        if not t.done() and "web_protocol" not in where and "emulator" not in where:
-            out.add(t)
-    return out
-
-
-async def closed(emu: Emulator) -> None:
-    """Wait until the emulator has no live socket open (it saw every close)."""
-    for _ in range(200):
-        if not emu._live.sockets:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{len(emu._live.sockets)} live sockets still open")
 
 
 # ---------------------------------------------------------------------- the feeds
@@ -199,4 +146,14 @@ async def test_break_inside_async_with_closes_the_socket(emu: Emulator, client: 
             await waiting
     await closed(emu)
     assert client_tasks() - tasks == set()  # nothing left behind
+    assert client.connections_in_use() == 0
+
+
+async def test_a_bare_break_closes_the_socket_once_the_feed_is_dropped(
+    emu: Emulator, client: Client
+) -> None:
+    fid = await fixture_id(client, "live")
+    async for _ in client.live.actions("basketball", fid):
+        break  # no async with: the dropped generator is closed by the loop's finalizer
+    await closed(emu)
     assert client.connections_in_use() == 0

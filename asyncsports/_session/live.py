@@ -185,8 +185,8 @@ async def _open(
             raise ValueError("token: the live feeds need one: Client(token=...)")
     if session._paused_until or session._limiter is not None:
         await session._wait_turn()
-    call.attempts += 1
-    attempt = call.attempts
+    # Counted in call.attempts when it ends: here if refused, by reconnect() if it opened.
+    attempt = call.attempts + 1
     hooks = session._on_request, session._on_response
     if hooks[0] is not None:
         await _hook(hooks[0], RequestInfo("GET", url, attempt))
@@ -223,11 +223,13 @@ async def _open(
     if hooks[1] is not None:
         await _hook(hooks[1], RequestInfo("GET", url, attempt, status, time.monotonic() - started))
     if refused is not None:
+        call.attempts += 1
         return refused
     try:
         await ws.send_str(_auth(token))
     except (aiohttp.ClientError, ConnectionError, builtin_timeout) as exc:
         await _close(ws)
+        call.attempts += 1
         return _Refused(transport(exc, url, attempt, None), Outcome(), token)
     return ws, token
 

@@ -235,6 +235,11 @@ class Emulator:
     # ------------------------------------------------------------------ knobs, counters
 
     @property
+    def live_packets_sent(self) -> int:
+        """Data packets the live feeds sent so far, all connections (heartbeats aside)."""
+        return self._live.sent
+
+    @property
     def requests(self) -> collections.Counter[str]:
         """Requests received per route name (``fixtures``, ``actions``, ``snooker.matches``...)."""
         return self._service.requests

@@ -17,7 +17,7 @@ import collections
 import datetime as dt
 import fnmatch
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.utils import format_datetime
 
@@ -39,6 +39,8 @@ STORM_KINDS = ("429", "500", "502", "503", "reset", "truncate", "malformed", "la
 
 LIVE_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed", "bad_auth", "close")
 """Every kind of live feed fault (see :meth:`Faults.live`)."""
+PACKET_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed")
+"""The kinds a per-packet storm draws from (those that act on one packet)."""
 
 
 def _matches(pattern: str, route: str, path: str) -> bool:
@@ -116,6 +118,8 @@ class LiveFault:
     """Matching connections seen so far."""
     hits: int = field(default=0, compare=False)
     """Connections it was applied to so far."""
+    draw: Callable[[], str | None] | None = field(default=None, compare=False, repr=False)
+    """A per-packet storm (kind ``storm``): the fault of each packet, or None for none."""
 
     @property
     def active(self) -> bool:
@@ -136,11 +140,14 @@ class LiveStorm:
     feed: str = "*"
     kinds: tuple[str, ...] = ("drop", "stall", "duplicate", "reorder")
     max_after: int = 20
+    per_packet: bool = False
     rng: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0 <= self.probability <= 1:
             raise ValueError("probability must be within 0..1")
+        if self.per_packet and set(self.kinds) - set(PACKET_KINDS):
+            raise ValueError(f"a per-packet storm's kinds must be some of {PACKET_KINDS}")
         unknown = set(self.kinds) - set(LIVE_KINDS)
         if unknown or not self.kinds:
             raise ValueError(f"live storm kinds must be some of {LIVE_KINDS}, got {self.kinds}")
@@ -149,11 +156,21 @@ class LiveStorm:
         self.rng = random.Random(self.seed)
 
     def draw(self, feed: str, path: str) -> LiveFault | None:
-        """A one-off fault for this connection, or None."""
-        if not _matches(self.feed, feed, path) or self.rng.random() >= self.probability:
+        """A one-off fault for this connection, or None (per packet: the storm itself)."""
+        if not _matches(self.feed, feed, path):
+            return None
+        if self.per_packet:
+            return LiveFault("storm", self.feed, times=None, draw=self.packet)
+        if self.rng.random() >= self.probability:
             return None
         kind = self.rng.choice(self.kinds)
         return LiveFault(kind, self.feed, self.rng.randint(0, self.max_after))
+
+    def packet(self) -> str | None:
+        """The fault of one packet of a per-packet storm, or None."""
+        if self.rng.random() >= self.probability:
+            return None
+        return self.rng.choice(self.kinds)
 
 
 @dataclass
@@ -304,14 +321,18 @@ class Faults:
         feed: str = "*",
         kinds: Sequence[str] = ("drop", "stall", "duplicate", "reorder"),
         max_after: int = 20,
+        per_packet: bool = False,
     ) -> LiveStorm:
         """Give each matching live connection a fault with ``probability`` (seeded).
 
         The kind is drawn evenly from ``kinds`` (some of ``LIVE_KINDS``), ``after`` from
         0..``max_after``; rules added with :meth:`live` take precedence.
+        ``per_packet``: each data packet of every matching connection gets a fault with
+        ``probability`` instead (kinds from ``PACKET_KINDS``), so one connection may carry
+        duplicates and reorders and then a drop or a stall; each counted as it happens.
         ``probability=0`` (or :meth:`clear`) ends it.
         """
-        self._live_storm = LiveStorm(probability, seed, feed, tuple(kinds), max_after)
+        self._live_storm = LiveStorm(probability, seed, feed, tuple(kinds), max_after, per_packet)
         return self._live_storm
 
     def pick_live(self, feed: str, path: str) -> LiveFault | None:
@@ -328,7 +349,8 @@ class Faults:
             chosen = self._live_storm.draw(feed, path)
         if chosen is not None:
             chosen.hits += 1
-            self.injected["live." + chosen.kind] += 1
+            if chosen.draw is None:
+                self.injected["live." + chosen.kind] += 1
         return chosen
 
     def clear(self) -> None:

@@ -121,6 +121,8 @@ class LiveApi:
         self.requests = requests
         self.config = config
         self.sockets: set[web.WebSocketResponse] = set()
+        self.sent = 0
+        """Data packets sent so far, every connection (heartbeats and duplicates aside)."""
 
     def app(self) -> web.Application:
         """A new application serving the live feeds."""
@@ -329,6 +331,12 @@ class _Connection:
                 if self.produced % 32 == 0:
                     await asyncio.sleep(0)
                 continue
+            if self.held is not None:
+                # A reorder whose second packet is not due yet: the held one goes late,
+                # before the wait, rather than never (the clock may not move again).
+                held, self.held = self.held, None
+                await self._send(held)
+                continue
             idle = self.loop.time() - self.last_out
             if idle >= config.heartbeat:
                 beat = {"type": "heartbeat", "timestamp": iso_ms(clock.time_ms())}
@@ -346,12 +354,24 @@ class _Connection:
         await self.ws.send_str(text)
         self.last_out = self.loop.time()
 
+    def _storm(self, draw: Callable[[], str | None], i: int) -> tuple[str | None, int]:
+        """A per-packet storm's fault for packet ``i``, counted; a reorder completes first."""
+        if self.held is not None:
+            return "reorder", i - 1  # send this one, then the one held back
+        kind = draw()
+        if kind is None:
+            return None, -1
+        self.api.faults.injected["live." + kind] += 1
+        return kind, i
+
     async def _packet(self, text: str) -> bool:
         """Send one data packet through the connection's fault; False: stop the feed."""
         i, self.produced = self.produced, self.produced + 1
         fault = self.fault
         kind = fault.kind if fault is not None else None
         at = fault.after if fault is not None else -1
+        if fault is not None and fault.draw is not None:
+            kind, at = self._storm(fault.draw, i)
         if kind == "drop" and i == at:
             transport = self.request.transport
             if transport is not None:
@@ -368,6 +388,7 @@ class _Connection:
         if kind == "malformed" and i == at:
             text = text[: len(text) // 2]
         await self._send(text)
+        self.api.sent += 1
         if kind == "duplicate" and i == at:
             await self._send(text)
         if kind == "reorder" and i == at + 1 and self.held is not None:

@@ -433,6 +433,22 @@ async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
     assert sum(emu.faults.injected[f"live.{k}"] for k in storm.kinds) >= 3
 
 
+async def test_per_packet_storm_puts_many_faults_on_one_connection(emu: Emulator, api: Api) -> None:
+    storm = emu.faults.live_storm(0.3, seed=2, kinds=("duplicate", "reorder"), per_packet=True)
+    fid = await fixture_id(api, "completed")
+    rest = await rest_actions(api, "basketball", fid)
+    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions", speed="fast")
+    got = await feed.packets()
+    assert feed.ws.close_code == 1000 and emu.requests["live.actions"] == 1
+    assert emu.faults.injected["live.duplicate"] >= 2 and emu.faults.injected["live.reorder"] >= 2
+    assert len(got) == len(rest) + emu.faults.injected["live.duplicate"] and got != rest
+    by_seq = {p["fixtureAction"]["fixtureSeqNum"]: p for p in got}
+    assert [by_seq[n] for n in sorted(by_seq)] == rest  # every packet, its seq unchanged
+    with pytest.raises(ValueError, match="per-packet"):
+        emu.faults.live_storm(0.1, kinds=("bad_auth",), per_packet=True)
+    assert storm.per_packet
+
+
 # ---------------------------------------------------------------------- lifecycle
 
 

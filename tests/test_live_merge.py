@@ -1,0 +1,173 @@
+"""Many live feeds merged into one iterator; backpressure; closing leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import tracemalloc
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, unseq
+
+from asyncsports import Client, NotFoundError, RetryPolicy
+from asyncsports.emulator import Emulator
+from asyncsports.live import Feed, merge
+from asyncsports.models import Action, Statistics
+
+BIG = 20_000
+
+
+@pytest_asyncio.fixture
+async def emu() -> AsyncIterator[Emulator]:
+    async with Emulator(live_heartbeat=HEARTBEAT, big_timeline=BIG) as e:
+        yield e
+
+
+@pytest_asyncio.fixture
+async def client(emu: Emulator) -> AsyncIterator[Client]:
+    async with emu.client(retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05)) as c:
+        yield c
+
+
+async def completed(client: Client, n: int) -> list[uuid.UUID]:
+    out = []
+    async for f in client.fixtures.list("basketball", status="completed"):
+        out.append(f.id)
+        if len(out) == n:
+            break
+    return out
+
+
+async def settled(emu: Emulator) -> int:
+    """The emulator's packets sent, once it stopped sending (the sockets are full)."""
+    last = -1
+    while emu.live_packets_sent != last:
+        last = emu.live_packets_sent
+        await asyncio.sleep(0.2)
+    return last
+
+
+async def test_merge_keeps_each_fixtures_order_and_ends(emu: Emulator, client: Client) -> None:
+    fids = await completed(client, 4)
+    feeds = [client.live.actions("basketball", f, speed="fast") for f in fids]
+    stats = client.live.statistics("basketball", fids[0], speed="fast")
+    got: dict[tuple[uuid.UUID, type], list[Any]] = {}
+    async with client.live.merge([*feeds, stats], per_feed=3) as merged:
+        async for fid, record in merged:
+            got.setdefault((fid, type(record)), []).append(record)
+            assert merged.buffered <= 3 * 5
+    for fid, feed in zip(fids, feeds, strict=True):
+        rest = await client.actions.list("basketball", fid).collect()
+        assert unseq(got[fid, Action]) == unseq(rest)
+        assert merged.position(feed) == feed.position == len(rest)
+    packets = got[fids[0], Statistics]
+    assert packets[-1] == await client.statistics.get("basketball", fids[0])
+    assert merged.position(stats) == len(packets)
+    await closed(emu)
+
+
+async def test_one_feed_failing_is_raised_once_and_the_others_go_on(
+    emu: Emulator, client: Client
+) -> None:
+    fids = await completed(client, 2)
+    bad = client.live.actions("basketball", uuid.uuid4(), speed="fast")
+    good = [client.live.actions("basketball", f, speed="fast") for f in fids]
+    seen: list[uuid.UUID] = []
+    merged = merge(bad, *good)
+    async with merged:
+        with pytest.raises(NotFoundError) as info:
+            async for fid, _ in merged:
+                seen.append(fid)
+        assert str(bad.fixture_id) in "".join(info.value.__notes__)
+        seen += [fid async for fid, _ in merged]
+    assert merged.position(bad) == 0
+    for fid, feed in zip(fids, good, strict=True):
+        n = len(await client.actions.list("basketball", fid).collect())
+        assert seen.count(fid) == n == merged.position(feed)
+
+
+async def test_break_out_of_a_merge_closes_every_socket_and_task(
+    emu: Emulator, client: Client
+) -> None:
+    live = await fixture_id(client, "live")
+    fids = await completed(client, 3)
+    tasks = client_tasks()
+    feeds = [client.live.actions("basketball", live)]
+    feeds += [client.live.actions("basketball", f, speed="normal") for f in fids]
+    async with merge(*feeds, per_feed=2) as merged:
+        n = 0
+        async for _ in merged:
+            n += 1
+            if n == 20:
+                break
+        assert len(emu._live.sockets) == 4
+    await closed(emu)
+    assert client_tasks() - tasks == set()
+    assert sum(merged.position(f) for f in feeds) == 20
+
+
+async def test_cancelling_a_consumer_closes_its_socket(emu: Emulator, client: Client) -> None:
+    fid = await fixture_id(client, "live")
+    tasks = client_tasks()
+
+    async def consume() -> None:
+        async with client.live.actions("basketball", fid, idle_timeout=5) as feed:
+            async for _ in feed:
+                pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(3 * HEARTBEAT)  # connected, the backlog read, heartbeats coming
+    assert len(emu._live.sockets) == 1 and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await closed(emu)
+    assert client_tasks() - tasks == set()
+
+
+# ---------------------------------------------------------------------- backpressure
+
+
+async def test_a_slow_consumer_pauses_the_socket_and_memory_stays_bounded(
+    emu: Emulator, client: Client
+) -> None:
+    fid = emu.big_fixture_id
+    assert fid is not None
+    async with client.live.actions("american-football", fid, speed="fast") as feed:
+        first = [await anext(feed) for _ in range(5)]
+        tracemalloc.start()
+        try:
+            sent = await settled(emu)  # the consumer is away: the server must stop
+            grown, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        rest = [a async for a in feed]
+    assert sent < BIG * 3 // 4  # a 20,000-action timeline (about 25 MB) did not all go out
+    assert grown < 4 * 1024 * 1024
+    got = first + rest
+    assert len(got) == BIG == feed.position and got[-1].finished
+    assert [a.fixture_action.fixture_seq_num for a in got] == list(range(1, BIG + 1))
+
+
+async def test_a_merge_buffers_at_most_per_feed_records_of_each(
+    emu: Emulator, client: Client
+) -> None:
+    fid = emu.big_fixture_id
+    assert fid is not None
+    feeds = [client.live.actions("american-football", fid, speed="fast") for _ in range(3)]
+    async with merge(*feeds, per_feed=8) as merged:
+        await anext(merged)
+        sent = await settled(emu)
+        assert merged.buffered <= 3 * 8
+        assert sent < 3 * BIG // 2
+        n = 1
+        async for _ in merged:
+            n += 1
+            assert merged.buffered <= 3 * 8
+            if n == 3 * 2000:
+                break
+        counts: dict[Feed[Any], int] = {f: merged.position(f) for f in feeds}
+    assert sum(counts.values()) == 3 * 2000 and all(counts.values())
