@@ -307,6 +307,30 @@ def count_live(cfg: Config, manifest: dict[str, Any], cpus: list[int] | None) ->
     return out
 
 
+def live_cases(
+    case: Callable[..., dict[str, Any]], cfg: Config, only: tuple[str, ...]
+) -> dict[str, Any]:
+    """The live feeds' cases among ``only``: their raw results."""
+    raw: dict[str, Any] = {}
+    if "live" in only:
+        raw["live"] = case("live", actions=cfg.live_actions, repeat=cfg.live_repeat)
+    if "fanin" in only:
+        raw["fanin"] = case(
+            "fanin",
+            fixtures=cfg.fanin_fixtures,
+            rate=cfg.fanin_rate,
+            seconds=cfg.fanin_seconds,
+            warm=cfg.fanin_warm,
+            repeat=cfg.fanin_repeat,
+            tick=cfg.live_tick,
+            count=fanin_count(cfg),
+            variants=list(cfg.fanin_variants),
+        )
+    if "idle" in only:
+        raw["idle"] = idle_feeds(case, cfg)
+    return raw
+
+
 def run_all(
     cfg: Config, only: tuple[str, ...], pin: bool, instructions: bool = False
 ) -> tuple[dict[str, Any], str]:
@@ -387,22 +411,7 @@ def run_all(
                 latency=cfg.fanout_latency,
                 repeat=cfg.fanout_repeat,
             )
-        if "live" in only:
-            raw["live"] = case("live", actions=cfg.live_actions, repeat=cfg.live_repeat)
-        if "fanin" in only:
-            raw["fanin"] = case(
-                "fanin",
-                fixtures=cfg.fanin_fixtures,
-                rate=cfg.fanin_rate,
-                seconds=cfg.fanin_seconds,
-                warm=cfg.fanin_warm,
-                repeat=cfg.fanin_repeat,
-                tick=cfg.live_tick,
-                count=fanin_count(cfg),
-                variants=list(cfg.fanin_variants),
-            )
-        if "idle" in only:
-            raw["idle"] = idle_feeds(case, cfg)
+        raw.update(live_cases(case, cfg, only))
         if "backfill" in only:
             raw["backfill"] = case(
                 "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency

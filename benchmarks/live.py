@@ -195,6 +195,27 @@ def feed_loops(m: Manifest, http: aiohttp.ClientSession, client: Client | None) 
                 n += 1
         return n
 
+    loops: dict[str, Loop] = {"floor": floor, "websockets": websockets_, **_picows_loops(m)}
+    if client is not None:
+        live = client.live
+
+        async def ours(fid: str, fast: bool, start: int, take: Take) -> int:
+            n = 0
+            speed = "fast" if fast else None
+            async with live.actions(SPORT, fid, start_position=start, speed=speed) as feed:
+                async for record in feed:
+                    take(record)
+                    n += 1
+            return n
+
+        loops = {"asyncsports": ours, **loops}
+    return loops
+
+
+def _picows_loops(m: Manifest) -> dict[str, Loop]:
+    """picows, in its idiom (decoded in the frame callback) and under an async iterator."""
+    auth = _auth(m)
+
     async def picows_(fid: str, fast: bool, start: int, take: Take) -> int:
         from picows import ws_connect
 
@@ -230,26 +251,7 @@ def feed_loops(m: Manifest, http: aiohttp.ClientSession, client: Client | None) 
             transport.disconnect()  # when cancelled
         return n
 
-    loops: dict[str, Loop] = {
-        "floor": floor,
-        "websockets": websockets_,
-        "picows": picows_,
-        "picows queue": picows_queue,
-    }
-    if client is not None:
-        live = client.live
-
-        async def ours(fid: str, fast: bool, start: int, take: Take) -> int:
-            n = 0
-            speed = "fast" if fast else None
-            async with live.actions(SPORT, fid, start_position=start, speed=speed) as feed:
-                async for record in feed:
-                    take(record)
-                    n += 1
-            return n
-
-        loops = {"asyncsports": ours, **loops}
-    return loops
+    return {"picows": picows_, "picows queue": picows_queue}
 
 
 def _timed_floor(m: Manifest, http: aiohttp.ClientSession) -> Loop:
