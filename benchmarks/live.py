@@ -289,6 +289,10 @@ async def live(m: Manifest, p: Params) -> dict[str, Any]:
     async with _clients(m) as (http, client):
         loops = feed_loops(m, http, client)
         loops[TIMED] = _timed_floor(m, http)
+        if p.get("sketches"):  # python -m benchmarks.live_watchdog
+            from benchmarks.live_watchdog import sketch_loops
+
+            loops.update(sketch_loops(m, http))
         wanted = p.get("variants") or list(loops)
 
         def variant(loop: Loop) -> Run:

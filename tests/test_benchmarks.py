@@ -190,7 +190,7 @@ async def test_live_server_stamps_and_rewrites_the_emulator_packets(serve: Serve
 async def test_live_cases_run_and_make_rows(serve: Serve) -> None:
     async with Emulator(seed=0, big_timeline=100) as emu:
         m = await _live_manifest(serve, emu, 60)
-        one = await live(m, {"actions": 40, "repeat": 1})
+        one = await live(m, {"actions": 40, "repeat": 1, "sketches": True})
         many = await fanin(
             m,
             {"fixtures": 3, "rate": 50, "seconds": 0.1, "warm": 0.05, "repeat": 1}
@@ -202,7 +202,8 @@ async def test_live_cases_run_and_make_rows(serve: Serve) -> None:
         }
         assert (await control(m, "stats"))["open"] == 0  # every case closed its feeds
     # Every variant read every packet of its feed (``live`` checks the count in its warm-up).
-    assert {v: len(one[v]["cpu"]) for v in LIVE_VARIANTS} == dict.fromkeys(LIVE_VARIANTS, 1)
+    measured = (*LIVE_VARIANTS, "floor, receive(timeout)", "sketch", "sketch, lazy watchdog")
+    assert {v: len(one[v]["cpu"]) for v in measured} == dict.fromkeys(measured, 1)
     assert set(many) - {"fixtures", "rate", "seconds", "tick"} == set(IDLE_VARIANTS)
     for name in IDLE_VARIANTS:
         assert many[name]["packets"][0] == many[name]["latency"]["count"] > 0, name
