@@ -169,13 +169,14 @@ class Settings:
 
 
 class Limits:
-    """What a body may take: bytes (whole, per element) and the slowest pace of a stream."""
+    """What a body may take: bytes (whole, per element), time (whole), the slowest pace."""
 
-    __slots__ = ("body", "element", "min_rate", "window")
+    __slots__ = ("body", "element", "min_rate", "time", "window")
 
     def __init__(self, settings: Settings) -> None:
         self.body = settings.max_body_size
         self.element = settings.max_element_size
+        self.time = settings.timeout.body
         self.min_rate = settings.timeout.min_rate
         self.window = settings.timeout.read or 30.0
 

@@ -260,6 +260,7 @@ class Merged:
         self._errors: list[tuple[Feed[Any], BaseException]] = []
         self._ended: dict[Feed[Any], int] = {}
         self._ready = asyncio.Event()
+        self._running = 0  # feed tasks not done: counted, as 500 feeds are not scanned per record
         self._started = False
         self._closed = False
         for feed in feeds:
@@ -293,6 +294,7 @@ class Merged:
 
     def _start(self, feed: Feed[Any]) -> None:
         self._resume[feed] = asyncio.Event()
+        self._running += 1
         self._tasks[feed] = asyncio.get_running_loop().create_task(self._read(feed))
 
     async def _read(self, feed: Feed[Any]) -> None:
@@ -310,6 +312,7 @@ class Merged:
             exc.add_note(f"live {feed.kind} feed of fixture {feed.fixture_id}")
             self._errors.append((feed, exc))
         finally:
+            self._running -= 1
             await feed.aclose()
             ready.set()
 
@@ -332,7 +335,7 @@ class Merged:
                 for feed in book.resumable():
                     self._resume[feed].set()
                 return item[0].fixture_id, item[1]
-            if self._closed or all(t.done() for t in self._tasks.values()):
+            if self._closed or not self._running:
                 if self._errors:
                     self._raise_ready_error()
                 raise StopAsyncIteration

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 
+import msgspec
 import pytest
 import pytest_asyncio
 from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, plain, unseq
 
-from asyncsports import Client, RequestInfo
+from asyncsports import Client, DecodeError, RequestInfo
 from asyncsports.emulator import Emulator
 from asyncsports.live import Feed, feed_request
-from asyncsports.models import Action
+from asyncsports.models import Action, DeviceLocation, FixtureAction
 
 
 @pytest_asyncio.fixture
@@ -157,3 +159,21 @@ async def test_a_bare_break_closes_the_socket_once_the_feed_is_dropped(
         break  # no async with: the dropped generator is closed by the loop's finalizer
     await closed(emu)
     assert client.connections_in_use() == 0
+
+
+def test_quoted_decimals_in_metadata_decode_as_numbers() -> None:
+    raw = msgspec.json.encode(
+        {
+            "actionId": str(uuid.UUID(int=1)),
+            "fixtureId": str(uuid.UUID(int=2)),
+            "fixtureActionTypeId": 19,
+            "fixtureActionType": "Device Location",
+            "metadata": {"latitude": "63.25", "longitude": -1.5},
+        }
+    )
+    action = msgspec.json.decode(raw, type=FixtureAction)
+    meta = action.metadata
+    assert isinstance(meta, DeviceLocation) and (meta.latitude, meta.longitude) == (63.25, -1.5)
+    bad = raw.replace(b'"63.25"', b'"north"')
+    with pytest.raises(DecodeError, match="latitude"):
+        _ = msgspec.json.decode(bad, type=FixtureAction).metadata

@@ -197,3 +197,19 @@ async def test_storm_over_a_live_fixture_yields_the_rest_timeline_once_in_order(
     kinds = {k: emu.faults.injected[f"live.{k}"] for k in storm.kinds}
     assert all(n > 0 for n in kinds.values()), kinds
     assert feed.connections == emu.requests["live.actions"] > 3
+
+
+async def test_statistics_feed_is_healed_too(emu: Emulator, client: Client) -> None:
+    fid, _ = await completed(client)
+
+    async def packets() -> list[Any]:
+        feed = client.live.statistics("basketball", fid, speed="fast", idle_timeout=IDLE)
+        async with feed:
+            return [(p.timestamp, p.finished, p.team_action_aggregates) async for p in feed]
+
+    clean = await packets()
+    emu.faults.live("drop", feed="statistics", after=3)  # one fault a connection, in turn
+    emu.faults.live("stall", feed="statistics", after=2)
+    emu.faults.live("reorder", feed="statistics", after=5)
+    assert await packets() == clean and len(clean) > 8
+    assert emu.requests["live.statistics"] == 1 + 3  # the clean run, then one per fault

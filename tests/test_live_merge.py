@@ -171,3 +171,22 @@ async def test_a_merge_buffers_at_most_per_feed_records_of_each(
                 break
         counts: dict[Feed[Any], int] = {f: merged.position(f) for f in feeds}
     assert sum(counts.values()) == 3 * 2000 and all(counts.values())
+
+
+async def test_feeds_can_be_added_while_merging(emu: Emulator, client: Client) -> None:
+    first, second = await completed(client, 2)
+    a = client.live.actions("basketball", first, speed="fast")
+    b = client.live.actions("basketball", second, speed="fast", start_position=10)
+    seen: list[uuid.UUID] = []
+    async with merge(a) as merged:
+        async for fid, _ in merged:
+            if not seen:
+                merged.add(b)
+            seen.append(fid)
+        with pytest.raises(TypeError):
+            merged.add("not a feed")  # type: ignore[arg-type]
+    assert merged.feeds == [a, b]
+    assert seen.count(second) == b.position - 10 == merged.position(b) - 10 > 0
+    assert seen.count(first) == a.position == merged.position(a)
+    with pytest.raises(RuntimeError, match="closed"):
+        merged.add(client.live.actions("basketball", first))

@@ -34,7 +34,7 @@ from typing import TypeVar
 
 import aiohttp
 import yarl
-from aiohttp.helpers import sentinel
+from aiohttp.helpers import _SENTINEL, sentinel
 from aiolimiter import AsyncLimiter
 
 from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
@@ -103,10 +103,14 @@ class Session:
         self._total = settings.timeout.total
         self._limits = Limits(settings)
         t = settings.timeout
-        # A whole body is bounded by aiohttp's own total timer (Timeout.body), which runs
-        # until the body is read; a stream has no such bound, only its pace.
-        self._whole_timeout = aiohttp.ClientTimeout(
-            total=t.body, sock_connect=t.connect, sock_read=t.read
+        # Timeout.body is checked as a whole body's pieces arrive (StreamResponse.whole),
+        # and a server that sends nothing is cut off by the read timeout: no timer per
+        # request. Without a read timeout nothing would wake that check, so aiohttp's
+        # total timer bounds the body instead.
+        self._whole_timeout: aiohttp.ClientTimeout | _SENTINEL = (
+            aiohttp.ClientTimeout(total=t.body, sock_connect=t.connect)
+            if t.read is None and t.body is not None
+            else sentinel
         )
         # A websocket's handshake runs under the pool's timeouts (connect, read); once open,
         # the live feed's own idle_timeout bounds each wait, and closing waits this long.

@@ -85,37 +85,45 @@ class StreamResponse(Response):
         """Read the whole body into :attr:`body` and release: how :meth:`Session.get` consumes.
 
         ``max_body_size`` is counted after content decoding, so a compressed bomb is
-        refused as it inflates, not after; ``Timeout.body`` bounds the time.
+        refused as it inflates, not after; ``Timeout.body`` is checked as each piece
+        arrives (a server that sends nothing is the read timeout's).
         """
-        resp, limit = self._resp, self._limits.body
+        resp, limits = self._resp, self._limits
         try:
-            length = resp.content_length
-            if limit is None or (
-                length is not None and length <= limit and "Content-Encoding" not in resp.headers
-            ):
-                self.body = await resp.read()
-            else:
-                self.body = await self._read_bounded(length, limit)
+            limit = limits.body
+            if limit is not None:
+                length = resp.content_length
+                if length is not None and length > limit and "Content-Encoding" not in resp.headers:
+                    raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
+            self.body = await self._read(limit, limits.time)
         except (aiohttp.ClientError, builtin_timeout) as exc:
-            error = self._broke(exc)
+            # Timeout.body's own TimeoutError (a builtin one too) keeps its words.
+            error = exc if isinstance(exc, TransportError) else self._broke(exc)
         else:
             return self
         finally:
             resp.release()
         raise error
 
-    async def _read_bounded(self, length: int | None, limit: int) -> bytes:
-        plain = self._resp.headers.get("Content-Encoding", "identity").lower() == "identity"
-        if plain and length is not None:
-            raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
+    async def _read(self, limit: int | None, seconds: float | None) -> bytes:
+        # aiohttp's StreamReader.read() loop, with the size and time bounds checked per piece.
+        content = self._resp.content
+        end = None if seconds is None else time.monotonic() + seconds
         parts: list[bytes] = []
         size = 0
-        async for chunk in self._resp.content.iter_chunked(_CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
+        while chunk := await content.readany():
             parts.append(chunk)
-        return b"".join(parts)
+            if limit is not None:
+                size += len(chunk)
+                if size > limit:
+                    raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
+            if end is not None and time.monotonic() > end:
+                raise TimeoutError(
+                    f"timed out: the body took longer than Timeout.body={seconds:g}s",
+                    url=self.url,
+                    attempts=self.attempts,
+                )
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _too_large(self, text: str) -> BodyTooLargeError:
         return BodyTooLargeError(text, limit=self._limits.body or 0, url=self.url)

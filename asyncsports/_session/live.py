@@ -31,7 +31,7 @@ import msgspec
 import yarl
 
 from asyncsports._config import RequestInfo
-from asyncsports._live import ConnectionEnd, FeedState, Record, reconnect
+from asyncsports._live import ConnectionEnd, FeedState, Record, Step, reconnect
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Decision, Outcome, decide
 from asyncsports._session.bodies import builtin_timeout, transport
@@ -103,33 +103,27 @@ async def follow(
     TransportError once ``max_retries + 1`` connections in a row delivered nothing,
     DecodeError for a malformed packet (``state.position + 1`` resumes past it).
     """
-    http: aiohttp.ClientSession | None = session._http
-    if http is None:
-        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
-    base = session.settings.live_url
-    if not base:
-        raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
+    http, base = _opened(session)
     call = Call()
-    policy = session.retry
-    url = base
     while True:
-        start = state.connect()
-        url = base + target(req, (("startPosition", str(start)),))
+        url = base + target(req, (("startPosition", str(state.connect())),))
         opened = await _open(session, http, url, call)
         if isinstance(opened, _Refused):
             await _decide_refused(session, opened, call)
             continue
         ws, token = opened
         delivered = 0
-        end: ConnectionEnd | None = None
         try:
-            receive, step_of = ws.receive, state.feed
+            receive, step_of, waiting = ws.receive, state.feed, _queue(ws)
             while True:
-                try:
-                    msg = await receive(idle_timeout)
-                except builtin_timeout:
-                    end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
-                    break
+                if waiting and waiting[0][0].type in _TEXT:
+                    msg = await receive()  # a data message is read already: no timer needed
+                else:
+                    try:
+                        msg = await receive(idle_timeout)
+                    except builtin_timeout:
+                        end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
+                        break
                 if msg.type in _TEXT:
                     step = step_of(msg.data, url)
                     records = step.records
@@ -143,12 +137,8 @@ async def follow(
                                 yield record
                         if step.finished:
                             return
-                    elif step.verdict == "gap":
-                        log.warning("live feed %s: %s: reconnecting", url, step.reason)
-                        end = ConnectionEnd(delivered, error=step.reason)
-                        break
-                    elif step.verdict == "auth":
-                        end = ConnectionEnd(delivered, auth_failed=True, error=step.reason)
+                    elif step.verdict == "gap" or step.verdict == "auth":
+                        end = _stopped(step, delivered, url)
                         break
                     continue
                 code = ws.close_code
@@ -161,17 +151,69 @@ async def follow(
         finally:
             progress.pending = 0
             await _close(ws)
-        decision = reconnect(
-            end,
-            call,
-            policy,
-            now=time.monotonic(),
-            refreshable=session._token.refreshable,
-            rng=session._rng,
-        )
-        if decision.action == "raise":
-            raise _ended(end, url, call.attempts)
-        await _carry_on(session, decision, call, url, end.error, token)
+        await _after_end(session, end, call, url, token)
+
+
+def _queue_known() -> bool:
+    """Whether aiohttp's websocket queue holds ``(message, size)`` pairs in ``_buffer``.
+
+    Checked once, on a queue of its own: a receive with a timeout costs a timer each time
+    (aiohttp says it can be half of the loop's time), and when a data message is queued
+    already none is needed. Any other aiohttp gets the timer every time.
+    """
+    try:
+        from aiohttp._websocket.reader import WebSocketDataQueue
+
+        class _Protocol:
+            _reading_paused = False
+
+        queue: Any = WebSocketDataQueue(_Protocol(), 2**16, loop=None)  # type: ignore[arg-type]
+        queue.feed_data(aiohttp.WSMessage(aiohttp.WSMsgType.TEXT, "", None), 0)
+        return bool(queue._buffer[0][0].type is aiohttp.WSMsgType.TEXT)
+    except Exception:  # any change in aiohttp's internals: the timer every time
+        return False
+
+
+_QUEUE_KNOWN = _queue_known()
+
+
+def _queue(ws: aiohttp.ClientWebSocketResponse) -> Any:
+    """aiohttp's queue of the messages read and not yet received (None: not known)."""
+    return getattr(getattr(ws, "_reader", None), "_buffer", None) if _QUEUE_KNOWN else None
+
+
+def _opened(session: Any) -> tuple[aiohttp.ClientSession, str]:
+    """The client's aiohttp session and the live URL, or the error saying what is missing."""
+    http: aiohttp.ClientSession | None = session._http
+    if http is None:
+        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+    base: str | None = session.settings.live_url
+    if not base:
+        raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
+    return http, base
+
+
+def _stopped(step: Step, delivered: int, url: str) -> ConnectionEnd:
+    """How a connection ends that the client stops: a gap (reconnect) or a refused token."""
+    if step.verdict == "auth":
+        return ConnectionEnd(delivered, auth_failed=True, error=step.reason)
+    log.warning("live feed %s: %s: reconnecting", url, step.reason)
+    return ConnectionEnd(delivered, error=step.reason)
+
+
+async def _after_end(session: Any, end: ConnectionEnd, call: Call, url: str, token: str) -> None:
+    """After a connection ended before the fixture did: reconnect (after a wait) or raise."""
+    decision = reconnect(
+        end,
+        call,
+        session.retry,
+        now=time.monotonic(),
+        refreshable=session._token.refreshable,
+        rng=session._rng,
+    )
+    if decision.action == "raise":
+        raise _ended(end, url, call.attempts)
+    await _carry_on(session, decision, call, url, end.error, token)
 
 
 async def _open(
@@ -207,7 +249,7 @@ async def _open(
         error = error_from(
             status,
             exc.headers or {},
-            f"websocket handshake refused with status {status}".encode(),
+            b"websocket handshake refused",
             method="GET",
             url=url,
             attempts=attempt,

@@ -10,8 +10,20 @@ from typing import Annotated
 
 import typer
 
+from . import follow as following
 from .app import Query, command
-from .options import FixtureId, Interval, Limit, Sport, date_option, day
+from .options import (
+    FixtureId,
+    Interval,
+    Limit,
+    Replay,
+    Settings,
+    Speed,
+    Sport,
+    Via,
+    date_option,
+    day,
+)
 
 
 def _one_of(**given: str | None) -> None:
@@ -91,18 +103,23 @@ def squads(
 
 @command()
 def actions(
+    cfg: Settings,
     sport: Sport,
     fixture_id: FixtureId,
     follow: Annotated[
-        bool, typer.Option("--follow", "-f", help="Keep polling; print new and updated actions.")
+        bool,
+        typer.Option("--follow", "-f", help="Keep following; print new and updated actions."),
     ] = False,
+    via: Via = None,
     interval: Interval = 5.0,
+    speed: Replay = Speed.fast,
     limit: Limit = None,
 ) -> Query:
-    """List the actions of a fixture; with --follow, until it finishes."""
+    """List the actions of a fixture; with --follow, until it finishes (see --via)."""
     if follow:
+        how = following.How(via, interval, speed)
         return Query(
-            lambda client: client.actions.follow(sport, fixture_id, interval=interval), watch=True
+            lambda client: following.actions(cfg, how, client, sport, fixture_id), watch=True
         )
     return Query(lambda client: client.actions.list(sport, fixture_id), "actions", limit)
 
@@ -119,6 +136,23 @@ def standings(
 
 
 @command()
-def statistics(sport: Sport, fixture_id: FixtureId) -> Query:
-    """Show the statistics packet of a fixture (there is one once it has ended)."""
+def statistics(
+    cfg: Settings,
+    sport: Sport,
+    fixture_id: FixtureId,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", "-f", help="Keep following; print each packet as it changes."),
+    ] = False,
+    via: Via = None,
+    interval: Interval = 5.0,
+    speed: Replay = Speed.fast,
+) -> Query:
+    """Show the statistics packet of a fixture (there is one once it has ended); with
+    --follow, each packet as the fixture is played, until it finishes (see --via)."""
+    if follow:
+        how = following.How(via, interval, speed)
+        return Query(
+            lambda client: following.statistics(cfg, how, client, sport, fixture_id), watch=True
+        )
     return Query(lambda client: client.statistics.get(sport, fixture_id))

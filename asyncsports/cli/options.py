@@ -4,6 +4,7 @@
 # including those of the signatures built by `with_globals`.
 
 import datetime as dt
+import enum
 import functools
 import inspect
 import sys
@@ -28,6 +29,7 @@ class Settings:
     vendor: str = "imggaming"
     snooker_feed: str = "tvfeed"
     streaming_url: str | None = None
+    live_url: str | None = None
     operator_id: int | None = None
     stream_secret: str | None = None
     stream_ip: str | None = None
@@ -95,6 +97,16 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             help="Requests per second at most (backfill: 5 unless --emulator; 0: no limit).",
             panel=CONNECTION,
             min=0,
+        ),
+    ),
+    "live_url": (
+        str | None,
+        None,
+        _option(
+            "--live-url",
+            env="LIVE_URL",
+            help="Live feeds' websocket host (wss://...): --follow uses it.",
+            panel=CONNECTION,
         ),
     ),
     "streaming_url": (
@@ -255,6 +267,43 @@ Sport = Annotated[str, typer.Argument(help="basketball, ice-hockey, volleyball, 
 FixtureId = Annotated[str, typer.Argument(help="Fixture id (UUID).", show_default=False)]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Stop after this many records.")]
 Interval = Annotated[float, typer.Option(min=1, help="Seconds between polls.")]
+
+
+class Speed(enum.Enum):
+    """How fast ``--via ws`` replays a fixture that is over (``--speed``)."""
+
+    fast = "fast"
+    normal = "normal"
+
+
+Replay = Annotated[
+    Speed,
+    typer.Option(
+        "--speed",
+        case_sensitive=False,
+        help="--via ws, a fixture that is over: fast sends it all at once, normal replays "
+        "it with its own pace (the service ignores it for a fixture being played).",
+    ),
+]
+
+
+class Way(enum.Enum):
+    """How ``--follow`` follows (``--via``)."""
+
+    poll = "poll"
+    ws = "ws"
+
+
+Via = Annotated[
+    Way | None,
+    typer.Option(
+        "--via",
+        case_sensitive=False,
+        help="How --follow follows: ws, the live websocket; poll, the REST API every "
+        "--interval. Default: ws when a live URL is set (or --emulator), else poll.",
+        show_default=False,
+    ),
+]
 
 
 def date_option(help: str) -> Any:

@@ -123,6 +123,13 @@ def _url(name: str, value: str) -> str:
     return value
 
 
+def _live_url(value: str) -> str:
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in ("ws", "wss", "http", "https") or not parts.hostname:
+        raise ConfigError(f"--live-url: expected a ws(s) URL such as wss://host, got {value!r}")
+    return value
+
+
 def _credentials(cfg: Settings) -> StreamingCredentials | None:
     if cfg.operator_id is None:
         if cfg.stream_secret or cfg.stream_auth:
@@ -171,6 +178,7 @@ def client_kwargs(cfg: Settings, *, streaming: bool = False) -> dict[str, Any]:
         "snooker_feed": cfg.snooker_feed,
         "streaming_url": streaming_url,
         "streaming_credentials": creds,
+        "live_url": _live_url(cfg.live_url) if cfg.live_url else None,
     }
 
 

@@ -86,9 +86,11 @@ Faults (``emu.faults``):
 - ``live(kind, *, feed="*", after=0, times=1, skip=0)``: a fault of the live feeds, one
   of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
   ``after`` packets), ``bad_auth``, ``close`` (right after accepting).
-  ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20)``: seeded
-  random live faults, one per connection. Route names ``live.actions``,
-  ``live.statistics`` count connections in ``requests``.
+  ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20,
+  per_packet=False)``: seeded random live faults, one per connection (``per_packet``:
+  one per packet with ``probability``, so many on one connection). Route names
+  ``live.actions``, ``live.statistics`` count connections in ``requests``;
+  ``emu.live_packets_sent`` counts the data packets sent.
 - ``clear()``; ``injected``: a Counter by kind (``"429"``, ``"503"``, ``latency``,
   ``reset``, ``truncate``, ``malformed``, ``repeat_page``, ``rate_limit``).
 

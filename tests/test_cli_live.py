@@ -1,0 +1,124 @@
+"""`asyncsports actions --follow` and `statistics --follow`: over the websocket or polling."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+
+CLI = [sys.executable, "-m", "asyncsports.cli"]
+TIMEOUT = 60
+
+
+def env(**extra: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    out.update(extra)
+    return out
+
+
+def run(*args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=environ or env(), timeout=TIMEOUT
+    )
+
+
+def lines(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    assert proc.returncode == 0, proc.stderr
+    return [msgspec.json.decode(line) for line in proc.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[dict[str, str]]:
+    """`asyncsports emulator` with its clock frozen: the environment a user would export."""
+    proc = subprocess.Popen(
+        [*CLI, "emulator", "--port", "0", "--frozen"], stdout=subprocess.PIPE, text=True, env=env()
+    )
+    assert proc.stdout is not None
+    found: dict[str, str] = {}
+    for line in proc.stdout:
+        key, _, value = line.strip().partition("  ")
+        found[key] = value.strip()
+        if key == "Try:":
+            break
+    try:
+        assert found["live URL"].startswith("ws://127.0.0.1:")
+        yield env(
+            ASYNCSPORTS_BASE_URL=found["base URL"],
+            ASYNCSPORTS_TOKEN=found["token"],
+            ASYNCSPORTS_LIVE_URL=found["live URL"],
+        )
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+
+
+def completed(environ: dict[str, str], sport: str = "basketball") -> str:
+    done = lines(run("fixtures", sport, "--status", "completed", "--limit", "1", environ=environ))
+    return str(done[0]["id"])
+
+
+@pytest.fixture(scope="module")
+def fid(server: dict[str, str]) -> str:
+    """A completed basketball fixture of the server."""
+    return completed(server)
+
+
+def keys(changes: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [
+        (
+            c["change"],
+            c["record"]["fixtureAction"]["actionId"],
+            c["record"]["fixtureAction"]["sendType"],
+        )
+        for c in changes
+    ]
+
+
+def test_actions_follow_uses_the_websocket_when_a_live_url_is_set(
+    server: dict[str, str], fid: str
+) -> None:
+    ws = lines(run("actions", "basketball", fid, "--follow", environ=server))
+    via_ws = lines(run("actions", "basketball", fid, "--follow", "--via", "ws", environ=server))
+    poll = lines(run("actions", "basketball", fid, "--follow", "--via", "poll",
+                     "--interval", "1", environ=server))  # fmt: skip
+    listed = lines(run("actions", "basketball", fid, environ=server))
+    assert keys(ws) == keys(via_ws) == keys(poll) and ws[-1]["record"]["finished"] is True
+    assert len(ws) == len(listed) and ws[0]["record"] == listed[0]
+
+
+def test_statistics_follow_ends_with_the_finished_packet(server: dict[str, str]) -> None:
+    fid = completed(server, "ice-hockey")
+    once = lines(run("statistics", "ice-hockey", fid, environ=server))
+    ws = lines(run("statistics", "ice-hockey", fid, "--follow", environ=server))
+    poll = lines(run("statistics", "ice-hockey", fid, "--follow", "--via", "poll", environ=server))
+    assert len(ws) > 3 and ws[0]["change"] == "new" and {c["change"] for c in ws[1:]} == {"update"}
+    assert ws[-1]["record"]["finished"] is True
+    assert msgspec.json.decode(msgspec.json.encode(ws[-1]["record"])) == once[0]
+    assert [c["record"] for c in poll] == once and poll[0]["change"] == "new"
+
+
+def test_the_emulator_follows_over_its_websocket() -> None:
+    done = lines(
+        run("--emulator", "fixtures", "volleyball", "--status", "completed", "--limit", "1")
+    )
+    fid = str(done[0]["id"])
+    got = lines(run("--emulator", "-v", "actions", "volleyball", fid, "--follow"))
+    assert got[-1]["record"]["finished"] is True
+    assert len(got) == len(lines(run("--emulator", "actions", "volleyball", fid)))
+
+
+def test_via_ws_without_a_live_url_is_a_configuration_error(
+    server: dict[str, str], fid: str
+) -> None:
+    environ = {k: v for k, v in server.items() if k != "ASYNCSPORTS_LIVE_URL"}
+    proc = run("actions", "basketball", fid, "--follow", "--via", "ws", environ=environ)
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert "--live-url" in proc.stderr and "Traceback" not in proc.stderr
+    bad = run("--live-url", "ftp://x", "actions", "basketball", fid, "--follow", environ=environ)
+    assert bad.returncode == 3 and "--live-url" in bad.stderr
