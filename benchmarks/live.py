@@ -275,6 +275,16 @@ def _timed_floor(m: Manifest, http: aiohttp.ClientSession) -> Loop:
     return timed
 
 
+def _priced(m: Manifest, http: aiohttp.ClientSession, sketches: bool) -> dict[str, Loop]:
+    """The floor with a timer per message, and the sketches of ``benchmarks.live_watchdog``."""
+    loops = {TIMED: _timed_floor(m, http)}
+    if sketches:
+        from benchmarks.live_watchdog import sketch_loops
+
+        loops.update(sketch_loops(m, http))
+    return loops
+
+
 def _ignore(record: Action) -> None:
     pass
 
@@ -288,11 +298,7 @@ async def live(m: Manifest, p: Params) -> dict[str, Any]:
     ids = iter(fixture_ids(10_000, "live"))
     async with _clients(m) as (http, client):
         loops = feed_loops(m, http, client)
-        loops[TIMED] = _timed_floor(m, http)
-        if p.get("sketches"):  # python -m benchmarks.live_watchdog
-            from benchmarks.live_watchdog import sketch_loops
-
-            loops.update(sketch_loops(m, http))
+        loops.update(_priced(m, http, sketches=p.get("sketches", False)))
         wanted = p.get("variants") or list(loops)
 
         def variant(loop: Loop) -> Run:
@@ -388,6 +394,8 @@ async def fanin(m: Manifest, p: Params) -> dict[str, Any]:
     await control(m, "config", rate=p["rate"], count=p["count"], tick=p["tick"])
     async with _clients(m, p["fixtures"]) as (http, client):
         loops = feed_loops(m, http, client)
+        if p.get("sketches"):
+            loops.update(_priced(m, http, sketches=True))
 
         def tasks_of(loop: Loop) -> Callable[..., Any]:
             def start(ids: list[str], sink: _Counter) -> list[asyncio.Task[Any]]:

@@ -1,4 +1,4 @@
-"""What an idle watchdog costs the live path: ``python -m benchmarks.live_watchdog``.
+"""What an idle watchdog costs the live path: ``python -m benchmarks.live_watchdog [fanin]``.
 
 An experiment, not a benchmark of the library: it prices one design choice before it is
 made. Against the benchmark server's streams host, one feed flat out, CPU per action of:
@@ -85,25 +85,43 @@ def sketch_loops(m: dict[str, Any], http: aiohttp.ClientSession) -> dict[str, Lo
     return {"sketch": sketch(False), "sketch, lazy watchdog": sketch(True)}
 
 
-def main() -> None:
+def _run(case: str, params: dict[str, Any]) -> dict[str, Any]:
     from benchmarks.__main__ import QUICK, Server, _cpus, run_case
 
     cfg = dataclasses.replace(QUICK, live_actions=2_000)
     server_cpu, client_cpus = _cpus(pin=True)
     server = Server(cfg, server_cpu)
-    variants = ["asyncsports", "floor", TIMED, "sketch", "sketch, lazy watchdog"]
     try:
-        params = {"actions": cfg.live_actions, "repeat": 15, "variants": variants}
-        result = run_case("live", {**params, "sketches": True}, server.manifest, client_cpus, 300)
+        result = run_case(case, params, server.manifest, client_cpus, 600)
     finally:
         server.close()
     if "error" in result:
         sys.exit(result["error"])
-    floor = result["floor"]["cpu"]
-    n = result["actions"]
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.live_watchdog [fanin]``: one feed flat out, or 500 paced."""
+    variants = ["asyncsports", "floor", TIMED, "sketch", "sketch, lazy watchdog"]
+    if (argv if argv is not None else sys.argv[1:]) == ["fanin"]:
+        params: dict[str, Any] = {"fixtures": 500, "rate": 10.0, "seconds": 5.0, "warm": 1.0}
+        params |= {"repeat": 1, "tick": 0.01, "count": 700, "variants": variants, "sketches": True}
+        r = _run("fanin", params)
+        print("500 fixtures x 10 packets/s, a task per feed, CPU per packet and latency:")
+        for name in variants:
+            v, lat = r[name], r[name]["latency"]
+            per = v["cpu"][0] / v["packets"][0] * 1e6
+            print(
+                f"  {name:24s} {per:6.1f} us/packet  p50 {lat['p50'] * 1e3:5.2f} ms  "
+                f"p99 {lat['p99'] * 1e3:6.2f} ms"
+            )
+        return
+    params = {"actions": 2_000, "repeat": 15, "variants": variants, "sketches": True}
+    r = _run("live", params)
+    floor, n = r["floor"]["cpu"], r["actions"]
     print(f"one feed of {n:,} actions flat out ({SPORT}), {len(floor)} paired rounds:")
     for name in variants:
-        cpu = result[name]["cpu"]
+        cpu = r[name]["cpu"]
         ratio = statistics.median([a / b for a, b in zip(cpu, floor, strict=True)])
         print(f"  {name:24s} {statistics.median(cpu) / n * 1e6:6.2f} us/action  {ratio:.3f}x")
 
