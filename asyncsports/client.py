@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
 import warnings
 from types import TracebackType
 from typing import Self
 
-from asyncsports._config import Hook, Settings, Timeout
+from asyncsports._config import Hook, RequestInfo, Settings, Timeout
 from asyncsports._retry import RetryPolicy
 from asyncsports._session import Session
+from asyncsports._sharedlimit import SharedPacer
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (
@@ -22,6 +26,43 @@ from asyncsports.resources import (
 )
 
 __all__ = ["Client"]
+
+
+def shared_budget(session: Session, settings: Settings) -> SharedPacer | None:
+    """Put a Redis-shared limiter in the session when ``rate_limit_url`` asks for one.
+
+    The session takes its limiter and its response hook from its settings; these two
+    seams are replaced here, so that the session's loop stays as it is: the shared pacer
+    answers its ``wait()``, and a 429 seen by the hook is passed on to every sharer once
+    the session has decided how long to pause.
+    """
+    url, rate = settings.rate_limit_url, settings.rate_limit
+    if url is None or rate is None:
+        return None
+    pacer = SharedPacer(rate, url, settings.rate_limit_key, sharers=settings.rate_limit_sharers)
+    session._limiter = pacer  # type: ignore[assignment]
+    user_hook = settings.on_response
+    pending: set[asyncio.Task[None]] = set()
+
+    async def share_pause(before: float) -> None:
+        for _ in range(300):  # the session decides within a few loop turns
+            if session._paused_until != before:
+                await pacer.pause(session._paused_until - time.monotonic())
+                return
+            await asyncio.sleep(0.01)
+
+    async def on_response(info: RequestInfo) -> None:
+        if user_hook is not None:
+            result = user_hook(info)
+            if inspect.isawaitable(result):
+                await result
+        if info.status == 429:
+            task = asyncio.get_running_loop().create_task(share_pause(session._paused_until))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    session._on_response = on_response
+    return pacer
 
 
 class Client:
@@ -38,7 +79,11 @@ class Client:
     asked at first use and once more after a 401. ``timeout`` is a :class:`Timeout` or
     a number of seconds for every phase (connect and read), as in httpx.
     ``max_retries`` or a whole ``retry`` policy (not both) sets the retries.
-    ``rate_limit`` caps requests per second across every call of the client.
+    ``rate_limit`` caps requests per second across every call of the client; with
+    ``rate_limit_url`` (a ``redis://`` URL; extra ``redis``) the cap is one budget shared by
+    every client, in any process or machine, naming the same URL and ``rate_limit_key``,
+    and a 429 seen by one pauses them all. Should Redis be unreachable, the client warns
+    and keeps to ``rate_limit / rate_limit_sharers`` on its own.
     ``dns_ttl`` is short by default because the streaming host's addresses change
     without notice. ``max_body_size`` bounds a whole body after content decoding (64 MiB),
     ``max_element_size`` one element of a streamed list (16 MiB); a stream as a whole
@@ -61,6 +106,9 @@ class Client:
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
+        rate_limit_url: str | None = None,
+        rate_limit_key: str = "asyncsports",
+        rate_limit_sharers: int = 1,
         max_connections: int = 100,
         dns_ttl: int = 10,
         max_body_size: int | None = 64 * 1024 * 1024,
@@ -86,6 +134,9 @@ class Client:
             timeout=timeout,
             retry=retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries),
             rate_limit=rate_limit,
+            rate_limit_url=rate_limit_url,
+            rate_limit_key=rate_limit_key,
+            rate_limit_sharers=rate_limit_sharers,
             max_connections=max_connections,
             dns_ttl=dns_ttl,
             max_body_size=max_body_size,
@@ -96,6 +147,7 @@ class Client:
         )
         """The client's validated settings."""
         self._session = Session(self.settings)
+        self._shared = shared_budget(self._session, self.settings)
         self.fixtures = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads = SquadsResource(self._session)
@@ -155,6 +207,8 @@ class Client:
     async def aclose(self) -> None:
         """Close the connection pool. Safe to call twice."""
         await self._session.close()
+        if self._shared is not None:
+            await self._shared.aclose()
 
     async def __aenter__(self) -> Self:
         return await self.open()

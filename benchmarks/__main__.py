@@ -105,7 +105,7 @@ FULL = Config(
     memory_records=1_000_000,
     fanout_repeat=3,
     backfill_scale="",
-    backfill_repeat=3,
+    backfill_repeat=5,
 )
 QUICK = Config(
     mode="quick",
@@ -121,7 +121,7 @@ QUICK = Config(
     memory_records=50_000,
     fanout_repeat=1,
     backfill_scale="competitions=1,seasons=2,fixtures_per_season=6,actions_per_fixture=60",
-    backfill_repeat=1,
+    backfill_repeat=2,
     live_actions=1_000,
     live_repeat=3,
     live_icount_actions=500,
@@ -414,7 +414,10 @@ def run_all(
         raw.update(live_cases(case, cfg, only))
         if "backfill" in only:
             raw["backfill"] = case(
-                "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency
+                "backfill",
+                repeat=cfg.backfill_repeat,
+                concurrency=cfg.backfill_concurrency,
+                postgres=True,
             )
     finally:
         server.close()

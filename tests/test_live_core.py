@@ -22,7 +22,6 @@ from asyncsports._live import (
     MergeBook,
     Packet,
     Unknown,
-    Watchdog,
     classify,
     live_decoder,
     reconnect,
@@ -448,16 +447,6 @@ def test_deadline_is_respected() -> None:
     policy = RetryPolicy(max_retries=10, base=10.0, cap=10.0)
     d = reconnect(ConnectionEnd(), call, policy, now=0.0, rng=random.Random(0))
     assert d.action == "raise"
-
-
-def test_watchdog() -> None:
-    w = Watchdog(30.0, now=100.0)
-    assert w.remaining(110.0) == 20.0 and not w.expired(129.9)
-    w.feed(125.0)
-    assert not w.expired(150.0) and w.expired(155.0)
-    assert w.remaining(160.0) == 0.0
-    with pytest.raises(ValueError):
-        Watchdog(0, now=0)
 
 
 def test_feed_hot_path_releases_held_and_counts_patience_afresh() -> None:

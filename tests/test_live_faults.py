@@ -213,3 +213,18 @@ async def test_statistics_feed_is_healed_too(emu: Emulator, client: Client) -> N
     emu.faults.live("reorder", feed="statistics", after=5)
     assert await packets() == clean and len(clean) > 8
     assert emu.requests["live.statistics"] == 1 + 3  # the clean run, then one per fault
+
+
+async def test_closing_the_client_under_a_feed_is_said_at_the_next_connection(
+    emu: Emulator,
+) -> None:
+    async with emu.client(retry=FAST) as c:
+        fid = await fixture_id(c, "completed")
+        emu.faults.live("drop", after=3)
+        feed = c.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE)
+        got = [await anext(feed) for _ in range(3)]
+        await c.aclose()
+        with pytest.raises(RuntimeError, match="client was closed while a live feed"):
+            await anext(feed)
+        assert feed.position == len(got) == 3
+        await feed.aclose()

@@ -13,7 +13,6 @@ feeds it what arrived and does what it answers, in the style of h11.
   hold (ahead of a missing one) or gap (reconnect at ``position``).
 - :func:`reconnect`: after a connection ended, what next, through ``_retry.decide``:
   a connection that delivered a record resets the budget; a bad token raises at once.
-- :class:`Watchdog`: when the idle timeout runs out (no message of any kind).
 - :class:`MergeBook`: the bookkeeping of many feeds merged into one iterator: bounded
   buffers, which feed must pause reading, and resume points counted by what the consumer
   took, not by what arrived.
@@ -36,7 +35,7 @@ from asyncsports._live.messages import (
     live_decoder,
 )
 from asyncsports._live.order import FeedState, Step
-from asyncsports._live.reconnect import ConnectionEnd, Watchdog, reconnect, reset
+from asyncsports._live.reconnect import ConnectionEnd, reconnect, reset
 
 __all__ = [
     "Ack",
@@ -52,7 +51,6 @@ __all__ = [
     "Record",
     "Step",
     "Unknown",
-    "Watchdog",
     "classify",
     "live_decoder",
     "reconnect",

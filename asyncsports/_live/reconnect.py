@@ -56,27 +56,3 @@ def reconnect(
         decision = decide(Outcome(), call, policy, now=now, rng=rng)
     call.apply(decision)
     return decision
-
-
-class Watchdog:
-    """The idle timeout of one connection: any message, packet or not, feeds it."""
-
-    __slots__ = ("last", "timeout")
-
-    def __init__(self, timeout: float, now: float) -> None:
-        if not timeout > 0:
-            raise ValueError(f"idle_timeout: must be > 0, got {timeout!r}")
-        self.timeout = timeout
-        self.last = now
-
-    def feed(self, now: float) -> None:
-        """A message arrived at ``now``."""
-        self.last = now
-
-    def remaining(self, now: float) -> float:
-        """Seconds before the connection counts as stalled (0 when it does)."""
-        return max(0.0, self.last + self.timeout - now)
-
-    def expired(self, now: float) -> bool:
-        """Whether nothing arrived for ``timeout`` seconds."""
-        return now - self.last >= self.timeout

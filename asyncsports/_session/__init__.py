@@ -35,9 +35,9 @@ from typing import TypeVar
 import aiohttp
 import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
-from aiolimiter import AsyncLimiter
 
 from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
+from asyncsports._ratelimit import Pacer
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome, decide, parse_retry_after
 from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
@@ -118,8 +118,8 @@ class Session:
         self._on_request = settings.on_request
         self._on_response = settings.on_response
         rate = settings.rate_limit
-        # A bucket holds at least one request: below 1/s, one per 1/rate seconds.
-        self._limiter = AsyncLimiter(max(1.0, rate), max(1.0, rate) / rate) if rate else None
+        # Requests spaced 1/rate apart, no burst: never more than rate in any second.
+        self._limiter = Pacer(rate) if rate else None
         self._rng = rng or random.Random()
         self._http: aiohttp.ClientSession | None = None
         self._paused_until = 0.0
@@ -246,6 +246,10 @@ class Session:
 
         Returns what ``consume`` made of a good response, or the attempt's failure.
         """
+        if self._paused_until or self._limiter is not None:
+            # The turn first: stream credentials are signed for the moment they are sent
+            # (valid 30 s), not for when the request joined the queue.
+            await self._wait_turn()
         if req.host == "data":
             token = self._token.current
             if token is None:
@@ -260,8 +264,6 @@ class Session:
             token, headers = None, self._stream_headers
             url = base + target(req, self._credentials.params())
             shown = redact(url)
-        if self._paused_until or self._limiter is not None:
-            await self._wait_turn()
         call.attempts += 1
         attempt = call.attempts
         if self._on_request is not None:
@@ -390,7 +392,7 @@ class Session:
         if pause > 0:
             await asyncio.sleep(pause)
         if self._limiter is not None:
-            await self._limiter.acquire()
+            await self._limiter.wait()
 
 
 async def _call(hook: Hook, info: RequestInfo) -> None:

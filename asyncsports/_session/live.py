@@ -24,7 +24,7 @@ import inspect
 import logging
 import time
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import msgspec
@@ -35,6 +35,10 @@ from asyncsports._live import ConnectionEnd, FeedState, Record, Step, reconnect
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Decision, Outcome, decide
 from asyncsports._session.bodies import builtin_timeout, transport
+
+if TYPE_CHECKING:
+    from asyncsports._session import Session
+
 from asyncsports.errors import (
     AsyncSportsError,
     AuthenticationError,
@@ -89,7 +93,7 @@ class _Refused:
 
 
 async def follow(
-    session: Any,
+    session: Session,
     req: Request,
     state: FeedState,
     idle_timeout: float,
@@ -106,6 +110,8 @@ async def follow(
     http, base = _opened(session)
     call = Call()
     while True:
+        if http.closed:
+            raise RuntimeError("the client was closed while a live feed was following it")
         url = base + target(req, (("startPosition", str(state.connect())),))
         opened = await _open(session, http, url, call)
         if isinstance(opened, _Refused):
@@ -182,7 +188,7 @@ def _queue(ws: aiohttp.ClientWebSocketResponse) -> Any:
     return getattr(getattr(ws, "_reader", None), "_buffer", None) if _QUEUE_KNOWN else None
 
 
-def _opened(session: Any) -> tuple[aiohttp.ClientSession, str]:
+def _opened(session: Session) -> tuple[aiohttp.ClientSession, str]:
     """The client's aiohttp session and the live URL, or the error saying what is missing."""
     http: aiohttp.ClientSession | None = session._http
     if http is None:
@@ -201,7 +207,9 @@ def _stopped(step: Step, delivered: int, url: str) -> ConnectionEnd:
     return ConnectionEnd(delivered, error=step.reason)
 
 
-async def _after_end(session: Any, end: ConnectionEnd, call: Call, url: str, token: str) -> None:
+async def _after_end(
+    session: Session, end: ConnectionEnd, call: Call, url: str, token: str
+) -> None:
     """After a connection ended before the fixture did: reconnect (after a wait) or raise."""
     decision = reconnect(
         end,
@@ -217,7 +225,7 @@ async def _after_end(session: Any, end: ConnectionEnd, call: Call, url: str, tok
 
 
 async def _open(
-    session: Any, http: aiohttp.ClientSession, url: str, call: Call
+    session: Session, http: aiohttp.ClientSession, url: str, call: Call
 ) -> tuple[aiohttp.ClientWebSocketResponse, str] | _Refused:
     """One connection attempt: wait for the client's turn, connect, send the token."""
     token = session._token.current
@@ -289,7 +297,7 @@ async def _close(ws: aiohttp.ClientWebSocketResponse) -> None:
         await ws.close()
 
 
-async def _decide_refused(session: Any, refused: _Refused, call: Call) -> None:
+async def _decide_refused(session: Session, refused: _Refused, call: Call) -> None:
     """A connection attempt that failed before the feed: the retry engine decides."""
     decision = decide(
         refused.outcome,
@@ -307,7 +315,7 @@ async def _decide_refused(session: Any, refused: _Refused, call: Call) -> None:
 
 
 async def _carry_on(
-    session: Any, decision: Decision, call: Call, url: str, why: str, token: str | None
+    session: Session, decision: Decision, call: Call, url: str, why: str, token: str | None
 ) -> None:
     """Act on a decision that is not ``raise``: refresh the token, or wait the backoff."""
     if decision.action == "refresh":

@@ -29,6 +29,7 @@ from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
+from asyncsports._pgsink import is_postgres, safe_url
 from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
@@ -88,7 +89,7 @@ def _summary(cfg: Settings, report: Report) -> None:
         console.print(f"Not found (404, skipped): {shown}", style="yellow")
 
 
-def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool) -> Report:
+def _fill(cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool) -> Report:
     """Run the backfill with progress bars on stderr (a terminal only).
 
     The first SIGINT or SIGTERM stops it cleanly (what is fetched is committed, and the
@@ -116,8 +117,9 @@ def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool
     return outcome[0]
 
 
-def _resume_line(db: Path) -> str:
-    return f"asyncsports: interrupted; run the same command again to resume ({db})"
+def _resume_line(db: str | Path) -> str:
+    shown = safe_url(str(db)) if is_postgres(db) else db
+    return f"asyncsports: interrupted; run the same command again to resume ({shown})"
 
 
 def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
@@ -164,9 +166,14 @@ def backfill(
     ] = None,
     date_from: Annotated[dt.datetime | None, date_option("Fixtures starting on or after.")] = None,
     date_to: Annotated[dt.datetime | None, date_option("Fixtures starting on or before.")] = None,
-    db: Annotated[Path, typer.Option(dir_okay=False, help="SQLite database to fill.")] = Path(
-        "asyncsports.sqlite"
-    ),
+    db: Annotated[
+        str,
+        typer.Option(
+            metavar="FILE|URL",
+            help="SQLite file to fill, or a postgresql://user:password@host/database URL "
+            "(needs asyncsports[postgres]).",
+        ),
+    ] = "asyncsports.sqlite",
     concurrency: Annotated[
         int, typer.Option(min=1, max=64, help="Requests in flight at once.")
     ] = 8,
@@ -177,7 +184,8 @@ def backfill(
     *,
     cfg: Settings,
 ) -> None:
-    """Copy fixtures, then each started fixture's actions and statistics, into SQLite.
+    """Copy fixtures, then each started fixture's actions and statistics, into SQLite
+    or PostgreSQL.
 
     Tables fixtures, actions and statistics hold key columns and the record's JSON
     (column json); re-running upserts. A run stopped by Ctrl-C or SIGTERM (or killed)

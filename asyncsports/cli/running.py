@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import re
@@ -203,12 +204,22 @@ def emulator_scale(text: str | None) -> dict[str, int]:
 
 
 Job = Callable[[Client], Awaitable[int | None]]
+EMULATOR: contextvars.ContextVar[Any] = contextvars.ContextVar("emulator", default=None)
+"""The embedded emulator while a job runs with --emulator (``asyncsports sync`` reads its
+clock); ``run(..., emulator_speed=X)`` runs that emulator's clock X times real time."""
 
 
 async def _session(
     cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
 ) -> int | None:
     rate = cfg.rate_limit if cfg.rate_limit else None
+    if rate is not None and cfg.rate_limit_url:
+        options = {
+            **options,
+            "rate_limit_url": cfg.rate_limit_url,
+            "rate_limit_key": cfg.rate_limit_key,
+            "rate_limit_sharers": cfg.rate_limit_sharers,
+        }
     if cfg.emulator:
         from asyncsports.emulator import Emulator
 
@@ -216,9 +227,15 @@ async def _session(
         # sees the same data every time (backfill relies on it), and --follow/--watch
         # get a clock that moves.
         scale: dict[str, Any] = emulator_scale(cfg.emulator_scale)
-        emulator = Emulator(seed=cfg.seed, running_clock=live, **scale)
+        speed = options.pop("emulator_speed", None)
+        emulator = Emulator(seed=cfg.seed, running_clock=live, speed=speed, **scale)
         async with emulator, emulator.client(rate_limit=rate, **options) as client:
-            return await job(client)
+            token = EMULATOR.set(emulator)
+            try:
+                return await job(client)
+            finally:
+                EMULATOR.reset(token)
+    options.pop("emulator_speed", None)
     kwargs = client_kwargs(cfg, streaming=streaming)
     async with Client(**kwargs, rate_limit=rate, **options) as client:
         return await job(client)

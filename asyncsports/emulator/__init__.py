@@ -28,7 +28,8 @@ Constructor (everything keyword-only after ``seed``):
 - Behaviour: ``latency`` (seconds added to every response), ``rate_limit`` (requests per
   second, 429 with Retry-After beyond), ``rate_clock`` (the :class:`Clock` the rate
   limit counts on; see below), ``running_clock`` (the clock also follows the wall clock;
-  the standalone server uses it).
+  the standalone server uses it), ``speed`` (the clock runs X times faster than the wall
+  clock; 0 freezes it).
 - Live feeds (websockets, docs/wire.md "Live feeds"): ``live_port`` (0: a free one),
   ``live_heartbeat`` (real seconds of silence before a heartbeat, default 20),
   ``live_seq`` (``"connection"``: ``fixtureSeqNum`` from 1 per connection; ``"fixture"``:
@@ -49,8 +50,13 @@ Route names (for counters and faults): ``fixtures``, ``fixture``, ``actions``,
 ``snooker.previous-tournament-winner``, ``snooker.player-info``, ``events``,
 ``playback``, ``unknown``.
 
-The clock (frozen unless ``running_clock``): ``emu.clock.advance(seconds)``,
-``emu.clock.set(datetime)``, ``emu.clock.now()`` (aware), ``emu.clock.time()`` (epoch).
+The clock (frozen unless ``running_clock`` or ``speed``): ``emu.clock.advance(seconds)``,
+``emu.clock.set(datetime)``, ``emu.clock.speed`` (assignable, no jump), ``emu.clock.now()``
+(aware), ``emu.clock.time()`` (epoch). Another process steers it over HTTP:
+``GET {base_url}/_emulator/clock`` answers ``{"now": ISO, "time": epoch, "speed": X}``;
+``POST`` a JSON object with ``now`` (ISO or epoch), ``advance`` (seconds) and/or ``speed``
+(0 freezes). That route is not counted, rate limited nor faulted. The live feeds follow
+the clock at its speed.
 Each competition's current season has a fixture every hour around ``now`` (the middle
 one starts 15 minutes after it): as the clock moves, scheduled fixtures go live, their
 timelines grow action by action (what is served is the prefix up to the clock), they

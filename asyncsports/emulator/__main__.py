@@ -40,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_NOW,
         help="start time, ISO 8601 with zone (default %(default)s)",
     )
-    p.add_argument("--frozen", action="store_true", help="keep the clock still")
+    p.add_argument("--frozen", action="store_true", help="keep the clock still (--speed 0)")
+    p.add_argument("--speed", type=float, default=None, metavar="X",
+                   help="run the clock X times faster than real time (default 1)")  # fmt: skip
     p.add_argument("--token", default="emulator-token", help="bearer token")
     p.add_argument("--fixtures-per-season", type=int, default=24)
     p.add_argument("--actions-per-fixture", type=int, default=120)
@@ -72,8 +74,10 @@ def describe(emu: Emulator) -> str:
     ]
     if static is not None:
         lines.append(f"  static auth     auth={static.auth} timestamp={static.timestamp}")
-    clock = "running" if emu.clock.running else "frozen"
+    speed = emu.clock.speed
+    clock = f"running x{speed:g}" if speed else "frozen"
     lines.append(f"  clock           {emu.clock.now().isoformat()} ({clock})")
+    lines.append(f"  clock control   {emu.base_url}/_emulator/clock  (GET; POST now/advance/speed)")
     if emu.big_season_id:
         lines.append(f"  big season      {emu.big_season_id}")
     if emu.big_fixture_id:
@@ -107,7 +111,7 @@ async def _serve(args: argparse.Namespace) -> None:
         big_timeline=args.big_timeline,
         latency=args.latency,
         rate_limit=args.rate_limit,
-        running_clock=not args.frozen,
+        speed=0.0 if args.frozen else args.speed if args.speed is not None else 1.0,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -25,6 +25,7 @@ from asyncsports.emulator._api_data import DataApi
 from asyncsports.emulator._api_events import EventsApi
 from asyncsports.emulator._api_snooker import SnookerApi
 from asyncsports.emulator._clock import Clock
+from asyncsports.emulator._control import clock_routes
 from asyncsports.emulator._events import EventSchedule
 from asyncsports.emulator._faults import Fault, Faults, RateLimiter
 from asyncsports.emulator._http import HttpError, Reply, send, text_reply
@@ -165,6 +166,7 @@ class Service:
             route = self._route(name, "data", handler)
             add(path, route)
             add("/v2" + path, route)
+        clock_routes(app, self.clock)
         app.router.add_route("*", STREAMING_PREFIX + "/{tail:.*}",
                              self._route("unknown", "stream", _not_found))  # fmt: skip
         app.router.add_route("*", "/{tail:.*}", self._route("unknown", "data", _not_found))

@@ -57,6 +57,7 @@ class Emulator:
         rate_limit: int | None = None,
         rate_clock: Clock | None = None,
         running_clock: bool = False,
+        speed: float | None = None,
         live_port: int = 0,
         live_heartbeat: float = 20.0,
         live_seq: str = "connection",
@@ -78,8 +79,8 @@ class Emulator:
         self.seed = seed
         self.host = host
         self.port = port
-        self.clock = Clock(now, running=running_clock)
-        """The emulator's clock: ``advance(seconds)``, ``now()``, ``time()``."""
+        self.clock = Clock(now, running=running_clock, speed=speed)
+        """The emulator's clock: ``advance(seconds)``, ``set(when)``, ``speed``, ``now()``."""
         self.faults = Faults()
         """Fault rules, the storm and the ``injected`` counters."""
         self.world = World(seed, now, scale)

@@ -343,8 +343,9 @@ class _Connection:
                 await self._send(encode(beat).decode())
                 continue
             timeout = config.heartbeat - idle
-            if clock.running:
-                timeout = min(timeout, max(0.0, (due - now_ms) / 1000))
+            until = clock.until(due / 1000)  # wall-clock seconds, at the clock's speed
+            if until is not None:
+                timeout = min(timeout, until)
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):

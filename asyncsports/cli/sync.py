@@ -1,0 +1,134 @@
+"""``asyncsports sync``: keep a SQLite database current, optionally printing its change feed."""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import asyncio
+import dataclasses
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+
+from asyncsports.client import Client
+from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, parse_every
+
+from .app import command
+from .interrupts import interrupts
+from .options import Settings
+from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
+
+EPILOG = (
+    "Cadences (--every kind=seconds, repeatable or comma-separated; defaults): "
+    + ", ".join(f"{k}={v:g}" for k, v in DEFAULT_EVERY.items())
+    + ". SIGTERM (and a first Ctrl-C) finishes what is in flight, then exits 0 (Ctrl-C: "
+    f"{INTERRUPTED}); a restart carries on. --changes prints each committed change as a "
+    "JSON line (seq, op, table, key, committed_at, record) from the --consumer's cursor, "
+    "saved in the database: a restarted consumer resumes where it stopped."
+)
+
+
+def _logging(verbose: bool) -> None:
+    """The mirror's minute-by-minute lines on stderr even without --verbose."""
+    log = logging.getLogger("asyncsports.sync")
+    if verbose or any(getattr(h, "_sync", False) for h in log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler._sync = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+async def _print(mirror: Mirror, consumer: str, until: asyncio.Event) -> None:
+    # The consumer is done with a change once it is written out: its cursor moves then.
+    async for change in mirror.changes(consumer=consumer, until=until):
+        sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
+        sys.stdout.flush()
+
+
+async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | None) -> None:
+    runner = None
+    if port is not None:
+        from asyncsports.sync._metrics import serve_metrics
+
+        runner = await serve_metrics(mirror, port)
+        say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
+    over = asyncio.Event()
+    printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
+    try:
+        with interrupts.stopping(mirror.stop):
+            await (mirror.once() if once else mirror.run())
+    finally:
+        over.set()  # the printer ends after the last commit's changes
+        if printer is not None:
+            await printer
+        if runner is not None:
+            await runner.cleanup()
+
+
+@command(epilog=EPILOG)
+def sync(
+    sports: Annotated[
+        list[str] | None,
+        typer.Option("--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable."),
+    ] = None,
+    db: Annotated[Path, typer.Option(dir_okay=False, help="SQLite database to keep.")] = Path(
+        "asyncsports-mirror.sqlite"
+    ),
+    every: Annotated[
+        list[str] | None,
+        typer.Option(metavar="KIND=SECONDS", help="A cadence (see below); repeatable."),
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="One full pass, then exit.")] = False,
+    changes: Annotated[
+        bool, typer.Option("--changes", help="Print the change feed as JSON Lines.")
+    ] = False,
+    consumer: Annotated[
+        str, typer.Option(metavar="NAME", help="Whose cursor --changes keeps.")
+    ] = "cli",
+    days_back: Annotated[int, typer.Option(min=0, help="Days of past fixtures followed.")] = 2,
+    days_ahead: Annotated[int, typer.Option(min=0, help="Days of coming fixtures followed.")] = 2,
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Reads at once.")] = 4,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(metavar="PORT", help="Serve Prometheus /metrics and /healthz (0: any)."),
+    ] = None,
+    speed: Annotated[
+        float | None,
+        typer.Option(min=0, metavar="X", help="With --emulator: its clock X times real time."),
+    ] = None,
+    *,
+    cfg: Settings,
+) -> None:
+    """Keep a SQLite database current for the chosen sports, and tell what changed.
+
+    Follows fixtures around now, live fixtures' actions, each ended fixture's actions
+    and statistics, standings after a match, squads, live stream events and snooker
+    tournaments, within --rate-limit (5 per second unless --emulator).
+    """
+    try:
+        cadences = parse_every(every or [])
+    except ValueError as exc:
+        fail(cfg, ConfigError(str(exc)))
+    if cfg.rate_limit is None and not cfg.emulator:
+        cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
+    _logging(cfg.verbose)
+    chosen = tuple(sports or ALL_SPORTS)
+
+    async def job(client: Client) -> None:
+        emu = EMULATOR.get()
+        mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
+                        days_ahead=days_ahead, concurrency=concurrency,
+                        clock=emu.clock.time if emu is not None else time.time)  # fmt: skip
+        await _mirror(mirror, once, consumer if changes else None, metrics_port)
+
+    live = speed if speed is not None else (None if once else 1.0)
+    run(cfg, job, live=not once, max_connections=concurrency, emulator_speed=live)
+    if interrupts.received and interrupts.received[0] == signal.SIGINT:
+        raise typer.Exit(INTERRUPTED)  # SIGTERM is how a service is stopped: exit 0

@@ -1,0 +1,36 @@
+"""``asyncsports.sync``: a database mirror kept current, with a change feed.
+
+::
+
+    async with Client(base_url, token=token, rate_limit=5) as client:
+        mirror = Mirror(client, "sports.sqlite", sports=["basketball"])
+        runner = asyncio.create_task(mirror.run())
+        async for change in mirror.changes(consumer="my-app"):
+            print(change.seq, change.op, change.table, change.key)
+
+:class:`Mirror` follows fixtures in a window around now, live fixtures' actions, each
+ended fixture's actions and statistics (once), standings after a match ends, squads
+daily, live stream events every 30 s and snooker tournaments daily, at the cadences of
+:data:`DEFAULT_EVERY` (overridable), within the client's ``rate_limit``. Writes are
+transactions that only change rows whose content changed; each change is logged and
+served by :meth:`Mirror.changes` in commit order, resumable by cursor.
+"""
+
+from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
+from asyncsports.sync._mirror import ALL_SPORTS, Mirror
+from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
+from asyncsports.sync._store import KEYS, TABLES, Change, Store
+
+__all__ = [
+    "ALL_SPORTS",
+    "DEFAULT_EVERY",
+    "KEYS",
+    "PRIORITY",
+    "TABLES",
+    "ActionFeed",
+    "Change",
+    "Mirror",
+    "StatisticsFeed",
+    "Store",
+    "parse_every",
+]

@@ -1,0 +1,226 @@
+"""The mirror's reads: each turns one task into the rows to write (and what it leads to).
+
+A job asks the client and returns a :class:`Done`: the writes and marks to commit in one
+transaction, the tasks it calls for, and when to run again if not at its own cadence.
+No database and no scheduling here: the mirror commits and plans.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from asyncsports.client import Client
+from asyncsports.errors import NotFoundError
+from asyncsports.models import Action, Statistics
+from asyncsports.raw import RawRecord
+
+from ._plan import near_window, wanted, window
+from ._rows import (
+    action_row,
+    event_row,
+    fixture_row,
+    squad_row,
+    standings_row,
+    statistics_row,
+    tournament_row,
+)
+from ._store import Row, Write
+
+__all__ = ["ActionFeed", "Done", "Jobs", "Next", "StatisticsFeed"]
+
+
+class ActionFeed(Protocol):
+    """Where live actions come from when not from polling: the seam for ``client.live``.
+
+    Called as ``feed(sport, fixture_id, start_position)``, it yields the fixture's actions
+    as they happen, skipping the first ``start_position`` of the timeline, and ends when
+    the fixture is over. ``client.live.actions(sport, fixture_id,
+    start_position=n)`` with raw records is meant to be one.
+    """
+
+    def __call__(
+        self, sport: str, fixture_id: str, start_position: int
+    ) -> AsyncIterator[RawRecord[Action]]: ...
+
+
+class StatisticsFeed(Protocol):
+    """Where a live fixture's statistics come from while it is live: the seam for
+    ``client.live.statistics(sport, fixture_id, start_position=n)`` with raw records. Each
+    packet replaces the fixture's row; the REST packet is read once when it ends."""
+
+    def __call__(
+        self, sport: str, fixture_id: str, start_position: int
+    ) -> AsyncIterator[RawRecord[Statistics]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Next:
+    """A task a job calls for: ``kind``, ``args``, and ``delay`` seconds from now."""
+
+    key: str
+    kind: str
+    args: tuple[str, ...]
+    delay: float = 0.0
+
+
+@dataclass(slots=True)
+class Done:
+    """What a job did: ``writes``, ``marks`` and ``unmarks`` to commit together, ``follow`` (tasks to
+    plan), ``stop`` (task keys to drop), ``again`` (seconds until this task runs again,
+    None: its cadence), ``resource`` (for the metrics) and ``status`` (HTTP-like)."""
+
+    resource: str
+    writes: list[Write] = field(default_factory=list)
+    marks: list[str] = field(default_factory=list)
+    unmarks: list[str] = field(default_factory=list)
+    follow: list[Next] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    again: float | None = None
+    status: int = 200
+
+
+def _season(row: Row) -> str | None:
+    return row[2]  # type: ignore[no-any-return]
+
+
+class Jobs:
+    """The reads, on one client; ``clock()`` is the service's time (epoch seconds)."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        clock: Callable[[], float],
+        back: int,
+        ahead: int,
+        every: dict[str, float],
+        marks: Callable[[], dict[str, float]],
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.back, self.ahead = back, ahead
+        self.every = every
+        self.marks = marks  # the marks as committed so far
+
+    async def fixtures(self, sport: str, which: str) -> Done:
+        """A fixture listing (``near`` or ``window``), and what each fixture calls for."""
+        now = self.clock()
+        start, end = near_window(now) if which == "near" else window(now, self.back, self.ahead)
+        listing = self.client.fixtures.list(
+            sport, date_from=start, date_to=end, include_deleted=True, size=100, raw=True
+        )
+        done = Done("fixtures")
+        try:
+            records = await listing.collect()
+        except NotFoundError:
+            done.status = 404  # a sport the service does not have: nothing to follow
+            return done
+        rows = [fixture_row(sport, f, json) for f, json in records]
+        done.writes.append(Write("fixtures", rows))
+        marks = self.marks()
+        seasons: dict[str, None] = {}
+        for row in rows:
+            fid, season = row[0], _season(row)
+            if season is not None:
+                seasons[season] = None
+            need = wanted(row[4], bool(row[6]), f"final:{fid}" in marks)
+            if need == "live":
+                done.follow.append(Next(f"live:{fid}", "live", (sport, fid, season or "")))
+            else:
+                done.stop.append(f"live:{fid}")
+            if need == "final":
+                done.follow.append(Next(f"final:{fid}", "final", (sport, fid, season or "")))
+        for season in seasons:
+            done.follow.append(Next(f"squads:{sport}:{season}", "squads", (sport, season)))
+        return done
+
+    async def actions(self, sport: str, fid: str, season: str) -> Done:
+        """A live fixture's actions, polled: the timeline as it stands. The record that
+        closes the fixture calls for its final read at once, before the listing says so."""
+        done = Done("actions")
+        rows, finished = await self._timeline(sport, fid)
+        done.writes.append(Write("actions", rows, ("fixture_id", fid)))
+        if finished and f"final:{fid}" not in self.marks():
+            done.follow.append(Next(f"final:{fid}", "final", (sport, fid, season)))
+        return done
+
+    async def _timeline(self, sport: str, fid: str) -> tuple[list[Row], bool]:
+        """The timeline's rows, and whether it holds the record that closes the fixture."""
+        try:
+            actions = await self.client.actions.list(sport, fid, raw=True).collect()
+        except NotFoundError:
+            return [], False  # a sport without timelines
+        # A timeline may hold an action more than once (a later version of it): the last
+        # one is the action as it stands, and the only one kept (as the backfill does).
+        rows = {a.fixture_action.action_id: action_row(sport, fid, a, j) for a, j in actions}
+        return list(rows.values()), any(a.finished for a, _ in actions)
+
+    async def final(self, sport: str, fid: str, season: str) -> Done:
+        """An ended fixture: its whole timeline and its statistics, once."""
+        done = Done("final")
+        actions, _ = await self._timeline(sport, fid)
+        done.writes.append(Write("actions", actions, ("fixture_id", fid)))
+        try:
+            packet, json = await self.client.statistics.get(sport, fid, raw=True)
+        except NotFoundError:
+            # Not there yet: keep the timeline, ask again later.
+            done.status, done.again = 404, self.every["retry"]
+            return done
+        done.writes.append(Write("statistics", [statistics_row(sport, fid, packet, json)]))
+        done.marks.append(f"final:{fid}")
+        done.stop.append(f"live:{fid}")
+        if season and f"nostandings:{season}" not in self.marks():
+            # Committed with the fixture's end, so that a restart still reads them; and
+            # coalesced: the fixtures ending about together are followed by one read.
+            done.marks.append(f"standings:{sport}:{season}")
+            delay = self.every["fixtures"]
+            done.follow.append(Next(f"standings:{season}", "standings", (sport, season), delay))
+        return done
+
+    async def standings(self, sport: str, season: str) -> Done:
+        """A season's standings (after a match of it ended)."""
+        done = Done("standings", unmarks=[f"standings:{sport}:{season}"])
+        try:
+            packets = await self.client.standings.get(sport, season_id=season, raw=True)
+        except NotFoundError:
+            done.status = 404
+            done.marks.append(f"nostandings:{season}")  # a competition without standings
+            return done
+        rows = [standings_row(sport, season, p, json) for p, json in packets]
+        done.writes.append(Write("standings", rows, ("season_id", season)))
+        return done
+
+    async def squads(self, sport: str, season: str) -> Done:
+        """A season's squads (daily)."""
+        done = Done("squads", marks=[f"squads:{sport}:{season}"])
+        try:
+            squads = await self.client.squads.list(sport, season_id=season, raw=True).collect()
+        except NotFoundError:
+            done.status = 404
+            return done
+        rows = [squad_row(sport, season, s, json) for s, json in squads]
+        done.writes.append(Write("squads", rows, ("season_id", season)))
+        return done
+
+    async def events(self, live_before: Sequence[Row]) -> Done:
+        """The live stream events that are live now; those that left the list end."""
+        done = Done("events")
+        events = await self.client.events.list(live=True, raw=True).collect()
+        rows = [event_row(e, json, True) for e, json in events]
+        listed = {r[0] for r in rows}
+        ended = [(*r[:4], 0, r[5]) for r in live_before if r[4] and r[0] not in listed]
+        done.writes.append(Write("events", rows + ended))
+        return done
+
+    async def snooker(self) -> Done:
+        """Snooker tournaments from a year back to a year ahead (daily)."""
+        today = dt.datetime.fromtimestamp(self.clock(), dt.UTC).date()
+        start, end = today - dt.timedelta(days=365), today + dt.timedelta(days=365)
+        done = Done("snooker", marks=["snooker"])
+        listing = self.client.snooker.tournaments(start=start, end=end, raw=True)
+        rows = [tournament_row(t, json) for t, json in await listing.collect()]
+        done.writes.append(Write("snooker_tournaments", rows))
+        return done

@@ -1,0 +1,117 @@
+"""Prometheus metrics of a running mirror and ``/healthz``, served over HTTP (aiohttp).
+
+Read from the mirror at each scrape by a custom collector, so the mirror itself keeps
+plain counters and never imports prometheus-client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+    from ._mirror import Mirror
+
+__all__ = ["HEALTHY_WITHIN", "healthy", "serve_metrics"]
+
+HEALTHY_WITHIN = 120.0
+"""Seconds without a good read (while something is planned) before /healthz says 503."""
+
+
+def healthy(mirror: Mirror, now: float) -> tuple[bool, dict[str, object]]:
+    """Whether the mirror is doing its work, and what ``/healthz`` answers."""
+    last = max(mirror.fresh.values(), default=mirror.started)
+    age = now - last if last == last else None  # NaN: never started
+    ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.plan.tasks)
+    return ok, {
+        "ok": ok,
+        "seconds_since_last_read": age,
+        "tasks": len(mirror.plan.tasks),
+        "due": mirror.plan.depth(now),
+        "feeds_open": sum(1 for f in mirror.feeds.values() if not f.done()),
+        "committed": dict(mirror.committed),
+    }
+
+
+class _Collector:
+    def __init__(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+        self.t0 = time.monotonic()
+        self.sent0 = mirror.client.requests_sent
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        m = self.mirror
+        now = asyncio.get_event_loop().time()
+        requests = CounterMetricFamily(
+            "asyncsports_sync_requests", "Reads by resource and HTTP status.",
+            labels=["resource", "status"],
+        )  # fmt: skip
+        for (resource, status), n in sorted(m.requests.items()):
+            requests.add_metric([resource, str(status)], n)
+        yield requests
+        changes = CounterMetricFamily(
+            "asyncsports_sync_changes", "Rows changed, by table.", labels=["table"]
+        )
+        for table, n in sorted(m.committed.items()):
+            changes.add_metric([table], n)
+        yield changes
+        rate = m.client.settings.rate_limit
+        elapsed = max(1e-9, time.monotonic() - self.t0)
+        used = (m.client.requests_sent - self.sent0) / elapsed / rate if rate else 0.0
+        yield GaugeMetricFamily(
+            "asyncsports_sync_budget_used", "Requests per second over rate_limit, since start.",
+            value=used,
+        )  # fmt: skip
+        yield GaugeMetricFamily(
+            "asyncsports_sync_queue_depth", "Tasks due and waiting.", value=m.plan.depth(now)
+        )
+        late = m.plan.late(now)
+        yield GaugeMetricFamily(
+            "asyncsports_sync_tasks_behind", "Tasks later than their own cadence: the "
+            "budget is too small for what is followed.", value=len(late),
+        )  # fmt: skip
+        yield GaugeMetricFamily(
+            "asyncsports_sync_feeds_open", "Live websocket feeds open.",
+            value=sum(1 for f in m.feeds.values() if not f.done()),
+        )  # fmt: skip
+        lag = GaugeMetricFamily(
+            "asyncsports_sync_freshness_seconds", "Seconds since the last good read, by resource.",
+            labels=["resource"],
+        )  # fmt: skip
+        for resource, at in sorted(m.fresh.items()):
+            lag.add_metric([resource], now - at)
+        yield lag
+
+
+async def serve_metrics(mirror: Mirror, port: int, host: str = "127.0.0.1") -> web.AppRunner:
+    """Serve ``/metrics`` and ``/healthz`` on ``host:port`` (0: a free port); returns the
+    runner (``runner.addresses`` says where; ``await runner.cleanup()`` stops it)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(mirror))
+
+    async def metrics(request: web.Request) -> web.Response:
+        body = generate_latest(registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def health(request: web.Request) -> web.Response:
+        ok, state = healthy(mirror, asyncio.get_running_loop().time())
+        return web.json_response(state, status=200 if ok else 503)
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/healthz", health)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner

@@ -1,0 +1,466 @@
+"""The mirror: workers take the plan's due tasks, run their reads, commit, plan what follows."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from asyncsports._request import Sport
+from asyncsports.client import Client
+from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
+
+from ._jobs import ActionFeed, Done, Jobs, StatisticsFeed
+from ._plan import PRIORITY, Plan, Task, wanted
+from ._rows import action_row, statistics_row
+from ._store import Change, Store, Write
+
+__all__ = ["ALL_SPORTS", "Mirror"]
+
+log = logging.getLogger("asyncsports.sync")
+T = TypeVar("T")
+
+ALL_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
+# These stop the mirror: every later request would fail the same way.
+FATAL = (AuthenticationError, BadRequestError)
+_LONG = 3600.0  # cadences above this are not waited for by caught_up()
+
+
+class Mirror:
+    """Keeps a SQLite database current for ``sports``, within the client's rate budget.
+
+    ``every`` overrides cadences (seconds, keys of :data:`~asyncsports.sync.DEFAULT_EVERY`);
+    ``days_back``/``days_ahead`` bound the fixtures followed; ``concurrency`` is how many
+    reads may wait for the budget at once; ``clock`` is the service's time in epoch
+    seconds (the emulator's ``emu.clock.time`` against it); ``events``: follow the live
+    stream events (default: when the client has a streaming address and credentials);
+    ``snooker``: snooker tournaments (default: when ``snooker`` is among the sports);
+    ``live_feed``: where live actions come from instead of polling (see
+    :class:`~asyncsports.sync.ActionFeed`); ``statistics_feed``: live fixtures'
+    statistics while live (:class:`~asyncsports.sync.StatisticsFeed`). Use :meth:`run` (until :meth:`stop`) or
+    :meth:`once`, and :meth:`changes` for what changed.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        db: str | Path,
+        *,
+        sports: Iterable[str] = ALL_SPORTS,
+        every: Mapping[str, float] | None = None,
+        days_back: int = 2,
+        days_ahead: int = 2,
+        concurrency: int = 4,
+        clock: Callable[[], float] = time.time,
+        events: bool | None = None,
+        snooker: bool | None = None,
+        live_feed: ActionFeed | None = None,
+        statistics_feed: StatisticsFeed | None = None,
+    ) -> None:
+        self.client = client
+        self.db = Path(db)
+        self.sports = tuple(dict.fromkeys(sports))
+        self.plan = Plan(every)
+        self.every = self.plan.every
+        self.concurrency = concurrency
+        self.clock = clock
+        s = client.settings
+        self.follow_events = (
+            events if events is not None else bool(s.streaming_url and s.streaming_credentials)
+        )
+        self.follow_snooker = snooker if snooker is not None else "snooker" in self.sports
+        self.live_feed = live_feed
+        self.statistics_feed = statistics_feed
+        self.requests: collections.Counter[tuple[str, int]] = collections.Counter()
+        self.committed: collections.Counter[str] = collections.Counter()
+        self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
+        self.feeds: dict[str, asyncio.Task[None]] = {}
+        self.started = math.nan
+        self._marks: dict[str, float] = {}
+        self._store: Store | None = None
+        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
+        self._stopping = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._finished = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._once = False
+        self._error: BaseException | None = None
+        self.jobs = Jobs(client, clock=clock, back=days_back, ahead=days_ahead,
+                         every=self.every, marks=lambda: self._marks)  # fmt: skip
+
+    # ------------------------------------------------------------------ public
+
+    async def run(self) -> None:
+        """Follow the service until :meth:`stop`; what is in flight is finished first."""
+        await self._main(once=False)
+
+    async def once(self) -> None:
+        """One full pass: everything due now and everything it leads to, once each."""
+        await self._main(once=True)
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to finish what is in flight and return."""
+        self._stopping.set()
+        self._wake.set()
+
+    async def caught_up(self) -> None:
+        """Wait until every task of the plan has run since this call (those of cadences
+        over an hour only if due): with the service's clock still, the database then
+        equals what the service answers."""
+        await self._ready.wait()
+        t0 = asyncio.get_running_loop().time()
+        while self._behind(t0):
+            if self._error is not None:
+                raise self._error
+            if self._store is None:
+                raise RuntimeError("the mirror is not running")
+            self._finished.clear()
+            await self._finished.wait()
+
+    def _behind(self, t0: float) -> bool:
+        now = asyncio.get_running_loop().time()
+        for t in self.plan.tasks.values():
+            if t.started >= t0 and not t.running:
+                continue
+            if t.every is not None and t.every > _LONG and t.due > now:
+                continue
+            return True
+        return False
+
+    async def changes(
+        self,
+        after: int = 0,
+        *,
+        consumer: str | None = None,
+        follow: bool = True,
+        until: asyncio.Event | None = None,
+    ) -> AsyncIterator[Change]:
+        """Each committed change after ``after`` (or ``consumer``'s saved cursor), in
+        commit order, at least once; ``follow=False`` ends at the last one committed,
+        ``until`` once it is set and every change committed before has been given.
+
+        A named ``consumer``'s cursor moves past a change when the next one is asked
+        for (the consumer is done with it): one that restarts resumes from there.
+        """
+        loop = asyncio.get_running_loop()
+        # One thread for this reader's connection: a call and the close never overlap.
+        io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-feed")
+        reader = await loop.run_in_executor(io, Store, self.db)
+        try:
+            if consumer is not None and after == 0:
+                after = await loop.run_in_executor(io, reader.cursor, consumer)
+            while True:
+                batch = await loop.run_in_executor(io, reader.changes, after)
+                for change in batch:
+                    yield change
+                    after = change.seq
+                    if consumer is not None:
+                        await loop.run_in_executor(io, reader.save_cursor, consumer, after)
+                if batch:
+                    continue
+                if not follow or (until is not None and until.is_set()):
+                    return
+                self._changed.clear()
+                await self._wait_changes(until)
+        finally:
+            io.submit(reader.close)
+            io.shutdown(wait=False)
+
+    async def _wait_changes(self, until: asyncio.Event | None) -> None:
+        """Until a commit, ``until`` or half a second (another process may be the writer)."""
+        waits = [asyncio.ensure_future(self._changed.wait())]
+        if until is not None:
+            waits.append(asyncio.ensure_future(until.wait()))
+        try:
+            await asyncio.wait(waits, timeout=0.5, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _main(self, once: bool) -> None:
+        loop = asyncio.get_running_loop()
+        self._once, self.started = once, loop.time()
+        self.plan = Plan(self.every)
+        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
+        self._store = await self._call(Store, self.db)
+        try:
+            await self._restore(loop.time())
+            self._say_start(once)
+            self._ready.set()
+            async with asyncio.TaskGroup() as tg:
+                for i in range(self.concurrency):
+                    tg.create_task(self._worker(), name=f"mirror-worker-{i}")
+                tg.create_task(self._watch(), name="mirror-watch")
+        finally:
+            for feed in self.feeds.values():
+                feed.cancel()
+            await asyncio.gather(*self.feeds.values(), return_exceptions=True)
+            self.feeds.clear()
+            self._finished.set()
+            self._ready.clear()
+            self._stopping.clear()  # a stop asked before the run starts is kept
+            store, self._store = self._store, None
+            await self._call(store.close)
+            self._io.shutdown(wait=False)
+        if self._error is not None:
+            raise self._error
+
+    async def _restore(self, now: float) -> None:
+        """Plan the listings, and carry on with what the database says is under way."""
+        self._marks = await self._call(self._db().marks)
+        plan = self.plan
+        for sport in self.sports:
+            plan.add(f"fixtures:{sport}", "fixtures", (sport, "near"), at=now)
+            plan.add(f"window:{sport}", "window", (sport, "window"), at=now)
+        if self.follow_events:
+            plan.add("events", "events", at=now)
+        if self.follow_snooker:
+            plan.add("snooker", "snooker", at=self._due_after("snooker", "snooker", now))
+        for mark in self._marks:
+            kind, _, rest = mark.partition(":")
+            owed_sport, _, owed_season = rest.partition(":")
+            if kind == "standings" and owed_sport in self.sports:
+                # Owed by a fixture that ended before a stop.
+                key = f"standings:{owed_season}"
+                plan.add(key, "standings", (owed_sport, owed_season), at=now)
+        for fid, sport, season, status, deleted in await self._call(self._db().fixtures):
+            if sport not in self.sports:
+                continue
+            need = wanted(status, deleted, f"final:{fid}" in self._marks)
+            if need == "live":
+                plan.add(f"live:{fid}", "live", (sport, fid, season or ""), at=now)
+            elif need == "final":
+                plan.add(f"final:{fid}", "backlog", (sport, fid, season or ""), at=now)
+
+    def _say_start(self, once: bool) -> None:
+        rate = self.client.settings.rate_limit
+        kinds = collections.Counter(t.kind for t in self.plan.tasks.values())
+        log.info(
+            "mirror: %s %s into %s within %s; carrying on with %d live and %d ended fixtures",
+            "one pass over" if once else "following",
+            ", ".join(self.sports),
+            self.db,
+            f"{rate:g} requests a second" if rate else "no rate limit",
+            kinds["live"],
+            kinds["backlog"],
+        )
+
+    def _due_after(self, mark: str, kind: str, now: float) -> float:
+        """When work marked ``mark`` is due again: its cadence after it was last done."""
+        done = self._marks.get(mark)
+        if done is None:
+            return now
+        return now + max(0.0, done + self.every[kind] - time.time())
+
+    async def _worker(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self._stopping.is_set():
+            task = self.plan.take(loop.time())
+            if task is None:
+                if self._once and self.plan.running() == 0 and self.plan.wait(loop.time()) != 0:
+                    self.stop()  # the pass is over: nothing due, nothing running
+                    return
+                await self._idle(self.plan.wait(loop.time()))
+                continue
+            try:
+                await self._turn(task)
+            finally:
+                self._finished.set()
+                self._wake.set()
+
+    async def _idle(self, wait: float | None) -> None:
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait if wait is not None else 1.0):
+                await self._wake.wait()
+
+    async def _turn(self, task: Task) -> None:
+        loop = asyncio.get_running_loop()
+        again: float | None = None
+        try:
+            done = await self._job(task)
+        except (*FATAL, SinkError) as exc:
+            if task.kind == "events" and not isinstance(exc, SinkError):
+                # The events listing is another host with its own credentials: its
+                # refusal must not stop the data service's mirror.
+                log.warning("mirror: live stream events refused (%s); trying again later", exc)
+                self.plan.finish(task, loop.time())
+                return
+            log.error("mirror: %s failed: %s; stopping", task.key, exc)
+            self._error = exc
+            self.plan.finish(task, loop.time())
+            self.stop()
+            return
+        except AsyncSportsError as exc:
+            status = getattr(exc, "status", 0) or 0
+            self.requests[(task.kind, status)] += 1
+            log.warning("mirror: %s failed (%s); trying again later", task.key, exc)
+            again = min(task.every or self.every["retry"], self.every["retry"])
+        else:
+            if done.status:
+                self.requests[(done.resource, done.status)] += 1
+                self.fresh[done.resource] = loop.time()
+            await self._commit(done)
+            again = done.again
+            self._plan_next(done, loop.time())
+        if self._once and again is None and task.every is not None:
+            again = math.inf  # once: each task once per pass
+        self.plan.finish(task, loop.time(), again=again)
+
+    async def _commit(self, done: Done) -> None:
+        if not done.writes and not done.marks and not done.unmarks:
+            return
+        at = time.time()
+        n = await self._call(self._db().write, done.writes, done.marks, at, done.unmarks)
+        for mark in done.unmarks:
+            self._marks.pop(mark, None)
+        for mark in done.marks:
+            self._marks[mark] = at
+        if n.total():
+            self.committed.update(n)
+            self._changed.set()
+
+    def _plan_next(self, done: Done, now: float) -> None:
+        delay = 0.0 if self._once else 1.0  # once: a pass waits for nothing
+        for key in done.stop:
+            self._unfollow(key)
+        for n in done.follow:
+            if n.kind == "squads":
+                self.plan.add(n.key, n.kind, n.args, at=self._due_after(n.key, "squads", now))
+            elif n.kind == "final" and n.key not in self.plan.tasks:
+                # Watched while live: its end comes first; one found ended: the backlog.
+                kind = "final" if f"live:{n.args[1]}" in self.plan.tasks else "backlog"
+                self._unfollow(f"live:{n.args[1]}")
+                self.plan.add(n.key, kind, n.args, at=now + n.delay * delay)
+            elif n.kind == "standings" and self._once:
+                # Once: after every ended fixture of the pass, one read per season.
+                self.plan.add(n.key, n.kind, n.args, at=now, priority=PRIORITY["backlog"] + 1)
+            else:
+                self.plan.add(n.key, n.kind, n.args, at=now + n.delay * delay)
+
+    def _unfollow(self, key: str) -> None:
+        self.plan.drop(key)
+        fid = key.partition(":")[2]
+        for name in (key, f"stats:{fid}"):
+            feed = self.feeds.pop(name, None)
+            if feed is not None:
+                feed.cancel()
+
+    async def _job(self, task: Task) -> Done:
+        j, a = self.jobs, task.args
+        match task.kind:
+            case "fixtures" | "window":
+                return await j.fixtures(a[0], a[1])
+            case "live":
+                return await self._live(a[0], a[1], a[2])
+            case "final" | "backlog":
+                return await j.final(a[0], a[1], a[2])
+            case "standings":
+                return await j.standings(a[0], a[1])
+            case "squads":
+                return await j.squads(a[0], a[1])
+            case "events":
+                return await j.events(await self._call(self._db().rows, "events"))
+            case "snooker":
+                return await j.snooker()
+        raise AssertionError(task.kind)
+
+    # ------------------------------------------------------------------ live actions
+
+    async def _live(self, sport: str, fid: str, season: str) -> Done:
+        """Poll a live fixture's actions, unless a live feed carries them (then this only
+        checks that the feed is open, and polls once if it has failed); open its
+        statistics feed, if there is one."""
+        if self.statistics_feed is not None:
+            self._open(f"stats:{fid}", self._statistics(sport, fid))
+        if self.live_feed is None:
+            return await self.jobs.actions(sport, fid, season)
+        if not self._open(f"live:{fid}", self._actions(sport, fid)):
+            return Done("live", status=0)
+        # Polled once while the feed connects: nothing is missed in between.
+        return await self.jobs.actions(sport, fid, season)
+
+    def _open(self, key: str, follow: Coroutine[Any, Any, None]) -> bool:
+        """Run ``follow`` as the feed ``key`` unless that one is open; True if opened."""
+        feed = self.feeds.get(key)
+        if feed is not None and not feed.done():
+            follow.close()
+            return False
+        self.feeds[key] = asyncio.create_task(follow, name=key)
+        return True
+
+    async def _actions(self, sport: str, fid: str) -> None:
+        """Commit a live feed's actions as they come."""
+        assert self.live_feed is not None
+        # Where to resume: an action sent twice is stored once, so this may be short of
+        # the feed's position; what comes again is upserted unchanged (at least once).
+        start = await self._call(self._db().count_actions, fid)
+        records = self.live_feed(sport, fid, start)
+        await self._drain(
+            fid, records, lambda a, j: Write("actions", [action_row(sport, fid, a, j)])
+        )
+
+    async def _statistics(self, sport: str, fid: str) -> None:
+        """Commit a live statistics feed's packets as they come (each replaces the last)."""
+        assert self.statistics_feed is not None
+        records = self.statistics_feed(sport, fid, 0)
+        await self._drain(
+            fid, records, lambda p, j: Write("statistics", [statistics_row(sport, fid, p, j)])
+        )
+
+    async def _drain(
+        self, fid: str, records: AsyncIterator[Any], write: Callable[[Any, bytes], Write]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            async for record, json in records:
+                await self._commit(Done("live", writes=[write(record, json)]))
+                self.fresh["live"] = loop.time()
+        except AsyncSportsError as exc:
+            log.warning("mirror: live feed of %s broke off (%s): polling until it reopens",
+                        fid, exc)  # fmt: skip
+
+    # ------------------------------------------------------------------ helpers
+
+    async def _watch(self) -> None:
+        """Say, at a human pace, what the mirror does and whether the budget keeps up."""
+        loop = asyncio.get_running_loop()
+        last = sum(self.committed.values())
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(60.0):
+                    await self._stopping.wait()
+            now = loop.time()
+            total = sum(self.committed.values())
+            late = self.plan.late(now)
+            live = sum(1 for t in self.plan.tasks.values() if t.kind == "live")
+            stopping = self._stopping.is_set()
+            log.info("mirror: %d changes committed %s; %d live fixtures followed; %d tasks "
+                     "due", total - (0 if stopping else last),
+                     "in all" if stopping else "in the last minute", live,
+                     self.plan.depth(now))  # fmt: skip
+            last = total
+            if late:
+                worst = max(behind for _, behind in late)
+                log.warning("mirror: the budget is too small: %d tasks behind their cadence, "
+                            "up to %.1f s: raise --rate-limit or lengthen --every",
+                            len(late), worst)  # fmt: skip
+
+    def _db(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the mirror is not running")
+        return self._store
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a database call on the mirror's one database thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)

@@ -1,0 +1,324 @@
+"""The mirror's SQLite database: resource tables, the change log, cursors and marks. No network.
+
+The resource tables ``fixtures``, ``actions`` and ``statistics`` have the backfill's columns
+and keys (fixtures by id, actions by fixture and action id, statistics by fixture); the
+mirror adds ``standings``, ``squads``, ``events`` and ``snooker_tournaments``. Every row keeps
+the record's wire JSON in ``json``.
+
+A write is one transaction: each row is compared with the stored one and only a row whose
+content changed is written, with one line in ``changes`` (``seq`` ascending in commit
+order: insert, update or delete, the table, the key and the whole row). So a ``kill -9``
+at any moment loses nothing committed, and the change log holds exactly the committed
+changes. ``cursors`` keeps where each named consumer of the change feed stands; ``marks``
+when each piece of once-in-a-while work was last done, so that a restart carries on.
+
+One :class:`Store` is one connection, used from one thread at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from asyncsports.errors import SinkError
+
+__all__ = ["KEYS", "TABLES", "Change", "Row", "Store", "Write"]
+
+Row = tuple[Any, ...]
+
+# Columns of each table; the first len(KEYS[t]) of them are its primary key.
+TABLES: dict[str, tuple[str, ...]] = {
+    "fixtures": ("id", "sport", "season_id", "start_date_utc", "status", "name", "deleted", "json"),
+    "actions": ("fixture_id", "action_id", "sport", "seq", "type", "send_type", "timestamp",
+                "json"),
+    "statistics": ("fixture_id", "sport", "seq_num", "timestamp", "json"),
+    "standings": ("season_id", "stage_id", "group_id", "sport", "timestamp", "json"),
+    "squads": ("id", "sport", "season_id", "team_id", "json"),
+    "events": ("id", "title", "start_date", "end_date", "live", "json"),
+    "snooker_tournaments": ("tournament_id", "season_id", "name", "start_date", "end_date",
+                            "json"),
+}  # fmt: skip
+KEYS: dict[str, tuple[str, ...]] = {
+    "fixtures": ("id",),
+    "actions": ("fixture_id", "action_id"),
+    "statistics": ("fixture_id",),
+    "standings": ("season_id", "stage_id", "group_id"),
+    "squads": ("id",),
+    "events": ("id",),
+    "snooker_tournaments": ("tournament_id",),
+}
+_META = """
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- commit order; the change feed's cursor
+    committed_at TEXT NOT NULL,
+    op TEXT NOT NULL,                       -- insert, update or delete
+    tbl TEXT NOT NULL,
+    key TEXT NOT NULL,                      -- JSON array of the key columns
+    row TEXT NOT NULL                       -- JSON object of the whole row
+);
+CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, done_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS mirror (version INTEGER NOT NULL);
+"""
+VERSION = 1
+
+
+def _ddl(table: str) -> str:
+    # No declared types: SQLite keeps each value as written (no affinity turning 5 into
+    # '5'), so a row read back compares equal to the row that was written.
+    cols = ", ".join(TABLES[table])
+    return f"CREATE TABLE IF NOT EXISTS {table} ({cols}, PRIMARY KEY ({', '.join(KEYS[table])}));"
+
+
+_SCHEMA = (
+    "\n".join(_ddl(t) for t in TABLES)
+    + _META
+    + ("CREATE INDEX IF NOT EXISTS fixtures_sport_start ON fixtures (sport, start_date_utc);")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """Rows for one table. ``scope``: a ``(column, value)`` whose other rows are deleted
+    (the rows are then all there is for it: a fixture's actions)."""
+
+    table: str
+    rows: Sequence[Row]
+    scope: tuple[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One committed change: ``seq`` (the cursor), ``op`` (insert, update or delete),
+    ``table``, ``key`` (the key columns), ``row`` (every column; ``row["json"]`` is the
+    record's wire JSON) and ``committed_at`` (ISO 8601 UTC)."""
+
+    seq: int
+    op: str
+    table: str
+    key: tuple[Any, ...]
+    row: dict[str, Any]
+    committed_at: str
+
+    @property
+    def record(self) -> Any:
+        """The record as the service sent it, decoded (None for a deleted row)."""
+        text = self.row.get("json")
+        return json.loads(text) if text is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The change as one JSON object (a line of ``asyncsports sync --changes``)."""
+        return {
+            "seq": self.seq,
+            "op": self.op,
+            "table": self.table,
+            "key": list(self.key),
+            "committed_at": self.committed_at,
+            "record": self.record,
+        }
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _op(table: str, old: Row | None, new: Row) -> str:
+    if table == "fixtures" and new[TABLES["fixtures"].index("deleted")]:
+        return "delete"  # fixtureDeleted: the service says to disregard it
+    return "insert" if old is None else "update"
+
+
+class Store:
+    """An open mirror database."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            # Autocommit: transactions are explicit. check_same_thread off: the mirror
+            # hands the connection to one worker thread at a time, never two at once.
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA busy_timeout = 5000")
+            self._setup()
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot use {self.path} as a mirror database: {exc}") from exc
+        self._select = {
+            t: f"SELECT * FROM {t} WHERE " + " AND ".join(f"{k} = ?" for k in KEYS[t])
+            for t in TABLES
+        }
+        self._put = {
+            t: f"INSERT OR REPLACE INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
+            for t, c in TABLES.items()
+        }
+
+    def _setup(self) -> None:
+        # Two connections opening a new file at once (the mirror and its change feed):
+        # switching to WAL does not wait for the other's lock, so try again a while.
+        for attempt in range(50):
+            try:
+                # WAL: readers (the change feed, sqlite3, pandas) read while the mirror
+                # writes, and a committed transaction survives the process being killed.
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT INTO mirror (version) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM mirror)",
+                    (VERSION,),
+                )
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.1)
+
+    def close(self) -> None:
+        """Close the connection (an unfinished transaction is rolled back)."""
+        self._db.close()
+
+    def write(
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
+    ) -> Counter[str]:
+        """Apply ``writes``, set ``marks`` to ``at`` and remove ``unmarks``, in one
+        transaction; returns the changes made per table."""
+        changed: Counter[str] = Counter()
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                now = _now()
+                for w in writes:
+                    changed[w.table] += self._apply(w, now)
+                for name in unmarks:
+                    self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
+                for name in marks:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+        return changed
+
+    def _apply(self, w: Write, now: str) -> int:
+        table, cols = w.table, TABLES[w.table]
+        nkeys = len(KEYS[table])
+        changed = 0
+        seen: set[tuple[Any, ...]] = set()
+        for row in w.rows:
+            key = tuple(row[:nkeys])
+            seen.add(key)
+            old = self._db.execute(self._select[table], key).fetchone()
+            if old is not None and tuple(old) == tuple(row):
+                continue  # the same content: no write, no change
+            self._db.execute(self._put[table], row)
+            self._log(now, _op(table, old, row), table, key, dict(zip(cols, row, strict=True)))
+            changed += 1
+        if w.scope is not None:
+            column, value = w.scope
+            for old in self._db.execute(f"SELECT * FROM {table} WHERE {column} = ?", (value,)):
+                key = tuple(old[:nkeys])
+                if key not in seen:
+                    where = " AND ".join(f"{k} = ?" for k in KEYS[table])
+                    self._db.execute(f"DELETE FROM {table} WHERE {where}", key)
+                    gone = dict(zip(cols, old, strict=True)) | {"json": None}
+                    self._log(now, "delete", table, key, gone)
+                    changed += 1
+        return changed
+
+    def _log(self, now: str, op: str, table: str, key: Row, row: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT INTO changes (committed_at, op, tbl, key, row) VALUES (?, ?, ?, ?, ?)",
+            (now, op, table, json.dumps(list(key)), json.dumps(row)),
+        )
+
+    def apply(self, changes: Iterable[Change]) -> None:
+        """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
+        a row with its JSON is written as it is, one without (a row gone) is deleted."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for c in changes:
+                    if c.row.get("json") is None:
+                        where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
+                        self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
+                    else:
+                        self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+
+    def changes(self, after: int, limit: int = 500) -> list[Change]:
+        """Committed changes with ``seq > after``, in commit order."""
+        rows = self._db.execute(
+            "SELECT seq, op, tbl, key, row, committed_at FROM changes WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [
+            Change(seq, op, tbl, tuple(json.loads(key)), json.loads(row), at)
+            for seq, op, tbl, key, row, at in rows
+        ]
+
+    def cursor(self, name: str) -> int:
+        """Where consumer ``name`` stands (0: at the start)."""
+        row = self._db.execute("SELECT seq FROM cursors WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def save_cursor(self, name: str, seq: int) -> None:
+        """Remember that consumer ``name`` is done with every change up to ``seq``.
+
+        A cursor only moves forward: a late save of an older position changes nothing.
+        """
+        try:
+            self._db.execute(
+                "INSERT INTO cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) "
+                "DO UPDATE SET seq = max(seq, excluded.seq)",
+                (name, seq),
+            )
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+
+    def marks(self) -> dict[str, float]:
+        """Every mark and when it was set."""
+        return dict(self._db.execute("SELECT name, done_at FROM marks").fetchall())
+
+    def rows(self, table: str) -> list[Row]:
+        """Every row of ``table``, ordered by key."""
+        order = ", ".join(KEYS[table])
+        return [tuple(r) for r in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}")]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per resource table."""
+        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+    def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
+        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
+        return [
+            (r[0], r[1], r[2], r[3], bool(r[4]))
+            for r in self._db.execute("SELECT id, sport, season_id, status, deleted FROM fixtures")
+        ]
+
+    def count_actions(self, fixture_id: str) -> int:
+        """How many actions of a fixture are stored (where a live feed resumes)."""
+        q = "SELECT count(*) FROM actions WHERE fixture_id = ?"
+        return int(self._db.execute(q, (fixture_id,)).fetchone()[0])
+
+    def has(self, table: str, column: str, value: Any) -> bool:
+        """Whether ``table`` holds a row with ``column = value``."""
+        row = self._db.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1", (value,))
+        return row.fetchone() is not None

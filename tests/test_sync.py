@@ -1,0 +1,293 @@
+"""The mirror against the emulator: a match day with the clock steered, the change feed."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from asyncsports import Client
+from asyncsports.emulator import Emulator
+from asyncsports.errors import NotFoundError
+from asyncsports.sync import TABLES, Mirror, Store
+from asyncsports.sync._metrics import serve_metrics
+from asyncsports.sync._plan import near_window, window
+
+SPORTS = ["basketball", "soccer"]
+FAST = {k: 0.2 for k in ("live", "fixtures", "window", "events", "retry")}
+
+
+async def caught_up(mirror: Mirror, limit: float = 30) -> None:
+    """``mirror.caught_up()``, saying which tasks are behind if it takes too long."""
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    try:
+        await asyncio.wait_for(mirror.caught_up(), limit)
+    except TimeoutError:
+        behind = [(t.key, t.running, t.started - t0, t.due - loop.time())
+                  for t in mirror.plan.tasks.values() if t.started < t0 or t.running]  # fmt: skip
+        raise AssertionError(f"not caught up: {behind}") from None
+
+
+def rows(db: Path, table: str) -> list[tuple[Any, ...]]:
+    store = Store(db)
+    try:
+        return store.rows(table)
+    finally:
+        store.close()
+
+
+async def rest_fixtures(client: Client, emu: Emulator, sport: str) -> dict[str, dict[str, Any]]:
+    """The fixtures the mirror follows for ``sport``, as the service answers now."""
+    out: dict[str, dict[str, Any]] = {}
+    now = emu.clock.time()
+    for start, end in (window(now, 1, 1), near_window(now)):
+        listing = client.fixtures.list(sport, date_from=start, date_to=end, raw=True)
+        for f, raw in await listing.collect():
+            out[str(f.id)] = json.loads(raw)
+    return out
+
+
+async def assert_mirrors(
+    client: Client, emu: Emulator, db: Path, sports: list[str] = SPORTS
+) -> int:
+    """The database holds what the REST endpoints answer now; returns the fixtures checked."""
+    fixtures = {r[0]: r for r in rows(db, "fixtures")}
+    actions: dict[str, dict[str, str]] = {}
+    for r in rows(db, "actions"):
+        actions.setdefault(r[0], {})[r[1]] = r[-1]
+    stats = {r[0]: r[-1] for r in rows(db, "statistics")}
+    standings: dict[str, list[str]] = {}
+    for r in rows(db, "standings"):
+        standings.setdefault(r[0], []).append(json.loads(r[-1]))
+    seasons: set[tuple[str, str]] = set()
+    checked = 0
+    for sport in sports:
+        for fid, record in (await rest_fixtures(client, emu, sport)).items():
+            checked += 1
+            assert json.loads(fixtures[fid][-1]) == record, fid
+            status = record["status"].lower()
+            if record.get("fixtureDeleted") or status in ("scheduled", "postponed"):
+                continue
+            timeline = {a.fixture_action.action_id: json.loads(raw)
+                        for a, raw in await client.actions.list(sport, fid, raw=True).collect()}  # fmt: skip
+            stored = {k: json.loads(v) for k, v in actions.get(fid, {}).items()}
+            assert stored == {str(k): v for k, v in timeline.items()}, fid  # every action once
+            if status == "completed":
+                _, raw = await client.statistics.get(sport, fid, raw=True)
+                assert json.loads(stats[fid]) == json.loads(raw)
+                seasons.add((sport, record["stage"]["season"]["id"]))
+    for sport, season in seasons:
+        try:
+            packets = await client.standings.get(sport, season_id=season, raw=True)
+        except NotFoundError:
+            assert season not in standings
+            continue
+        assert sorted(map(json.dumps, standings[season])) == sorted(
+            json.dumps(json.loads(raw)) for _, raw in packets
+        )
+    events = {r[0]: json.loads(r[-1]) for r in rows(db, "events") if r[4]}
+    live = {e.id: json.loads(raw) for e, raw in await client.events.list(live=True, raw=True).collect()}  # fmt: skip
+    assert events == live
+    return checked
+
+
+@pytest.fixture
+async def emu() -> AsyncIterator[Emulator]:
+    async with Emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40) as e:
+        yield e
+
+
+async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    db = tmp_path / "m.sqlite"
+    async with emu.client() as client:
+        mirror = Mirror(client, db, sports=SPORTS, every=FAST, days_back=1, days_ahead=1,
+                        clock=emu.clock.time)  # fmt: skip
+        assert mirror.follow_events
+        running = asyncio.create_task(mirror.run())
+        try:
+            seen: set[str] = set()
+            for step in range(4):
+                await caught_up(mirror)
+                assert await assert_mirrors(client, emu, db) > 0
+                statuses = {r[4] for r in rows(db, "fixtures")}
+                seen |= statuses
+                if step == 1:
+                    # Run the clock at an hour a second for a moment, then freeze it again.
+                    emu.clock.speed = 3600
+                    await asyncio.sleep(0.2)
+                    emu.clock.speed = 0
+                else:
+                    emu.clock.advance(2400)
+            # The day moved fixtures on: some went live and completed while followed.
+            assert {"Live", "Completed"} <= seen
+            assert mirror.committed["statistics"] > 0 and mirror.committed["standings"] > 0
+        finally:
+            mirror.stop()
+            await asyncio.wait_for(running, 30)
+    # The change feed from the start rebuilds the same tables.
+    copy = Store(tmp_path / "copy.sqlite")
+    reader = Mirror(client, db)
+    copy.apply([c async for c in reader.changes(follow=False)])
+    for table in TABLES:
+        assert copy.rows(table) == rows(db, table), table
+    copy.close()
+
+
+async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    db = tmp_path / "m.sqlite"
+    async with emu.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=emu.clock.time)
+        await mirror.once()
+        total = len(rows(db, "fixtures")) + len(rows(db, "actions")) + len(rows(db, "statistics"))
+        got = []
+        async for change in mirror.changes(consumer="app", follow=False):
+            got.append(change.seq)
+            if len(got) == 10:
+                break  # the consumer stops while holding change 10: it was not done with it
+        await asyncio.sleep(0)
+        rest = [c.seq async for c in mirror.changes(consumer="app", follow=False)]
+        assert rest[0] == 10 and rest == list(range(10, rest[-1] + 1))  # at least once, in order
+        assert rest[-1] >= total
+        assert [c async for c in mirror.changes(consumer="app", follow=False)] == []
+        # A pass over an unchanged service changes nothing.
+        await mirror.once()
+        assert [c async for c in mirror.changes(consumer="app", follow=False)] == []
+        # The clock moves: only what changed comes.
+        emu.clock.advance(900)
+        await mirror.once()
+        new = [c async for c in mirror.changes(consumer="app", follow=False)]
+        assert new and {c.table for c in new} <= {"fixtures", "actions", "statistics",
+                                                   "standings", "squads", "events"}  # fmt: skip
+        assert all(c.seq > rest[-1] for c in new)
+
+
+async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, tmp_path: Path) -> None:
+    db = tmp_path / "m.sqlite"
+    async with emu.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+        running = asyncio.create_task(mirror.run())
+        try:
+            async with asyncio.timeout(30):
+                await mirror.caught_up()
+                start = max([c.seq async for c in mirror.changes(follow=False)])
+                emu.clock.advance(600)
+                async for change in mirror.changes(start):
+                    assert change.seq > start
+                    if change.table == "actions":
+                        break
+        finally:
+            mirror.stop()
+            await running
+
+
+async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
+    async with emu.client(rate_limit=50) as client:
+        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], every=FAST,
+                        clock=emu.clock.time)  # fmt: skip
+        running = asyncio.create_task(mirror.run())
+        server = await serve_metrics(mirror, 0)
+        port = server.addresses[0][1]
+        try:
+            await caught_up(mirror)
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://127.0.0.1:{port}/healthz") as r:
+                    assert r.status == 200 and (await r.json())["ok"] is True
+                async with http.get(f"http://127.0.0.1:{port}/metrics") as r:
+                    text = await r.text()
+        finally:
+            mirror.stop()
+            await running
+            await server.cleanup()
+    assert 'asyncsports_sync_requests_total{resource="fixtures",status="200"}' in text
+    for name in ("budget_used", "queue_depth", "feeds_open", "tasks_behind"):
+        assert f"asyncsports_sync_{name} " in text
+    assert 'asyncsports_sync_freshness_seconds{resource="fixtures"}' in text
+
+
+async def test_a_budget_too_small_is_said(
+    emu: Emulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Live polling every 10 ms with 2 requests a second: far behind; the plan says so.
+    emu.rate_limit = 2  # and the server counts: 2 in any sliding second
+    async with emu.client(rate_limit=2) as client:
+        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], concurrency=1,
+                        every={"live": 0.01, "fixtures": 0.01}, clock=emu.clock.time)  # fmt: skip
+        running = asyncio.create_task(mirror.run())
+        try:
+            await asyncio.sleep(1.0)  # a second of work: far more than 2 requests wanted
+            behind = mirror.plan.late(asyncio.get_running_loop().time())
+        finally:
+            mirror.stop()
+            await running
+        assert behind and {t.kind for t, _ in behind} & {"live", "fixtures"}
+        # The budget held meanwhile: no 429, and the requests of a second and the ones in
+        # flight when it stopped, about 2 a second.
+        assert emu.faults.injected["rate_limit"] == 0
+        assert client.requests_sent <= 2 * 3 + 4
+
+
+def test_dates_of_the_windows() -> None:
+    noon = dt.datetime(2026, 6, 1, 12, tzinfo=dt.UTC).timestamp()
+    assert near_window(noon) == (dt.date(2026, 5, 31), dt.date(2026, 6, 2))
+    assert window(noon, 3, 0) == (dt.date(2026, 5, 29), dt.date(2026, 6, 1))
+
+
+async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    # The seams for client.live: feeds that give the timeline from start_position on (and
+    # a statistics packet), then stay open as a websocket would.
+    calls: list[tuple[str, int]] = []
+    hold = asyncio.Event()
+
+    async def feed(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
+        calls.append((fid, start))
+        for record in (await client.actions.list(sport, fid, raw=True).collect())[start:]:
+            yield record
+        await hold.wait()
+
+    async def statistics(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
+        # While live the service has no REST packet: one of an ended fixture stands in.
+        done = await client.fixtures.list(sport, status="completed", size=1).collect()
+        yield await client.statistics.get(sport, done[0].id, raw=True)
+        await hold.wait()
+
+    db = tmp_path / "m.sqlite"
+    async with emu.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time,
+                        live_feed=feed, statistics_feed=statistics)  # fmt: skip
+        running = asyncio.create_task(mirror.run())
+        try:
+            await caught_up(mirror)
+            await caught_up(mirror)
+            live = [t.args[1] for t in mirror.plan.tasks.values() if t.kind == "live"]
+            assert live and sorted(f for f, _ in calls) == sorted(live)  # one feed each
+            assert sum(not f.done() for f in mirror.feeds.values()) == 2 * len(live)
+            assert set(live) <= {r[0] for r in rows(db, "statistics")}  # live statistics
+            requests = emu.requests["actions"]
+            await caught_up(mirror)
+            assert emu.requests["actions"] == requests  # no polling while the feeds are open
+            assert await assert_mirrors(client, emu, db, ["basketball"])
+            # The fixtures end: their feeds close, the REST packet replaces the live one.
+            emu.clock.advance(6 * 3600)
+            await caught_up(mirror)
+            for fid in live:
+                assert f"live:{fid}" not in mirror.plan.tasks
+                for key in (f"live:{fid}", f"stats:{fid}"):
+                    assert key not in mirror.feeds or mirror.feeds[key].done()
+            assert await assert_mirrors(client, emu, db, ["basketball"])
+        finally:
+            hold.set()
+            mirror.stop()
+            await running

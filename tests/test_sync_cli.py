@@ -1,0 +1,162 @@
+"""`asyncsports sync` in subprocesses: --once with --changes, kill -9 and a restart, SIGTERM."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from asyncsports.sync import TABLES, Store
+
+CLI = [sys.executable, "-m", "asyncsports.cli"]
+TIMEOUT = 60
+
+
+def env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """A standalone emulator, its clock frozen at the real now (the mirror's own clock)."""
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "asyncsports.emulator", "--port", "0", "--frozen", "--now", now,
+         "--fixtures-per-season", "12", "--actions-per-fixture", "40"],
+        stdout=subprocess.PIPE, text=True, env=env(),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    url = ""
+    for line in proc.stdout:
+        key, _, value = line.strip().partition("  ")
+        if key == "base URL":
+            url = value.strip()
+            break
+    try:
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+
+
+def sync_args(base_url: str, db: Path, *more: str) -> list[str]:
+    return [*CLI, "sync", "--base-url", base_url, "--token", "emulator-token", "--rate-limit",
+            "0", "-s", "basketball", "-s", "soccer", "--db", str(db), *more]  # fmt: skip
+
+
+def committed(db: Path) -> int:
+    """The last change committed to ``db`` (0: none, or no database yet)."""
+    if not db.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(db, timeout=5)) as c:
+        try:
+            return int(c.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0  # the schema is not there yet
+
+
+def tables(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    store = Store(db)
+    try:
+        return {t: store.rows(t) for t in TABLES}
+    finally:
+        store.close()
+
+
+def test_once_with_changes_prints_the_feed_and_resumes(base_url: str, tmp_path: Path) -> None:
+    db = tmp_path / "m.sqlite"
+    first = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
+                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    feed = [json.loads(line) for line in first.stdout.splitlines()]
+    assert [c["seq"] for c in feed] == list(range(1, len(feed) + 1))
+    assert {c["table"] for c in feed} >= {"fixtures", "actions", "statistics", "standings"}
+    assert {"seq", "op", "table", "key", "committed_at", "record"} == set(feed[0])
+    counts = {t: len(rows) for t, rows in tables(db).items()}
+    assert sum(counts.values()) == len(feed)  # every row arrived by one insert
+    again = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
+                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert again.returncode == 0 and again.stdout == ""  # nothing changed, nothing repeated
+
+
+def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
+    base_url: str, tmp_path: Path
+) -> None:
+    reference = tmp_path / "ref.sqlite"
+    clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
+                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert clean.returncode == 0, clean.stderr
+    want = tables(reference)
+    assert want["actions"] and want["statistics"]
+    rng = random.Random(13)
+    db = tmp_path / "killed.sqlite"
+    total = sum(map(len, want.values()))  # a clean pass inserts each row once
+    partial = []
+    for _ in range(3):
+        # Kill it when the pass has committed a random part of what it will.
+        before = committed(db)
+        if before >= total - 1:
+            break
+        target = rng.randint(before + 1, total - 1)
+        proc = subprocess.Popen(sync_args(base_url, db, "--once"), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env())  # fmt: skip
+        deadline = time.monotonic() + TIMEOUT
+        while proc.poll() is None and committed(db) < target and time.monotonic() < deadline:
+            time.sleep(0.005)
+        proc.kill()
+        proc.wait(TIMEOUT)
+        partial.append(sum(map(len, tables(db).values())))
+    # The runs really died mid-way, with part of the pass committed.
+    assert any(0 < n < total for n in partial), (partial, total)
+    done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
+                          env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert tables(db) == want
+    # The log holds every committed change: replayed, it rebuilds the same tables.
+    store, copy = Store(db), Store(tmp_path / "replayed.sqlite")
+    copy.apply(store.changes(0, limit=1_000_000))
+    assert {t: copy.rows(t) for t in TABLES} == want
+    store.close()
+    copy.close()
+
+
+def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path: Path) -> None:
+    db = tmp_path / "m.sqlite"
+    args = [*CLI, "sync", "--emulator", "--speed", "60", "-s", "basketball", "--db", str(db),
+            "--every", "live=0.2,fixtures=0.2,window=0.5", "--metrics-port", "0"]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env())  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        assert "metrics on http://127.0.0.1:" in line, line
+        url = line.split("metrics on ")[1].strip().removesuffix("/metrics")
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # until the first commits
+            with urllib.request.urlopen(f"{url}/metrics", timeout=10) as r:
+                text = r.read().decode()
+            if 'asyncsports_sync_changes_total{table="actions"}' in text:
+                break
+            assert time.monotonic() < deadline, text
+            time.sleep(0.1)
+        with urllib.request.urlopen(f"{url}/healthz", timeout=10) as r:
+            assert r.status == 200 and json.loads(r.read())["ok"] is True
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(TIMEOUT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert tables(db)["actions"]

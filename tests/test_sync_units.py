@@ -1,0 +1,164 @@
+"""The mirror's pure parts: the store's change log, the scheduler, the cadences."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from asyncsports.sync import DEFAULT_EVERY, TABLES, Store, parse_every
+from asyncsports.sync._plan import Plan, wanted
+from asyncsports.sync._store import Write
+
+
+def action(fid: str, aid: str, seq: int, text: str = "x") -> tuple[object, ...]:
+    return (fid, aid, "basketball", seq, "Shot", "Confirmed", None, f'{{"t": "{text}"}}')
+
+
+def fixture(fid: str, status: str, deleted: int = 0) -> tuple[object, ...]:
+    return (fid, "basketball", "s1", "2026-06-01T12:00:00Z", status, "A v B", deleted,
+            f'{{"id": "{fid}", "status": "{status}"}}')  # fmt: skip
+
+
+def test_a_row_is_written_only_when_its_content_changed(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.sqlite")
+    assert store.write([Write("fixtures", [fixture("f1", "Scheduled")])])["fixtures"] == 1
+    assert store.write([Write("fixtures", [fixture("f1", "Scheduled")])]).total() == 0
+    assert store.write([Write("fixtures", [fixture("f1", "Live")])])["fixtures"] == 1
+    assert store.write([Write("fixtures", [fixture("f1", "Live", deleted=1)])])["fixtures"] == 1
+    ops = [(c.seq, c.op, c.table, c.key) for c in store.changes(0)]
+    assert ops == [
+        (1, "insert", "fixtures", ("f1",)),
+        (2, "update", "fixtures", ("f1",)),
+        (3, "delete", "fixtures", ("f1",)),  # fixtureDeleted: disregard it
+    ]
+    last = store.changes(2)[0]
+    assert last.record == {"id": "f1", "status": "Live"} and last.row["deleted"] == 1
+    assert store.changes(0)[0].as_dict()["record"] == {"id": "f1", "status": "Scheduled"}
+    store.close()
+
+
+def test_a_scoped_write_deletes_the_rows_no_longer_there(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.sqlite")
+    store.write(
+        [Write("actions", [action("f1", "a", 1), action("f1", "b", 2)], ("fixture_id", "f1"))]
+    )
+    store.write([Write("actions", [action("f2", "a", 1)], ("fixture_id", "f2"))])
+    store.write([Write("actions", [action("f1", "a", 1, "y")], ("fixture_id", "f1"))])
+    assert [r[:2] for r in store.rows("actions")] == [("f1", "a"), ("f2", "a")]
+    tail = [(c.op, c.key) for c in store.changes(3)]
+    assert tail == [("update", ("f1", "a")), ("delete", ("f1", "b"))]
+    store.close()
+
+
+def test_cursors_and_marks_persist_and_a_cursor_never_moves_back(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.sqlite")
+    store.write([], marks=["final:f1"], at=12.5)
+    store.save_cursor("app", 7)
+    store.save_cursor("app", 3)  # a late save of an older position
+    store.close()
+    again = Store(tmp_path / "m.sqlite")
+    assert again.cursor("app") == 7 and again.cursor("other") == 0
+    assert again.marks() == {"final:f1": 12.5}
+    again.close()
+
+
+ids = st.sampled_from(["f1", "f2", "f3"])
+actions = st.lists(st.tuples(st.sampled_from("abcd"), st.integers(0, 3)), max_size=4)
+steps = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("fixture"),
+            ids,
+            st.sampled_from(["Scheduled", "Live", "Completed"]),
+            st.integers(0, 1),
+        ),
+        st.tuples(st.just("actions"), ids, actions, st.just(0)),
+    ),
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps)
+def test_replaying_the_change_feed_rebuilds_the_same_tables(tmp_path: Path, todo: list) -> None:  # type: ignore[type-arg]
+    for f in tmp_path.glob("*.sqlite*"):
+        f.unlink()
+    store, copy = Store(tmp_path / "a.sqlite"), Store(tmp_path / "b.sqlite")
+    for kind, fid, what, deleted in todo:
+        if kind == "fixture":
+            store.write([Write("fixtures", [fixture(fid, what, deleted)])])
+        else:
+            rows = {aid: action(fid, aid, i, str(n)) for i, (aid, n) in enumerate(what)}
+            store.write([Write("actions", list(rows.values()), ("fixture_id", fid))])
+    feed = store.changes(0, limit=10_000)
+    assert [c.seq for c in feed] == list(range(1, len(feed) + 1))
+    copy.apply(feed)
+    for table in TABLES:
+        assert copy.rows(table) == store.rows(table)
+    store.close()
+    copy.close()
+
+
+def test_wanted_follows_a_fixture_through_its_day() -> None:
+    assert wanted("Scheduled", False, False) is None
+    assert wanted("Postponed", False, False) is None
+    assert wanted("Live", False, False) == "live"
+    assert wanted("Completed", False, False) == "final"
+    assert wanted("Completed", False, True) is None
+    assert wanted("Live", True, False) is None  # deleted: disregarded
+
+
+def test_the_plan_hands_out_live_work_first_and_keeps_cadences() -> None:
+    plan = Plan({"fixtures": 10})
+    plan.add("squads:x", "squads", at=0)
+    plan.add("fixtures:b", "fixtures", at=0)
+    plan.add("live:f1", "live", at=1)
+    assert plan.add("fixtures:b", "fixtures", at=99).due == 0  # already planned: kept
+    assert plan.depth(1) == 3 and plan.wait(0) == 0
+    first = plan.take(1)
+    assert first is not None and first.key == "live:f1" and plan.running() == 1
+    assert plan.rank(plan.tasks["squads:x"], 1) == 3 and plan.rank(plan.tasks["squads:x"], 35) == 0
+    second = plan.take(1)
+    assert second is not None and second.key == "fixtures:b"
+    plan.finish(second, 2)
+    assert second.due == 12 and plan.wait(2) == 0  # squads still due
+    plan.add("final:f1", "final", at=0)
+    once = plan.take(3)
+    assert once is not None and once.key == "final:f1"
+    plan.finish(once, 3)
+    assert "final:f1" not in plan.tasks  # once, then dropped
+    # Late: waiting longer than its own cadence (fixtures every 10 s, due since 12).
+    assert [(t.key, behind) for t, behind in plan.late(25)] == [("fixtures:b", 13)]
+    assert {t.key for t, _ in plan.late(DEFAULT_EVERY["squads"] + 1)} == {"squads:x", "fixtures:b"}
+
+
+@given(st.lists(st.tuples(st.sampled_from(["live", "fixtures", "squads", "final"]),
+                          st.floats(0, 100)), max_size=30))  # fmt: skip
+def test_the_plan_never_hands_out_worse_work_while_better_is_due(
+    tasks: list[tuple[str, float]],
+) -> None:
+    plan = Plan()
+    for i, (kind, at) in enumerate(tasks):
+        plan.add(f"{kind}:{i}", kind, at=at)
+    now = 50.0
+    while (task := plan.take(now)) is not None:
+        due = [t for t in plan.tasks.values() if not t.running and t.due <= now]
+        assert all(plan.rank(t, now) >= plan.rank(task, now) for t in due)
+        # Better ranked is higher priority, or waiting longer by a cadence per level.
+        assert task.priority - plan.rank(task, now) == int((now - task.due) / 30)
+    assert plan.depth(now) == 0
+
+
+def test_every_parses_and_refuses_nonsense() -> None:
+    assert parse_every(["fixtures=10", "squads=3600,live=0.5"]) == {
+        "fixtures": 10.0, "squads": 3600.0, "live": 0.5,
+    }  # fmt: skip
+    for bad in ("fixtures", "weather=5", "fixtures=soon", "fixtures=0", f"live={math.inf}"):
+        with pytest.raises(ValueError, match="--every"):
+            parse_every([bad])
