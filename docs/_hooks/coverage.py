@@ -1,7 +1,7 @@
 """A mkdocs hook: every public name has its entry in the API reference.
 
-After the build, each name in the ``__all__`` of the public modules below must be in the
-site's inventory (``objects.inv``), under its public path; a missing one is a warning,
+After the build, each name in the ``__all__`` of the public modules (``public_modules``)
+must be in the site's inventory (``objects.inv``), under its public path; a missing one is a warning,
 which ``mkdocs build --strict`` turns into a failure.
 """
 
@@ -9,27 +9,25 @@ from __future__ import annotations
 
 import importlib
 import logging
+import pkgutil
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("mkdocs.plugins.asyncsports.coverage")
 
-PUBLIC = [
-    "asyncsports",
-    "asyncsports.auth",
-    "asyncsports.backfill",
-    "asyncsports.emulator",
-    "asyncsports.errors",
-    "asyncsports.jsonstream",
-    "asyncsports.live",
-    "asyncsports.models",
-    "asyncsports.paging",
-    "asyncsports.pytest_plugin",
-    "asyncsports.raw",
-    "asyncsports.resources",
-    "asyncsports.sync",
-]
-"""The modules whose ``__all__`` is the public API."""
+
+def public_modules() -> list[str]:
+    """``asyncsports`` and every module under it with no ``_`` in its path (the command
+    line aside: its reference is its ``--help``), so that a new module is checked too."""
+    import asyncsports
+
+    found = ["asyncsports"]
+    for info in pkgutil.walk_packages(asyncsports.__path__, "asyncsports."):
+        parts = info.name.split(".")
+        if not any(p.startswith("_") for p in parts) and parts[1] != "cli":
+            found.append(info.name)
+    return found
+
 
 SKIP = {"asyncsports.__version__"}
 
@@ -42,7 +40,7 @@ def missing(inventory: set[str]) -> list[str]:
     """
     paths: dict[int, set[str]] = {}
     names = []
-    for name in PUBLIC:
+    for name in public_modules():
         module = importlib.import_module(name)
         for member in getattr(module, "__all__", []):
             path = f"{name}.{member}"
