@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import runpy
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,26 @@ def test_page_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     for block, printed in ran:
         if "print(" in block.code:
             assert printed.strip(), f"{block.where} printed nothing: its listing came back empty"
+
+
+def shell_lines() -> list[tuple[str, str]]:
+    """The shell lines that run a command against the emulator: ``asyncsports --emulator``."""
+    found = []
+    for page in PAGES:
+        for b in blocks(page.read_text(), page_id(page)):
+            if b.lang in ("sh", "bash", "console"):
+                lines = b.code.splitlines()
+                found += [(b.where, x) for x in lines if x.startswith("asyncsports --emulator ")]
+    return found
+
+
+@pytest.mark.parametrize(("where", "line"), shell_lines(), ids=[w for w, _ in shell_lines()])
+def test_shell_lines_run(where: str, line: str, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "asyncsports.cli", *shlex.split(line)[1:]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, f"{where}: {line}\n{result.stderr}"
+    assert result.stdout.strip(), f"{where}: {line} printed nothing"
 
 
 def test_every_task_has_an_example() -> None:
