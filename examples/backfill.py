@@ -1,7 +1,7 @@
-"""Back-fill one season of basketball into SQLite: fixtures, their actions and statistics.
+"""Back-fill one season of basketball into SQLite: fixtures, actions and statistics.
 
 Runs as is against the embedded emulator (``python examples/backfill.py``, writes
-``season.sqlite`` here). Run it again and it resumes, or upserts the same rows once done.
+``season.sqlite`` here). Run again, it resumes, or upserts the same rows once done.
 The same job from the shell: ``asyncsports backfill --emulator --sports basketball
 --seasons SEASON_ID --db season.sqlite``.
 """
@@ -16,7 +16,9 @@ from asyncsports.emulator import Emulator
 async def main() -> None:
     async with Emulator(seed=0) as emu, emu.client() as client:
         # A season id from the listings: the season of the latest completed fixture.
-        done = client.fixtures.list("basketball", status="completed", sort="startTime,desc")
+        done = client.fixtures.list(
+            "basketball", status="completed", sort="startTime,desc"
+        )
         async with done:
             fixture = await anext(aiter(done))
         assert fixture.stage is not None and fixture.stage.season is not None

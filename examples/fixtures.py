@@ -19,12 +19,16 @@ async def show(client: Client) -> None:
     # Completed fixtures of the last week, newest first, 10 a page.
     week_ago = dt.date(2026, 5, 25)
     done = client.fixtures.list(
-        "basketball", status="completed", date_from=week_ago, sort="startTime,desc", size=10
+        "basketball",
+        status="completed",
+        date_from=week_ago,
+        sort="startTime,desc",
+        size=10,
     )
     latest = await done.collect()
     print(f"{len(latest)} completed since {week_ago}; the latest: {latest[0].name}")
 
-    # Stop after a few, keep the resume token, and carry on later with no gap, no repeat.
+    # Stop after a few, keep the resume token, carry on later: no gap, no repeat.
     listing = client.fixtures.list("soccer", size=5)
     first = []
     async for fixture in listing:

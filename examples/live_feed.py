@@ -1,8 +1,8 @@
 """Follow a live fixture over the websocket, from its first action to its last.
 
-Runs as is against the embedded emulator (``python examples/live_feed.py``), whose clock
-runs here an hour a second so that a whole game takes a few seconds. Against the service,
-use ``Client(base_url, token=..., live_url="wss://dde-streams.data.imgarena.com")``.
+Runs as is against the embedded emulator (``python examples/live_feed.py``), whose
+clock runs here an hour a second so that a whole game takes a few seconds. Against the
+service, give the client ``live_url="wss://dde-streams.data.imgarena.com"``.
 """
 
 import asyncio

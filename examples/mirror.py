@@ -15,11 +15,15 @@ from asyncsports.sync import Mirror
 
 async def main() -> None:
     async with Emulator(seed=0) as emu, emu.client() as client:
-        # clock: the service's time (the emulator's does not follow the wall clock); every:
-        # cadences in seconds, short here so that the demonstration does not wait.
+        # clock: the service's time (the emulator's does not follow the wall clock).
+        # every: cadences in seconds, short so that the demonstration does not wait.
         every = {"live": 0.2, "fixtures": 0.2, "window": 0.5, "events": 0.2}
         mirror = Mirror(
-            client, "mirror.sqlite", sports=["basketball"], every=every, clock=emu.clock.time
+            client,
+            "mirror.sqlite",
+            sports=["basketball"],
+            every=every,
+            clock=emu.clock.time,
         )
         running = asyncio.create_task(mirror.run())
         await mirror.caught_up()

@@ -8,7 +8,6 @@ marker or ini setting of its own. Run: ``pytest examples/test_with_plugin.py``.
 import datetime as dt
 
 import pytest
-
 from asyncsports import Client
 
 
