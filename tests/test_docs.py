@@ -19,7 +19,7 @@ import pytest
 from docblocks import blocks, python_blocks, run_page
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted((ROOT / "docs").rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 # Blocks that cannot run as they are (a real service's address); kept few on purpose.
 MAX_SKIPPED = 6
