@@ -229,3 +229,18 @@ async def test_backfill_workers_runs_processes_and_jobs_shows_the_job(postgres_u
     assert shown.exit_code == 0, shown.output
     (line,) = shown.stdout.splitlines()
     assert msgspec.json.decode(line)["units"] == summary["units"]
+
+
+def test_local_workers_split_the_rate_budget_unless_redis_shares_it() -> None:
+    from asyncsports.cli.options import Settings
+    from asyncsports.cli.workers import _child_argv
+
+    def rate(cfg: Settings) -> list[str]:
+        argv = _child_argv(cfg, "postgresql://db", "j", 4, 8)
+        i = argv.index("--rate-limit")
+        return argv[i + 1 : i + 2] + argv[i + 3 : i + 7 : 2]
+
+    assert rate(Settings(rate_limit=8.0)) == ["2.0"]
+    assert rate(Settings()) == ["0.0"]  # no limit, said outright (a worker defaults to 5)
+    shared = Settings(rate_limit=8.0, rate_limit_url="redis://r", rate_limit_key="k")
+    assert rate(shared) == ["8.0", "redis://r", "k"]

@@ -4,6 +4,7 @@
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -90,6 +91,9 @@ def worker(
     from the job table under a lease renewed as the worker goes; a worker that dies
     leaves its units to the others once its lease lapses.
     """
+    if cfg.rate_limit is None and not cfg.emulator:
+        # As backfill: the service asks for about 5 requests a second.
+        cfg = dataclasses.replace(cfg, rate_limit=5.0)
     reports: list[Any] = []
 
     async def work(client: Client) -> None:
@@ -121,12 +125,12 @@ def _child_env(cfg: Settings) -> dict[str, str]:
 def _child_argv(cfg: Settings, db: str, job: str, n: int, concurrency: int) -> list[str]:
     argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", cfg.vendor, "worker",
             "--db", db, "--job", job, "--concurrency", str(concurrency), "--json"]  # fmt: skip
-    if cfg.rate_limit:
-        # One budget for the whole job: shared in Redis, or split between the processes.
-        rate = cfg.rate_limit if cfg.rate_limit_url else cfg.rate_limit / n
-        argv += ["--rate-limit", str(rate)]
-        if cfg.rate_limit_url:
-            argv += ["--rate-limit-url", cfg.rate_limit_url, "--rate-limit-key", cfg.rate_limit_key]
+    # One budget for the whole job: shared in Redis, or split between the processes (0:
+    # none, said outright, else a worker would take the default of 5 a second).
+    rate = cfg.rate_limit or 0.0
+    argv += ["--rate-limit", str(rate if cfg.rate_limit_url else rate / n)]
+    if cfg.rate_limit_url:
+        argv += ["--rate-limit-url", cfg.rate_limit_url, "--rate-limit-key", cfg.rate_limit_key]
     return argv
 
 
