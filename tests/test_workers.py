@@ -164,6 +164,30 @@ async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(
         await sink.close()
 
 
+async def test_a_renewed_lease_holds_and_a_unit_failing_thrice_is_given_up(
+    postgres_url: str,
+) -> None:
+    await plan_job(postgres_url, "j", Scope(("soccer",)))
+    sink = await PgSink.open(postgres_url)
+    try:
+        conn = sink.connection
+        (work,) = await store.claim(conn, "j", "a", 5, 0.3)
+        for _ in range(3):  # 0.45 s in all: past the first lease, renewed all along
+            await anyio.sleep(0.15)
+            assert await store.renew(conn, "j", "a", 0.3) == 1
+            assert await store.claim(conn, "j", "b", 5, 60) == []
+        await store.release(conn, "j", "a")  # given back: claimable at once, no failure
+        for attempt in range(3):
+            assert await store.claim(conn, "j", "b", 5, 60) == [work], attempt
+            await store.release(conn, "j", "b", work.name, "boom")
+        assert await store.claim(conn, "j", "c", 5, 60) == []
+        assert await store.remaining(conn, "j") == 0
+        (progress,) = await store.progress(conn, "j")
+        assert progress.finished and progress.units["list"]["failed"] == 1
+    finally:
+        await sink.close()
+
+
 async def test_a_worker_without_its_job_is_one_line_and_exit_13(postgres_url: str) -> None:
     args = ["--emulator", "worker", "--db", postgres_url, "--job", "nowhere"]
     result = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, args))
