@@ -30,7 +30,7 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from asyncsports import _jobstore as store
-from asyncsports._pgsink import PgSink, safe_url, transient
+from asyncsports._pgsink import LINGER, PgSink, safe_url, transient
 from asyncsports._shards import LEASE, Work, fixture_units, poll_every, renew_every
 from asyncsports._sink import Unit, fixture_row
 from asyncsports.backfill import FATAL, PHASES, Scope, fetch_unit, first_missing, listing_key
@@ -279,11 +279,14 @@ class Worker:
         async with receive:
             async for item in receive:
                 items = [item]
-                while len(items) < 4 * self.concurrency:
-                    try:
-                        items.append(receive.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
+                # Gather for a moment: a transaction costs a dozen round trips whatever
+                # its size (as asyncsports._pgsink.LINGER).
+                with anyio.move_on_after(LINGER):
+                    while len(items) < 4 * self.concurrency:
+                        try:
+                            items.append(await receive.receive())
+                        except anyio.EndOfStream:
+                            break
                 commit = functools.partial(
                     store.commit, job=self.job, owner=self.owner, items=items
                 )

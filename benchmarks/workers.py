@@ -31,6 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 TESTS = str(HERE.parent / "tests")
 WORKERS = (1, 2, 4)
+RUNS = (0, *WORKERS)  # 0: a plain one-process backfill, the baseline without a job table
 
 
 def _server(scale: str, cpu: int | None) -> tuple[Any, dict[str, Any]]:
@@ -61,20 +62,25 @@ async def _counts(url: str) -> dict[str, int]:
 
 
 async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[str, Any]:
-    """N worker processes on one fresh job; wall, their CPU, the rows."""
+    """N worker processes on one fresh job (N = 0: one plain ``backfill`` process, no job
+    table); wall, their CPU, the rows."""
     from asyncsports.backfill import Scope
     from asyncsports.workers import plan_job
 
-    await plan_job(url, "bench", Scope(), restart=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
     env |= {"ASYNCSPORTS_BASE_URL": m["plain"], "ASYNCSPORTS_TOKEN": m["token"]}
     argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", m["vendor"], "--rate-limit",
             "0", "worker", "--db", url, "--job", "bench", "--concurrency", str(concurrency),
             "--json"]  # fmt: skip
+    if n == 0:
+        i = argv.index("worker")
+        argv[i : i + 5] = ["backfill", "--db", url, "--restart"]
+    else:
+        await plan_job(url, "bench", Scope(), restart=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     procs = [await asyncio.create_subprocess_exec(*argv, env=env, stdout=asyncio.subprocess.PIPE)
-             for _ in range(n)]  # fmt: skip
+             for _ in range(max(n, 1))]  # fmt: skip
     outs = [await p.communicate() for p in procs]
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -83,7 +89,7 @@ async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[st
     reports = [json.loads(out) for out, _ in outs]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, "rows": await _counts(url),
-            "units": [r["units"] for r in reports],
+            "units": [r["units"] for r in reports if n],
             "requests": sum(r["requests"] for r in reports)}  # fmt: skip
 
 
@@ -101,7 +107,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     proc, m = _server(args.scale, server_cpu)
     pg = PostgresServer(bin_dir)
     results: dict[str, dict[int, list[dict[str, Any]]]] = {
-        "cpu": {n: [] for n in WORKERS}, "latency": {n: [] for n in WORKERS}}  # fmt: skip
+        "cpu": {n: [] for n in RUNS}, "latency": {n: [] for n in RUNS}}  # fmt: skip
     try:
         url = pg.create_database()
         warm = await _run(m, url, 1, 8)  # fills the server's cache
@@ -109,7 +115,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(args.rounds):
             for setting, latency, concurrency in (("cpu", 0, 8), ("latency", args.latency, 2)):
                 _control(m, f"config?latency={latency}")
-                for n in WORKERS:
+                for n in RUNS:
                     run = await _run(m, url, n, concurrency)
                     if run["rows"] != warm["rows"]:
                         raise AssertionError(f"{n} workers wrote {run['rows']}, one {warm['rows']}")
@@ -149,7 +155,7 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     for setting, runs in data["results"].items():
         runs = {int(k): v for k, v in runs.items()}
-        for n in WORKERS:
+        for n in RUNS:
             wall = statistics.median(r["wall"] for r in runs[n])
             cpu = statistics.median(r["cpu"] for r in runs[n])
             label = (
@@ -157,7 +163,8 @@ def markdown(data: dict[str, Any]) -> str:
                 if setting == "cpu"
                 else (f"latency {1000 * data['latency']:.0f} ms per response, 2 units in hand each")
             )
-            lines.append(f"| {label} | {n} | {wall:.2f} s | {_speedups(runs, n):.2f}x | "
+            who = str(n) if n else "plain backfill (1 process, no job table)"
+            lines.append(f"| {label} | {who} | {wall:.2f} s | {_speedups(runs, n):.2f}x | "
                          f"{cpu:.2f} s | {rows['actions'] / wall:,.0f} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
