@@ -268,3 +268,26 @@ def test_local_workers_split_the_rate_budget_unless_redis_shares_it() -> None:
     assert rate(Settings()) == ["0.0"]  # no limit, said outright (a worker defaults to 5)
     shared = Settings(rate_limit=8.0, rate_limit_url="redis://r", rate_limit_key="k")
     assert rate(shared) == ["8.0", "redis://r", "k"]
+
+
+def test_the_workers_benchmark_pairs_rounds_for_its_speed_up() -> None:
+    from benchmarks.workers import markdown
+
+    def run(wall: float) -> dict[str, Any]:
+        return {"wall": wall, "cpu": 1.0}
+
+    runs = {0: [run(9), run(9)], 1: [run(10), run(20)], 2: [run(5), run(8)], 4: [run(4), run(4)]}
+    data = {"rows": {"fixtures": 1, "actions": 100, "statistics": 1}, "requests": 3,
+            "scale": "", "rounds": 2, "latency": 0.02, "machine": {"cpus": 2, "load": 1.0},
+            "results": {"cpu": runs, "latency": runs}}  # fmt: skip
+    table = markdown(data)
+    # Per round 10/5 and 20/8: the median of 2.0 and 2.5; not 15/6.5 from the medians.
+    assert "| 2 | 6.50 s | 2.25x |" in table
+    assert "| 4 | 4.00 s | 3.75x |" in table
+
+
+def test_workers_need_postgresql(tmp_path: Path) -> None:
+    args = ["--emulator", "backfill", "--db", str(tmp_path / "x.sqlite"), "--workers", "2"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "postgresql://" in result.stderr and not (tmp_path / "x.sqlite").exists()

@@ -138,6 +138,7 @@ def spread(
     cfg: Settings, db: str, scope: Scope, n: int, job: str | None, concurrency: int, restart: bool
 ) -> None:
     """``backfill --workers N``: plan the job, run N worker processes, show the outcome."""
+    _pg(db)
     name = job or scope.key
     outcome: dict[str, Any] = {}
 
