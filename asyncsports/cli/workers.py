@@ -4,6 +4,7 @@
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import subprocess
@@ -15,6 +16,8 @@ import msgspec
 import typer
 from rich import box
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as Bars
 from rich.table import Table
 
 from asyncsports._jobstore import JobProgress
@@ -27,7 +30,7 @@ from asyncsports.workers import Worker, job_progress, plan_job
 
 from .app import command
 from .options import Settings
-from .running import EMULATOR, fail, run, say
+from .running import EMULATOR, fail, run, say, stderr
 
 __all__ = ["jobs", "spread", "worker"]
 
@@ -134,6 +137,21 @@ def _child_argv(cfg: Settings, db: str, job: str, n: int, concurrency: int) -> l
     return argv
 
 
+async def _bar(db: str, job: str) -> None:
+    """The job's units done, as a bar on the terminal, from the job table (every
+    worker's, local or not)."""
+    with Bars(TextColumn("units"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+              console=stderr(), transient=True) as bars:  # fmt: skip
+        task = bars.add_task("units", total=None)
+        while True:
+            with contextlib.suppress(SinkError):
+                (p,) = await job_progress(db, job)
+                units = p.units.values()
+                bars.update(task, total=sum(u["total"] for u in units),
+                            completed=sum(u["done"] + u["failed"] for u in units))  # fmt: skip
+            await anyio.sleep(0.5)
+
+
 def spread(
     cfg: Settings, db: str, scope: Scope, n: int, job: str | None, concurrency: int, restart: bool
 ) -> None:
@@ -151,12 +169,16 @@ def spread(
             for _ in range(n)
         ]
         try:
-            reports = []
-            for proc in procs:
-                assert proc.stdout is not None
-                out = b"".join([chunk async for chunk in proc.stdout])
-                await proc.wait()
-                reports.append(msgspec.json.decode(out) if out.strip() else None)
+            async with anyio.create_task_group() as tg:
+                if stderr().is_terminal:
+                    tg.start_soon(_bar, db, name)
+                reports = []
+                for proc in procs:
+                    assert proc.stdout is not None
+                    out = b"".join([chunk async for chunk in proc.stdout])
+                    await proc.wait()
+                    reports.append(msgspec.json.decode(out) if out.strip() else None)
+                tg.cancel_scope.cancel()
         finally:
             for proc in procs:
                 if proc.returncode is None:
