@@ -174,7 +174,9 @@ class Worker:
         t0, requests = time.monotonic(), self.client.requests_sent
         try:
             self._scope = await self._db.sql(store.load, self.job)
-            send, receive = anyio.create_memory_object_stream[store.Item](self.concurrency)
+            # Room for what is fetched while the writer commits (as the backfill's writer):
+            # fetchers stop only when the database falls behind.
+            send, receive = anyio.create_memory_object_stream[store.Item](4 * self.concurrency)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._renew)
                 tg.start_soon(self._write, receive)
@@ -241,11 +243,15 @@ class Worker:
 
     async def _fixture(self, work: Work, send: ObjectSendStream[store.Item]) -> None:
         assert work.fixture is not None
-        units: list[Unit] = []
-        for kind in PHASES[1:]:
-            unit, _ = await fetch_unit(self.client, kind, work.sport, work.fixture)
-            units.append(unit)
-        await send.send(store.Item(work.name, units, done=True))
+        fid, units = work.fixture, {}
+
+        async def fetch(kind: str) -> None:
+            units[kind], _ = await fetch_unit(self.client, kind, work.sport, fid)
+
+        async with anyio.create_task_group() as tg:  # both requests at once
+            for kind in PHASES[1:]:
+                tg.start_soon(fetch, kind)
+        await send.send(store.Item(work.name, [units[k] for k in PHASES[1:]], done=True))
 
     async def _walk(self, work: Work, send: ObjectSendStream[store.Item]) -> None:
         key = listing_key(work.sport, work.season)

@@ -5,10 +5,10 @@ budget, into a throwaway PostgreSQL (tests/servers.py), the emulator in its own 
     python -m benchmarks.workers            # writes benchmarks/results/workers/latest.{json,md}
     python -m benchmarks.workers --quick    # smaller, one round
 
-Two settings, each with N = 1, 2, 4 ``asyncsports worker`` processes, interleaved round by
-round: ``cpu`` (no added latency: the client's CPU bounds the run) and ``latency`` (each
-response delayed, as from a distant service, with few units in hand per worker: waiting
-bounds the run). Wall time runs from the first process's start to the last one's exit,
+Two settings, each with N = 1, 2, 4 ``asyncsports worker`` processes and one plain
+``backfill`` process, interleaved round by round: ``cpu`` (no added latency: the client's
+and PostgreSQL's CPU bound the run) and ``latency`` (each response delayed, as from a
+distant service, with few units in hand per worker: waiting bounds the run). Wall time runs from the first process's start to the last one's exit,
 start-up included; the speed-up is wall(1) / wall(N) per round, and its median is shown.
 Every run's rows are checked against the first run's counts.
 """
@@ -159,7 +159,7 @@ def markdown(data: dict[str, Any]) -> str:
             wall = statistics.median(r["wall"] for r in runs[n])
             cpu = statistics.median(r["cpu"] for r in runs[n])
             label = (
-                "cpu-bound (no added latency, 8 units in hand each)"
+                "no added latency, 8 units in hand each"
                 if setting == "cpu"
                 else (f"latency {1000 * data['latency']:.0f} ms per response, 2 units in hand each")
             )
