@@ -12,8 +12,9 @@ fixture's ``season_id`` (as the partition). A fixture without a season goes unde
 ``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as NULL). Values are typed from the
 one schema description (:mod:`asyncsports._schema`): ``time`` columns are UTC timestamps
 (microseconds), flags booleans, ``json`` the record's JSON text. Each table's directory is
-replaced as a whole, so an export is a snapshot. Rows are read and written in chunks:
-memory stays bounded whatever the database's size.
+replaced as a whole, and PostgreSQL's tables are read in one snapshot (repeatable read),
+so an export is a snapshot even of a database being written. Rows are read and written in
+chunks: memory stays bounded whatever the database's size.
 """
 
 from __future__ import annotations
@@ -94,10 +95,9 @@ async def _sqlite_chunks(path: Path, sql: str) -> AsyncIterator[list[tuple[Any, 
 
 
 async def _pg_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
-    async with conn.transaction(readonly=True):
-        cursor = await conn.cursor(sql)
-        while rows := await cursor.fetch(CHUNK):
-            yield [tuple(r) for r in rows]
+    cursor = await conn.cursor(sql)  # in the caller's transaction
+    while rows := await cursor.fetch(CHUNK):
+        yield [tuple(r) for r in rows]
 
 
 def _batch(pa: Any, schema: Any, kinds: Sequence[Kind], rows: list[tuple[Any, ...]]) -> Any:
@@ -176,9 +176,11 @@ async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
     except Exception as exc:
         raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
     try:
-        for table in RESOURCE_TABLES:
-            chunks = _pg_chunks(conn, _query(table))
-            counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
+        # One snapshot for every table, even while a backfill writes.
+        async with conn.transaction(isolation="repeatable_read", readonly=True):
+            for table in RESOURCE_TABLES:
+                chunks = _pg_chunks(conn, _query(table))
+                counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
     except SinkError:
         raise
     except Exception as exc:
