@@ -71,7 +71,8 @@ class Writer:
         self._slots = anyio.Semaphore(self.pending)
         self._ready = anyio.Event()
         self._ended = anyio.Event()
-        threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True).start()
+        thread = threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True)
+        thread.start()
         try:
             await self._ready.wait()
             if self._error is None:
@@ -81,7 +82,9 @@ class Writer:
             self._abandon()
             with anyio.move_on_after(JOIN_TIMEOUT, shield=True):
                 await self._ended.wait()
+            _join(thread, self._ended)
             raise
+        _join(thread, self._ended)
         if self._error is not None:
             raise self._error
 
@@ -165,3 +168,10 @@ class Writer:
         if self._finished:
             sink.finish(self.job)
         self.rows = sink.counts()
+
+
+def _join(thread: threading.Thread, ended: anyio.Event) -> None:
+    # Telling the loop it ended is the thread's last act: it is gone within microseconds,
+    # and a run that returns leaves no writer thread behind.
+    if ended.is_set():
+        thread.join(timeout=1.0)

@@ -405,7 +405,9 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
             rows.append(_missing("backfill", f"PostgreSQL: {pg['error']}"))
     elif b is not None:
         rows.append(_missing("backfill", b["error"]))
-    return rows
+    from benchmarks.live_report import live_rows  # it imports this module
+
+    return rows + live_rows(raw, quick)
 
 
 def _num(value: float | None, unit: str) -> str:

@@ -177,3 +177,22 @@ def test_quoted_decimals_in_metadata_decode_as_numbers() -> None:
     bad = raw.replace(b'"63.25"', b'"north"')
     with pytest.raises(DecodeError, match="latitude"):
         _ = msgspec.json.decode(bad, type=FixtureAction).metadata
+
+
+async def test_feeds_never_take_the_places_of_requests(emu: Emulator) -> None:
+    """Feeds hold their sockets for hours: they have a pool of their own, unbounded."""
+    async with emu.client(max_connections=2) as c:
+        fid = await fixture_id(c, "live")
+        feeds = [c.live.actions("basketball", fid, idle_timeout=5) for _ in range(3)]
+        try:
+            for f in feeds:  # every feed connects, though the requests' pool holds 2
+                async with asyncio.timeout(5):
+                    await anext(f)
+            assert len(emu._live.sockets) == 3
+            async with asyncio.timeout(5):  # and a request still finds its place
+                assert (await c.fixtures.get("basketball", fid)).id == fid
+            assert c.connections_in_use() == 0
+        finally:
+            for f in feeds:
+                await f.aclose()
+    await closed(emu)

@@ -128,6 +128,7 @@ class Session:
         self._limiter: Limiter | None = limiter or (Pacer(rate) if rate else None)
         self._rng = rng or random.Random()
         self._http: aiohttp.ClientSession | None = None
+        self._live: aiohttp.ClientSession | None = None
         self._paused_until = 0.0
         self.requests = 0
         self.retries = 0
@@ -141,29 +142,47 @@ class Session:
         """Create the connection pool. Must run inside the event loop that will use it."""
         if self.is_open:
             return
-        s = self.settings
-        connector = aiohttp.TCPConnector(
-            limit=s.max_connections, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl
-        )
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
-        )
-        http = self._http = aiohttp.ClientSession(
-            connector=connector,
-            timeout=timeout,
-            headers={"User-Agent": USER_AGENT},
-            raise_for_status=False,
-            auto_decompress=True,
-        )
+        http = self._http = self._pool(self.settings.max_connections)
         if hasattr(http, "_retry_connection"):
             # aiohttp would re-send a GET once, unseen, when a pooled connection turns out
             # closed; the retry engine does that instead (decide's "resend"), so that
             # every request on the wire is counted in attempts and requests_sent.
             http._retry_connection = False
 
+    def _pool(self, limit: int) -> aiohttp.ClientSession:
+        s = self.settings
+        connector = aiohttp.TCPConnector(limit=limit, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            raise_for_status=False,
+            auto_decompress=True,
+        )
+
+    def live_pool(self) -> aiohttp.ClientSession:
+        """The live feeds' pool: their own, with no limit on connections.
+
+        A feed holds its socket for hours; in the requests' pool, ``max_connections``
+        feeds would leave no place for a single request (and the next feed would wait).
+        Made at the first feed, closed with the session.
+        """
+        if not self.is_open:
+            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+        live = self._live
+        if live is None:
+            live = self._live = self._pool(0)
+        return live
+
     async def close(self) -> None:
-        """Close the pool. Safe to call twice."""
+        """Close the pools. Safe to call twice."""
         http, self._http = self._http, None
+        live, self._live = self._live, None
+        if live is not None:
+            await live.close()
         if http is not None:
             await http.close()
 
