@@ -113,6 +113,11 @@ class PgSink:
         self.url = url
         self._conn = conn
 
+    @property
+    def connection(self) -> asyncpg.Connection:
+        """The connection (a caller's transaction around :meth:`write` holds it too)."""
+        return self._conn
+
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         try:

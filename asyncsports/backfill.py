@@ -376,24 +376,10 @@ class Backfill:
                 self._progress.advance(kind)
 
     async def _fetch(self, kind: str, sport: str, fid: str) -> Unit:
-        name = f"{kind} {fid}"
-        if kind == "actions":
-            try:
-                # Rows straight from the wire (asyncsports._rows): the sink's columns and
-                # each record's JSON, without building the full models.
-                actions = await self.client.actions._rows(sport, fid, ActionRows(sport, fid))
-            except NotFoundError:
-                actions = []  # a sport without timelines
-            # A timeline may hold an action more than once (a later version of it): the
-            # last one is the action as it stands, and the only one stored.
-            rows = {row[1]: row for row in actions}
-            return Unit(name, kind, list(rows.values()), replace=fid)
-        try:
-            packet, json = await self.client.statistics.get(sport, fid, raw=True)
-        except NotFoundError:
+        unit, found = await fetch_unit(self.client, kind, sport, fid)
+        if not found:
             self.report.without_statistics += 1
-            return Unit(name, kind, (), replace=fid)
-        return Unit(name, kind, [statistics_row(sport, fid, packet, json)], replace=fid)
+        return unit
 
     async def _save(self, unit: Unit) -> None:
         await self._writer.put(unit)
@@ -406,6 +392,28 @@ class Backfill:
             self._scope.cancel()
         else:
             self.report.failed.append((unit, exc))
+
+
+async def fetch_unit(client: Client, kind: str, sport: str, fid: str) -> tuple[Unit, bool]:
+    """A fixture's ``actions`` or ``statistics`` unit, and whether the service had them
+    (statistics that answer 404 are not there yet: an empty unit)."""
+    name = f"{kind} {fid}"
+    if kind == "actions":
+        try:
+            # Rows straight from the wire (asyncsports._rows): the sink's columns and
+            # each record's JSON, without building the full models.
+            actions = await client.actions._rows(sport, fid, ActionRows(sport, fid))
+        except NotFoundError:
+            actions = []  # a sport without timelines
+        # A timeline may hold an action more than once (a later version of it): the
+        # last one is the action as it stands, and the only one stored.
+        rows = {row[1]: row for row in actions}
+        return Unit(name, kind, list(rows.values()), replace=fid), True
+    try:
+        packet, json = await client.statistics.get(sport, fid, raw=True)
+    except NotFoundError:
+        return Unit(name, kind, (), replace=fid), False
+    return Unit(name, kind, [statistics_row(sport, fid, packet, json)], replace=fid), True
 
 
 def _unwrap(exc: BaseException) -> BaseException:

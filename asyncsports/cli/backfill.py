@@ -181,6 +181,19 @@ def backfill(
     restart: Annotated[
         bool, typer.Option("--restart", help="Start over even if the last run was interrupted.")
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=256,
+            help="Split the job between N local worker processes (PostgreSQL only); more "
+            "join from anywhere with: asyncsports worker --db URL --job NAME.",
+        ),
+    ] = 0,
+    job: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="The sharded job's name (default: from the scope)."),
+    ] = None,
     *,
     cfg: Settings,
 ) -> None:
@@ -204,6 +217,11 @@ def backfill(
     if cfg.rate_limit is None and not cfg.emulator:
         # The service asks for about 5 requests a second; a bulk copy would go far above.
         cfg = dataclasses.replace(cfg, rate_limit=5.0)
+    if workers or job:
+        from .workers import spread
+
+        spread(cfg, db, scope, workers, job, concurrency, restart)
+        return
     report = _fill(cfg, db, scope, concurrency, restart)
     _summary(cfg, report)
     if report.interrupted:
