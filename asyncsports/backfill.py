@@ -74,7 +74,7 @@ class Scope:
     seasons: Sequence[str] = ()
     date_from: dt.date | None = None
     date_to: dt.date | None = None
-    page_size: int = 100
+    page_size: int = 1000
 
     @property
     def key(self) -> str:
@@ -103,6 +103,14 @@ def listing_key(sport: str, season: str | None) -> str:
 def started(status: str | None, deleted: bool) -> bool:
     """Whether a fixture can have actions and statistics (not deleted, not yet to start)."""
     return not deleted and (status or "").lower() not in _NOT_STARTED
+
+
+def requests_needed(listings: Sequence[int], started_fixtures: int, page_size: int) -> int:
+    """The fewest requests a backfill can make: every page of each listing (``listings``
+    holds each listing's fixture count; an empty listing is still one page), and a
+    timeline and a statistics packet per fixture that has started."""
+    pages = sum(max(1, -(-n // page_size)) for n in listings)
+    return pages + 2 * started_fixtures
 
 
 def first_missing(numbers: set[int]) -> int:

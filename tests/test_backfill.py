@@ -33,7 +33,7 @@ from asyncsports._sink import (
     fixture_row,
     statistics_row,
 )
-from asyncsports.backfill import Backfill, Scope, first_missing, started
+from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
@@ -321,6 +321,31 @@ def test_a_run_that_finds_nothing_asked_for_exits_5_and_says_why(
         assert result.stderr.count("\n") == 1 and said in result.stderr
     else:
         assert result.stderr == ""
+
+
+def test_requests_needed_counts_pages_and_two_requests_per_started_fixture() -> None:
+    assert requests_needed([0, 1, 1000, 1001], 7, 1000) == 1 + 1 + 1 + 2 + 14
+
+
+@pytest.mark.emulator(**SCALE)
+@pytest.mark.parametrize("page_size", [1000, 5])
+async def test_a_backfill_asks_for_no_request_it_does_not_need(
+    sports_emulator: Emulator, tmp_path: Path, page_size: int
+) -> None:
+    """Under a rate budget every request counts: no page past the end, none twice."""
+    db = tmp_path / "needed.sqlite"
+    scope = Scope(("basketball", "soccer", "curling"), page_size=page_size)
+    async with sports_emulator.client() as client:
+        report = await Backfill(client, db, scope).run()
+        sent = client.requests_sent
+    assert report.finished and report.not_found == ["curling"]
+    with sqlite3.connect(db) as conn:
+        counts = dict(conn.execute("SELECT sport, count(*) FROM fixtures GROUP BY sport"))
+        rows = conn.execute("SELECT status, deleted FROM fixtures").fetchall()
+    begun = sum(started(status, bool(deleted)) for status, deleted in rows)
+    listings = [counts.get(sport, 0) for sport in scope.sports]
+    assert counts["basketball"] > 5 and begun > 0
+    assert sent == requests_needed(listings, begun, page_size)
 
 
 @pytest.mark.emulator(**SCALE)

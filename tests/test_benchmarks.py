@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -239,3 +240,14 @@ def test_live_rows_say_what_was_not_measured() -> None:
     assert rows[1].ratio == pytest.approx(0.8) and rows[1].passed is None
     assert rows[3].value == pytest.approx(30.0) and rows[3].ratio == pytest.approx(0.75)
     assert rows[4].note == "exit 1: boom"
+
+
+def test_the_budget_benchmark_runs_and_asks_for_no_request_more(tmp_path: Path) -> None:
+    from benchmarks.budget import main
+
+    main(["--quick", "--out", str(tmp_path)])
+    data = json.loads((tmp_path / "quick.json").read_text())
+    [run] = data["runs"]
+    assert run["requests"] == run["needed"] > 10
+    assert run["wall"] >= run["least"] * 0.9  # the budget holds: it cannot go much faster
+    assert "| 50/s |" in (tmp_path / "quick.md").read_text()

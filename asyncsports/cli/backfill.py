@@ -177,7 +177,14 @@ def backfill(
     concurrency: Annotated[
         int, typer.Option(min=1, max=64, help="Requests in flight at once.")
     ] = 8,
-    page_size: Annotated[int, typer.Option(min=1, max=1000, help="Fixtures per page.")] = 100,
+    page_size: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=1000,
+            help="Fixtures per page (the service allows 1,000: the fewest requests).",
+        ),
+    ] = 1000,
     restart: Annotated[
         bool, typer.Option("--restart", help="Start over even if the last run was interrupted.")
     ] = False,
