@@ -122,6 +122,7 @@ class Session:
         self._limiter = Pacer(rate) if rate else None
         self._rng = rng or random.Random()
         self._http: aiohttp.ClientSession | None = None
+        self._sockets: aiohttp.ClientSession | None = None
         self._paused_until = 0.0
         self.requests = 0
         self.retries = 0
@@ -156,16 +157,39 @@ class Session:
             http._retry_connection = False
 
     async def close(self) -> None:
-        """Close the pool. Safe to call twice."""
+        """Close the pool and the live feeds' sockets. Safe to call twice."""
         http, self._http = self._http, None
-        if http is not None:
-            await http.close()
+        sockets, self._sockets = self._sockets, None
+        for pool in (sockets, http):
+            if pool is not None:
+                await pool.close()
+
+    def sockets(self) -> aiohttp.ClientSession:
+        """The live feeds' own pool, opened at the first feed (the session must be open).
+
+        Not the requests' pool: a feed holds its socket for as long as it lives, and 100
+        live feeds must not take the ``max_connections`` the REST requests wait for. The
+        same settings otherwise (timeouts, TLS verification, DNS cache, User-Agent); no
+        limit, as each feed holds one socket.
+        """
+        if self._http is None:
+            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+        if self._sockets is None or self._sockets.closed:
+            s = self.settings
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
+            self._sockets = aiohttp.ClientSession(
+                connector=connector, timeout=self._http.timeout,
+                headers={"User-Agent": USER_AGENT}, raise_for_status=False,
+            )  # fmt: skip
+        return self._sockets
 
     def connections_in_use(self) -> int:
-        """How many pooled connections are acquired right now (0 when closed)."""
-        if self._http is None or self._http.connector is None:
-            return 0
-        return len(getattr(self._http.connector, "_acquired", ()))
+        """How many connections (requests' and live feeds') are acquired right now."""
+        n = 0
+        for pool in (self._http, self._sockets):
+            if pool is not None and pool.connector is not None:
+                n += len(getattr(pool.connector, "_acquired", ()))
+        return n
 
     def get(self, req: Request) -> Coroutine[None, None, Response]:
         """Send ``req`` and read the whole body, retrying as the policy allows (await it).

@@ -1,8 +1,8 @@
 """The live feeds' I/O: one websocket connection after another, decided by the live core.
 
-:func:`follow` is the loop of one feed: open a websocket on the client's own aiohttp
-session (its pool, its connect timeout, its hooks, its rate limiter and 429 pause for each
-connection attempt), send the token message, hand every message to the feed's
+:func:`follow` is the loop of one feed: open a websocket with the client's settings (on
+the session's pool for sockets, :meth:`Session.sockets`; its connect timeout, its hooks, its
+rate limiter and 429 pause for each connection attempt), send the token message, hand every message to the feed's
 :class:`~asyncsports._live.FeedState` and yield the records it releases. When a
 connection ends (dropped, closed, stalled, or closed by the client after a gap), the pure
 :func:`~asyncsports._live.reconnect` decides through the one retry engine: reconnect at
@@ -190,14 +190,13 @@ def _queue(ws: aiohttp.ClientWebSocketResponse) -> Any:
 
 
 def _opened(session: Session) -> tuple[aiohttp.ClientSession, str]:
-    """The client's aiohttp session and the live URL, or the error saying what is missing."""
-    http: aiohttp.ClientSession | None = session._http
-    if http is None:
-        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+    """The live feeds' pool and the live URL, or the error saying what is missing."""
     base: str | None = session.settings.live_url
+    if session._http is None:
+        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
     if not base:
         raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
-    return http, base
+    return session.sockets(), base
 
 
 def _stopped(step: Step, delivered: int, url: str) -> ConnectionEnd:

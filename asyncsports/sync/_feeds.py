@@ -108,7 +108,8 @@ class Feeds:
         if task is not None and not task.done():
             follow.close()
             return False
-        self.tasks[key] = asyncio.create_task(follow, name=key)
+        task = self.tasks[key] = asyncio.create_task(follow, name=key)
+        task.add_done_callback(_said)
         return True
 
     async def _actions(self, sport: str, fid: str, season: str) -> None:
@@ -160,3 +161,9 @@ class Feeds:
             if aclose is not None:
                 await aclose()
         return True
+
+
+def _said(task: asyncio.Task[None]) -> None:
+    """Log a feed that failed other than by breaking off (it is tried again next turn)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("mirror: feed %s failed: %r", task.get_name(), exc, exc_info=exc)
