@@ -41,6 +41,7 @@ ALL = (
     "memory",
     "fanout",
     "backfill",
+    "sync",
 )
 
 
@@ -323,6 +324,13 @@ def run_all(
             raw["backfill"] = case(
                 "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency
             )
+        if "sync" in only:
+            from benchmarks import sync_bench  # the mirror's live path: its own module
+
+            raw["sync"] = {
+                mode: case("sync", **p)
+                for mode, p in sync_bench.params(cfg.mode == "quick").items()
+            }
     finally:
         server.close()
     return raw, placement

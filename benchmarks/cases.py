@@ -25,6 +25,7 @@ import aiohttp
 
 from asyncsports import Client
 from asyncsports.models import Action, FixturePage, decoder
+from benchmarks import sync_bench
 from benchmarks.measure import Sample, measure, measure_sync, peak_kb, reset_peak, rss_kb, series
 
 # pydantic and httpx are imported by the cases that use them, so that the memory cases
@@ -587,4 +588,5 @@ CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]
     "memory": memory,
     "fanout": fanout,
     "backfill": backfill,
+    "sync": sync_bench.sync,
 }

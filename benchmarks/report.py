@@ -432,7 +432,9 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
         )
     elif b is not None:
         rows.append(_missing("backfill", b["error"]))
-    return rows
+    from benchmarks import sync_bench  # its rows live beside its case
+
+    return rows + sync_bench.rows(raw)
 
 
 def _num(value: float | None, unit: str) -> str:
