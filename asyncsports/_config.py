@@ -128,6 +128,9 @@ class Settings:
     timeout: Timeout = field(default_factory=Timeout)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     rate_limit: float | None = None
+    rate_limit_url: str | None = None
+    rate_limit_key: str = "asyncsports"
+    rate_limit_sharers: int = 1
     max_connections: int = 100
     dns_ttl: int = 10
     max_body_size: int | None = 64 * 1024 * 1024
@@ -158,6 +161,15 @@ class Settings:
                 raise ValueError(
                     f"rate_limit: must be a finite number > 0 requests per second, got {rate}"
                 )
+        if self.rate_limit_url is not None:
+            url = self.rate_limit_url
+            if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+                raise ValueError(f"rate_limit_url: expected a redis:// URL, got {url!r}")
+            if self.rate_limit is None:
+                raise ValueError("rate_limit_url: needs rate_limit, the budget the URL shares")
+        if not isinstance(self.rate_limit_key, str) or not self.rate_limit_key:
+            raise ValueError(f"rate_limit_key: expected a name, got {self.rate_limit_key!r}")
+        _count("rate_limit_sharers", self.rate_limit_sharers, 1)
         _count("max_connections", self.max_connections, 1)
         _count("dns_ttl", self.dns_ttl, 0)
         _count("max_body_size", self.max_body_size, 1)

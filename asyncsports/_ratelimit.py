@@ -15,8 +15,9 @@ import asyncio
 import math
 import time
 from collections.abc import Callable
+from typing import Protocol
 
-__all__ = ["MARGIN", "Pacer", "spacing", "turn"]
+__all__ = ["MARGIN", "Limiter", "Pacer", "spacing", "turn"]
 
 MARGIN = 0.02
 """Seconds added to each one-second window: requests go ``(1 + MARGIN) / R`` apart.
@@ -43,6 +44,16 @@ def turn(tat: float, now: float, interval: float) -> tuple[float, float]:
     """
     at = tat if tat > now else now
     return at, at + interval
+
+
+class Limiter(Protocol):
+    """What the session asks of a rate limiter: a turn per request, and a pause to share."""
+
+    async def wait(self) -> None:
+        """Wait for the caller's turn."""
+
+    async def pause(self, seconds: float) -> None:
+        """Hold the limiter's other users for ``seconds`` after a 429 (the session holds its own)."""
 
 
 class Pacer:
@@ -77,3 +88,6 @@ class Pacer:
             if self._tat == at + self.interval:
                 self._tat = at
             raise
+
+    async def pause(self, seconds: float) -> None:
+        """Nothing to pass on: one client's pause is its session's own."""

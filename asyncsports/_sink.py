@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asyncsports._schema import RESOURCE_TABLES, SCHEMA_VERSION, sqlite_ddl, sqlite_upsert
 from asyncsports.errors import SinkError
 from asyncsports.models import Action, Fixture, Statistics, encode
 
@@ -40,78 +41,12 @@ __all__ = [
     "statistics_row",
 ]
 
-SCHEMA_VERSION = 1
+# Columns of each resource table (asyncsports._schema describes them for every engine);
+# the first ones named in KEYS form the primary key.
+TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in RESOURCE_TABLES}
+KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in RESOURCE_TABLES}
 
-# Columns of each resource table; the first ones named in KEYS form the primary key.
-TABLES: dict[str, tuple[str, ...]] = {
-    "fixtures": ("id", "sport", "season_id", "start_date_utc", "status", "name", "deleted", "json"),
-    "actions": (
-        "fixture_id",
-        "action_id",
-        "sport",
-        "seq",
-        "type",
-        "send_type",
-        "timestamp",
-        "json",
-    ),
-    "statistics": ("fixture_id", "sport", "seq_num", "timestamp", "json"),
-}
-KEYS: dict[str, tuple[str, ...]] = {
-    "fixtures": ("id",),
-    "actions": ("fixture_id", "action_id"),
-    "statistics": ("fixture_id",),
-}
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS fixtures (
-    id TEXT PRIMARY KEY,
-    sport TEXT NOT NULL,
-    season_id TEXT,
-    start_date_utc TEXT,          -- ISO 8601 UTC, 'Z' suffix
-    status TEXT,
-    name TEXT,
-    deleted INTEGER NOT NULL,     -- fixtureDeleted: disregard the fixture
-    json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS fixtures_sport_start ON fixtures (sport, start_date_utc);
-CREATE TABLE IF NOT EXISTS actions (
-    fixture_id TEXT NOT NULL,
-    action_id TEXT NOT NULL,
-    sport TEXT NOT NULL,
-    seq INTEGER,                  -- fixtureSeqNum
-    type TEXT,                    -- fixtureActionType
-    send_type TEXT,
-    timestamp TEXT,
-    json TEXT NOT NULL,
-    PRIMARY KEY (fixture_id, action_id)
-);
-CREATE TABLE IF NOT EXISTS statistics (
-    fixture_id TEXT PRIMARY KEY,
-    sport TEXT NOT NULL,
-    seq_num INTEGER,
-    timestamp TEXT,
-    json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS jobs (
-    job TEXT PRIMARY KEY,
-    started_at TEXT NOT NULL,
-    finished_at TEXT              -- NULL while a run is unfinished: the next run resumes it
-);
-CREATE TABLE IF NOT EXISTS job_fixtures (
-    job TEXT NOT NULL,
-    fixture_id TEXT NOT NULL,
-    PRIMARY KEY (job, fixture_id)
-);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    job TEXT NOT NULL,
-    unit TEXT NOT NULL,
-    rows INTEGER NOT NULL,
-    done_at TEXT NOT NULL,
-    PRIMARY KEY (job, unit)
-);
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
+_SCHEMA = sqlite_ddl()
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,17 +142,7 @@ def statistics_row(
     )
 
 
-def _upsert_sql(table: str) -> str:
-    cols = TABLES[table]
-    keys = KEYS[table]
-    updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in keys)
-    return (
-        f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
-    )
-
-
-_UPSERT = {table: _upsert_sql(table) for table in TABLES}
+_UPSERT = {t.name: sqlite_upsert(t) for t in RESOURCE_TABLES}
 
 
 class Sink:
@@ -244,6 +169,13 @@ class Sink:
                 raise SinkError(f"{self.path} is a database of something else: use another --db")
             # WAL: a reader (sqlite3, pandas) can query while a backfill writes, and a
             # committed transaction survives the process being killed.
+            # 16 KiB pages: a record's JSON (about 1.3 kB an action) packs several to a
+            # page; set before the first table, a no-op on an existing file. A 64 MiB
+            # cache keeps the primary-key indexes in memory as the tables grow. Together
+            # they halve the CPU time of writing a backfill (benchmarks/README.md).
+            if version == 0:
+                self._db.execute("PRAGMA page_size = 16384")
+            self._db.execute("PRAGMA cache_size = -65536")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(_SCHEMA)

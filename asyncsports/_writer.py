@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import queue
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,11 @@ from anyio.abc import TaskStatus
 
 from asyncsports._sink import JobState, Sink, Unit
 
-__all__ = ["JOIN_TIMEOUT", "Writer"]
+__all__ = ["JOIN_TIMEOUT", "LINGER", "Writer"]
+
+LINGER = 0.05
+"""Seconds the writer gathers units into one transaction after the first arrives: a
+stopped run loses at most this much fetched work (refetched when it resumes)."""
 
 JOIN_TIMEOUT = 5.0
 """Seconds a cancelled run waits for the writer thread to abandon its work (it takes
@@ -66,7 +71,8 @@ class Writer:
         self._slots = anyio.Semaphore(self.pending)
         self._ready = anyio.Event()
         self._ended = anyio.Event()
-        threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True).start()
+        thread = threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True)
+        thread.start()
         try:
             await self._ready.wait()
             if self._error is None:
@@ -76,7 +82,9 @@ class Writer:
             self._abandon()
             with anyio.move_on_after(JOIN_TIMEOUT, shield=True):
                 await self._ended.wait()
+            _join(thread, self._ended)
             raise
+        _join(thread, self._ended)
         if self._error is not None:
             raise self._error
 
@@ -125,20 +133,31 @@ class Writer:
             self._tell(self._ready.set)
             self._tell(self._ended.set)
 
+    def _batch(self) -> tuple[list[Unit], bool]:
+        """The units of the next transaction, and whether the queue has ended.
+
+        Waits for the first unit, then gathers more for up to LINGER seconds (or until
+        every slot is taken): a transaction per unit would write the tables' last pages
+        and their indexes' pages again at every commit, which costs more than the rows.
+        """
+        units: list[Unit] = []
+        item = self._queue.get()
+        deadline = time.monotonic() + LINGER
+        while item is not None:
+            units.append(item)
+            wait = deadline - time.monotonic()
+            if len(units) >= self.pending or wait <= 0:
+                break
+            try:
+                item = self._queue.get(timeout=wait)
+            except queue.Empty:
+                break
+        return units, item is None
+
     def _write(self, sink: Sink) -> None:
         closing = False
         while not closing:
-            units: list[Unit] = []
-            item = self._queue.get()
-            while item is not None:
-                units.append(item)
-                if len(units) >= 500:
-                    break
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            closing = item is None
+            units, closing = self._batch()
             if self._abandoned.is_set():
                 return
             if units:
@@ -149,3 +168,10 @@ class Writer:
         if self._finished:
             sink.finish(self.job)
         self.rows = sink.counts()
+
+
+def _join(thread: threading.Thread, ended: anyio.Event) -> None:
+    # Telling the loop it ended is the thread's last act: it is gone within microseconds,
+    # and a run that returns leaves no writer thread behind.
+    if ended.is_set():
+        thread.join(timeout=1.0)

@@ -1,4 +1,5 @@
-"""The bulk backfill: fixtures, then each fixture's actions and statistics, into SQLite.
+"""The bulk backfill: fixtures, then each fixture's actions and statistics, into SQLite
+or PostgreSQL (``db`` a ``postgresql://`` URL; needs the ``postgres`` extra, asyncpg).
 
 ::
 
@@ -8,8 +9,9 @@
 Fixture listings (a sport, or a sport's season) are walked page by page; each page is a
 unit. As fixtures arrive, those that have started get an *actions* unit and a
 *statistics* unit (a 404 there means the service has none yet, which is normal), fetched
-by ``concurrency`` workers. Units are committed by one writer thread
-(:mod:`asyncsports._sink`), each with its checkpoint in the same transaction, so a run
+by ``concurrency`` workers. Units are committed by one writer (a thread for SQLite,
+:mod:`asyncsports._sink`; a task for PostgreSQL, :mod:`asyncsports._pgsink`), each with
+its checkpoint in the same transaction, so a run
 stopped at any point, even by SIGKILL, resumes where it stood and ends with the rows a
 clean run gives. A run of a job whose last run finished starts it afresh and upserts.
 """
@@ -28,8 +30,10 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from asyncsports._pgsink import PgWriter, is_postgres, safe_url
 from asyncsports._request import Sport
-from asyncsports._sink import JobState, Unit, action_row, fixture_row, statistics_row
+from asyncsports._rows import ActionRows
+from asyncsports._sink import JobState, Unit, fixture_row, statistics_row
 from asyncsports._writer import Writer
 from asyncsports.client import Client
 from asyncsports.errors import (
@@ -69,7 +73,7 @@ class Scope:
     seasons: Sequence[str] = ()
     date_from: dt.date | None = None
     date_to: dt.date | None = None
-    page_size: int = 100
+    page_size: int = 1000
 
     @property
     def key(self) -> str:
@@ -98,6 +102,14 @@ def listing_key(sport: str, season: str | None) -> str:
 def started(status: str | None, deleted: bool) -> bool:
     """Whether a fixture can have actions and statistics (not deleted, not yet to start)."""
     return not deleted and (status or "").lower() not in _NOT_STARTED
+
+
+def requests_needed(listings: Sequence[int], started_fixtures: int, page_size: int) -> int:
+    """The fewest requests a backfill can make: every page of each listing (``listings``
+    holds each listing's fixture count; an empty listing is still one page), and a
+    timeline and a statistics packet per fixture that has started."""
+    pages = sum(max(1, -(-n // page_size)) for n in listings)
+    return pages + 2 * started_fixtures
 
 
 def first_missing(numbers: set[int]) -> int:
@@ -137,7 +149,8 @@ class Report:
     """What a run did. ``rows`` counts each table's rows in the database at the end."""
 
     job: str
-    db: Path
+    db: Path | str
+    """The SQLite file, or the PostgreSQL URL without its password."""
     resumed: bool = False
     interrupted: bool = False
     rows: dict[str, int] = field(default_factory=dict)
@@ -207,7 +220,16 @@ class Backfill:
         self.client = client
         self.scope = scope
         self.concurrency = concurrency
-        self.report = Report(scope.key, Path(db))
+        self._writer: Writer | PgWriter
+        pending = 4 * concurrency
+        if is_postgres(db):
+            self.report = Report(scope.key, safe_url(str(db)))
+            # Four times the units per batch: a PostgreSQL transaction costs a dozen round
+            # trips whatever its size, and the server's time, not the client's, paces it.
+            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=4 * pending)
+        else:
+            self.report = Report(scope.key, Path(db))
+            self._writer = Writer(Path(db), scope.key, restart=restart, pending=pending)
         self._restart = restart
         self._progress: Progress = progress or _Silent()
         self._scope = anyio.CancelScope()
@@ -215,7 +237,6 @@ class Backfill:
         self._offered: set[str] = set()
         self._fatal: AsyncSportsError | None = None
         self._ran = False
-        self._writer = Writer(Path(db), scope.key, restart=restart, pending=4 * concurrency)
 
     def stop(self) -> None:
         """End the run early (call it from the event loop, say on SIGINT).
@@ -362,24 +383,10 @@ class Backfill:
                 self._progress.advance(kind)
 
     async def _fetch(self, kind: str, sport: str, fid: str) -> Unit:
-        name = f"{kind} {fid}"
-        if kind == "actions":
-            try:
-                actions = await self.client.actions.list(sport, fid, raw=True).collect()
-            except NotFoundError:
-                actions = []  # a sport without timelines
-            # A timeline may hold an action more than once (a later version of it): the
-            # last one is the action as it stands, and the only one stored.
-            rows = {
-                a.fixture_action.action_id: action_row(sport, fid, a, json) for a, json in actions
-            }
-            return Unit(name, kind, list(rows.values()), replace=fid)
-        try:
-            packet, json = await self.client.statistics.get(sport, fid, raw=True)
-        except NotFoundError:
+        unit, found = await fetch_unit(self.client, kind, sport, fid)
+        if not found:
             self.report.without_statistics += 1
-            return Unit(name, kind, (), replace=fid)
-        return Unit(name, kind, [statistics_row(sport, fid, packet, json)], replace=fid)
+        return unit
 
     async def _save(self, unit: Unit) -> None:
         await self._writer.put(unit)
@@ -392,6 +399,28 @@ class Backfill:
             self._scope.cancel()
         else:
             self.report.failed.append((unit, exc))
+
+
+async def fetch_unit(client: Client, kind: str, sport: str, fid: str) -> tuple[Unit, bool]:
+    """A fixture's ``actions`` or ``statistics`` unit, and whether the service had them
+    (statistics that answer 404 are not there yet: an empty unit)."""
+    name = f"{kind} {fid}"
+    if kind == "actions":
+        try:
+            # Rows straight from the wire (asyncsports._rows): the sink's columns and
+            # each record's JSON, without building the full models.
+            actions = await client.actions._rows(sport, fid, ActionRows(sport, fid))
+        except NotFoundError:
+            actions = []  # a sport without timelines
+        # A timeline may hold an action more than once (a later version of it): the
+        # last one is the action as it stands, and the only one stored.
+        rows = {row[1]: row for row in actions}
+        return Unit(name, kind, list(rows.values()), replace=fid), True
+    try:
+        packet, json = await client.statistics.get(sport, fid, raw=True)
+    except NotFoundError:
+        return Unit(name, kind, (), replace=fid), False
+    return Unit(name, kind, [statistics_row(sport, fid, packet, json)], replace=fid), True
 
 
 def _unwrap(exc: BaseException) -> BaseException:

@@ -9,6 +9,7 @@ from typing import Self
 from asyncsports._config import Hook, Settings, Timeout
 from asyncsports._retry import RetryPolicy
 from asyncsports._session import Session
+from asyncsports._sharedlimit import SharedPacer
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (
@@ -38,7 +39,11 @@ class Client:
     asked at first use and once more after a 401. ``timeout`` is a :class:`Timeout` or
     a number of seconds for every phase (connect and read), as in httpx.
     ``max_retries`` or a whole ``retry`` policy (not both) sets the retries.
-    ``rate_limit`` caps requests per second across every call of the client.
+    ``rate_limit`` caps requests per second across every call of the client; with
+    ``rate_limit_url`` (a ``redis://`` URL; extra ``redis``) the cap is one budget shared by
+    every client, in any process or machine, naming the same URL and ``rate_limit_key``,
+    and a 429 seen by one pauses them all. Should Redis be unreachable, the client warns
+    and keeps to ``rate_limit / rate_limit_sharers`` on its own.
     ``dns_ttl`` is short by default because the streaming host's addresses change
     without notice. ``max_body_size`` bounds a whole body after content decoding (64 MiB),
     ``max_element_size`` one element of a streamed list (16 MiB); a stream as a whole
@@ -61,6 +66,9 @@ class Client:
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
+        rate_limit_url: str | None = None,
+        rate_limit_key: str = "asyncsports",
+        rate_limit_sharers: int = 1,
         max_connections: int = 100,
         dns_ttl: int = 10,
         max_body_size: int | None = 64 * 1024 * 1024,
@@ -86,6 +94,9 @@ class Client:
             timeout=timeout,
             retry=retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries),
             rate_limit=rate_limit,
+            rate_limit_url=rate_limit_url,
+            rate_limit_key=rate_limit_key,
+            rate_limit_sharers=rate_limit_sharers,
             max_connections=max_connections,
             dns_ttl=dns_ttl,
             max_body_size=max_body_size,
@@ -95,7 +106,15 @@ class Client:
             verify_ssl=verify_ssl,
         )
         """The client's validated settings."""
-        self._session = Session(self.settings)
+        s = self.settings
+        self._shared = (
+            SharedPacer(
+                s.rate_limit, s.rate_limit_url, s.rate_limit_key, sharers=s.rate_limit_sharers
+            )
+            if s.rate_limit_url is not None and s.rate_limit is not None
+            else None
+        )
+        self._session = Session(s, limiter=self._shared)
         self.fixtures = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads = SquadsResource(self._session)
@@ -155,6 +174,8 @@ class Client:
     async def aclose(self) -> None:
         """Close the connection pool. Safe to call twice."""
         await self._session.close()
+        if self._shared is not None:
+            await self._shared.aclose()
 
     async def __aenter__(self) -> Self:
         return await self.open()

@@ -22,10 +22,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.live import IDLE_VARIANTS, LIVE_VARIANTS
 from benchmarks.measure import callgrind, machine, versions
 from benchmarks.report import build_rows, markdown, write
 
@@ -41,6 +43,9 @@ ALL = (
     "memory",
     "fanout",
     "backfill",
+    "live",
+    "fanin",
+    "idle",
     "sync",
 )
 
@@ -63,6 +68,20 @@ class Config:
     fanout_repeat: int
     backfill_scale: str
     backfill_repeat: int
+    live_actions: int = 20_000  # one feed flat out, per round
+    live_repeat: int = 7
+    live_icount_actions: int = 2_000  # one feed under callgrind (50 times slower)
+    fanin_fixtures: int = 500
+    fanin_rate: float = 10.0  # packets a second per fixture
+    fanin_seconds: float = 5.0  # the measured window, once every feed flows
+    fanin_warm: float = 1.0
+    fanin_repeat: int = 2
+    idle_feeds: int = 1_000
+    # Variants of fanin and idle (empty: all). Quick mode runs asyncsports and the floor
+    # only: each variant of them costs a second or two, the peers are compared in `live`.
+    fanin_variants: tuple[str, ...] = ()
+    idle_variants: tuple[str, ...] = ()
+    live_tick: float = 0.01  # the server's pacing turn: 500 feeds at 10/s, 50 every 10 ms
     framing_chunk: int = 256 * 1024
     page_size: int = 100
     default_page_size: int = 20  # the service's default
@@ -87,7 +106,7 @@ FULL = Config(
     memory_records=1_000_000,
     fanout_repeat=3,
     backfill_scale="",
-    backfill_repeat=3,
+    backfill_repeat=5,
 )
 QUICK = Config(
     mode="quick",
@@ -103,9 +122,24 @@ QUICK = Config(
     memory_records=50_000,
     fanout_repeat=1,
     backfill_scale="competitions=1,seasons=2,fixtures_per_season=6,actions_per_fixture=60",
-    backfill_repeat=1,
+    backfill_repeat=2,
+    live_actions=1_000,
+    live_repeat=3,
+    live_icount_actions=500,
+    fanin_fixtures=100,
+    fanin_seconds=0.5,
+    fanin_warm=0.2,
+    fanin_repeat=1,
+    idle_feeds=100,
+    fanin_variants=("asyncsports merge", "floor"),
+    idle_variants=("asyncsports", "floor"),
     timeout=120.0,
 )
+
+
+def fanin_count(cfg: Config) -> int:
+    """Packets per feed in ``fanin``: more than the run can take, so no feed ends early."""
+    return int(cfg.fanin_rate * (cfg.fanin_warm + cfg.fanin_seconds + 60))
 
 
 def _cpus(pin: bool) -> tuple[int | None, list[int] | None]:
@@ -130,6 +164,7 @@ class Server:
             f"--big-timeline={cfg.memory_records}",
             f"--prefixes={cfg.decode_actions},{cfg.stream_records},{cfg.memory_records}",
             f"--plain-scale={cfg.backfill_scale}",
+            f"--live-packets={max(cfg.live_actions, fanin_count(cfg))}",
         ]
         if cpu is not None:
             args.append(f"--cpu={cpu}")
@@ -226,6 +261,8 @@ def count_instructions(
         params = {"case": "gets", "gets": cfg.gets, "walks": walks}
         plans["gets"] = (params, ("asyncsports", "floor"), cfg.gets)
     out: dict[str, Any] = {}
+    if "live" in only:
+        out["live"] = count_live(cfg, manifest, cpus)
     for name, (params, variants, requests) in plans.items():
         counts: dict[str, Any] = {**params, "requests": requests}
         for variant in variants:
@@ -238,6 +275,61 @@ def count_instructions(
                 return {"error": f"{name}, {variant}: {exc}"}
         out[name] = counts
     return out
+
+
+def idle_feeds(case: Callable[..., dict[str, Any]], cfg: Config) -> dict[str, Any]:
+    """``idle``: one process per variant, as RSS once grown does not shrink for the next."""
+    out: dict[str, Any] = {}
+    for variant in cfg.idle_variants or IDLE_VARIANTS:
+        result = case("idle", feeds=cfg.idle_feeds, variant=variant)
+        if "error" in result and "no variant" in result["error"]:
+            continue  # asyncsports' own rows wait for client.live
+        out[variant] = result
+    errors = [f"{v}: {r['error']}" for v, r in out.items() if "error" in r]
+    return {"error": "; ".join(errors)} if errors else out
+
+
+def count_live(cfg: Config, manifest: dict[str, Any], cpus: list[int] | None) -> dict[str, Any]:
+    """Instructions of one whole feed (``live_actions`` packets) for each live variant.
+
+    A variant that cannot run (asyncsports before ``client.live``, a peer not installed)
+    is left out, with its error under ``errors``.
+    """
+    n = cfg.live_icount_actions
+    out: dict[str, Any] = {"actions": n, "errors": {}}
+    for variant in LIVE_VARIANTS:
+        params = {"actions": n, "variant": variant}
+        spec = json.dumps({"manifest": manifest, "params": params, "cpus": cpus})
+        argv = [sys.executable, "-m", "benchmarks.child", "live_icount", spec]
+        try:
+            out[variant] = callgrind(argv, 1, HERE.parent, cfg.timeout)[0]
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            out["errors"][variant] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def live_cases(
+    case: Callable[..., dict[str, Any]], cfg: Config, only: tuple[str, ...]
+) -> dict[str, Any]:
+    """The live feeds' cases among ``only``: their raw results."""
+    raw: dict[str, Any] = {}
+    if "live" in only:
+        raw["live"] = case("live", actions=cfg.live_actions, repeat=cfg.live_repeat)
+    if "fanin" in only:
+        raw["fanin"] = case(
+            "fanin",
+            fixtures=cfg.fanin_fixtures,
+            rate=cfg.fanin_rate,
+            seconds=cfg.fanin_seconds,
+            warm=cfg.fanin_warm,
+            repeat=cfg.fanin_repeat,
+            tick=cfg.live_tick,
+            count=fanin_count(cfg),
+            variants=list(cfg.fanin_variants),
+        )
+    if "idle" in only:
+        raw["idle"] = idle_feeds(case, cfg)
+    return raw
 
 
 def run_all(
@@ -320,9 +412,13 @@ def run_all(
                 latency=cfg.fanout_latency,
                 repeat=cfg.fanout_repeat,
             )
+        raw.update(live_cases(case, cfg, only))
         if "backfill" in only:
             raw["backfill"] = case(
-                "backfill", repeat=cfg.backfill_repeat, concurrency=cfg.backfill_concurrency
+                "backfill",
+                repeat=cfg.backfill_repeat,
+                concurrency=cfg.backfill_concurrency,
+                postgres=True,
             )
         if "sync" in only:
             from benchmarks import sync_bench  # the mirror's live path: its own module
@@ -346,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--instructions",
         action="store_true",
-        help="also count instructions per request of walk, walk20 and gets with valgrind",
+        help="also count instructions of walk, walk20, gets and live with valgrind",
     )
     args = parser.parse_args(argv)
     only = tuple(n.strip() for n in args.only.split(",") if n.strip())

@@ -15,10 +15,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -27,6 +25,7 @@ from asyncsports import Client
 from asyncsports.models import Action, FixturePage, decoder
 from benchmarks import sync_bench
 from benchmarks.measure import Sample, measure, measure_sync, peak_kb, reset_peak, rss_kb, series
+from benchmarks.sinkcase import backfill
 
 # pydantic and httpx are imported by the cases that use them, so that the memory cases
 # start without them and every child spends its start-up on what it measures.
@@ -539,45 +538,6 @@ async def fanout(m: Manifest, p: Params) -> dict[str, Any]:
     return {"pages": p["pages"], "size": size, "latency": p["latency"], **times}
 
 
-# --------------------------------------------------------------------------- backfill
-
-
-async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
-    """asyncsports.backfill from the (pre-rendered) emulator into SQLite."""
-    from asyncsports.backfill import Backfill, Scope
-
-    runs: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
-        async with _client(m, "plain") as client:
-            for i in range(1 + p["repeat"]):  # run 0 renders the bodies: not counted
-                db = Path(tmp) / f"run{i}.sqlite"
-                work = Backfill(client, db, Scope(), concurrency=p["concurrency"])
-                if i == 1:
-                    await _server(m, "plain", "reset")
-                sample, report = await measure(work.run)
-                if not report.finished:
-                    raise AssertionError(f"backfill did not finish: {report.as_dict()}")
-                runs.append(
-                    {
-                        "cpu": sample.cpu,
-                        "wall": sample.wall,
-                        "gc": sample.gc,
-                        "written": dict(report.written),
-                        "requests": report.requests,
-                    }
-                )
-        stats = await _server(m, "plain", "stats")
-    measured = sorted(runs[1:] or runs, key=lambda r: r["wall"])
-    middle = measured[len(measured) // 2]  # the median run by wall time
-    return {
-        "runs": len(measured),
-        "walls": [r["wall"] for r in measured],
-        "concurrency": p["concurrency"],
-        **middle,
-        **stats,
-    }
-
-
 CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]]]] = {
     "decode": decode,
     "requests": requests,
@@ -587,6 +547,6 @@ CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]
     "framing": framing,
     "memory": memory,
     "fanout": fanout,
-    "backfill": backfill,
+    "backfill": backfill,  # benchmarks/sinkcase.py
     "sync": sync_bench.sync,
 }

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from benchmarks.cases import CASES
+from benchmarks.live import LIVE_CASES
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -21,7 +22,9 @@ def main(argv: list[str] | None = None) -> None:
     cpus = spec.get("cpus")
     if cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(cpus))
-    result: dict[str, Any] = asyncio.run(CASES[name](spec["manifest"], spec["params"]))
+    result: dict[str, Any] = asyncio.run(
+        {**CASES, **LIVE_CASES}[name](spec["manifest"], spec["params"])
+    )
     print(json.dumps(result), flush=True)
 
 

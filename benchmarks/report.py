@@ -395,46 +395,20 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
 
     b = raw.get("backfill")
     if b is not None and "error" not in b:
-        written = b["written"]
-        wall = b["wall"]
-        case = (
-            f"{written.get('fixtures', 0):,} fixtures, {written.get('actions', 0):,} actions, "
-            f"{written.get('statistics', 0):,} statistics; {b['requests']:,} requests"
-        )
-        runs = "one run" if b["runs"] == 1 else f"the median of {b['runs']} runs"
-        note = (
-            f"{runs} after one that filled the server's cache, concurrency "
-            f"{b['concurrency']}; server cache misses while measured: {b.get('misses', '?')}"
-        )
-        for table in ("fixtures", "actions"):
-            rows.append(
-                Row(
-                    "backfill",
-                    case,
-                    f"{table} per second",
-                    "/s",
-                    written.get(table, 0) / wall,
-                    note=note if table == "fixtures" else "",
-                )
-            )
-        rows.append(
-            Row(
-                "backfill",
-                case,
-                "CPU-bound share (client CPU / wall)",
-                "%",
-                100 * b["cpu"] / wall,
-                note=(
-                    f"client CPU {b['cpu']:.2f}s (the SQLite writer thread included, on the "
-                    f"same CPU), wall {wall:.2f}s"
-                ),
-            )
-        )
+        from benchmarks.sinkcase import backfill_rows  # it imports this module's Row
+
+        rows += backfill_rows(b, "SQLite", "executemany")
+        pg = b.get("postgres")
+        if pg is not None and "error" not in pg:
+            rows += backfill_rows(pg, "PostgreSQL", "COPY")
+        elif pg is not None:
+            rows.append(_missing("backfill", f"PostgreSQL: {pg['error']}"))
     elif b is not None:
         rows.append(_missing("backfill", b["error"]))
     from benchmarks import sync_bench  # its rows live beside its case
+    from benchmarks.live_report import live_rows  # it imports this module
 
-    return rows + sync_bench.rows(raw)
+    return rows + live_rows(raw, quick) + sync_bench.rows(raw)
 
 
 def _num(value: float | None, unit: str) -> str:

@@ -16,6 +16,10 @@ ids) and serves until its stdin closes (the parent died or is done) or SIGTERM.
 Control routes on either port: ``/_bench/config?latency=S`` sets the latency added to
 every response; ``/_bench/stats`` gives ``{"hits": n, "misses": n}``; ``/_bench/reset``
 zeroes them.
+
+With ``--live-packets K`` it also serves the live actions feeds on a port of its own
+(:mod:`benchmarks.liveserver`): the first ``K`` packets of the big timeline's live feed,
+rendered once by the emulator's streams host, replayed to any fixture id.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import msgspec
 from aiohttp import web
 
 from asyncsports.emulator import Emulator
+from benchmarks.liveserver import LiveCache, render_packets
 
 # Bodies above this are written in pieces: one huge write would make asyncio (3.11) copy
 # the body into its buffer and shift it after every send.
@@ -185,6 +190,15 @@ async def serve(args: argparse.Namespace) -> None:
             "Authorization": f"Bearer {big.token}",
             "Accept": f"application/vnd.{big.vendor}.dde.api+json;version=1",
         }
+        live = ""
+        if args.live_packets:
+            fid = str(big.big_fixture_id)
+            packets = await render_packets(
+                big.live_url, "american-football", fid, big.token, args.live_packets
+            )
+            runner, http_url = await _listen(LiveCache(big.token, packets, fid).app())
+            runners.append(runner)
+            live = "ws" + http_url.removeprefix("http")
         timelines: dict[str, str] = {}
         if args.big_timeline:
             cache = caches["big"]
@@ -213,6 +227,7 @@ async def serve(args: argparse.Namespace) -> None:
             "big_season_id": big.big_season_id,
             "big_fixture_list": args.big_fixture_list,
             "timelines": timelines,
+            "live": live,
         }
         print(json.dumps(manifest), flush=True)
         try:
@@ -227,6 +242,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--big-fixture-list", type=int, default=0)
     parser.add_argument("--big-timeline", type=int, default=0)
+    parser.add_argument(
+        "--live-packets", type=int, default=0, help="live feed packets to store (0: no feeds)"
+    )
     parser.add_argument("--prefixes", default="", help="timeline sizes to store: 5000,20000")
     parser.add_argument(
         "--plain-scale", default="", help="Emulator keywords: fixtures_per_season=12"

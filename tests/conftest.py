@@ -12,6 +12,9 @@ import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from servers import postgres, postgres_url, redis, redis_url  # the throwaway servers
+
+__all__ = ["postgres", "postgres_url", "redis", "redis_url"]
 
 from asyncsports import Client, RequestInfo, RetryPolicy, StreamingCredentials
 

@@ -29,47 +29,15 @@ from asyncsports._sink import (
     TABLES,
     Sink,
     SinkError,
-    Unit,
     action_row,
     fixture_row,
     statistics_row,
 )
-from asyncsports.backfill import Backfill, Scope, first_missing, started
+from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
-
-JOB = "sports=basketball size=100"
-
-
-def fixture_unit(name: str, *ids: int, status: str = "Completed") -> Unit:
-    fixtures = [decode(Fixture, msgspec.json.encode(fixture(i, status=status))) for i in ids]
-    rows = [fixture_row("basketball", f) for f in fixtures]
-    return Unit(name, "fixtures", rows, members=[r[0] for r in rows])
-
-
-def actions_unit(fid: str, *seqs: int) -> Unit:
-    records = [decode(Action, msgspec.json.encode(action(s))) for s in seqs]
-    return Unit(
-        f"actions {fid}",
-        "actions",
-        [action_row("american-football", fid, a) for a in records],
-        replace=fid,
-    )
-
-
-def rows(path: Path, table: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(path) as db:
-        return sorted(db.execute(f"SELECT * FROM {table}").fetchall())
-
-
-@pytest.fixture
-def sink(tmp_path: Path) -> Any:
-    s = Sink(tmp_path / "db.sqlite")
-    yield s
-    s.close()
-
 
 # ------------------------------------------------------------------ rows
 
@@ -109,72 +77,7 @@ def test_action_and_statistics_rows_decode_back_to_the_record() -> None:
 
 
 # ------------------------------------------------------------------ sink
-
-
-def test_writing_a_unit_twice_upserts_instead_of_duplicating(sink: Sink) -> None:
-    sink.start(JOB)
-    unit = fixture_unit("page basketball 0", 1, 2, 3)
-    assert sink.write(JOB, [unit]) == 3
-    sink.write(JOB, [unit])
-    assert sink.counts()["fixtures"] == 3
-    # A changed record replaces the stored one.
-    sink.write(JOB, [fixture_unit("page basketball 0", 2, status="Postponed")])
-    assert sink.counts()["fixtures"] == 3
-    statuses = rows(sink.path, "fixtures")
-    assert [r[4] for r in statuses] == ["Completed", "Postponed", "Completed"]
-
-
-def test_a_unit_with_replace_leaves_exactly_its_rows_for_that_fixture(sink: Sink) -> None:
-    sink.start(JOB)
-    other = "00000000-0000-4000-8000-000000000001"
-    sink.write(JOB, [actions_unit(FIXTURE_ID, 1, 2, 3), actions_unit(other, 1)])
-    sink.write(JOB, [actions_unit(FIXTURE_ID, 2, 4)])
-    got = [(r[0], r[3]) for r in rows(sink.path, "actions")]
-    assert got == [(other, 1), (FIXTURE_ID, 2), (FIXTURE_ID, 4)]
-
-
-def test_an_unfinished_job_resumes_with_its_checkpoints_and_fixtures(sink: Sink) -> None:
-    assert sink.start(JOB).resumed is False
-    sink.write(JOB, [fixture_unit("page basketball 0", 1, 2), actions_unit(FIXTURE_ID, 1)])
-    sink.write(JOB, [Unit(f"statistics {FIXTURE_ID}", "statistics", replace=FIXTURE_ID)])
-    state = sink.start(JOB)
-    assert state.resumed is True
-    assert state.done == {"page basketball 0", f"actions {FIXTURE_ID}", f"statistics {FIXTURE_ID}"}
-    assert [(f[1], f[2], f[3]) for f in state.fixtures] == [("basketball", "Completed", False)] * 2
-    # Another job's run does not see this one's checkpoints.
-    assert sink.start("sports=soccer size=100").done == frozenset()
-
-
-def test_a_finished_job_starts_afresh_keeping_its_rows(sink: Sink) -> None:
-    sink.start(JOB)
-    sink.write(JOB, [fixture_unit("page basketball 0", 1, 2)])
-    sink.finish(JOB)
-    state = sink.start(JOB)
-    assert (state.resumed, state.done, tuple(state.fixtures)) == (False, frozenset(), ())
-    assert sink.counts()["fixtures"] == 2
-
-
-def test_restart_forgets_the_checkpoints_of_an_unfinished_run(sink: Sink) -> None:
-    sink.start(JOB)
-    sink.write(JOB, [fixture_unit("page basketball 0", 1)])
-    assert sink.start(JOB, restart=True).done == frozenset()
-    assert sink.start(JOB).done == frozenset()  # still unfinished, but nothing done since
-
-
-def test_a_failing_batch_leaves_neither_rows_nor_checkpoints(sink: Sink) -> None:
-    sink.start(JOB)
-    good = fixture_unit("page basketball 0", 1)
-    bad = Unit("page basketball 1", "fixtures", [("too", "few")])
-    with pytest.raises(SinkError, match=r"cannot write .*db\.sqlite: "):
-        sink.write(JOB, [good, bad])
-    assert sink.counts()["fixtures"] == 0
-    assert sink.start(JOB).done == frozenset()
-
-
-def test_a_unit_without_rows_still_checkpoints(sink: Sink) -> None:
-    sink.start(JOB)
-    assert sink.write(JOB, [Unit("listed basketball", "fixtures")]) == 0
-    assert sink.start(JOB).done == {"listed basketball"}
+# (the engine-neutral tests of the sink, against SQLite and PostgreSQL: tests/test_sinks.py)
 
 
 def test_a_file_that_is_not_ours_is_refused(tmp_path: Path) -> None:
@@ -418,6 +321,31 @@ def test_a_run_that_finds_nothing_asked_for_exits_5_and_says_why(
         assert result.stderr.count("\n") == 1 and said in result.stderr
     else:
         assert result.stderr == ""
+
+
+def test_requests_needed_counts_pages_and_two_requests_per_started_fixture() -> None:
+    assert requests_needed([0, 1, 1000, 1001], 7, 1000) == 1 + 1 + 1 + 2 + 14
+
+
+@pytest.mark.emulator(**SCALE)
+@pytest.mark.parametrize("page_size", [1000, 5])
+async def test_a_backfill_asks_for_no_request_it_does_not_need(
+    sports_emulator: Emulator, tmp_path: Path, page_size: int
+) -> None:
+    """Under a rate budget every request counts: no page past the end, none twice."""
+    db = tmp_path / "needed.sqlite"
+    scope = Scope(("basketball", "soccer", "curling"), page_size=page_size)
+    async with sports_emulator.client() as client:
+        report = await Backfill(client, db, scope).run()
+        sent = client.requests_sent
+    assert report.finished and report.not_found == ["curling"]
+    with sqlite3.connect(db) as conn:
+        counts = dict(conn.execute("SELECT sport, count(*) FROM fixtures GROUP BY sport"))
+        rows = conn.execute("SELECT status, deleted FROM fixtures").fetchall()
+    begun = sum(started(status, bool(deleted)) for status, deleted in rows)
+    listings = [counts.get(sport, 0) for sport in scope.sports]
+    assert counts["basketball"] > 5 and begun > 0
+    assert sent == requests_needed(listings, begun, page_size)
 
 
 @pytest.mark.emulator(**SCALE)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import msgspec
@@ -14,6 +17,18 @@ from conftest import Serve
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from asyncsports.emulator import Emulator
+from benchmarks.live import (
+    DECODE,
+    IDLE_VARIANTS,
+    LIVE_VARIANTS,
+    SPORT,
+    control,
+    fanin,
+    fixture_ids,
+    idle,
+    live,
+)
+from benchmarks.liveserver import LiveCache, render_packets
 from benchmarks.report import Row, build_rows, markdown
 from benchmarks.server import Cache, State, Stored, timeline_id
 
@@ -131,6 +146,111 @@ def test_instruction_rows_follow_their_case() -> None:
     assert build_rows({"instructions": {"error": "no valgrind"}}, quick=True)[0].note == (
         "no valgrind"
     )
+
+
+# --------------------------------------------------------------------------- live feeds
+
+
+async def _live_manifest(serve: Serve, emu: Emulator, packets: int) -> dict[str, Any]:
+    """A manifest like the benchmark server's, its streams host served in this process."""
+    fid = str(emu.big_fixture_id)
+    stored = await render_packets(emu.live_url, SPORT, fid, emu.token, packets)
+    url = await serve(LiveCache(emu.token, stored, fid).app())
+    return {
+        "big": emu.base_url,
+        "token": emu.token,
+        "vendor": emu.vendor,
+        "live": "ws" + url.removeprefix("http"),
+    }
+
+
+async def test_live_server_stamps_and_rewrites_the_emulator_packets(serve: Serve) -> None:
+    async with Emulator(seed=0, big_timeline=100) as emu:
+        m = await _live_manifest(serve, emu, 20)
+        fid = fixture_ids(1, "test")[0]
+        url = f"{m['live']}/{SPORT}/fixtures/{fid}/actions"
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(url) as ws:
+                await ws.send_str('{"authToken": "wrong"}')
+                assert (await ws.receive()).data == "{The supplied authentication is invalid}"
+                assert (await ws.receive()).type is aiohttp.WSMsgType.CLOSE
+                assert ws.close_code == 1008
+            assert (await control(m, "config", count=5))["count"] == 5
+            async with http.ws_connect(url + "?speed=fast&startPosition=1") as ws:
+                await ws.send_str(f'{{"authToken": "{m["token"]}"}}')
+                assert (await ws.receive()).data == '{"type":"authorised"}'
+                records = [DECODE(msg.data) async for msg in ws]
+            assert ws.close_code == 1000
+    assert [r.fixture_action.fixture_seq_num for r in records] == [2, 3, 4, 5]
+    assert {str(r.fixture_action.fixture_id) for r in records} == {fid}
+    sent = [float(r.trace_id or "nan") for r in records]
+    assert sent == sorted(sent) and sent[-1] <= time.monotonic()
+    assert [r.finished for r in records] == [False, False, False, True]
+
+
+async def test_live_cases_run_and_make_rows(serve: Serve) -> None:
+    async with Emulator(seed=0, big_timeline=100) as emu:
+        m = await _live_manifest(serve, emu, 60)
+        one = await live(m, {"actions": 40, "repeat": 1, "sketches": True})
+        many = await fanin(
+            m,
+            {"fixtures": 3, "rate": 50, "seconds": 0.1, "warm": 0.05, "repeat": 1}
+            | {"tick": 0.01, "count": 60},
+        )
+        idle_feeds = {
+            v: await idle(m, {"variant": v, "feeds": 2, "settle": 0})
+            for v in ("asyncsports merge", "floor", "picows")
+        }
+        assert (await control(m, "stats"))["open"] == 0  # every case closed its feeds
+    # Every variant read every packet of its feed (``live`` checks the count in its warm-up).
+    measured = (*LIVE_VARIANTS, "floor, receive(timeout)", "sketch", "sketch, lazy watchdog")
+    assert {v: len(one[v]["cpu"]) for v in measured} == dict.fromkeys(measured, 1)
+    assert set(many) - {"fixtures", "rate", "seconds", "tick"} == set(IDLE_VARIANTS)
+    for name in IDLE_VARIANTS:
+        assert many[name]["packets"][0] == many[name]["latency"]["count"] > 0, name
+    assert all(r["rss_after_kb"] > 0 for r in idle_feeds.values())
+    rows = build_rows({"live": one, "fanin": many, "idle": idle_feeds}, quick=True)
+    ours = [r for r in rows if r.target is not None]
+    assert [(r.benchmark, r.metric, r.target) for r in ours] == [
+        ("live", "client CPU per action", 1.10),
+        ("fan-in", "delivery latency p99", 50.0),
+        ("fan-in", "delivery latency p99", 50.0),
+        ("idle feeds", "resident memory per feed", 64.0),
+    ]
+    assert all(r.value is not None and r.value > 0 for r in rows if r.benchmark == "live")
+
+
+def test_live_rows_say_what_was_not_measured() -> None:
+    def rounds(*cpu: float) -> dict[str, list[float]]:
+        return {"cpu": list(cpu), "wall": list(cpu), "gc": [0.0] * len(cpu)}
+
+    raw = {
+        "live": {"actions": 100, "client": False, "floor": rounds(0.001), "picows": rounds(0.0008)},
+        "fanin": {"error": "exit 1: boom"},
+        "instructions": {"live": {"actions": 100, "floor": 4e6, "picows": 3e6, "errors": {}}},
+    }
+    rows = build_rows(raw, quick=True)
+    assert [(r.benchmark, r.value is None) for r in rows] == [
+        ("live", True),
+        ("live", False),
+        ("live", True),
+        ("live", False),
+        ("fanin", True),
+    ]
+    assert rows[1].ratio == pytest.approx(0.8) and rows[1].passed is None
+    assert rows[3].value == pytest.approx(30.0) and rows[3].ratio == pytest.approx(0.75)
+    assert rows[4].note == "exit 1: boom"
+
+
+def test_the_budget_benchmark_runs_and_asks_for_no_request_more(tmp_path: Path) -> None:
+    from benchmarks.budget import main
+
+    main(["--quick", "--out", str(tmp_path)])
+    data = json.loads((tmp_path / "quick.json").read_text())
+    [run] = data["runs"]
+    assert run["requests"] == run["needed"] > 10
+    assert run["wall"] >= run["least"] * 0.9  # the budget holds: it cannot go much faster
+    assert "| 50/s |" in (tmp_path / "quick.md").read_text()
 
 
 def test_sync_rows_follow_their_targets() -> None:

@@ -37,7 +37,7 @@ import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
 
 from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
-from asyncsports._ratelimit import Pacer
+from asyncsports._ratelimit import Limiter, Pacer
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome, decide, parse_retry_after
 from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
@@ -88,7 +88,13 @@ class Session:
     Not usable until :meth:`open`; :meth:`close` releases the pool.
     """
 
-    def __init__(self, settings: Settings, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        rng: random.Random | None = None,
+        limiter: Limiter | None = None,
+    ) -> None:
         self.settings = settings
         self.retry = settings.retry
         self._bases = {"data": settings.base_url, "streaming": settings.streaming_url or ""}
@@ -119,10 +125,10 @@ class Session:
         self._on_response = settings.on_response
         rate = settings.rate_limit
         # Requests spaced 1/rate apart, no burst: never more than rate in any second.
-        self._limiter = Pacer(rate) if rate else None
+        self._limiter: Limiter | None = limiter or (Pacer(rate) if rate else None)
         self._rng = rng or random.Random()
         self._http: aiohttp.ClientSession | None = None
-        self._sockets: aiohttp.ClientSession | None = None
+        self._live: aiohttp.ClientSession | None = None
         self._paused_until = 0.0
         self.requests = 0
         self.retries = 0
@@ -136,60 +142,55 @@ class Session:
         """Create the connection pool. Must run inside the event loop that will use it."""
         if self.is_open:
             return
-        s = self.settings
-        connector = aiohttp.TCPConnector(
-            limit=s.max_connections, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl
-        )
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
-        )
-        http = self._http = aiohttp.ClientSession(
-            connector=connector,
-            timeout=timeout,
-            headers={"User-Agent": USER_AGENT},
-            raise_for_status=False,
-            auto_decompress=True,
-        )
+        http = self._http = self._pool(self.settings.max_connections)
         if hasattr(http, "_retry_connection"):
             # aiohttp would re-send a GET once, unseen, when a pooled connection turns out
             # closed; the retry engine does that instead (decide's "resend"), so that
             # every request on the wire is counted in attempts and requests_sent.
             http._retry_connection = False
 
-    async def close(self) -> None:
-        """Close the pool and the live feeds' sockets. Safe to call twice."""
-        http, self._http = self._http, None
-        sockets, self._sockets = self._sockets, None
-        for pool in (sockets, http):
-            if pool is not None:
-                await pool.close()
+    def _pool(self, limit: int) -> aiohttp.ClientSession:
+        s = self.settings
+        connector = aiohttp.TCPConnector(limit=limit, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            raise_for_status=False,
+            auto_decompress=True,
+        )
 
-    def sockets(self) -> aiohttp.ClientSession:
-        """The live feeds' own pool, opened at the first feed (the session must be open).
+    def live_pool(self) -> aiohttp.ClientSession:
+        """The live feeds' pool: their own, with no limit on connections.
 
-        Not the requests' pool: a feed holds its socket for as long as it lives, and 100
-        live feeds must not take the ``max_connections`` the REST requests wait for. The
-        same settings otherwise (timeouts, TLS verification, DNS cache, User-Agent); no
-        limit, as each feed holds one socket.
+        A feed holds its socket for hours; in the requests' pool, ``max_connections``
+        feeds would leave no place for a single request (and the next feed would wait).
+        Made at the first feed, closed with the session.
         """
-        if self._http is None:
+        if not self.is_open:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
-        if self._sockets is None or self._sockets.closed:
-            s = self.settings
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
-            self._sockets = aiohttp.ClientSession(
-                connector=connector, timeout=self._http.timeout,
-                headers={"User-Agent": USER_AGENT}, raise_for_status=False,
-            )  # fmt: skip
-        return self._sockets
+        live = self._live
+        if live is None:
+            live = self._live = self._pool(0)
+        return live
+
+    async def close(self) -> None:
+        """Close the pools. Safe to call twice."""
+        http, self._http = self._http, None
+        live, self._live = self._live, None
+        if live is not None:
+            await live.close()
+        if http is not None:
+            await http.close()
 
     def connections_in_use(self) -> int:
-        """How many connections (requests' and live feeds') are acquired right now."""
-        n = 0
-        for pool in (self._http, self._sockets):
-            if pool is not None and pool.connector is not None:
-                n += len(getattr(pool.connector, "_acquired", ()))
-        return n
+        """How many pooled connections are acquired right now (0 when closed)."""
+        if self._http is None or self._http.connector is None:
+            return 0
+        return len(getattr(self._http.connector, "_acquired", ()))
 
     def get(self, req: Request) -> Coroutine[None, None, Response]:
         """Send ``req`` and read the whole body, retrying as the policy allows (await it).
@@ -373,8 +374,7 @@ class Session:
             log.info("pooled connection to %s was closed: sending again at once", url)
             return
         if decision.pause:
-            # The whole client slows down after a 429, not only this call.
-            self._paused_until = max(self._paused_until, time.monotonic() + decision.wait)
+            await self.pause(decision.wait)
         log.warning(
             "retrying GET %s in %.2fs (attempt %d failed: %s)",
             url,
@@ -410,6 +410,13 @@ class Session:
         headers = {**self._data_headers, "Authorization": f"Bearer {token}"}
         self._auth_token, self._auth_headers = token, headers
         return headers
+
+    async def pause(self, seconds: float) -> None:
+        """Hold every request of this client for ``seconds`` (after a 429), and pass it on
+        to the limiter's other users (a budget shared through Redis)."""
+        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+        if self._limiter is not None:
+            await self._limiter.pause(seconds)
 
     async def _wait_turn(self) -> None:
         pause = self._paused_until - time.monotonic()

@@ -1,8 +1,8 @@
 """The live feeds' I/O: one websocket connection after another, decided by the live core.
 
-:func:`follow` is the loop of one feed: open a websocket with the client's settings (on
-the session's pool for sockets, :meth:`Session.sockets`; its connect timeout, its hooks, its
-rate limiter and 429 pause for each connection attempt), send the token message, hand every message to the feed's
+:func:`follow` is the loop of one feed: open a websocket on the client's own aiohttp
+session (its pool, its connect timeout, its hooks, its rate limiter and 429 pause for each
+connection attempt), send the token message, hand every message to the feed's
 :class:`~asyncsports._live.FeedState` and yield the records it releases. When a
 connection ends (dropped, closed, stalled, or closed by the client after a gap), the pure
 :func:`~asyncsports._live.reconnect` decides through the one retry engine: reconnect at
@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import math
 import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,8 @@ _RAW: dict[str, Any] = (
     else {}
 )
 _CLOSE_NORMAL = 1000
+_CLOSE_GOING_AWAY = 1001
+_ABORT_WAIT = 1.0
 _CLOSE_NAMES = {
     1000: "normal close",
     1001: "going away",
@@ -120,17 +123,13 @@ async def follow(
             continue
         ws, token = opened
         delivered = 0
+        idle = _Idle(ws, idle_timeout)
         try:
-            receive, step_of, waiting = ws.receive, state.feed, _queue(ws)
+            receive, step_of, clock = ws.receive, state.feed, idle.clock
             while True:
-                if waiting and waiting[0][0].type in _TEXT:
-                    msg = await receive()  # a data message is read already: no timer needed
-                else:
-                    try:
-                        msg = await receive(idle_timeout)
-                    except builtin_timeout:
-                        end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
-                        break
+                idle.since = clock()
+                msg = await receive()
+                idle.since = _NOT_WAITING
                 if msg.type in _TEXT:
                     step = step_of(msg.data, url)
                     records = step.records
@@ -148,6 +147,9 @@ async def follow(
                         end = _stopped(step, delivered, url)
                         break
                     continue
+                if idle.aborting is not None:
+                    end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
+                    break
                 code = ws.close_code
                 if code == _CLOSE_NORMAL and delivered == 0:
                     # Nothing beyond this startPosition and the server says it is done:
@@ -157,46 +159,66 @@ async def follow(
                 break
         finally:
             progress.pending = 0
-            await _close(ws)
+            await idle.stop()
         await _after_end(session, end, call, url, token)
 
 
-def _queue_known() -> bool:
-    """Whether aiohttp's websocket queue holds ``(message, size)`` pairs in ``_buffer``.
+class _Idle:
+    """The idle watchdog of one connection: a single timer for the connection's life.
 
-    Checked once, on a queue of its own: a receive with a timeout costs a timer each time
-    (aiohttp says it can be half of the loop's time), and when a data message is queued
-    already none is needed. Any other aiohttp gets the timer every time.
+    A receive with a timeout costs a timer per message (aiohttp's own notes say it can be
+    half of the loop's time); instead the loop notes when it starts waiting (``since``),
+    and one timer, re-armed from that, checks. A connection is stalled after
+    ``seconds`` of waiting with nothing (record, heartbeat or anything else) arriving;
+    time the consumer spends away does not count. A stalled connection is closed from
+    here, which hands the waiting receive a CLOSING message (aiohttp's way to wake it).
     """
-    try:
-        from aiohttp._websocket.reader import WebSocketDataQueue
 
-        class _Protocol:
-            _reading_paused = False
+    __slots__ = ("_handle", "_loop", "_ws", "aborting", "clock", "seconds", "since")
 
-        queue: Any = WebSocketDataQueue(_Protocol(), 2**16, loop=None)  # type: ignore[arg-type]
-        queue.feed_data(aiohttp.WSMessage(aiohttp.WSMsgType.TEXT, "", None), 0)
-        return bool(queue._buffer[0][0].type is aiohttp.WSMsgType.TEXT)
-    except Exception:  # any change in aiohttp's internals: the timer every time
-        return False
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, seconds: float) -> None:
+        loop = self._loop = asyncio.get_running_loop()
+        self._ws = ws
+        self.clock = loop.time
+        self.seconds = seconds
+        self.since = _NOT_WAITING
+        self.aborting: asyncio.Task[None] | None = None
+        self._handle = loop.call_at(loop.time() + seconds, self._check)
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        due = min(self.since, now) + self.seconds
+        if now < due:
+            self._handle = self._loop.call_at(due, self._check)
+        else:
+            self.aborting = self._loop.create_task(_abort(self._ws))
+
+    async def stop(self) -> None:
+        """Stop watching and close the socket (the stalled one without waiting on it)."""
+        self._handle.cancel()
+        if self.aborting is not None:
+            await self.aborting
+        await _close(self._ws)
 
 
-_QUEUE_KNOWN = _queue_known()
+_NOT_WAITING = math.inf
 
 
-def _queue(ws: aiohttp.ClientWebSocketResponse) -> Any:
-    """aiohttp's queue of the messages read and not yet received (None: not known)."""
-    return getattr(getattr(ws, "_reader", None), "_buffer", None) if _QUEUE_KNOWN else None
+async def _abort(ws: aiohttp.ClientWebSocketResponse) -> None:
+    # A stalled server will not answer a close frame: a short wait, then aiohttp drops
+    # the connection (its close() does so when cancelled).
+    with contextlib.suppress(aiohttp.ClientError, ConnectionError, builtin_timeout, RuntimeError):
+        async with asyncio.timeout(_ABORT_WAIT):
+            await ws.close(code=_CLOSE_GOING_AWAY)
 
 
 def _opened(session: Session) -> tuple[aiohttp.ClientSession, str]:
     """The live feeds' pool and the live URL, or the error saying what is missing."""
+    http = session.live_pool()
     base: str | None = session.settings.live_url
-    if session._http is None:
-        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
     if not base:
         raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
-    return session.sockets(), base
+    return http, base
 
 
 def _stopped(step: Step, delivered: int, url: str) -> ConnectionEnd:
@@ -325,7 +347,7 @@ async def _carry_on(
     if decision.action == "resend":
         return
     if decision.pause:
-        session._paused_until = max(session._paused_until, time.monotonic() + decision.wait)
+        await session.pause(decision.wait)
     log.warning("live feed %s: %s; reconnecting in %.2fs", url, why, decision.wait)
     session.retries += 1
     await asyncio.sleep(decision.wait)

@@ -25,7 +25,7 @@ except ModuleNotFoundError as exc:  # the library is installed without its cli e
 
 # Importing the command modules registers their commands on `app`; the order is the
 # order of --help.
-from . import data, snooker, events, emulator, backfill, sync  # noqa: F401, I001
+from . import data, snooker, events, emulator, backfill, workers, export, sync  # noqa: F401, I001
 from .app import app
 from .interrupts import interrupts
 from .running import EXIT_CODES, ConfigError

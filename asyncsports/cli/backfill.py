@@ -29,6 +29,7 @@ from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
+from asyncsports._pgsink import is_postgres, safe_url
 from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
@@ -88,7 +89,7 @@ def _summary(cfg: Settings, report: Report) -> None:
         console.print(f"Not found (404, skipped): {shown}", style="yellow")
 
 
-def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool) -> Report:
+def _fill(cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool) -> Report:
     """Run the backfill with progress bars on stderr (a terminal only).
 
     The first SIGINT or SIGTERM stops it cleanly (what is fetched is committed, and the
@@ -116,8 +117,9 @@ def _fill(cfg: Settings, db: Path, scope: Scope, concurrency: int, restart: bool
     return outcome[0]
 
 
-def _resume_line(db: Path) -> str:
-    return f"asyncsports: interrupted; run the same command again to resume ({db})"
+def _resume_line(db: str | Path) -> str:
+    shown = safe_url(str(db)) if is_postgres(db) else db
+    return f"asyncsports: interrupted; run the same command again to resume ({shown})"
 
 
 def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
@@ -164,20 +166,46 @@ def backfill(
     ] = None,
     date_from: Annotated[dt.datetime | None, date_option("Fixtures starting on or after.")] = None,
     date_to: Annotated[dt.datetime | None, date_option("Fixtures starting on or before.")] = None,
-    db: Annotated[Path, typer.Option(dir_okay=False, help="SQLite database to fill.")] = Path(
-        "asyncsports.sqlite"
-    ),
+    db: Annotated[
+        str,
+        typer.Option(
+            metavar="FILE|URL",
+            help="SQLite file to fill, or a postgresql://user:password@host/database URL "
+            "(needs asyncsports[postgres]).",
+        ),
+    ] = "asyncsports.sqlite",
     concurrency: Annotated[
         int, typer.Option(min=1, max=64, help="Requests in flight at once.")
     ] = 8,
-    page_size: Annotated[int, typer.Option(min=1, max=1000, help="Fixtures per page.")] = 100,
+    page_size: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=1000,
+            help="Fixtures per page (the service allows 1,000: the fewest requests).",
+        ),
+    ] = 1000,
     restart: Annotated[
         bool, typer.Option("--restart", help="Start over even if the last run was interrupted.")
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=256,
+            help="Split the job between N local worker processes (PostgreSQL only); more "
+            "join from anywhere with: asyncsports worker --db URL --job NAME.",
+        ),
+    ] = 0,
+    job: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="The sharded job's name (default: from the scope)."),
+    ] = None,
     *,
     cfg: Settings,
 ) -> None:
-    """Copy fixtures, then each started fixture's actions and statistics, into SQLite.
+    """Copy fixtures, then each started fixture's actions and statistics, into SQLite
+    or PostgreSQL.
 
     Tables fixtures, actions and statistics hold key columns and the record's JSON
     (column json); re-running upserts. A run stopped by Ctrl-C or SIGTERM (or killed)
@@ -196,6 +224,11 @@ def backfill(
     if cfg.rate_limit is None and not cfg.emulator:
         # The service asks for about 5 requests a second; a bulk copy would go far above.
         cfg = dataclasses.replace(cfg, rate_limit=5.0)
+    if workers or job:
+        from .workers import spread
+
+        spread(cfg, db, scope, workers, job, concurrency, restart)
+        return
     report = _fill(cfg, db, scope, concurrency, restart)
     _summary(cfg, report)
     if report.interrupted:

@@ -36,6 +36,9 @@ class Settings:
     stream_auth: str | None = None
     stream_timestamp: int | None = None
     rate_limit: float | None = None
+    rate_limit_url: str | None = None
+    rate_limit_key: str = "asyncsports"
+    rate_limit_sharers: int = 1
     emulator: bool = False
     seed: int = 0
     emulator_scale: str | None = None
@@ -107,6 +110,38 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             env="LIVE_URL",
             help="Live feeds' websocket host (wss://...): --follow uses it.",
             panel=CONNECTION,
+        ),
+    ),
+    "rate_limit_url": (
+        str | None,
+        None,
+        _option(
+            "--rate-limit-url",
+            env="RATE_LIMIT_URL",
+            help="Redis URL: share the --rate-limit budget with every process naming it.",
+            panel=CONNECTION,
+        ),
+    ),
+    "rate_limit_key": (
+        str,
+        "asyncsports",
+        _option(
+            "--rate-limit-key",
+            env="RATE_LIMIT_KEY",
+            help="Name of the shared budget in Redis (default: asyncsports).",
+            panel=CONNECTION,
+        ),
+    ),
+    "rate_limit_sharers": (
+        int,
+        1,
+        _option(
+            "--rate-limit-sharers",
+            env="RATE_LIMIT_SHARERS",
+            help="Processes expected to share the budget: without Redis each keeps to "
+            "budget / sharers.",
+            panel=CONNECTION,
+            min=1,
         ),
     ),
     "streaming_url": (

@@ -213,6 +213,13 @@ async def _session(
     cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
 ) -> int | None:
     rate = cfg.rate_limit if cfg.rate_limit else None
+    if rate is not None and cfg.rate_limit_url:
+        options = {
+            **options,
+            "rate_limit_url": cfg.rate_limit_url,
+            "rate_limit_key": cfg.rate_limit_key,
+            "rate_limit_sharers": cfg.rate_limit_sharers,
+        }
     if cfg.emulator:
         from asyncsports.emulator import Emulator
 

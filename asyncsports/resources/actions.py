@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import builtins
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from asyncsports import _request as q
+from asyncsports._decoding import FAILURES, Source, body_error, type_name
 from asyncsports._request import Request, Sport
 from asyncsports._watch import Change, Tracker
+from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
+
+T = TypeVar("T")
 
 
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
@@ -56,6 +61,20 @@ class ActionsResource(Resource):
         as sent (see :mod:`asyncsports.raw`).
         """
         return self._stream_list(list_request(sport, fixture_id), Action, resume=resume, raw=raw)
+
+    async def _rows(self, sport: str, fixture_id: str, rows: ListDecoder[T]) -> builtins.list[T]:
+        """The timeline as ``rows`` decodes it: the backfill's sink rows.
+
+        The body is read whole and decoded in one call, without the element framing of
+        :meth:`list` (the backfill keeps a fixture's rows until they are written anyway).
+        """
+        resp = await self._session.get(list_request(sport, fixture_id))
+        try:
+            return rows.decode(resp.body)
+        except FAILURES as exc:
+            raise body_error(
+                Source(type_name(rows.type), resp.url, resp.status), exc, resp.body
+            ) from exc
 
     @overload
     def follow(

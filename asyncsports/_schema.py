@@ -1,0 +1,218 @@
+"""The sink's tables, described once for every engine (SQLite and PostgreSQL).
+
+A :class:`Table` lists its columns, each of a :data:`Kind`, and its primary key; the DDL of
+each engine and the statements that write a table are made from it. Rows are tuples of
+plain Python values in the columns' order, the same for both engines: text as ``str``,
+``int`` and ``flag`` (0 or 1) as ``int``, ``time`` as ISO 8601 UTC text with a ``Z``, and
+``json`` as the JSON text. SQLite keeps them as they come; PostgreSQL stores ``flag`` as
+``boolean``, ``time`` as ``timestamptz`` and ``json`` as ``jsonb``, converting from the same
+values as it copies them in (see :func:`pg_convert`). No I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "JOB_TABLES",
+    "RESOURCE_TABLES",
+    "SCHEMA_VERSION",
+    "Column",
+    "Kind",
+    "Table",
+    "pg_convert",
+    "pg_ddl",
+    "sqlite_ddl",
+    "sqlite_upsert",
+]
+
+SCHEMA_VERSION = 1
+
+Kind = Literal["text", "int", "flag", "time", "json"]
+
+_SQLITE: dict[Kind, str] = {"text": "TEXT", "int": "INTEGER", "flag": "INTEGER", "time": "TEXT",
+                            "json": "TEXT"}  # fmt: skip
+_PG: dict[Kind, str] = {"text": "text", "int": "bigint", "flag": "boolean", "time": "timestamptz",
+                        "json": "jsonb"}  # fmt: skip
+# What a row's value arrives as, in a PostgreSQL staging table (COPY in binary format).
+_PG_CARRIER: dict[Kind, str] = {"text": "text", "int": "bigint", "flag": "integer",
+                                "time": "text", "json": "text"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column: name, kind, whether it may be NULL, and what it holds (for the DDL)."""
+
+    name: str
+    kind: Kind = "text"
+    null: bool = True
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table: its columns, its primary key, and its secondary indexes (name: columns).
+
+    ``ordered`` tables are read back in insertion order (SQLite's rowid; PostgreSQL gets
+    an identity column ``position`` for it).
+    """
+
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    indexes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ordered: bool = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The column names, in row order."""
+        return tuple(c.name for c in self.columns)
+
+
+def _c(name: str, kind: Kind = "text", null: bool = True, note: str = "") -> Column:
+    return Column(name, kind, null, note)
+
+
+RESOURCE_TABLES: tuple[Table, ...] = (
+    Table(
+        "fixtures",
+        (
+            _c("id", null=False),
+            _c("sport", null=False),
+            _c("season_id"),
+            _c("start_date_utc", "time", note="UTC (SQLite: ISO 8601, 'Z' suffix)"),
+            _c("status"),
+            _c("name"),
+            _c("deleted", "flag", null=False, note="fixtureDeleted: disregard the fixture"),
+            _c("json", "json", null=False),
+        ),
+        ("id",),
+        indexes=(("fixtures_sport_start", ("sport", "start_date_utc")),),
+    ),
+    Table(
+        "actions",
+        (
+            _c("fixture_id", null=False),
+            _c("action_id", null=False),
+            _c("sport", null=False),
+            _c("seq", "int", note="fixtureSeqNum"),
+            _c("type", note="fixtureActionType"),
+            _c("send_type"),
+            _c("timestamp", "time"),
+            _c("json", "json", null=False),
+        ),
+        ("fixture_id", "action_id"),
+    ),
+    Table(
+        "statistics",
+        (
+            _c("fixture_id", null=False),
+            _c("sport", null=False),
+            _c("seq_num", "int"),
+            _c("timestamp", "time"),
+            _c("json", "json", null=False),
+        ),
+        ("fixture_id",),
+    ),
+)
+"""The resource tables: a few key columns and each record's JSON as the service sent it."""
+
+JOB_TABLES: tuple[Table, ...] = (
+    Table(
+        "jobs",
+        (
+            _c("job", null=False),
+            _c("started_at", "time", null=False),
+            _c("finished_at", "time", note="NULL while a run is unfinished: the next resumes it"),
+        ),
+        ("job",),
+    ),
+    Table(
+        "job_fixtures",
+        (_c("job", null=False), _c("fixture_id", null=False)),
+        ("job", "fixture_id"),
+        ordered=True,
+    ),
+    Table(
+        "checkpoints",
+        (
+            _c("job", null=False),
+            _c("unit", null=False),
+            _c("rows", "int", null=False),
+            _c("done_at", "time", null=False),
+        ),
+        ("job", "unit"),
+    ),
+)
+"""A backfill job's state: its runs, the fixtures its listings gave, its units done."""
+
+
+def _ddl(table: Table, types: dict[Kind, str], extra: tuple[str, ...] = ()) -> list[str]:
+    lines = []
+    for c in table.columns:
+        line = f"    {c.name} {types[c.kind]}{'' if c.null else ' NOT NULL'},"
+        lines.append(f"{line:<40}-- {c.note}" if c.note else line)
+    lines += [f"    {e}," for e in extra]
+    lines.append(f"    PRIMARY KEY ({', '.join(table.key)})")
+    statements = [f"CREATE TABLE IF NOT EXISTS {table.name} (\n" + "\n".join(lines) + "\n);"]
+    statements += [
+        f"CREATE INDEX IF NOT EXISTS {name} ON {table.name} ({', '.join(cols)});"
+        for name, cols in table.indexes
+    ]
+    return statements
+
+
+def sqlite_ddl() -> str:
+    """The SQLite script creating every table (idempotent) and setting the version."""
+    parts = [s for t in (*RESOURCE_TABLES, *JOB_TABLES) for s in _ddl(t, _SQLITE)]
+    parts.append(f"PRAGMA user_version = {SCHEMA_VERSION};")
+    return "\n".join(parts) + "\n"
+
+
+def pg_ddl() -> list[str]:
+    """The PostgreSQL statements creating every table (idempotent)."""
+    position = ("position bigint GENERATED ALWAYS AS IDENTITY",)
+    return [
+        s
+        for t in (*RESOURCE_TABLES, *JOB_TABLES)
+        for s in _ddl(t, _PG, position if t.ordered else ())
+    ]
+
+
+def pg_staging(table: Table) -> str:
+    """A session's staging table for ``table``: rows are COPYed in, then upserted."""
+    cols = ", ".join(f"{c.name} {_PG_CARRIER[c.kind]}" for c in table.columns)
+    return f"CREATE TEMPORARY TABLE IF NOT EXISTS stage_{table.name} ({cols}) ON COMMIT DELETE ROWS"
+
+
+def pg_convert(column: Column) -> str:
+    """The SQL expression turning a staged value into the column's PostgreSQL type."""
+    return {
+        "flag": f"{column.name} <> 0",
+        "time": f"{column.name}::timestamptz",
+        "json": f"{column.name}::jsonb",
+    }.get(column.kind, column.name)
+
+
+def pg_upsert(table: Table) -> str:
+    """Move the staged rows of ``table`` into it: insert, or replace by primary key."""
+    names = ", ".join(table.names)
+    values = ", ".join(pg_convert(c) for c in table.columns)
+    return (
+        f"INSERT INTO {table.name} ({names}) SELECT {values} FROM stage_{table.name} "
+        f"ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {_updates(table)}"
+    )
+
+
+def sqlite_upsert(table: Table) -> str:
+    """Insert one row (``?`` parameters in column order), or replace it by primary key."""
+    marks = ", ".join("?" * len(table.columns))
+    return (
+        f"INSERT INTO {table.name} ({', '.join(table.names)}) VALUES ({marks}) "
+        f"ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {_updates(table)}"
+    )
+
+
+def _updates(table: Table) -> str:
+    return ", ".join(f"{c} = excluded.{c}" for c in table.names if c not in table.key)

@@ -1,0 +1,52 @@
+"""``asyncsports export``: a backfill's tables as Parquet, partitioned by sport and season."""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+
+from asyncsports._pgsink import is_postgres, safe_url
+from asyncsports.errors import SinkError
+from asyncsports.export import export_parquet
+
+from .app import command
+from .options import Settings
+from .running import fail, say
+
+__all__ = ["export"]
+
+
+@command()
+def export(
+    parquet: Annotated[
+        Path, typer.Option(metavar="DIR", help="Directory to write (one folder per table).")
+    ],
+    db: Annotated[
+        str,
+        typer.Option(metavar="FILE|URL", help="SQLite file, or a postgresql://... URL."),
+    ] = "asyncsports.sqlite",
+    *,
+    cfg: Settings,
+) -> None:
+    """Write the tables fixtures, actions and statistics as Parquet under DIR/TABLE,
+    partitioned by sport and season (hive style: sport=X/season_id=Y), readable as
+    they are by DuckDB, Spark, pandas. Needs asyncsports[parquet] (pyarrow).
+
+    Each table's folder is replaced: the export is a snapshot of the database.
+    """
+    try:
+        counts = asyncio.run(export_parquet(db, parquet))
+    except SinkError as exc:
+        fail(cfg, exc)
+    shown = safe_url(db) if is_postgres(db) else db
+    if cfg.as_json:
+        line = {"db": shown, "parquet": str(parquet), "rows": counts}
+        sys.stdout.write(msgspec.json.encode(line).decode() + "\n")
+    else:
+        rows = ", ".join(f"{n:,} {t}" for t, n in counts.items())
+        say(f"exported {rows} from {shown} to {parquet}")

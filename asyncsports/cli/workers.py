@@ -1,0 +1,202 @@
+"""``asyncsports worker`` and ``asyncsports jobs``: sharded backfills in PostgreSQL, and
+``backfill --workers N`` (N local worker processes, see :func:`spread`)."""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import subprocess
+import sys
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as Bars
+from rich.table import Table
+
+from asyncsports._jobstore import JobProgress
+from asyncsports._pgsink import is_postgres, safe_url
+from asyncsports._shards import LEASE
+from asyncsports.backfill import Scope
+from asyncsports.client import Client
+from asyncsports.errors import SinkError
+from asyncsports.workers import Worker, job_progress, plan_job
+
+from .app import command
+from .options import Settings
+from .running import EMULATOR, fail, run, say, stderr
+
+__all__ = ["jobs", "spread", "worker"]
+
+FAILED_UNITS = 12  # as other client errors: a unit kept failing
+
+
+def _pg(db: str) -> str:
+    if not is_postgres(db):
+        raise typer.BadParameter(
+            "sharded jobs live in PostgreSQL: a postgresql://... URL", param_hint="--db"
+        )
+    return db
+
+
+def _show(cfg: Settings, progress: list[JobProgress]) -> None:
+    if cfg.as_json:
+        for p in progress:
+            sys.stdout.write(msgspec.json.encode(p.as_dict()).decode() + "\n")
+        return
+    table = Table("job", "units", "done", "held", "failed", "workers", "state", box=box.SIMPLE_HEAD)
+    for p in progress:
+        total = {
+            k: sum(u[k] for u in p.units.values()) for k in ("total", "done", "held", "failed")
+        }
+        table.add_row(p.job, f"{total['total']:,}", f"{total['done']:,}", f"{total['held']:,}",
+                      f"{total['failed']:,}", str(p.workers),
+                      "finished" if p.finished else "running")  # fmt: skip
+    Console(highlight=False).print(table)
+
+
+@command()
+def jobs(
+    db: Annotated[str, typer.Option(metavar="URL", help="The jobs' PostgreSQL database.")],
+    job: Annotated[str | None, typer.Option(metavar="NAME", help="Only this job.")] = None,
+    *,
+    cfg: Settings,
+) -> None:
+    """Show the progress of sharded backfills (backfill --workers, worker): units done,
+    held under a live lease, failed for good, and the workers holding leases now."""
+    try:
+        progress = asyncio.run(job_progress(_pg(db), job))
+    except SinkError as exc:
+        fail(cfg, exc)
+    _show(cfg, progress)
+
+
+@command()
+def worker(
+    db: Annotated[str, typer.Option(metavar="URL", help="The job's PostgreSQL database.")],
+    job: Annotated[str, typer.Option(metavar="NAME", help="The job (backfill --workers --job).")],
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Units in hand at once.")] = 8,
+    lease: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a claim lasts unless renewed.")
+    ] = LEASE,
+    *,
+    cfg: Settings,
+) -> None:
+    """Work on a sharded backfill until no unit is left: start any number, anywhere.
+
+    Units (a fixture listing, or one fixture's actions and statistics) are claimed
+    from the job table under a lease renewed as the worker goes; a worker that dies
+    leaves its units to the others once its lease lapses.
+    """
+    if cfg.rate_limit is None and not cfg.emulator:
+        # As backfill: the service asks for about 5 requests a second.
+        cfg = dataclasses.replace(cfg, rate_limit=5.0)
+    reports: list[Any] = []
+
+    async def work(client: Client) -> None:
+        reports.append(await Worker(client, _pg(db), job, concurrency=concurrency,
+                                    lease=lease).run())  # fmt: skip
+
+    run(cfg, work, max_connections=concurrency)
+    (report,) = reports
+    if cfg.as_json:
+        sys.stdout.write(msgspec.json.encode(report.as_dict()).decode() + "\n")
+    else:
+        say(f"worker {report.owner}: {report.units:,} units, {report.seconds:.1f} s")
+    if report.failed:
+        unit, error = report.failed[0]
+        say(f"asyncsports: error: {len(report.failed)} units failed, first {unit}: {error}")
+        raise typer.Exit(FAILED_UNITS)
+
+
+def _child_env(cfg: Settings) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_EMULATOR")}
+    emulator = EMULATOR.get()
+    base_url, token = (emulator.base_url, emulator.token) if emulator else (cfg.base_url, cfg.token)
+    for name, value in (("BASE_URL", base_url), ("TOKEN", token)):  # not in argv: ps shows it
+        if value:
+            env[f"ASYNCSPORTS_{name}"] = value
+    return env
+
+
+def _child_argv(cfg: Settings, db: str, job: str, n: int, concurrency: int) -> list[str]:
+    argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", cfg.vendor, "worker",
+            "--db", db, "--job", job, "--concurrency", str(concurrency), "--json"]  # fmt: skip
+    # One budget for the whole job: shared in Redis, or split between the processes (0:
+    # none, said outright, else a worker would take the default of 5 a second).
+    rate = cfg.rate_limit or 0.0
+    argv += ["--rate-limit", str(rate if cfg.rate_limit_url else rate / n)]
+    if cfg.rate_limit_url:
+        argv += ["--rate-limit-url", cfg.rate_limit_url, "--rate-limit-key", cfg.rate_limit_key]
+    return argv
+
+
+async def _bar(db: str, job: str) -> None:
+    """The job's units done, as a bar on the terminal, from the job table (every
+    worker's, local or not)."""
+    with Bars(TextColumn("units"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+              console=stderr(), transient=True) as bars:  # fmt: skip
+        task = bars.add_task("units", total=None)
+        while True:
+            with contextlib.suppress(SinkError):
+                (p,) = await job_progress(db, job)
+                units = p.units.values()
+                bars.update(task, total=sum(u["total"] for u in units),
+                            completed=sum(u["done"] + u["failed"] for u in units))  # fmt: skip
+            await anyio.sleep(0.5)
+
+
+def spread(
+    cfg: Settings, db: str, scope: Scope, n: int, job: str | None, concurrency: int, restart: bool
+) -> None:
+    """``backfill --workers N``: plan the job, run N worker processes, show the outcome."""
+    _pg(db)
+    name = job or scope.key
+    outcome: dict[str, Any] = {}
+
+    async def parent(client: Client) -> None:
+        outcome["resumed"] = await plan_job(_pg(db), name, scope, restart=restart)
+        argv = _child_argv(cfg, db, name, n, concurrency)
+        env = _child_env(cfg)
+        procs = [
+            await anyio.open_process(argv, env=env, stdout=subprocess.PIPE, stderr=None)
+            for _ in range(n)
+        ]
+        try:
+            async with anyio.create_task_group() as tg:
+                if stderr().is_terminal:
+                    tg.start_soon(_bar, db, name)
+                reports = []
+                for proc in procs:
+                    assert proc.stdout is not None
+                    out = b"".join([chunk async for chunk in proc.stdout])
+                    await proc.wait()
+                    reports.append(msgspec.json.decode(out) if out.strip() else None)
+                tg.cancel_scope.cancel()
+        finally:
+            for proc in procs:
+                if proc.returncode is None:
+                    proc.terminate()  # the child gives its leases back
+        outcome["codes"] = [p.returncode for p in procs]
+        outcome["workers"] = reports
+        outcome["progress"] = await job_progress(db, name)
+
+    run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
+        f"to resume ({safe_url(db)})")  # fmt: skip
+    (progress,) = outcome["progress"]
+    if cfg.as_json:
+        summary = {**progress.as_dict(), "db": safe_url(db), "resumed": outcome["resumed"],
+                   "workers": outcome["workers"], "codes": outcome["codes"]}  # fmt: skip
+        sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
+    else:
+        _show(cfg, [progress])
+    code = next((c for c in outcome["codes"] if c), 0)
+    if code:
+        say(f"asyncsports: error: a worker exited {code}; run the same command again to resume")
+        raise typer.Exit(code)

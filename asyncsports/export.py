@@ -1,0 +1,190 @@
+"""Export a backfill's tables (SQLite or PostgreSQL) to Parquet, partitioned by sport and
+season (hive style), for DuckDB, Spark, pandas and the like. Needs the ``parquet`` extra
+(pyarrow).
+
+::
+
+    rows = await export_parquet("sports.sqlite", Path("lake"))
+
+writes ``lake/fixtures/sport=basketball/season_id=123/part-0-0.parquet`` and so on for
+``fixtures``, ``actions`` and ``statistics``; ``actions`` and ``statistics`` get their
+fixture's ``season_id`` (as the partition). A fixture without a season goes under
+``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as NULL). Values are typed from the
+one schema description (:mod:`asyncsports._schema`): ``time`` columns are UTC timestamps
+(microseconds), flags booleans, ``json`` the record's JSON text. Each table's directory is
+replaced as a whole, and PostgreSQL's tables are read in one snapshot (repeatable read),
+so an export is a snapshot even of a database being written. Rows are read and written in
+chunks: memory stays bounded whatever the database's size.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from asyncsports._pgsink import _asyncpg, is_postgres, safe_url
+from asyncsports._schema import RESOURCE_TABLES, Kind, Table
+from asyncsports.errors import SinkError
+
+__all__ = ["CHUNK", "export_parquet"]
+
+CHUNK = 50_000
+"""Rows read, converted and written at a time."""
+
+PARTITION = ("sport", "season_id")
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.compute
+        import pyarrow.dataset
+    except ImportError as exc:  # an optional dependency
+        raise SinkError(
+            "a Parquet export needs pyarrow: pip install 'asyncsports[parquet]'"
+        ) from exc
+    return pyarrow
+
+
+def _arrow_type(pa: Any, kind: Kind) -> Any:
+    return {
+        "text": pa.string(),
+        "int": pa.int64(),
+        "flag": pa.bool_(),
+        "time": pa.timestamp("us", tz="UTC"),
+        "json": pa.string(),
+    }[kind]
+
+
+def _query(table: Table) -> str:
+    """The table's rows, with the fixture's season when the table has none, ordered by
+    partition so that a chunk touches few partitions (few, larger files)."""
+    if "season_id" in table.names:
+        cols = ", ".join(table.names)
+        order = ", ".join((*PARTITION, *table.key))
+        return f"SELECT {cols} FROM {table.name} ORDER BY {order}"
+    cols = ", ".join(f"t.{c}" for c in table.names)
+    order = ", ".join(("t.sport", "f.season_id", *(f"t.{k}" for k in table.key)))
+    return (
+        f"SELECT {cols}, f.season_id FROM {table.name} t "
+        f"LEFT JOIN fixtures f ON f.id = t.fixture_id ORDER BY {order}"
+    )
+
+
+async def _sqlite_chunks(path: Path, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
+    try:
+        # Read-only, and no file made where there was none (a mistyped path).
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise SinkError(f"cannot read {path}: {exc}") from exc
+    try:
+        cursor = await anyio.to_thread.run_sync(conn.execute, sql)
+        while rows := await anyio.to_thread.run_sync(cursor.fetchmany, CHUNK):
+            yield rows
+    except sqlite3.Error as exc:
+        raise SinkError(f"cannot read {path}: {exc}") from exc
+    finally:
+        conn.close()
+
+
+async def _pg_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
+    cursor = await conn.cursor(sql)  # in the caller's transaction
+    while rows := await cursor.fetch(CHUNK):
+        yield [tuple(r) for r in rows]
+
+
+def _batch(pa: Any, schema: Any, kinds: Sequence[Kind], rows: list[tuple[Any, ...]]) -> Any:
+    columns = []
+    for field, kind, values in zip(schema, kinds, zip(*rows, strict=True), strict=True):
+        if kind == "time" and any(isinstance(v, str) for v in values):
+            # SQLite's ISO 8601 text with a 'Z': Arrow parses it, in C.
+            array = pa.compute.cast(pa.array(values, pa.string()), field.type)
+        elif kind == "flag":
+            array = pa.array([None if v is None else bool(v) for v in values], pa.bool_())
+        else:
+            array = pa.array(values, field.type)
+        columns.append(array)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+async def _write_table(
+    pa: Any, table: Table, chunks: AsyncIterator[list[tuple[Any, ...]]], out: Path
+) -> int:
+    kinds: list[Kind] = [c.kind for c in table.columns]
+    fields = [(c.name, _arrow_type(pa, c.kind)) for c in table.columns]
+    if "season_id" not in table.names:
+        kinds.append("text")
+        fields.append(("season_id", pa.string()))
+    schema = pa.schema(fields)
+    partitioning = pa.dataset.partitioning(
+        pa.schema([(name, pa.string()) for name in PARTITION]), flavor="hive"
+    )
+    n = 0
+    try:
+        await anyio.to_thread.run_sync(_replace, out)
+        async for number, rows in _enumerate(chunks):
+            # In a thread: the next chunk is read meanwhile (PostgreSQL).
+            write = functools.partial(
+                pa.dataset.write_dataset,
+                _batch(pa, schema, kinds, rows),
+                out,
+                format="parquet",
+                partitioning=partitioning,
+                basename_template=f"part-{number}-{{i}}.parquet",
+                existing_data_behavior="overwrite_or_ignore",
+            )
+            await anyio.to_thread.run_sync(write)
+            n += len(rows)
+    except OSError as exc:  # pyarrow's I/O errors are OSErrors too
+        raise SinkError(f"cannot write {out}: {exc}") from exc
+    return n
+
+
+def _replace(out: Path) -> None:
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+
+
+async def _enumerate(chunks: AsyncIterator[Any]) -> AsyncIterator[tuple[int, Any]]:
+    n = 0
+    async for chunk in chunks:
+        yield n, chunk
+        n += 1
+
+
+async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
+    """Write every resource table of ``db`` (a SQLite file or a ``postgresql://`` URL)
+    under ``directory``/TABLE, partitioned by sport and season; returns rows per table."""
+    pa = _pyarrow()
+    directory = Path(directory)
+    counts: dict[str, int] = {}
+    if not is_postgres(db):
+        for table in RESOURCE_TABLES:
+            chunks = _sqlite_chunks(Path(db), _query(table))
+            counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
+        return counts
+    url = str(db)
+    try:
+        conn = await _asyncpg().connect(url, timeout=10)
+    except Exception as exc:
+        raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
+    try:
+        # One snapshot for every table, even while a backfill writes.
+        async with conn.transaction(isolation="repeatable_read", readonly=True):
+            for table in RESOURCE_TABLES:
+                chunks = _pg_chunks(conn, _query(table))
+                counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
+    except SinkError:
+        raise
+    except Exception as exc:
+        raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
+    finally:
+        await conn.close()
+    return counts

@@ -1,0 +1,234 @@
+"""Throwaway PostgreSQL and Redis servers for the tests, from the Debian packages.
+
+``postgres`` (session) is one PostgreSQL cluster made by ``initdb`` in a temporary
+directory, listening on 127.0.0.1 at a free port; ``postgres_url`` (per test) is a fresh
+database in it. ``redis`` (session) is one ``redis-server`` on a free port, with no
+persistence; ``redis_url`` (per test) is a URL to a database of its own (flushed first).
+
+Where a server is not installed the tests that use it skip, saying how to install it;
+with ``ASYNCSPORTS_TEST_SERVERS=required`` (set by ``.ci/run``) they fail instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["PostgresServer", "RedisServer", "postgres", "postgres_url", "redis", "redis_url"]
+
+INSTALL = "apt-get install -y postgresql redis-server (Debian, as root), or run .ci/run"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _missing(what: str) -> None:
+    message = f"{what} is not installed: {INSTALL}"
+    if os.environ.get("ASYNCSPORTS_TEST_SERVERS") == "required":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def pg_bin() -> Path | None:
+    """The directory of PostgreSQL's server binaries (initdb, pg_ctl), newest version first."""
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    versions = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
+    return Path(versions[-1]).parent if versions else None
+
+
+def _wait_port(port: int, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+class PostgresServer:
+    """A PostgreSQL cluster in a temporary directory. PostgreSQL refuses to run as root,
+    so under root it runs as the ``postgres`` user (made by the Debian package), or
+    ``nobody``; trust authentication on 127.0.0.1 only, no fsync (it is thrown away)."""
+
+    def __init__(self, bin_dir: Path) -> None:
+        self.bin = bin_dir
+        self.dir = Path(tempfile.mkdtemp(prefix="asyncsports-pg-"))
+        self.data = self.dir / "data"
+        self.port = free_port()
+        self._names = itertools.count()
+        self._run_as: dict[str, Any] = {}
+        if os.geteuid() == 0:
+            user = "postgres" if _user_exists("postgres") else "nobody"
+            entry = pwd.getpwnam(user)
+            os.chown(self.dir, entry.pw_uid, entry.pw_gid)
+            self._run_as = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
+                  "--no-sync", "-E", "UTF8", "--locale=C")  # fmt: skip
+        self.start()
+
+    def _run(self, tool: str, *args: str) -> None:
+        proc = subprocess.run([str(self.bin / tool), *args], capture_output=True, text=True,
+                              cwd=self.dir, timeout=60, **self._run_as)  # fmt: skip
+        if proc.returncode != 0:
+            raise RuntimeError(f"{tool} failed ({proc.returncode}): {proc.stderr or proc.stdout}")
+
+    @property
+    def url(self) -> str:
+        """The URL of the ``postgres`` database."""
+        return self.database_url("postgres")
+
+    def database_url(self, name: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        # fsync off: the OS keeps what is written when the server crashes (stop
+        # "immediate"); synchronous_commit stays on, or a crash would lose commits.
+        options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
+                   "-c fsync=off -c full_page_writes=off")  # fmt: skip
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "log"), "-o", options,
+                  "-w", "-t", "60", "start")  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server: ``fast`` (clients disconnected, clean shutdown) or
+        ``immediate`` (as a crash: every process quits at once, recovery at the next start)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def create_database(self) -> str:
+        """A new empty database; its URL."""
+        name = f"t{next(self._names)}"
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+        return self.database_url(name)
+
+    def close(self) -> None:
+        with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+            self.stop("immediate")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _resp(*args: str) -> list[bytes]:
+    parts = [f"*{len(args)}\r\n".encode()]
+    for arg in args:
+        data = arg.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return parts
+
+
+class RedisServer:
+    """A ``redis-server`` on 127.0.0.1 at a free port, without persistence."""
+
+    def __init__(self, binary: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="asyncsports-redis-"))
+        self.port = free_port()
+        self._databases = itertools.count()
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.dir), "--databases", "1000"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        _wait_port(self.port)
+
+    def url(self, db: int = 0) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def command(self, *args: str, db: int = 0) -> bytes:
+        """Send one command (RESP) to database ``db``; the last line of its reply."""
+        body = b"".join(_resp("SELECT", str(db)) + _resp(*args))
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(body)
+            reply = b""
+            while reply.count(b"\r\n") < 2:  # +OK of SELECT, then the command's first line
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            return reply.split(b"\r\n")[1]
+
+    def fresh(self) -> str:
+        """The URL of a database no test has used yet (flushed: 1,000 go round)."""
+        db = next(self._databases) % 1000
+        self.command("FLUSHDB", db=db)
+        return self.url(db)
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the whole session (initdb takes a second or two)."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        _missing("PostgreSQL")
+    assert bin_dir is not None
+    server = PostgresServer(bin_dir)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer) -> str:
+    """A fresh, empty database of its own for the test."""
+    return postgres.create_database()
+
+
+@pytest.fixture(scope="session")
+def redis() -> Iterator[RedisServer]:
+    """One Redis server for the whole session."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        _missing("Redis (redis-server)")
+    assert binary is not None
+    server = RedisServer(binary)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_url(redis: RedisServer) -> str:
+    """A Redis database of its own for the test."""
+    return redis.fresh()
