@@ -7,6 +7,8 @@
             async for action in feed:          # the same Action records as actions.list
                 ...
         # feed.position: records delivered; start_position=feed.position carries on
+        async for action, json in c.live.actions("basketball", fixture_id, raw=True):
+            ...                                # json: the message's bytes, as sent
 
 A :class:`Feed` reconnects by itself (backoff with jitter, through the client's retry
 policy) and resumes at ``startPosition`` = records delivered, so each record comes once and
@@ -22,17 +24,18 @@ import math
 import uuid
 from collections.abc import AsyncGenerator, Iterable
 from types import TracebackType
-from typing import Any, Generic, Literal, Self, TypeVar
+from typing import Any, Generic, Literal, Self, TypeVar, overload
 
 from asyncsports import _request as q
 from asyncsports._live import FeedKind, FeedState, MergeBook
 from asyncsports._request import Request, Sport
 from asyncsports._session.live import Progress, follow
 from asyncsports.models import Action, Statistics
+from asyncsports.raw import RawRecord
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "Feed", "LiveResource", "Merged", "merge"]
 
-R = TypeVar("R", Action, Statistics)
+R = TypeVar("R")  # Action, Statistics, or either as a RawRecord
 
 DEFAULT_IDLE_TIMEOUT = 60.0
 """Seconds without any message (record or heartbeat) before a connection counts as stalled:
@@ -86,10 +89,11 @@ class Feed(Generic[R]):
         fixture_id: uuid.UUID,
         start_position: int,
         idle_timeout: float,
+        raw: bool = False,
     ) -> None:
         self._session = session
         self._req = req
-        self._state = FeedState(start_position, kind=kind)
+        self._state = FeedState(start_position, kind=kind, raw=raw)
         self._progress = Progress()
         self._gen: AsyncGenerator[Any, None] | None = None
         self.fixture_id = fixture_id
@@ -171,6 +175,7 @@ class LiveResource:
         speed: str | None,
         media: bool,
         idle_timeout: float,
+        raw: bool,
     ) -> Any:
         if not self._session.settings.live_url:
             raise ValueError(
@@ -180,8 +185,11 @@ class LiveResource:
         req = feed_request(kind, sport, fixture_id, speed, media)
         q.integer("start_position", start_position, low=0)
         fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
-        return Feed(self._session, req, kind, fid, start_position, _idle(idle_timeout))
+        if not isinstance(raw, bool):
+            raise TypeError(f"raw: expected a bool, got {type(raw).__name__}")
+        return Feed(self._session, req, kind, fid, start_position, _idle(idle_timeout), raw)
 
+    @overload
     def actions(
         self,
         sport: Sport | str,
@@ -191,19 +199,46 @@ class LiveResource:
         speed: Literal["fast", "normal"] | str | None = None,
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-    ) -> Feed[Action]:
+        raw: Literal[False] = False,
+    ) -> Feed[Action]: ...
+    @overload
+    def actions(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        start_position: int = 0,
+        speed: Literal["fast", "normal"] | str | None = None,
+        media: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        raw: Literal[True],
+    ) -> Feed[RawRecord[Action]]: ...
+    def actions(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        start_position: int = 0,
+        speed: Literal["fast", "normal"] | str | None = None,
+        media: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        raw: bool = False,
+    ) -> Feed[Action] | Feed[RawRecord[Action]]:
         """The live actions of a fixture: the records of ``actions.list``, as they happen.
 
         ``start_position`` skips that many records from the fixture's start (a feed's
         ``position`` resumes it); ``speed`` (``fast``/``normal``) replays a fixture that is
         over; ``media`` uses the media customers' path. ``idle_timeout``: seconds without
-        any message (heartbeats count) before reconnecting.
+        any message (heartbeats count) before reconnecting. ``raw=True``: each record as a
+        ``RawRecord(action, json)``, ``json`` the bytes of the message that carried it, as
+        sent (decimals quoted, ``fixtureSeqNum`` as the socket numbers it).
         """
-        feed: Feed[Action] = self._feed(
-            "actions", sport, fixture_id, start_position, speed, media, idle_timeout
+        feed: Feed[Any] = self._feed(
+            "actions", sport, fixture_id, start_position, speed, media, idle_timeout, raw
         )
         return feed
 
+    @overload
     def statistics(
         self,
         sport: Sport | str,
@@ -213,13 +248,37 @@ class LiveResource:
         speed: Literal["fast", "normal"] | str | None = None,
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-    ) -> Feed[Statistics]:
+        raw: Literal[False] = False,
+    ) -> Feed[Statistics]: ...
+    @overload
+    def statistics(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        start_position: int = 0,
+        speed: Literal["fast", "normal"] | str | None = None,
+        media: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        raw: Literal[True],
+    ) -> Feed[RawRecord[Statistics]]: ...
+    def statistics(
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        start_position: int = 0,
+        speed: Literal["fast", "normal"] | str | None = None,
+        media: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        raw: bool = False,
+    ) -> Feed[Statistics] | Feed[RawRecord[Statistics]]:
         """The live statistics of a fixture: packets like ``statistics.get``'s, as they change.
 
         The arguments are those of :meth:`actions`; ``start_position`` counts packets.
         """
-        feed: Feed[Statistics] = self._feed(
-            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout
+        feed: Feed[Any] = self._feed(
+            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout, raw
         )
         return feed
 

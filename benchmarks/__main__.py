@@ -46,6 +46,7 @@ ALL = (
     "live",
     "fanin",
     "idle",
+    "sync",
 )
 
 
@@ -419,6 +420,13 @@ def run_all(
                 concurrency=cfg.backfill_concurrency,
                 postgres=True,
             )
+        if "sync" in only:
+            from benchmarks import sync_bench  # the mirror's live path: its own module
+
+            raw["sync"] = {
+                mode: case("sync", **p)
+                for mode, p in sync_bench.params(cfg.mode == "quick").items()
+            }
     finally:
         server.close()
     return raw, placement

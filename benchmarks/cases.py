@@ -23,6 +23,7 @@ import aiohttp
 
 from asyncsports import Client
 from asyncsports.models import Action, FixturePage, decoder
+from benchmarks import sync_bench
 from benchmarks.measure import Sample, measure, measure_sync, peak_kb, reset_peak, rss_kb, series
 from benchmarks.sinkcase import backfill
 
@@ -547,4 +548,5 @@ CASES: dict[str, Callable[[Manifest, Params], Coroutine[Any, Any, dict[str, Any]
     "memory": memory,
     "fanout": fanout,
     "backfill": backfill,  # benchmarks/sinkcase.py
+    "sync": sync_bench.sync,
 }

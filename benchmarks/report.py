@@ -405,9 +405,10 @@ def build_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
             rows.append(_missing("backfill", f"PostgreSQL: {pg['error']}"))
     elif b is not None:
         rows.append(_missing("backfill", b["error"]))
+    from benchmarks import sync_bench  # its rows live beside its case
     from benchmarks.live_report import live_rows  # it imports this module
 
-    return rows + live_rows(raw, quick)
+    return rows + live_rows(raw, quick) + sync_bench.rows(raw)
 
 
 def _num(value: float | None, unit: str) -> str:

@@ -251,3 +251,39 @@ def test_the_budget_benchmark_runs_and_asks_for_no_request_more(tmp_path: Path) 
     assert run["requests"] == run["needed"] > 10
     assert run["wall"] >= run["least"] * 0.9  # the budget holds: it cannot go much faster
     assert "| 50/s |" in (tmp_path / "quick.md").read_text()
+
+
+def test_sync_rows_follow_their_targets() -> None:
+    def mode(name: str, every: float, p99: float) -> dict[str, object]:
+        return {"mode": name, "every": every, "speed": 1.0, "live_fixtures": 50,
+                "samples": 400, "lag_p50": p99 / 2, "lag_p99": p99, "lag_max": p99,
+                "requests_per_hour": 20_000.0 if name == "poll" else 300.0,
+                "budget_per_hour": 18_000.0, "actions_committed": 400,
+                "cpu_per_action": 0.002, "cpu": 0.8, "wall": 120.0}  # fmt: skip
+
+    raw = {"sync": {"ws": mode("ws", 5, 0.2), "poll": mode("poll", 15, 17.0)}}
+    verdicts = [(r.metric, r.target, r.passed) for r in build_rows(raw, quick=False)
+                if r.benchmark == "sync"]  # fmt: skip
+    assert verdicts == [
+        ("freshness lag p50, send to commit", None, None),
+        ("freshness lag p99, send to commit", 1.0, True),  # the websocket: under 1 s
+        ("requests per hour", 18_000.0, True),
+        ("CPU per committed action", None, None),
+        ("freshness lag p50, send to commit", None, None),
+        ("freshness lag p99, send to commit", 16.0, False),  # polling: the interval + 1 s
+        ("requests per hour", 18_000.0, False),  # over the budget
+        ("CPU per committed action", None, None),
+    ]
+    failed = build_rows({"sync": {"error": "exit 1: boom"}}, quick=True)
+    assert [(r.benchmark, r.note) for r in failed] == [("sync", "exit 1: boom")]
+
+
+async def test_sync_case_measures_a_mirror_over_the_websockets() -> None:
+    from benchmarks import sync_bench
+
+    p = sync_bench.params(quick=True)["ws"]
+    p.update(scale={**p["scale"], "competitions": 1}, warm=0.5, measure=3.0)
+    r = await sync_bench.sync({}, p)
+    assert r["live_fixtures"] > 0 and r["feeds_open"] == 2 * r["live_fixtures"]
+    assert r["actions_committed"] > 0 and r["samples"] > 0 and r["lag_p99"] is not None
+    assert r["requests_per_hour"] < r["budget_per_hour"]

@@ -162,3 +162,17 @@ def test_every_parses_and_refuses_nonsense() -> None:
     for bad in ("fixtures", "weather=5", "fixtures=soon", "fixtures=0", f"live={math.inf}"):
         with pytest.raises(ValueError, match="--every"):
             parse_every([bad])
+
+
+def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -> None:
+    from asyncsports.sync._feeds import _last_packets
+    from asyncsports.sync._store import Write
+
+    def w(table: str, fid: str, n: int) -> tuple[str, Write]:
+        return fid, Write(table, [(fid, n)])
+
+    batch = [w("actions", "a", 1), w("statistics", "a", 1), w("statistics", "b", 1),
+             w("actions", "a", 2), w("statistics", "a", 2)]  # fmt: skip
+    kept = [(x.table, x.rows[0]) for x in _last_packets(batch)]
+    assert kept == [("actions", ("a", 1)), ("statistics", ("b", 1)), ("actions", ("a", 2)),
+                    ("statistics", ("a", 2))]  # fmt: skip

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from asyncsports._decoding import FAILURES, Source, body_error
 from asyncsports._live.messages import (
@@ -18,9 +18,12 @@ from asyncsports._live.messages import (
     classify,
 )
 from asyncsports.errors import DecodeError
+from asyncsports.raw import RawRecord
 
 # --------------------------------------------------------------------------- ordering
 
+Delivered = Record | RawRecord[Any]
+"""A record as handed out: typed, or with its message's bytes (``raw=True``)."""
 Verdict = Literal["deliver", "drop", "hold", "gap", "auth"]
 Numbering = Literal["auto", "restart", "continue"]
 
@@ -38,7 +41,7 @@ class Step:
     """
 
     verdict: Verdict
-    records: tuple[Record, ...] = ()
+    records: tuple[Delivered, ...] = ()
     finished: bool = False
     reason: str = ""
 
@@ -48,8 +51,17 @@ _HOLD = Step("hold")
 _NOTHING = Step("drop", reason="not a packet")
 
 
-def _finished(record: Record) -> bool:
+def _finished(record: Delivered) -> bool:
+    if isinstance(record, RawRecord):
+        return record.value.finished is True
     return record.finished is True
+
+
+def _wire(data: bytes | bytearray | memoryview | str) -> bytes:
+    """A message's bytes as sent (a text frame handed over as ``str`` is encoded back)."""
+    if isinstance(data, str):
+        return data.encode("utf-8", "surrogatepass")
+    return bytes(data)
 
 
 class FeedState:
@@ -67,6 +79,9 @@ class FeedState:
     index at ``position`` is delivered, with any held records that follow it; an index
     above is held, up to ``window`` records and ``patience`` other messages, after which it
     is a gap. A packet without a seq is taken as the next record.
+
+    ``raw=True``: each record is a :class:`~asyncsports.raw.RawRecord`, the typed record
+    and the bytes of the message that carried it, as sent.
     """
 
     __slots__ = (
@@ -82,6 +97,7 @@ class FeedState:
         "numbering",
         "patience",
         "position",
+        "raw",
         "window",
     )
 
@@ -93,6 +109,7 @@ class FeedState:
         numbering: Numbering = "auto",
         window: int = 32,
         patience: int = 2,
+        raw: bool = False,
     ) -> None:
         if isinstance(start_position, bool) or not isinstance(start_position, int):
             raise TypeError(f"start_position: expected an int, got {start_position!r}")
@@ -110,10 +127,11 @@ class FeedState:
         self.numbering: Numbering = numbering
         self.window = window
         self.patience = patience
+        self.raw = raw
         self.connections = 0
         self.finished = False
         self._origin: int | None = None
-        self._held: dict[int, Record] = {}
+        self._held: dict[int, Delivered] = {}
         self._waited = 0
         self._stopped = False
         self._ambiguous = False
@@ -158,12 +176,17 @@ class FeedState:
                     and not self._stopped
                 ):
                     self.position += 1  # in order, nothing held: the common case
+                    out = RawRecord(record, _wire(data)) if self.raw else record
                     if record.finished is True:
                         self.finished = self._stopped = True
-                        return Step("deliver", (record,), True)
-                    return Step("deliver", (record,))
-                return self.packet(record, seq if type(seq) is int else _int(seq))
-        return self.receive(classify(data, self.kind), url)
+                        return Step("deliver", (out,), True)
+                    return Step("deliver", (out,))
+                item = RawRecord(record, _wire(data)) if self.raw else record
+                return self.packet(item, seq if type(seq) is int else _int(seq))
+        message = classify(data, self.kind)
+        if self.raw and isinstance(message, Packet):
+            return self.packet(RawRecord(message.record, _wire(data)), message.seq)
+        return self.receive(message, url)
 
     def receive(self, message: Message, url: str = "") -> Step:
         """The step after ``message`` (from :func:`classify`).
@@ -200,7 +223,7 @@ class FeedState:
         self._held.clear()
         return Step("gap", reason=f"gap at position {self.position}: {reason}")
 
-    def packet(self, record: Record, seq: int | None) -> Step:
+    def packet(self, record: Delivered, seq: int | None) -> Step:
         """The step for one decoded packet with ``fixtureSeqNum`` ``seq``."""
         if self._stopped:
             return _DROP
@@ -248,7 +271,7 @@ class FeedState:
             return 0
         return None
 
-    def _deliver(self, record: Record) -> Step:
+    def _deliver(self, record: Delivered) -> Step:
         out = [record]
         self.position += 1
         self._waited = 0

@@ -32,7 +32,8 @@ import msgspec
 import yarl
 
 from asyncsports._config import RequestInfo
-from asyncsports._live import ConnectionEnd, FeedState, Record, Step, reconnect
+from asyncsports._live import ConnectionEnd, FeedState, Step, reconnect
+from asyncsports._live.order import Delivered
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Decision, Outcome, decide
 from asyncsports._session.bodies import builtin_timeout, transport
@@ -101,7 +102,7 @@ async def follow(
     state: FeedState,
     idle_timeout: float,
     progress: Progress,
-) -> AsyncGenerator[Record, None]:
+) -> AsyncGenerator[Delivered, None]:
     """Every record of one live feed, once each and in order, across its connections.
 
     ``session`` is the client's :class:`~asyncsports._session.Session`, ``req`` the feed's

@@ -108,10 +108,11 @@ def sync(
 ) -> None:
     """Keep a SQLite database current for the chosen sports, and tell what changed.
 
-    Follows fixtures around now, live fixtures' actions, each ended
-    fixture's actions and statistics, standings after a match, squads,
-    live stream events and snooker tournaments, within --rate-limit
-    (5 per second unless --emulator).
+    Follows fixtures around now, live fixtures' actions and statistics
+    (over the live websockets with --live-url or --emulator, else actions
+    polled), each ended fixture's actions and statistics, standings after
+    a match, squads, live stream events and snooker tournaments, within
+    --rate-limit (5 per second unless --emulator).
     """
     try:
         cadences = parse_every(every or [])

@@ -68,14 +68,16 @@ class Next:
 
 @dataclass(slots=True)
 class Done:
-    """What a job did: ``writes``, ``marks`` and ``unmarks`` to commit together, ``follow`` (tasks to
-    plan), ``stop`` (task keys to drop), ``again`` (seconds until this task runs again,
-    None: its cadence), ``resource`` (for the metrics) and ``status`` (HTTP-like)."""
+    """What a job did: ``writes``, ``marks``, ``unmarks`` and live feeds' ``positions`` to
+    commit together, ``follow`` (tasks to plan), ``stop`` (task keys to drop), ``again``
+    (seconds until this task runs again, None: its cadence), ``resource`` (for the
+    metrics) and ``status`` (HTTP-like)."""
 
     resource: str
     writes: list[Write] = field(default_factory=list)
     marks: list[str] = field(default_factory=list)
     unmarks: list[str] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)
     follow: list[Next] = field(default_factory=list)
     stop: list[str] = field(default_factory=list)
     again: float | None = None

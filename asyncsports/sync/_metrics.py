@@ -34,7 +34,7 @@ def healthy(mirror: Mirror, now: float) -> tuple[bool, dict[str, object]]:
         "seconds_since_last_read": age,
         "tasks": len(mirror.plan.tasks),
         "due": mirror.plan.depth(now),
-        "feeds_open": sum(1 for f in mirror.feeds.values() if not f.done()),
+        "feeds_open": mirror.live.open(),
         "committed": dict(mirror.committed),
     }
 
@@ -56,6 +56,8 @@ class _Collector:
         )  # fmt: skip
         for (resource, status), n in sorted(m.requests.items()):
             requests.add_metric([resource, str(status)], n)
+        for kind, n in sorted(m.live.connections.items()):
+            requests.add_metric([kind, "101"], n)  # websocket connections of ended feeds
         yield requests
         changes = CounterMetricFamily(
             "asyncsports_sync_changes", "Rows changed, by table.", labels=["table"]
@@ -80,7 +82,7 @@ class _Collector:
         )  # fmt: skip
         yield GaugeMetricFamily(
             "asyncsports_sync_feeds_open", "Live websocket feeds open.",
-            value=sum(1 for f in m.feeds.values() if not f.done()),
+            value=m.live.open(),
         )  # fmt: skip
         lag = GaugeMetricFamily(
             "asyncsports_sync_freshness_seconds", "Seconds since the last good read, by resource.",

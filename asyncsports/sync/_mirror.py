@@ -9,7 +9,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,10 +17,10 @@ from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
 
-from ._jobs import ActionFeed, Done, Jobs, StatisticsFeed
+from ._feeds import Feeds, sockets
+from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._plan import PRIORITY, Plan, Task, wanted
-from ._rows import action_row, statistics_row
-from ._store import Change, Store, Write
+from ._store import Change, Store
 
 __all__ = ["ALL_SPORTS", "Mirror"]
 
@@ -43,10 +43,12 @@ class Mirror:
     seconds (the emulator's ``emu.clock.time`` against it); ``events``: follow the live
     stream events (default: when the client has a streaming address and credentials);
     ``snooker``: snooker tournaments (default: when ``snooker`` is among the sports);
-    ``live_feed``: where live actions come from instead of polling (see
-    :class:`~asyncsports.sync.ActionFeed`); ``statistics_feed``: live fixtures'
-    statistics while live (:class:`~asyncsports.sync.StatisticsFeed`). Use :meth:`run` (until :meth:`stop`) or
-    :meth:`once`, and :meth:`changes` for what changed.
+    ``live``: live fixtures' actions and statistics over the live websockets
+    (``client.live``; default: when the client has a ``live_url``), else actions polled;
+    ``live_feed``/``statistics_feed``: other sources of them (see
+    :class:`~asyncsports.sync.ActionFeed`, :class:`~asyncsports.sync.StatisticsFeed`).
+    Use :meth:`run` (until :meth:`stop`) or :meth:`once` (which polls: a pass is a
+    snapshot), and :meth:`changes` for what changed.
     """
 
     def __init__(
@@ -62,6 +64,7 @@ class Mirror:
         clock: Callable[[], float] = time.time,
         events: bool | None = None,
         snooker: bool | None = None,
+        live: bool | None = None,
         live_feed: ActionFeed | None = None,
         statistics_feed: StatisticsFeed | None = None,
     ) -> None:
@@ -77,12 +80,16 @@ class Mirror:
             events if events is not None else bool(s.streaming_url and s.streaming_credentials)
         )
         self.follow_snooker = snooker if snooker is not None else "snooker" in self.sports
-        self.live_feed = live_feed
-        self.statistics_feed = statistics_feed
+        if live if live is not None else bool(s.live_url):
+            ws_actions, ws_statistics = sockets(client)
+            live_feed = live_feed or ws_actions
+            statistics_feed = statistics_feed or ws_statistics
         self.requests: collections.Counter[tuple[str, int]] = collections.Counter()
         self.committed: collections.Counter[str] = collections.Counter()
         self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
-        self.feeds: dict[str, asyncio.Task[None]] = {}
+        self.live = Feeds(live_feed, statistics_feed, commit=self._commit,
+                          position=self._position, ended=self._ended, fresh=self.fresh)  # fmt: skip
+        self.feeds = self.live.tasks  # the feeds running, by live:<id> and stats:<id>
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: Store | None = None
@@ -203,10 +210,7 @@ class Mirror:
                     tg.create_task(self._worker(), name=f"mirror-worker-{i}")
                 tg.create_task(self._watch(), name="mirror-watch")
         finally:
-            for feed in self.feeds.values():
-                feed.cancel()
-            await asyncio.gather(*self.feeds.values(), return_exceptions=True)
-            self.feeds.clear()
+            await self.live.aclose()
             self._finished.set()
             self._ready.clear()
             self._stopping.clear()  # a stop asked before the run starts is kept
@@ -322,7 +326,9 @@ class Mirror:
         if not done.writes and not done.marks and not done.unmarks:
             return
         at = time.time()
-        n = await self._call(self._db().write, done.writes, done.marks, at, done.unmarks)
+        n = await self._call(
+            self._db().write, done.writes, done.marks, at, done.unmarks, done.positions
+        )
         for mark in done.unmarks:
             self._marks.pop(mark, None)
         for mark in done.marks:
@@ -338,6 +344,8 @@ class Mirror:
         for n in done.follow:
             if n.kind == "squads":
                 self.plan.add(n.key, n.kind, n.args, at=self._due_after(n.key, "squads", now))
+            elif n.kind == "final" and n.key in self._marks:
+                continue  # read in full since the job that calls for it began
             elif n.kind == "final" and n.key not in self.plan.tasks:
                 # Watched while live: its end comes first; one found ended: the backlog.
                 kind = "final" if f"live:{n.args[1]}" in self.plan.tasks else "backlog"
@@ -351,11 +359,7 @@ class Mirror:
 
     def _unfollow(self, key: str) -> None:
         self.plan.drop(key)
-        fid = key.partition(":")[2]
-        for name in (key, f"stats:{fid}"):
-            feed = self.feeds.pop(name, None)
-            if feed is not None:
-                feed.cancel()
+        self.live.close(key.partition(":")[2])
 
     async def _job(self, task: Task) -> Done:
         j, a = self.jobs, task.args
@@ -379,57 +383,24 @@ class Mirror:
     # ------------------------------------------------------------------ live actions
 
     async def _live(self, sport: str, fid: str, season: str) -> Done:
-        """Poll a live fixture's actions, unless a live feed carries them (then this only
-        checks that the feed is open, and polls once if it has failed); open its
-        statistics feed, if there is one."""
-        if self.statistics_feed is not None:
-            self._open(f"stats:{fid}", self._statistics(sport, fid))
-        if self.live_feed is None:
+        """A live fixture: its feeds kept open (see :class:`~asyncsports.sync._feeds.Feeds`);
+        its actions polled when no feed carries them (and once a pass)."""
+        if self._once or self.live.follow(sport, fid, season):
             return await self.jobs.actions(sport, fid, season)
-        if not self._open(f"live:{fid}", self._actions(sport, fid)):
-            return Done("live", status=0)
-        # Polled once while the feed connects: nothing is missed in between.
-        return await self.jobs.actions(sport, fid, season)
+        return Done("live", status=0)
 
-    def _open(self, key: str, follow: Coroutine[Any, Any, None]) -> bool:
-        """Run ``follow`` as the feed ``key`` unless that one is open; True if opened."""
-        feed = self.feeds.get(key)
-        if feed is not None and not feed.done():
-            follow.close()
-            return False
-        self.feeds[key] = asyncio.create_task(follow, name=key)
-        return True
+    async def _position(self, name: str, fid: str) -> int:
+        """Where a live feed resumes: its records committed; for an actions feed that
+        never ran, the actions stored (polled before): at least once, never a gap."""
+        n = await self._call(self._db().position, name)
+        if n is None and fid:
+            n = await self._call(self._db().count_actions, fid)
+        return n or 0
 
-    async def _actions(self, sport: str, fid: str) -> None:
-        """Commit a live feed's actions as they come."""
-        assert self.live_feed is not None
-        # Where to resume: an action sent twice is stored once, so this may be short of
-        # the feed's position; what comes again is upserted unchanged (at least once).
-        start = await self._call(self._db().count_actions, fid)
-        records = self.live_feed(sport, fid, start)
-        await self._drain(
-            fid, records, lambda a, j: Write("actions", [action_row(sport, fid, a, j)])
-        )
-
-    async def _statistics(self, sport: str, fid: str) -> None:
-        """Commit a live statistics feed's packets as they come (each replaces the last)."""
-        assert self.statistics_feed is not None
-        records = self.statistics_feed(sport, fid, 0)
-        await self._drain(
-            fid, records, lambda p, j: Write("statistics", [statistics_row(sport, fid, p, j)])
-        )
-
-    async def _drain(
-        self, fid: str, records: AsyncIterator[Any], write: Callable[[Any, bytes], Write]
-    ) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            async for record, json in records:
-                await self._commit(Done("live", writes=[write(record, json)]))
-                self.fresh["live"] = loop.time()
-        except AsyncSportsError as exc:
-            log.warning("mirror: live feed of %s broke off (%s): polling until it reopens",
-                        fid, exc)  # fmt: skip
+    def _ended(self, final: Next) -> None:
+        """A live fixture's actions feed ended with it: its final read, now."""
+        self._plan_next(Done("live", follow=[final]), asyncio.get_running_loop().time())
+        self._wake.set()
 
     # ------------------------------------------------------------------ helpers
 

@@ -45,10 +45,12 @@ def fixture_row(sport: str, f: Fixture, json: bytes) -> Row:
             int(f.fixture_deleted), _text(json))  # fmt: skip
 
 
-def action_row(sport: str, fixture_id: str, a: Action, json: bytes) -> Row:
+def action_row(sport: str, fixture_id: str, a: Action, json: bytes, seq: int | None = None) -> Row:
+    """``seq``: the record's place in the timeline when its ``fixtureSeqNum`` is not that
+    (a websocket numbers each connection's packets from 1)."""
     fa = a.fixture_action
-    return (fixture_id, str(fa.action_id), sport, fa.fixture_seq_num, fa.fixture_action_type,
-            fa.send_type, iso(fa.timestamp), _text(json))  # fmt: skip
+    return (fixture_id, str(fa.action_id), sport, seq if seq is not None else fa.fixture_seq_num,
+            fa.fixture_action_type, fa.send_type, iso(fa.timestamp), _text(json))  # fmt: skip
 
 
 def statistics_row(sport: str, fixture_id: str, p: Statistics, json: bytes) -> Row:

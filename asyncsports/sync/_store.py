@@ -10,7 +10,8 @@ content changed is written, with one line in ``changes`` (``seq`` ascending in c
 order: insert, update or delete, the table, the key and the whole row). So a ``kill -9``
 at any moment loses nothing committed, and the change log holds exactly the committed
 changes. ``cursors`` keeps where each named consumer of the change feed stands; ``marks``
-when each piece of once-in-a-while work was last done, so that a restart carries on.
+when each piece of once-in-a-while work was last done, and ``positions`` how many records
+of each live feed are committed, so that a restart carries on.
 
 One :class:`Store` is one connection, used from one thread at a time.
 """
@@ -22,7 +23,7 @@ import json
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,8 @@ CREATE TABLE IF NOT EXISTS changes (
 );
 CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, done_at REAL NOT NULL);
+-- records of each live feed committed (live:<fixture>, stats:<fixture>): where it resumes
+CREATE TABLE IF NOT EXISTS positions (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS mirror (version INTEGER NOT NULL);
 """
 VERSION = 1
@@ -189,9 +192,10 @@ class Store:
         marks: Iterable[str] = (),
         at: float = 0.0,
         unmarks: Iterable[str] = (),
+        positions: Mapping[str, int] | None = None,
     ) -> Counter[str]:
-        """Apply ``writes``, set ``marks`` to ``at`` and remove ``unmarks``, in one
-        transaction; returns the changes made per table."""
+        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
+        feeds' ``positions``, in one transaction; returns the changes made per table."""
         changed: Counter[str] = Counter()
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -204,6 +208,10 @@ class Store:
                 for name in marks:
                     self._db.execute(
                         "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
+                    )
+                for name, n in (positions or {}).items():
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO positions (name, position) VALUES (?, ?)", (name, n)
                     )
                 self._db.execute("COMMIT")
             except BaseException:
@@ -316,9 +324,15 @@ class Store:
         ]
 
     def count_actions(self, fixture_id: str) -> int:
-        """How many actions of a fixture are stored (where a live feed resumes)."""
+        """How many actions of a fixture are stored."""
         q = "SELECT count(*) FROM actions WHERE fixture_id = ?"
         return int(self._db.execute(q, (fixture_id,)).fetchone()[0])
+
+    def position(self, name: str) -> int | None:
+        """Records of the live feed ``name`` committed (None: it never ran)."""
+        row = self._db.execute("SELECT position FROM positions WHERE name = ?", (name,))
+        found = row.fetchone()
+        return int(found[0]) if found is not None else None
 
     def has(self, table: str, column: str, value: Any) -> bool:
         """Whether ``table`` holds a row with ``column = value``."""

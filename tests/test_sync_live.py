@@ -1,0 +1,222 @@
+"""The mirror over the live websockets (client.live): the emulator's clock steered."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from pathlib import Path
+
+import pytest
+from test_sync import FAST, as_sent, caught_up, rows, settled
+from test_sync_cli import CLI, env
+
+from asyncsports import Client, RequestInfo
+from asyncsports.emulator import Emulator
+from asyncsports.sync import Mirror, Store
+
+
+@pytest.fixture
+async def emu() -> AsyncIterator[Emulator]:
+    async with Emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40) as e:
+        yield e
+
+
+def live_ids(mirror: Mirror) -> list[str]:
+    return [t.args[1] for t in mirror.plan.tasks.values() if t.kind == "live"]
+
+
+async def same_as_rest(client: Client, db: Path, fids: list[str], limit: float = 20) -> None:
+    """Wait until the live fixtures' stored actions are REST's timeline (as the socket
+    sends it), each in its place (the ``seq`` column is REST's ``fixtureSeqNum``)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        stored = {(r[0], r[1]): r for r in rows(db, "actions") if r[0] in fids}
+        want = {}
+        for fid in fids:
+            for a, raw in await client.actions.list("basketball", fid, raw=True).collect():
+                want[(fid, str(a.fixture_action.action_id))] = (a.fixture_action.fixture_seq_num,
+                                                                as_sent(raw))  # fmt: skip
+        got = {k: (r[3], as_sent(r[-1])) for k, r in stored.items()}
+        if got == want:
+            return
+        if loop.time() > deadline:
+            assert got == want
+        await asyncio.sleep(0.05)
+
+
+def rest_actions(urls: list[str], fids: list[str]) -> int:
+    """The mirror's REST actions requests for these fixtures."""
+    return sum(1 for u in urls if u.startswith("http") and u.endswith("/actions")
+               and any(f in u for f in fids))  # fmt: skip
+
+
+async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    db = tmp_path / "m.sqlite"
+    sent: list[str] = []  # by the mirror; the test reads REST with a client of its own
+
+    def seen(info: RequestInfo) -> None:
+        sent.append(info.url)
+
+    async with emu.client(on_request=seen) as mine, emu.client() as client:
+        mirror = Mirror(mine, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+        assert mirror.live.actions is not None  # the client has a live_url: websockets
+        running = asyncio.create_task(mirror.run())
+        try:
+            await caught_up(mirror)
+            live = live_ids(mirror)
+            assert live and mirror.live.open() == 2 * len(live)
+            await same_as_rest(client, db, live)
+            # The clock runs at an hour a second for a moment: records come as they happen.
+            emu.clock.speed = 600
+            await asyncio.sleep(0.1)
+            emu.clock.speed = 0
+            await caught_up(mirror)
+            await same_as_rest(client, db, live)
+            assert rest_actions(sent, live) == 0  # never polled while live
+            assert set(live) <= {r[0] for r in rows(db, "statistics")}  # live statistics
+        finally:
+            mirror.stop()
+            await running
+        # Restarted: each feed resumes at the records it committed, no earlier, no later.
+        store = Store(db)
+        held = {fid: store.position(f"live:{fid}") for fid in live}
+        store.close()
+        sent.clear()
+        emu.clock.advance(300)  # records the mirror was not there for
+        mirror = Mirror(mine, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+        running = asyncio.create_task(mirror.run())
+        try:
+            await caught_up(mirror)
+            starts = {}
+            for url in sent:
+                parts = urllib.parse.urlsplit(url)
+                if parts.scheme == "ws" and parts.path.endswith("/actions"):
+                    fid = parts.path.split("/")[-2]
+                    starts[fid] = int(urllib.parse.parse_qs(parts.query)["startPosition"][0])
+            assert {f: starts[f] for f in live if f in starts} == {
+                f: held[f] for f in live if f in starts
+            }
+            assert all(held[f] for f in live)  # each had records committed before the stop
+            await same_as_rest(client, db, live_ids(mirror))
+            assert rest_actions(sent, live) == 0
+            # The fixtures end: their feeds end with them, then one REST read of each
+            # (timeline and statistics), and the database is what REST answers.
+            emu.clock.advance(6 * 3600)
+            await caught_up(mirror)
+            assert await settled(client, emu, db, ["basketball"], sockets=True)
+            for fid in live:
+                assert f"live:{fid}" not in mirror.feeds and f"live:{fid}" not in mirror.plan.tasks
+                assert rest_actions(sent, [fid]) == 1
+        finally:
+            mirror.stop()
+            await running
+        assert mirror.live.open() == 0
+
+
+# ---------------------------------------------------------------------- kill -9
+
+
+@pytest.fixture
+def standalone() -> Iterator[tuple[str, str]]:
+    """A standalone emulator frozen at the real now (the mirror's own clock): base and live URLs."""
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "asyncsports.emulator", "--port", "0", "--frozen", "--now", now,
+         "--fixtures-per-season", "12", "--actions-per-fixture", "60"],
+        stdout=subprocess.PIPE, text=True, env=env(),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    urls: dict[str, str] = {}
+    for line in proc.stdout:
+        key, _, value = line.strip().partition("  ")
+        urls[key] = value.strip()
+        if "live URL" in urls:
+            break
+    try:
+        yield urls["base URL"], urls["live URL"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+
+
+def advance(base_url: str, seconds: float) -> None:
+    body = json.dumps({"advance": seconds}).encode()
+    req = urllib.request.Request(f"{base_url}/_emulator/clock", body, method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 200
+
+
+def fed(db: Path) -> dict[str, tuple[int, int]]:
+    """Per fixture followed over the socket: (records committed, action changes logged)."""
+    with contextlib.closing(sqlite3.connect(db, timeout=5)) as c:
+        try:
+            pos = c.execute("SELECT name, position FROM positions WHERE name LIKE 'live:%'")
+            out = {}
+            for name, n in pos.fetchall():
+                fid = name.removeprefix("live:")
+                logged = c.execute("SELECT count(*) FROM changes WHERE tbl = 'actions' AND "
+                                   "key LIKE ?", (f'["{fid}",%',)).fetchone()[0]  # fmt: skip
+                out[fid] = (n, logged)
+            return out
+        except sqlite3.OperationalError:
+            return {}  # not there yet
+
+
+async def timelines(base_url: str, fids: Iterable[str]) -> dict[str, int]:
+    async with Client(base_url, token="emulator-token") as client:
+        return {f: len(await client.actions.list("basketball", f).collect()) for f in fids}
+
+
+def test_kill_9_then_a_restart_resumes_each_feed_without_repeats(
+    standalone: tuple[str, str], tmp_path: Path
+) -> None:
+    base_url, live_url = standalone
+    db = tmp_path / "m.sqlite"
+    args = [*CLI, "sync", "--base-url", base_url, "--live-url", live_url, "--token",
+            "emulator-token", "--rate-limit", "0", "-s", "basketball", "--db", str(db),
+            "--every", "live=0.2,fixtures=0.2,window=0.5"]  # fmt: skip
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env())  # fmt: skip
+
+    def wait_for(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 60
+        while not done():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+
+    proc = start()
+    try:
+        wait_for(lambda: bool(fed(db)) and all(n for n, _ in fed(db).values()))
+        advance(base_url, 240)  # records flow while it is killed mid-way
+        time.sleep(0.05)
+        proc.kill()
+        proc.wait(10)
+        before = fed(db)
+        assert before
+        advance(base_url, 240)  # and more while it is down
+        proc = start()
+        want = asyncio.run(timelines(base_url, before))
+        # Each feed resumed where it stopped: every record of the timeline committed
+        # once (one change each), none twice, none missing.
+        wait_for(lambda: {f: fed(db).get(f, (0, 0))[0] for f in want} == want)
+        after = fed(db)
+        assert {f: after[f] for f in want} == {f: (n, n) for f, n in want.items()}
+        assert any(before[f][0] < want[f] for f in want)  # records came after the kill
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
