@@ -63,7 +63,8 @@ _STALE = Outcome(stale=True)
 
 
 class _Failed:
-    """An attempt that got no good response: the error to raise and what the retry sees."""
+    """An attempt (a request, or a live connection) that got no good response: the error
+    to raise and what the retry sees."""
 
     __slots__ = ("error", "outcome", "token")
 

@@ -36,6 +36,7 @@ from asyncsports._live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._live.order import Delivered
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Decision, Outcome, decide
+from asyncsports._session import _Failed
 from asyncsports._session.bodies import builtin_timeout, transport
 
 if TYPE_CHECKING:
@@ -85,17 +86,6 @@ class Progress:
         self.pending = 0
 
 
-class _Refused:
-    """A connection attempt that never reached the feed: its error and what the retry sees."""
-
-    __slots__ = ("error", "outcome", "token")
-
-    def __init__(self, error: AsyncSportsError, outcome: Outcome, token: str | None) -> None:
-        self.error = error
-        self.outcome = outcome
-        self.token = token
-
-
 async def follow(
     session: Session,
     req: Request,
@@ -118,7 +108,7 @@ async def follow(
             raise RuntimeError("the client was closed while a live feed was following it")
         url = base + target(req, (("startPosition", str(state.connect())),))
         opened = await _open(session, http, url, call)
-        if isinstance(opened, _Refused):
+        if isinstance(opened, _Failed):
             await _decide_refused(session, opened, call)
             continue
         ws, token = opened
@@ -248,7 +238,7 @@ async def _after_end(
 
 async def _open(
     session: Session, http: aiohttp.ClientSession, url: str, call: Call
-) -> tuple[aiohttp.ClientWebSocketResponse, str] | _Refused:
+) -> tuple[aiohttp.ClientWebSocketResponse, str] | _Failed:
     """One connection attempt: wait for the client's turn, connect, send the token."""
     token = session._token.current
     if token is None:
@@ -265,7 +255,7 @@ async def _open(
     session.requests += 1
     started = time.monotonic()
     status: int | None = None
-    refused: _Refused | None
+    refused: _Failed | None
     connect: Any = http.ws_connect  # typed per decode_text, which older aiohttp lacks
     try:
         ws: aiohttp.ClientWebSocketResponse = await connect(
@@ -284,11 +274,11 @@ async def _open(
             url=url,
             attempts=attempt,
         )
-        refused = _Refused(error, Outcome(status, getattr(error, "retry_after", None)), token)
+        refused = _Failed(error, Outcome(status, getattr(error, "retry_after", None)), token)
     except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
-        refused = _Refused(transport(exc, url, attempt, None), Outcome(final=True), token)
+        refused = _Failed(transport(exc, url, attempt, None), Outcome(final=True), token)
     except (aiohttp.ClientError, builtin_timeout) as exc:
-        refused = _Refused(transport(exc, url, attempt, None), Outcome(), token)
+        refused = _Failed(transport(exc, url, attempt, None), Outcome(), token)
     else:
         status = 101
         refused = None
@@ -302,7 +292,7 @@ async def _open(
     except (aiohttp.ClientError, ConnectionError, builtin_timeout) as exc:
         await _close(ws)
         call.attempts += 1
-        return _Refused(transport(exc, url, attempt, None), Outcome(), token)
+        return _Failed(transport(exc, url, attempt, None), Outcome(), token)
     return ws, token
 
 
@@ -319,7 +309,7 @@ async def _close(ws: aiohttp.ClientWebSocketResponse) -> None:
         await ws.close()
 
 
-async def _decide_refused(session: Session, refused: _Refused, call: Call) -> None:
+async def _decide_refused(session: Session, refused: _Failed, call: Call) -> None:
     """A connection attempt that failed before the feed: the retry engine decides."""
     decision = decide(
         refused.outcome,
