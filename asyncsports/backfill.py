@@ -52,6 +52,7 @@ DEFAULT_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
 """Every sport the emulator has fixtures for."""
 
 PHASES = ("fixtures", "actions", "statistics")
+"""The phases of a run, in the order of its progress bars."""
 
 # These stop the whole run: every later request would fail the same way. Anything else
 # (a 5xx after retries, an undecodable body) fails its unit only; the run goes on and a

@@ -17,14 +17,17 @@ to the constructor::
         sports_emulator.clock.advance(3600)
         ...
 
-The fixtures are async (pytest-asyncio). Importing this module imports neither the
-emulator nor the client; that happens when a test asks for a fixture.
+The fixtures are async (pytest-asyncio). An ``async def`` test that asks for one of them
+runs under pytest-asyncio whatever its mode: in the default strict mode it needs no
+``@pytest.mark.asyncio`` of its own. Importing this module imports neither the emulator
+nor the client; that happens when a test asks for a fixture.
 """
 
 from __future__ import annotations
 
+import inspect
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -33,6 +36,7 @@ try:
     import pytest_asyncio
 
     _fixture: Callable[[Any], Any] = pytest_asyncio.fixture
+    _ASYNCIO = True
 except ImportError:  # installed without pytest-asyncio: keep pytest working, explain on use
 
     def _fixture(fn: Any) -> Any:
@@ -43,6 +47,8 @@ except ImportError:  # installed without pytest-asyncio: keep pytest working, ex
             )
 
         return missing
+
+    _ASYNCIO = False
 
 
 if TYPE_CHECKING:
@@ -57,6 +63,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "emulator(**kwargs): arguments for the asyncsports Emulator of this test"
     )
+
+
+FIXTURES = frozenset({"sports_emulator", "sports_client", "emulator"})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, None, None]:
+    """Mark an ``async def`` test that asks for this plugin's fixtures ``asyncio``.
+
+    Before the item is made, so that pytest-asyncio, in strict mode too, runs it.
+    """
+    if _ASYNCIO and inspect.iscoroutinefunction(obj) and collector.funcnamefilter(name):
+        wanted = set(inspect.signature(obj).parameters) & FIXTURES
+        marks = getattr(obj, "pytestmark", [])
+        if wanted and not any(m.name == "asyncio" for m in marks):
+            pytest.mark.asyncio(obj)
+    yield
 
 
 @_fixture

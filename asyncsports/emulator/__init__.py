@@ -15,8 +15,8 @@ Constructor (everything keyword-only after ``seed``):
   default 2026-06-01 12:00 UTC).
 - Access: ``token`` (bearer), ``vendor`` (Accept ``application/vnd.<vendor>.dde.api+json;
   version=1``), ``snooker_feed``, ``operator_id``, ``stream_secret`` (signs live stream
-  tokens: HMAC-MD5 of ``secret:ip:timestamp``, valid 30 s by the emulator's clock),
-  ``static_stream_auth`` (an ``(auth, timestamp)`` pair always accepted, or None).
+  tokens: HMAC-MD5 of ``secret:ip:timestamp``, valid 30 s by the emulator's clock or
+  by the real time), ``static_stream_auth`` (an ``(auth, timestamp)`` pair always accepted, or None).
 - Where: ``host`` (default 127.0.0.1), ``port`` (0: a free one).
 - Scale: ``competitions`` per sport, ``seasons`` per competition (the last is current),
   ``teams`` per competition, ``fixtures_per_season``, ``actions_per_fixture`` (a full

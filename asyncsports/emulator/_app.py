@@ -15,6 +15,7 @@ import asyncio
 import collections
 import http
 import math
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -243,7 +244,10 @@ class Service:
         if auth != stream_token(access.stream_secret, request.remote or "", ts):
             raise HttpError(401, INVALID_AUTH)
         off = ts - self.clock.time_ms()
-        if abs(off) > TOKEN_LIFETIME_MS:
+        # Signed with the emulator's clock or with the real time, as a client of the real
+        # service does (StreamingCredentials.from_secret's default): either is accepted.
+        real = ts - time.time_ns() // 1_000_000
+        if abs(off) > TOKEN_LIFETIME_MS and abs(real) > TOKEN_LIFETIME_MS:
             raise HttpError(401, _stale(off))
 
 
@@ -255,7 +259,8 @@ def _stale(off_ms: int) -> str:
         return f"The token has expired: its timestamp is {span} behind the server's clock"
     return (
         f"The token's timestamp is {span} ahead of the server's clock (the emulator's "
-        "clock, emu.clock, is not the real time: sign with emu.clock.time_ms())"
+        "clock, emu.clock, is not the real time: sign with emu.clock.time_ms() or the "
+        "real time)"
     )
 
 

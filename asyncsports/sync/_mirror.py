@@ -28,6 +28,7 @@ log = logging.getLogger("asyncsports.sync")
 T = TypeVar("T")
 
 ALL_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
+"""Every sport the mirror follows unless told otherwise (the values of ``Sport``)."""
 # These stop the mirror: every later request would fail the same way.
 FATAL = (AuthenticationError, BadRequestError)
 _LONG = 3600.0  # cadences above this are not waited for by caught_up()

@@ -46,6 +46,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "snooker_tournaments": ("tournament_id", "season_id", "name", "start_date", "end_date",
                             "json"),
 }  # fmt: skip
+"""The mirror's tables and their columns, in order; each row keeps the record's JSON."""
 KEYS: dict[str, tuple[str, ...]] = {
     "fixtures": ("id",),
     "actions": ("fixture_id", "action_id"),
@@ -55,6 +56,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "events": ("id",),
     "snooker_tournaments": ("tournament_id",),
 }
+"""Each table's primary key: what makes a row the same record on the next write."""
 _META = """
 CREATE TABLE IF NOT EXISTS changes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- commit order; the change feed's cursor

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any
 
 import pytest
 
-from asyncsports.auth import stream_token
+from asyncsports.auth import StreamingCredentials, stream_token
 from asyncsports.emulator import DEFAULT_NOW, Clock
 
 from .helpers import Api
@@ -133,3 +134,16 @@ async def test_a_token_signed_ahead_of_the_emulator_clock_says_so(api: Api) -> N
     text = reply.body.decode()
     assert reply.status == 401
     assert "90.0 days ahead" in text and "emu.clock" in text
+
+
+async def test_a_token_signed_with_the_real_time_is_accepted(api: Api) -> None:
+    # As StreamingCredentials.from_secret signs by default, against the emulator's fixed clock.
+    emu = api.emu
+    creds = StreamingCredentials.from_secret(emu.operator_id, emu.stream_secret, "127.0.0.1")
+    assert abs(emu.clock.time() - time.time()) > 86_400  # the two clocks are far apart
+    assert (await api.get(EVENTS, creds.params())).status == 200
+    late = StreamingCredentials.from_secret(
+        emu.operator_id, emu.stream_secret, "127.0.0.1", clock=lambda: time.time() - 45
+    )
+    reply = await api.get(EVENTS, late.params())  # 45 s late by both clocks
+    assert reply.status == 401 and b"ahead" in reply.body  # the emulator's clock is months back
