@@ -115,21 +115,21 @@ class Client:
             else None
         )
         self._session = Session(s, limiter=self._shared)
-        self.fixtures = FixturesResource(self._session)
+        self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""
-        self.squads = SquadsResource(self._session)
+        self.squads: SquadsResource = SquadsResource(self._session)
         """Squads per season or team."""
-        self.actions = ActionsResource(self._session)
+        self.actions: ActionsResource = ActionsResource(self._session)
         """Fixture action timelines."""
-        self.standings = StandingsResource(self._session)
+        self.standings: StandingsResource = StandingsResource(self._session)
         """Team standings."""
-        self.statistics = StatisticsResource(self._session)
+        self.statistics: StatisticsResource = StatisticsResource(self._session)
         """Fixture statistics packets."""
-        self.snooker = SnookerResource(self._session, self.settings.snooker_feed)
+        self.snooker: SnookerResource = SnookerResource(self._session, self.settings.snooker_feed)
         """The snooker proxy."""
-        self.events = EventsResource(self._session)
+        self.events: EventsResource = EventsResource(self._session)
         """Live stream events."""
-        self.live = LiveResource(self._session)
+        self.live: LiveResource = LiveResource(self._session)
         """The live feeds (websockets of the streams host, ``live_url``)."""
 
     @property
