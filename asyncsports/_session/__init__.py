@@ -39,7 +39,7 @@ from aiohttp.helpers import _SENTINEL, sentinel
 from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
 from asyncsports._ratelimit import Limiter, Pacer
 from asyncsports._request import Request, target
-from asyncsports._retry import Call, Outcome, decide, parse_retry_after
+from asyncsports._retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
 from asyncsports._version import __version__
 from asyncsports.auth import TokenProvider
@@ -366,22 +366,36 @@ class Session:
         if decision.action == "raise":
             raise error
         call.apply(decision)
-        url = getattr(error, "url", "")
+        await self.act(decision, call, getattr(error, "url", ""), str(error), failed.token)
+
+    async def act(
+        self,
+        decision: Decision,
+        call: Call,
+        url: str,
+        why: str,
+        token: str | None,
+        what: str = "GET",
+    ) -> None:
+        """Carry out a decision that is not ``raise``, for a request or a live connection
+        (``what``): refresh the token, send again at once, or wait the backoff (pausing
+        the whole client after a 429)."""
         if decision.action == "refresh":
-            self._token.invalidate(failed.token)
-            log.info("401 from %s: asking the token provider again", url)
+            self._token.invalidate(token)
+            log.info("%s %s refused the token: asking the token provider again", what, url)
             return
         if decision.action == "resend":
-            log.info("pooled connection to %s was closed: sending again at once", url)
+            log.info("%s %s: the pooled connection was closed: sending again at once", what, url)
             return
         if decision.pause:
             await self.pause(decision.wait)
         log.warning(
-            "retrying GET %s in %.2fs (attempt %d failed: %s)",
+            "retrying %s %s in %.2fs (attempt %d failed: %s)",
+            what,
             url,
             decision.wait,
             call.attempts,
-            error,
+            why,
         )
         self.retries += 1
         await asyncio.sleep(decision.wait)

@@ -35,7 +35,7 @@ from asyncsports._config import RequestInfo
 from asyncsports._live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._live.order import Delivered
 from asyncsports._request import Request, target
-from asyncsports._retry import Call, Decision, Outcome, decide
+from asyncsports._retry import Call, Outcome
 from asyncsports._session import _Failed
 from asyncsports._session.bodies import builtin_timeout, transport
 
@@ -109,7 +109,7 @@ async def follow(
         url = base + target(req, (("startPosition", str(state.connect())),))
         opened = await _open(session, http, url, call)
         if isinstance(opened, _Failed):
-            await _decide_refused(session, opened, call)
+            await session._after(opened, call)
             continue
         ws, token = opened
         delivered = 0
@@ -233,7 +233,7 @@ async def _after_end(
     )
     if decision.action == "raise":
         raise _ended(end, url, call.attempts)
-    await _carry_on(session, decision, call, url, end.error, token)
+    await session.act(decision, call, url, end.error, token, "live feed")
 
 
 async def _open(
@@ -307,40 +307,6 @@ async def _close(ws: aiohttp.ClientWebSocketResponse) -> None:
         return
     with contextlib.suppress(aiohttp.ClientError, ConnectionError, builtin_timeout, RuntimeError):
         await ws.close()
-
-
-async def _decide_refused(session: Session, refused: _Failed, call: Call) -> None:
-    """A connection attempt that failed before the feed: the retry engine decides."""
-    decision = decide(
-        refused.outcome,
-        call,
-        session.retry,
-        now=time.monotonic(),
-        refreshable=session._token.refreshable,
-        rng=session._rng,
-    )
-    if decision.action == "raise":
-        raise refused.error
-    call.apply(decision)
-    url = getattr(refused.error, "url", "")
-    await _carry_on(session, decision, call, url, str(refused.error), refused.token)
-
-
-async def _carry_on(
-    session: Session, decision: Decision, call: Call, url: str, why: str, token: str | None
-) -> None:
-    """Act on a decision that is not ``raise``: refresh the token, or wait the backoff."""
-    if decision.action == "refresh":
-        session._token.invalidate(token)
-        log.info("live feed %s refused the token: asking the token provider again", url)
-        return
-    if decision.action == "resend":
-        return
-    if decision.pause:
-        await session.pause(decision.wait)
-    log.warning("live feed %s: %s; reconnecting in %.2fs", url, why, decision.wait)
-    session.retries += 1
-    await asyncio.sleep(decision.wait)
 
 
 def _ended(end: ConnectionEnd, url: str, attempts: int) -> AsyncSportsError:
