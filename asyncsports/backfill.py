@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -111,6 +111,27 @@ def requests_needed(listings: Sequence[int], started_fixtures: int, page_size: i
     timeline and a statistics packet per fixture that has started."""
     pages = sum(max(1, -(-n // page_size)) for n in listings)
     return pages + 2 * started_fixtures
+
+
+async def fixture_pages(
+    client: Client, scope: Scope, sport: str, season: str | None, start: int
+) -> AsyncIterator[tuple[int, list[tuple[Any, ...]]]]:
+    """The ``fixtures`` rows of one listing of ``scope``, page by page from page
+    ``start``: ``(page number, rows)``. What the backfill and its workers walk."""
+    listing = client.fixtures.list(
+        sport,
+        season_id=season,
+        date_from=scope.date_from,
+        date_to=scope.date_to,
+        size=scope.page_size,
+        resume=ResumeToken(start),
+        concurrency=2,
+        raw=True,
+    )
+    async with listing:
+        async for page in listing.pages():
+            rows = [fixture_row(sport, f, json) for f, json in page]
+            yield listing.resume_token.page, rows
 
 
 def first_missing(numbers: set[int]) -> int:
@@ -343,26 +364,16 @@ class Backfill:
                 return
             prefix = f"page {key} "
             pages = {int(u[len(prefix) :]) for u in self._done if u.startswith(prefix)}
-            listing = self.client.fixtures.list(
-                sport,
-                season_id=season,
-                date_from=self.scope.date_from,
-                date_to=self.scope.date_to,
-                size=self.scope.page_size,
-                resume=ResumeToken(first_missing(pages)),
-                concurrency=2,
-                raw=True,
-            )
             try:
-                async with listing:
-                    async for page in listing.pages():
-                        number = listing.resume_token.page
-                        rows = [fixture_row(sport, f, json) for f, json in page]
-                        ids = [row[0] for row in rows]
-                        await self._save(Unit(f"{prefix}{number}", "fixtures", rows, members=ids))
-                        self._progress.advance("fixtures", len(page))
-                        for (f, _), fid in zip(page, ids, strict=True):
-                            await self._offer(send, sport, fid, f.status, f.fixture_deleted)
+                start = first_missing(pages)
+                async for number, rows in fixture_pages(
+                    self.client, self.scope, sport, season, start
+                ):
+                    ids = [row[0] for row in rows]
+                    await self._save(Unit(f"{prefix}{number}", "fixtures", rows, members=ids))
+                    self._progress.advance("fixtures", len(rows))
+                    for fid, _, _, _, status, _, deleted, _ in rows:
+                        await self._offer(send, sport, fid, status, bool(deleted))
             except NotFoundError:
                 self.report.not_found.append(key)
                 await self._save(Unit(f"missing {key}", "fixtures"))

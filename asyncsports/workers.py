@@ -32,11 +32,18 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from asyncsports import _jobstore as store
 from asyncsports._pgsink import LINGER, PgSink, safe_url, transient
 from asyncsports._shards import LEASE, Work, fixture_units, poll_every, renew_every
-from asyncsports._sink import Unit, fixture_row
-from asyncsports.backfill import FATAL, PHASES, Scope, fetch_unit, first_missing, listing_key
+from asyncsports._sink import Unit
+from asyncsports.backfill import (
+    FATAL,
+    PHASES,
+    Scope,
+    fetch_unit,
+    first_missing,
+    fixture_pages,
+    listing_key,
+)
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError, SinkError
-from asyncsports.paging import ResumeToken
 
 __all__ = ["Worker", "WorkerReport", "job_progress", "plan_job"]
 
@@ -257,24 +264,12 @@ class Worker:
         key = listing_key(work.sport, work.season)
         prefix = f"page {key} "
         pages = await self._db.sql(store.pages_done, self.job, prefix)
-        scope = self._scope
-        listing = self.client.fixtures.list(
-            work.sport,
-            season_id=work.season,
-            date_from=scope.date_from,
-            date_to=scope.date_to,
-            size=scope.page_size,
-            resume=ResumeToken(first_missing(pages)),
-            concurrency=2,
-            raw=True,
-        )
+        start = first_missing(pages)
         try:
-            async with listing:
-                async for page in listing.pages():
-                    number = listing.resume_token.page
-                    rows = [fixture_row(work.sport, f, json) for f, json in page]
-                    unit = Unit(f"{prefix}{number}", "fixtures", rows, members=[r[0] for r in rows])
-                    await send.send(store.Item(work.name, [unit], fixture_units(rows)))
+            walk = fixture_pages(self.client, self._scope, work.sport, work.season, start)
+            async for number, rows in walk:
+                unit = Unit(f"{prefix}{number}", "fixtures", rows, members=[r[0] for r in rows])
+                await send.send(store.Item(work.name, [unit], fixture_units(rows)))
         except NotFoundError:
             self.report.not_found.append(key)
             await send.send(store.Item(work.name, [Unit(f"missing {key}", "fixtures")], done=True))
