@@ -92,6 +92,15 @@ def test_actions_follow_uses_the_websocket_when_a_live_url_is_set(
     assert len(ws) == len(listed) and ws[0]["record"] == listed[0]
 
 
+@pytest.mark.parametrize("via", ["ws", "poll"])
+def test_follow_stops_after_limit_records(server: dict[str, str], fid: str, via: str) -> None:
+    every = lines(run("actions", "basketball", fid, environ=server))
+    got = lines(run("actions", "basketball", fid, "--follow", "--via", via, "--limit", "3",
+                    "--interval", "1", environ=server))  # fmt: skip
+    ids = [a["fixtureAction"]["actionId"] for a in every[:3]]
+    assert len(every) > 3 and [c["record"]["fixtureAction"]["actionId"] for c in got] == ids
+
+
 def test_statistics_follow_ends_with_the_finished_packet(server: dict[str, str]) -> None:
     fid = completed(server, "ice-hockey")
     once = lines(run("statistics", "ice-hockey", fid, environ=server))

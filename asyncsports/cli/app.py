@@ -84,7 +84,7 @@ class Query:
     """What a command asks the client for, and how its answer is shown.
 
     ``ask(client)`` gives a listing (shown as it arrives, up to ``limit`` records), a
-    watcher's changes (shown one by one), or an awaitable of one record or a list of
+    watcher's changes (shown one by one, up to ``limit``), or an awaitable of one record or a list of
     them. ``what`` names the records in a table's caption. ``streaming``: it needs the
     live stream events host and credentials. ``watch``: it polls for changes, so the
     emulator's clock runs.
@@ -105,7 +105,7 @@ def perform(cfg: Settings, query: Query) -> None:
         if isinstance(answer, AsyncList):
             await show_list(cfg, answer, query.what, query.limit)
         elif isinstance(answer, AsyncIterator):
-            await show_changes(cfg, answer)
+            await show_changes(cfg, answer, query.limit)
         else:
             value = await answer
             show(cfg, value if isinstance(value, list) else [value], query.what)

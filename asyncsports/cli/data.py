@@ -119,7 +119,9 @@ def actions(
     if follow:
         how = following.How(via, interval, speed)
         return Query(
-            lambda client: following.actions(cfg, how, client, sport, fixture_id), watch=True
+            lambda client: following.actions(cfg, how, client, sport, fixture_id),
+            limit=limit,
+            watch=True,
         )
     return Query(lambda client: client.actions.list(sport, fixture_id), "actions", limit)
 

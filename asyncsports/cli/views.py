@@ -232,19 +232,26 @@ async def show_list(
         show(cfg, records, what or "records")
 
 
-async def show_changes(cfg: Settings, changes: AsyncIterator[Change[Any]]) -> None:
-    """Print each change of a watcher as it comes: a JSON line, or a line of cells."""
+async def show_changes(
+    cfg: Settings, changes: AsyncIterator[Change[Any]], limit: int | None = None
+) -> None:
+    """Print each change of a watcher as it comes (up to ``limit`` of them): a JSON line,
+    or a line of cells."""
     console = Console(highlight=False)
     headed = False
+    shown = 0
     async for change in changes:
         if cfg.as_json:
             head = b'{"change":"%s","record":' % change.kind.encode()
             sys.stdout.buffer.write(head + encode(change.record) + b"}\n")
             sys.stdout.flush()
-            continue
-        view = VIEWS[type(change.record)]
-        if not headed:
-            console.print(f"{'change':<7}" + " | ".join(view.headers), style="bold")
-            headed = True
-        for row in view.rows(change.record):
-            console.print(f"{change.kind:<7}" + " | ".join(map(_cell, row)), markup=False)
+        else:
+            view = VIEWS[type(change.record)]
+            if not headed:
+                console.print(f"{'change':<7}" + " | ".join(view.headers), style="bold")
+                headed = True
+            for row in view.rows(change.record):
+                console.print(f"{change.kind:<7}" + " | ".join(map(_cell, row)), markup=False)
+        shown += 1
+        if shown == limit:  # stop at once: the next change may be minutes away
+            break
