@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 import statistics
 import sys
 import time
@@ -38,6 +39,14 @@ import msgspec
 from asyncsports import Client
 from asyncsports.models import Action
 from benchmarks.measure import rss_kb
+
+# aiohttp 3.14 hands text frames over as bytes when asked (as the client does); older ones
+# only as str, which msgspec decodes as well.
+RAW: dict[str, Any] = (
+    {"decode_text": False}
+    if "decode_text" in inspect.signature(aiohttp.ClientSession.ws_connect).parameters
+    else {}
+)
 
 __all__ = ["IDLE_VARIANTS", "LIVE_CASES", "LIVE_VARIANTS", "PEERS", "fixture_ids"]
 
@@ -174,7 +183,7 @@ def feed_loops(m: Manifest, http: aiohttp.ClientSession, client: Client | None) 
     async def floor(fid: str, fast: bool, start: int, take: Take) -> int:
         n = 0
         # Text frames as bytes (aiohttp 3.14): no UTF-8 decode before msgspec's own.
-        async with http.ws_connect(_url(m, fid, fast, start), decode_text=False) as ws:
+        async with http.ws_connect(_url(m, fid, fast, start), **RAW) as ws:
             await ws.send_str(auth)
             await ws.receive()  # the acknowledgement
             async for msg in ws:
@@ -264,7 +273,7 @@ def _timed_floor(m: Manifest, http: aiohttp.ClientSession) -> Loop:
 
     async def timed(fid: str, fast: bool, start: int, take: Take) -> int:
         n = 0
-        async with http.ws_connect(_url(m, fid, fast, start), decode_text=False) as ws:
+        async with http.ws_connect(_url(m, fid, fast, start), **RAW) as ws:
             await ws.send_str(auth)
             await ws.receive()  # the acknowledgement
             while (msg := await ws.receive(60.0)).type is aiohttp.WSMsgType.TEXT:

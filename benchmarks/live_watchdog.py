@@ -29,7 +29,7 @@ from typing import Any
 import aiohttp
 
 from asyncsports._live import FeedState
-from benchmarks.live import SPORT, TIMED, Loop, Take, _auth, _url
+from benchmarks.live import RAW, SPORT, TIMED, Loop, Take, _auth, _url
 
 __all__ = ["sketch_loops"]
 
@@ -44,7 +44,7 @@ def sketch_loops(m: dict[str, Any], http: aiohttp.ClientSession) -> dict[str, Lo
     async def records(url: str, start: int, lazy: bool) -> AsyncIterator[Any]:
         state = FeedState(start, kind="actions")
         state.connect()
-        async with http.ws_connect(url, decode_text=False) as ws:
+        async with http.ws_connect(url, **RAW) as ws:
             await ws.send_str(auth)
             loop = asyncio.get_running_loop()
             last = loop.time()

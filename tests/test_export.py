@@ -43,7 +43,9 @@ def lake(directory: Path) -> dict[str, list[tuple[Any, ...]]]:
             "hive_partitioning = true, hive_types = {'sport': VARCHAR, 'season_id': VARCHAR})"
         )
         rows = []
-        for row in duckdb.sql(sql).fetchall():
+        for read in duckdb.sql(sql).fetchall():
+            # DuckDB before 2.0 reads the hive default partition as its name, not NULL.
+            row = [None if v == "__HIVE_DEFAULT_PARTITION__" else v for v in read]
             values = [
                 EPOCH + dt.timedelta(microseconds=v) if k == "time" and v is not None else v
                 for v, k in zip(row, kinds.values(), strict=False)
