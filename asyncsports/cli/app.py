@@ -2,7 +2,8 @@
 
 A command declares its arguments and returns a :class:`Query`: what to ask the client
 for, and how to show it. :func:`command` registers it with the global options and runs
-the query it returns.
+the query it returns. Every command is a :class:`Command` and every group a
+:class:`Group`, whose --help reads the same on every supported typer.
 """
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
