@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import inspect
 import logging
 import os
 import pty
@@ -26,8 +27,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 import asyncsports.emulator
 from asyncsports import errors
@@ -403,8 +403,13 @@ def invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
         if name.startswith("ASYNCSPORTS_"):
             monkeypatch.delenv(name)
 
+    # click < 8.2 (under typer < 0.16) mixes stderr into the output unless told not to;
+    # later ones, and typer's own CliRunner, keep it apart and take no such argument.
+    apart = "mix_stderr" in inspect.signature(CliRunner).parameters
+    runner = CliRunner(mix_stderr=False) if apart else CliRunner()
+
     def invoke(*args: str) -> Result:
-        return CliRunner().invoke(app, list(args))
+        return runner.invoke(app, list(args))
 
     return invoke
 

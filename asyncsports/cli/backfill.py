@@ -170,7 +170,7 @@ def backfill(
         str,
         typer.Option(
             metavar="FILE|URL",
-            help="SQLite file to fill, or a postgresql://user:password@host/database URL "
+            help="SQLite file to fill, or a PostgreSQL URL: postgresql://user:pass@host/db "
             "(needs asyncsports[postgres]).",
         ),
     ] = "asyncsports.sqlite",

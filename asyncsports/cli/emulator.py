@@ -4,13 +4,14 @@
 
 import typer
 
-from .app import app
+from .app import Command, app
 from .interrupts import interrupts
 from .running import INTERRUPTED
 
 
 @app.command(
     "emulator",
+    cls=Command,
     context_settings={
         "allow_extra_args": True,
         "ignore_unknown_options": True,
