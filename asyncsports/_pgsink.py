@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from anyio.abc import TaskStatus
 
+from asyncsports._optional import need
 from asyncsports._schema import (
     RESOURCE_TABLES,
     SCHEMA_VERSION,
@@ -37,7 +38,7 @@ from asyncsports._schema import (
     pg_upsert,
 )
 from asyncsports._sink import JobState, Unit
-from asyncsports.errors import SinkError
+from asyncsports.errors import AsyncSportsError, SinkError
 
 if TYPE_CHECKING:
     import asyncpg
@@ -78,13 +79,7 @@ def safe_url(url: str) -> str:
 
 
 def _asyncpg() -> Any:
-    try:
-        import asyncpg
-    except ImportError as exc:  # an optional dependency
-        raise SinkError(
-            "a postgresql:// database needs asyncpg: pip install 'asyncsports[postgres]'"
-        ) from exc
-    return asyncpg
+    return need("asyncpg", "a postgresql:// database")
 
 
 def transient(exc: BaseException) -> bool:
@@ -365,7 +360,7 @@ class PgWriter:
                 if self._sink is None:
                     self._sink = await PgSink.open(self.url)
                 return await op(self._sink)
-            except SinkError:
+            except AsyncSportsError:  # SinkError, MissingDependencyError
                 raise
             except Exception as exc:
                 if self._sink is not None:

@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from asyncsports._optional import need
 from asyncsports._pgsink import _asyncpg, is_postgres, safe_url
 from asyncsports._schema import RESOURCE_TABLES, Kind, Table
 from asyncsports.errors import SinkError
@@ -42,15 +43,10 @@ PARTITION = ("sport", "season_id")
 
 
 def _pyarrow() -> Any:
-    try:
-        import pyarrow
-        import pyarrow.compute
-        import pyarrow.dataset
-    except ImportError as exc:  # an optional dependency
-        raise SinkError(
-            "a Parquet export needs pyarrow: pip install 'asyncsports[parquet]'"
-        ) from exc
-    return pyarrow
+    pa = need("pyarrow", "a Parquet export")
+    for part in ("compute", "dataset"):  # used as pa.compute and pa.dataset
+        need(f"pyarrow.{part}", "a Parquet export")
+    return pa
 
 
 def _arrow_type(pa: Any, kind: Kind) -> Any:
@@ -170,9 +166,9 @@ async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
             chunks = _sqlite_chunks(Path(db), _query(table))
             counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
         return counts
-    url = str(db)
+    url, apg = str(db), _asyncpg()
     try:
-        conn = await _asyncpg().connect(url, timeout=10)
+        conn = await apg.connect(url, timeout=10)
     except Exception as exc:
         raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
     try:

@@ -80,7 +80,7 @@ class WorkerReport:
 async def _connect(url: str) -> PgSink:
     try:
         return await PgSink.open(url)
-    except SinkError:
+    except AsyncSportsError:  # SinkError, MissingDependencyError
         raise
     except Exception as exc:
         raise SinkError(f"cannot write {safe_url(url)}: {exc}") from exc
@@ -127,7 +127,7 @@ class _Db:
                     if self.sink is None:
                         self.sink = await PgSink.open(self.url)
                     return await op(self.sink)
-                except SinkError:
+                except AsyncSportsError:  # SinkError, MissingDependencyError
                     raise
                 except Exception as exc:
                     self.abort()

@@ -11,7 +11,6 @@ import msgspec
 import typer
 
 from asyncsports._pgsink import is_postgres, safe_url
-from asyncsports.errors import SinkError
 from asyncsports.export import export_parquet
 
 from .app import command
@@ -41,7 +40,7 @@ def export(
     """
     try:
         counts = asyncio.run(export_parquet(db, parquet))
-    except SinkError as exc:
+    except Exception as exc:
         fail(cfg, exc)
     shown = safe_url(db) if is_postgres(db) else db
     if cfg.as_json:

@@ -72,7 +72,7 @@ def jobs(
     held under a live lease, failed for good, and the workers holding leases now."""
     try:
         progress = asyncio.run(job_progress(_pg(db), job))
-    except SinkError as exc:
+    except Exception as exc:
         fail(cfg, exc)
     _show(cfg, progress)
 
