@@ -30,7 +30,7 @@ import anyio
 import anyio.to_thread
 
 from asyncsports._optional import need
-from asyncsports._pgsink import _asyncpg, is_postgres, safe_url
+from asyncsports._pgsink import CONNECT_TIMEOUT, _asyncpg, is_postgres, safe_url, unusable
 from asyncsports._schema import RESOURCE_TABLES, Kind, Table
 from asyncsports.errors import SinkError
 
@@ -155,9 +155,12 @@ async def _enumerate(chunks: AsyncIterator[Any]) -> AsyncIterator[tuple[int, Any
         n += 1
 
 
-async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
+async def export_parquet(
+    db: str | Path, directory: Path, *, connect_timeout: float = CONNECT_TIMEOUT
+) -> dict[str, int]:
     """Write every resource table of ``db`` (a SQLite file or a ``postgresql://`` URL)
-    under ``directory``/TABLE, partitioned by sport and season; returns rows per table."""
+    under ``directory``/TABLE, partitioned by sport and season; returns rows per table.
+    A database that cannot be reached fails within ``connect_timeout`` seconds."""
     pa = _pyarrow()
     directory = Path(directory)
     counts: dict[str, int] = {}
@@ -168,9 +171,9 @@ async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
         return counts
     url, apg = str(db), _asyncpg()
     try:
-        conn = await apg.connect(url, timeout=10)
+        conn = await apg.connect(url, timeout=connect_timeout)
     except Exception as exc:
-        raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
+        raise unusable(url, exc, connect_timeout, verb="read") from exc
     try:
         # One snapshot for every table, even while a backfill writes.
         async with conn.transaction(isolation="repeatable_read", readonly=True):
