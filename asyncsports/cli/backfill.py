@@ -39,7 +39,7 @@ from .app import command
 from .interrupts import interrupts
 from .options import Settings, date_option, day
 from .running import INTERRUPTED, code_for, describe, exit_code, run, say, stderr
-from .workers import ConnectTimeout, spread
+from .workers import WORKER_KILLED, ConnectTimeout, spread
 
 
 class _Rate(ProgressColumn):
@@ -165,7 +165,11 @@ EPILOG = (
     "is an answer, not a mistake: it exits 0 with no rows.\n\n"
     f"A PostgreSQL --db that cannot be reached fails within --connect-timeout, exit "
     f"{code_for(SinkError)}; one lost during the run is waited for up to "
-    f"{PATIENCE:.0f} s."
+    f"{PATIENCE:.0f} s.\n\n"
+    "With --workers N: 0 when every worker exited 0; else the code of the first worker "
+    f"(in start order) that did not, one of those below; {WORKER_KILLED} when that worker "
+    "was killed by a signal (SIGKILL, the out-of-memory killer): its units go to the "
+    "other workers once its lease lapses, and the same command run again resumes the job."
 )
 
 

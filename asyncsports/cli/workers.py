@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
 from typing import Annotated, Any
@@ -32,9 +33,11 @@ from .app import command
 from .options import Settings
 from .running import EMULATOR, fail, run, say, stderr
 
-__all__ = ["ConnectTimeout", "jobs", "spread", "worker"]
+__all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 
 FAILED_UNITS = 12  # as other client errors: a unit kept failing
+WORKER_KILLED = 19
+"""``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
 
 ConnectTimeout = Annotated[
     float,
@@ -177,7 +180,11 @@ def spread(
     restart: bool,
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> None:
-    """``backfill --workers N``: plan the job, run N worker processes, show the outcome."""
+    """``backfill --workers N``: plan the job, run N worker processes, show the outcome.
+
+    Exits with the code of the first worker (in start order) that did not exit 0, or
+    :data:`WORKER_KILLED` for one killed by a signal (its returncode is negative).
+    """
     _pg(db)
     name = job or scope.key
     outcome: dict[str, Any] = {}
@@ -220,6 +227,19 @@ def spread(
     else:
         _show(cfg, [progress])
     code = next((c for c in outcome["codes"] if c), 0)
+    again = "the others finished the job" if progress.finished else (
+        "run the same command again to resume")  # fmt: skip
+    if code < 0:  # killed by signal -code; 128 + n would be 130 or 143 for SIGINT, SIGTERM:
+        # this command's own codes for "interrupted" and "terminated"
+        say(f"asyncsports: error: a worker was killed by {_signal_name(-code)}; {again}")
+        raise typer.Exit(WORKER_KILLED)
     if code:
-        say(f"asyncsports: error: a worker exited {code}; run the same command again to resume")
+        say(f"asyncsports: error: a worker exited {code}; {again}")
         raise typer.Exit(code)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
