@@ -7,9 +7,11 @@ moved by one ``INSERT ... SELECT ... ON CONFLICT`` (which also turns the values 
 transaction, so after a crash a unit is wholly there and checkpointed, or not at all.
 
 :class:`PgWriter` runs in the event loop (asyncpg is asynchronous) and has the interface of
-:class:`asyncsports._writer.Writer`. When the database dies or restarts, the writer backs off
-and tries the batch again on a new connection (the batch is idempotent), for up to
-``patience`` seconds; meanwhile the fetchers wait on its back pressure, so nothing is lost.
+:class:`asyncsports._writer.Writer`. A database that cannot be reached at the start fails
+at once, within the connect timeout (:data:`CONNECT_TIMEOUT`), naming its host and port.
+When it dies or restarts later, the writer backs off and tries the batch again on a new
+connection (the batch is idempotent), for up to ``patience`` seconds; meanwhile the
+fetchers wait on its back pressure, so nothing is lost (:class:`PgLink`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from anyio.abc import TaskStatus
 
+from asyncsports._optional import need
 from asyncsports._schema import (
     RESOURCE_TABLES,
     SCHEMA_VERSION,
@@ -37,17 +40,30 @@ from asyncsports._schema import (
     pg_upsert,
 )
 from asyncsports._sink import JobState, Unit
-from asyncsports.errors import SinkError
+from asyncsports.errors import AsyncSportsError, SinkError
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["PATIENCE", "PgSink", "PgWriter", "is_postgres", "safe_url"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "PATIENCE",
+    "PgLink",
+    "PgSink",
+    "PgWriter",
+    "address",
+    "is_postgres",
+    "safe_url",
+    "unusable",
+]
 
 log = logging.getLogger("asyncsports.backfill")
 
 PATIENCE = 120.0
-"""Seconds the writer keeps trying while the database is unreachable, before failing."""
+"""Seconds the writer keeps trying while a database it had reached is unreachable."""
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to connect to a database (TCP, TLS, logging in) before giving up."""
 
 LINGER = 0.05
 """Seconds the writer gathers units into one transaction after the first arrives."""
@@ -77,14 +93,41 @@ def safe_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts)
 
 
+def address(url: str) -> str:
+    """The ``host:port`` that a ``postgresql://`` URL names (port 5432 unless it says),
+    for messages: never the user or the password."""
+    hosts = urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or "localhost"
+    if "," in hosts or re.search(r":\d+$", hosts):  # several hosts, or a port given
+        return hosts
+    return f"{hosts}:5432"
+
+
 def _asyncpg() -> Any:
-    try:
-        import asyncpg
-    except ImportError as exc:  # an optional dependency
-        raise SinkError(
-            "a postgresql:// database needs asyncpg: pip install 'asyncsports[postgres]'"
-        ) from exc
-    return asyncpg
+    return need("asyncpg", "a postgresql:// database")
+
+
+def _reason(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def unusable(
+    url: str, exc: Exception, timeout: float = CONNECT_TIMEOUT, *, verb: str = "write"
+) -> AsyncSportsError:
+    """The error for ``exc``, raised connecting to ``url`` (within ``timeout``) or using
+    it: a database that cannot be reached (see :func:`transient`) is named by its host
+    and port; our own errors (SinkError, MissingDependencyError) are themselves."""
+    if isinstance(exc, AsyncSportsError):
+        return exc
+    if transient(exc):
+        return SinkError(
+            f"cannot reach the database at {address(url)}: {_reason(exc, timeout)} "
+            f"({safe_url(url)})"
+        )
+    return SinkError(f"cannot {verb} {safe_url(url)}: {exc}")
 
 
 def transient(exc: BaseException) -> bool:
@@ -130,10 +173,11 @@ class PgSink:
             raise SinkError(f"cannot write {safe_url(self.url)}: {exc}") from exc
 
     @classmethod
-    async def open(cls, url: str) -> PgSink:
-        """Connect, create the tables if needed, and the session's staging tables."""
+    async def open(cls, url: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> PgSink:
+        """Connect (within ``connect_timeout`` seconds), create the tables if needed, and
+        the session's staging tables."""
         apg = _asyncpg()
-        conn = await apg.connect(url, timeout=10)
+        conn = await apg.connect(url, timeout=connect_timeout)
         try:
             async with conn.transaction():
                 await conn.execute(f"SELECT pg_advisory_xact_lock({_LOCK})")
@@ -281,53 +325,123 @@ class PgSink:
         return {t: await self._conn.fetchval(f"SELECT count(*) FROM {t}") for t in _TABLES}
 
 
-class PgWriter:
-    """The backfill's writer for PostgreSQL: the interface of :class:`~asyncsports._writer.Writer`,
-    as a task of the event loop. A database that goes away is waited for (backing off
-    from 0.1 s to 2 s between attempts) for up to ``patience`` seconds."""
+class PgLink:
+    """A connection to ``url`` that outlives the database's restarts.
+
+    :meth:`do` runs an operation on an open :class:`PgSink`; when the database is lost
+    (:func:`transient`), it reconnects, backing off from 0.1 s to 2 s, and does the
+    operation again (it must be idempotent), for up to ``patience`` seconds. A database
+    never reached is not waited for: the first connection fails within
+    ``connect_timeout``. Everything else is a SinkError at once (:func:`unusable`).
+    """
 
     def __init__(
-        self, url: str, job: str, *, restart: bool, pending: int, patience: float = PATIENCE
+        self, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+    ) -> None:
+        self.url = url
+        self.patience = patience
+        self.connect_timeout = connect_timeout
+        self.sink: PgSink | None = None
+        self.reconnects = 0
+        """Attempts made again after the database was lost."""
+        self.reached = False
+        """Whether a connection was ever made."""
+
+    async def do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
+        """``op`` on an open sink; on a lost database, reconnect and do it again."""
+        delay, give_up = 0.1, time.monotonic() + self.patience
+        while True:
+            try:
+                if self.sink is None:
+                    self.sink = await PgSink.open(self.url, connect_timeout=self.connect_timeout)
+                    self.reached = True
+                return await op(self.sink)
+            except Exception as exc:
+                self.abort()
+                if isinstance(exc, AsyncSportsError):  # SinkError, MissingDependencyError
+                    raise
+                if not self.reached or not transient(exc):
+                    raise unusable(self.url, exc, self.connect_timeout) from exc
+                if time.monotonic() + delay > give_up:
+                    where = f"{address(self.url)} for {self.patience:g} s"
+                    raise SinkError(
+                        f"cannot reach the database at {where}: "
+                        f"{_reason(exc, self.connect_timeout)} ({safe_url(self.url)})"
+                    ) from exc
+                log.warning("database %s: %s; trying again in %.1f s", safe_url(self.url),
+                            exc, delay)  # fmt: skip
+                self.reconnects += 1
+                await anyio.sleep(delay)
+                delay = min(2 * delay, 2.0)
+
+    def abort(self) -> None:
+        """Drop the connection at once: the server rolls back what was under way."""
+        if self.sink is not None:
+            self.sink.abort()
+            self.sink = None
+
+    async def close(self) -> None:
+        """Close the connection, if open."""
+        if self.sink is not None:
+            sink, self.sink = self.sink, None
+            await sink.close()
+
+
+class PgWriter:
+    """The backfill's writer for PostgreSQL: the interface of :class:`~asyncsports._writer.Writer`,
+    as a task of the event loop. A database never reached fails within
+    ``connect_timeout``; one that goes away is waited for (:class:`PgLink`) for up to
+    ``patience`` seconds."""
+
+    def __init__(
+        self,
+        url: str,
+        job: str,
+        *,
+        restart: bool,
+        pending: int,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         self.url = url
         self.job = job
         self.restart = restart
         self.pending = pending
-        self.patience = patience
         self.written: Counter[str] = Counter()
         self.rows: dict[str, int] = {}
-        self.reconnects = 0
+        self._link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
         self._queue: asyncio.Queue[Unit | None] = asyncio.Queue()
         self._finished = False
-        self._sink: PgSink | None = None
         self._slots: anyio.Semaphore | None = None
+
+    @property
+    def reconnects(self) -> int:
+        """Attempts made again after the database was lost."""
+        return self._link.reconnects
 
     async def run(self, *, task_status: TaskStatus[JobState]) -> None:
         """Open the database, report the job's state, write until :meth:`close`."""
         self._slots = anyio.Semaphore(self.pending)
+        link = self._link
         try:
-            state = await self._retry(lambda s: s.start(self.job, restart=self.restart))
+            state = await link.do(lambda s: s.start(self.job, restart=self.restart))
             task_status.started(state)
             closing = False
             while not closing:
                 units, closing = await self._batch()
                 if units:
-                    await self._retry(functools.partial(PgSink.write, job=self.job, units=units))
+                    await link.do(functools.partial(PgSink.write, job=self.job, units=units))
                     for unit in units:
                         self.written[unit.table] += len(unit.rows)
                     for _ in units:
                         self._slots.release()
             if self._finished:
-                await self._retry(lambda s: s.finish(self.job))
-            self.rows = await self._retry(lambda s: s.counts())
+                await link.do(lambda s: s.finish(self.job))
+            self.rows = await link.do(lambda s: s.counts())
         except BaseException:
-            if self._sink is not None:
-                self._sink.abort()  # whatever was under way is rolled back
-                self._sink = None
+            link.abort()  # whatever was under way is rolled back
             raise
-        if self._sink is not None:
-            await self._sink.close()
-            self._sink = None
+        await link.close()
 
     async def put(self, unit: Unit) -> None:
         """Queue a unit for writing (waits while ``pending`` units wait already)."""
@@ -356,29 +470,3 @@ class PgWriter:
             if not got:
                 break
         return units, item is None
-
-    async def _retry(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        """``op`` on an open sink; on a lost database, reconnect and do it again."""
-        delay, give_up = 0.1, time.monotonic() + self.patience
-        while True:
-            try:
-                if self._sink is None:
-                    self._sink = await PgSink.open(self.url)
-                return await op(self._sink)
-            except SinkError:
-                raise
-            except Exception as exc:
-                if self._sink is not None:
-                    self._sink.abort()
-                    self._sink = None
-                where = safe_url(self.url)
-                if not transient(exc):
-                    raise SinkError(f"cannot write {where}: {exc}") from exc
-                if time.monotonic() + delay > give_up:
-                    raise SinkError(
-                        f"cannot reach {where} for {self.patience:.0f} s: {exc}"
-                    ) from exc
-                log.warning("database %s: %s; trying again in %.1f s", where, exc, delay)
-                self.reconnects += 1
-                await anyio.sleep(delay)
-                delay = min(2 * delay, 2.0)

@@ -21,6 +21,7 @@ import time
 import urllib.parse
 from typing import Any
 
+from asyncsports._optional import need
 from asyncsports._ratelimit import Pacer, spacing
 
 __all__ = ["MARGIN_SHARED", "RETRY_AFTER", "SharedPacer"]
@@ -67,15 +68,10 @@ return 0
 
 
 def _redis(url: str) -> Any:
-    try:
-        import redis.asyncio
-    except ImportError as exc:  # an optional dependency
-        raise ImportError(
-            "rate_limit_url needs redis-py: pip install 'asyncsports[redis]'"
-        ) from exc
+    aioredis = need("redis.asyncio", "a rate budget shared in Redis (rate_limit_url)")
     # Short timeouts: a Redis that does not answer costs a request at most this much
     # before the local fallback takes over.
-    return redis.asyncio.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
+    return aioredis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
 
 
 class SharedPacer:

@@ -30,7 +30,7 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from asyncsports._pgsink import PgWriter, is_postgres, safe_url
+from asyncsports._pgsink import CONNECT_TIMEOUT, PgWriter, is_postgres, safe_url
 from asyncsports._request import Sport
 from asyncsports._rows import ActionRows
 from asyncsports._sink import JobState, Unit, fixture_row, statistics_row
@@ -225,6 +225,10 @@ class Backfill:
     fixtures fetched at once. ``restart`` starts the job afresh even if its last run was
     interrupted. :meth:`stop` ends the run early: work in flight is dropped, what is
     done is committed, and the same command later resumes.
+
+    ``progress`` hears of nothing before the database is open. A PostgreSQL database
+    that cannot be reached fails the run within ``connect_timeout`` seconds; one lost
+    later is waited for (see :mod:`asyncsports._pgsink`).
     """
 
     def __init__(
@@ -236,6 +240,7 @@ class Backfill:
         concurrency: int = 8,
         restart: bool = False,
         progress: Progress | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
@@ -248,7 +253,8 @@ class Backfill:
             self.report = Report(scope.key, safe_url(str(db)))
             # Four times the units per batch: a PostgreSQL transaction costs a dozen round
             # trips whatever its size, and the server's time, not the client's, paces it.
-            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=4 * pending)
+            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=4 * pending,
+                                    connect_timeout=connect_timeout)  # fmt: skip
         else:
             self.report = Report(scope.key, Path(db))
             self._writer = Writer(Path(db), scope.key, restart=restart, pending=pending)

@@ -15,7 +15,8 @@ Every error the library raises on purpose is an :class:`AsyncSportsError`::
     ├── DecodeError              a body that does not fit its model
     ├── NoRecordError            a 200 whose body held no record
     ├── PagingError              a server that breaks the paging contract
-    └── SinkError                a database that cannot be used
+    ├── SinkError                a database that cannot be used or reached
+    └── MissingDependencyError   an optional dependency not installed (also ImportError)
 
 Argument mistakes found before anything is sent are plain :class:`ValueError` or
 :class:`TypeError`, as in the standard library.
@@ -37,6 +38,7 @@ __all__ = [
     "BadRequestError",
     "BodyTooLargeError",
     "DecodeError",
+    "MissingDependencyError",
     "NoRecordError",
     "NotFoundError",
     "PagingError",
@@ -248,6 +250,31 @@ class PagingError(AsyncSportsError):
 
 class SinkError(AsyncSportsError):
     """A database cannot be used (not ours, another schema, unwritable, unreachable)."""
+
+
+class MissingDependencyError(AsyncSportsError, ModuleNotFoundError):
+    """``feature`` needs ``module``, which is not installed (or fails to import):
+    ``pip install 'asyncsports[EXTRA]'`` installs it, ``extra`` naming the extra.
+
+    Also a :class:`ModuleNotFoundError` (``name`` is ``module``), so code that guards an
+    import with ``except ImportError`` catches it too.
+    """
+
+    def __init__(self, feature: str, module: str, extra: str, *, reason: str = "") -> None:
+        self.feature = feature
+        self.module = module
+        self.extra = extra
+        self.reason = reason
+        why = f"fails to import ({reason})" if reason else "is not installed"
+        text = f"{feature} needs {module}, which {why}: pip install 'asyncsports[{extra}]'"
+        super().__init__(text, name=module)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> Any:
+        args = (self.feature, self.module, self.extra)
+        return (_rebuild, (type(self), args, {"reason": self.reason}))
 
 
 _BY_STATUS: dict[int, type[APIError]] = {

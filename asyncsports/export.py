@@ -29,7 +29,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from asyncsports._pgsink import _asyncpg, is_postgres, safe_url
+from asyncsports._optional import need
+from asyncsports._pgsink import CONNECT_TIMEOUT, _asyncpg, is_postgres, safe_url, unusable
 from asyncsports._schema import RESOURCE_TABLES, Kind, Table
 from asyncsports.errors import SinkError
 
@@ -42,15 +43,10 @@ PARTITION = ("sport", "season_id")
 
 
 def _pyarrow() -> Any:
-    try:
-        import pyarrow
-        import pyarrow.compute
-        import pyarrow.dataset
-    except ImportError as exc:  # an optional dependency
-        raise SinkError(
-            "a Parquet export needs pyarrow: pip install 'asyncsports[parquet]'"
-        ) from exc
-    return pyarrow
+    pa = need("pyarrow", "a Parquet export")
+    for part in ("compute", "dataset"):  # used as pa.compute and pa.dataset
+        need(f"pyarrow.{part}", "a Parquet export")
+    return pa
 
 
 def _arrow_type(pa: Any, kind: Kind) -> Any:
@@ -159,9 +155,12 @@ async def _enumerate(chunks: AsyncIterator[Any]) -> AsyncIterator[tuple[int, Any
         n += 1
 
 
-async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
+async def export_parquet(
+    db: str | Path, directory: Path, *, connect_timeout: float = CONNECT_TIMEOUT
+) -> dict[str, int]:
     """Write every resource table of ``db`` (a SQLite file or a ``postgresql://`` URL)
-    under ``directory``/TABLE, partitioned by sport and season; returns rows per table."""
+    under ``directory``/TABLE, partitioned by sport and season; returns rows per table.
+    A database that cannot be reached fails within ``connect_timeout`` seconds."""
     pa = _pyarrow()
     directory = Path(directory)
     counts: dict[str, int] = {}
@@ -170,11 +169,11 @@ async def export_parquet(db: str | Path, directory: Path) -> dict[str, int]:
             chunks = _sqlite_chunks(Path(db), _query(table))
             counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
         return counts
-    url = str(db)
+    url, apg = str(db), _asyncpg()
     try:
-        conn = await _asyncpg().connect(url, timeout=10)
+        conn = await apg.connect(url, timeout=connect_timeout)
     except Exception as exc:
-        raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
+        raise unusable(url, exc, connect_timeout, verb="read") from exc
     try:
         # One snapshot for every table, even while a backfill writes.
         async with conn.transaction(isolation="repeatable_read", readonly=True):

@@ -30,7 +30,7 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from asyncsports import _jobstore as store
-from asyncsports._pgsink import LINGER, PgSink, safe_url, transient
+from asyncsports._pgsink import CONNECT_TIMEOUT, LINGER, PgLink, PgSink, unusable
 from asyncsports._shards import LEASE, Work, fixture_units, poll_every, renew_every
 from asyncsports._sink import Unit
 from asyncsports.backfill import (
@@ -43,13 +43,13 @@ from asyncsports.backfill import (
     listing_key,
 )
 from asyncsports.client import Client
-from asyncsports.errors import AsyncSportsError, NotFoundError, SinkError
+from asyncsports.errors import AsyncSportsError, NotFoundError
 
 __all__ = ["Worker", "WorkerReport", "job_progress", "plan_job"]
 
 T = TypeVar("T")
 PATIENCE = 120.0
-"""Seconds a worker keeps trying while the database is unreachable."""
+"""Seconds a worker keeps trying while a database it had reached is unreachable."""
 
 
 @dataclass
@@ -77,41 +77,46 @@ class WorkerReport:
                 "requests": self.requests, "seconds": round(self.seconds, 3)}  # fmt: skip
 
 
-async def _connect(url: str) -> PgSink:
+async def _connect(url: str, connect_timeout: float) -> PgSink:
     try:
-        return await PgSink.open(url)
-    except SinkError:
-        raise
+        return await PgSink.open(url, connect_timeout=connect_timeout)
     except Exception as exc:
-        raise SinkError(f"cannot write {safe_url(url)}: {exc}") from exc
+        raise unusable(url, exc, connect_timeout) from exc
 
 
-async def plan_job(url: str, job: str, scope: Scope, *, restart: bool = False) -> bool:
+async def plan_job(
+    url: str,
+    job: str,
+    scope: Scope,
+    *,
+    restart: bool = False,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> bool:
     """Create ``job`` for ``scope`` (or find it unfinished: True, it resumes)."""
-    sink = await _connect(url)
+    sink = await _connect(url, connect_timeout)
     try:
         return await store.plan(sink.connection, job, scope, restart=restart)
     finally:
         await sink.close()
 
 
-async def job_progress(url: str, job: str | None = None) -> list[store.JobProgress]:
+async def job_progress(
+    url: str, job: str | None = None, *, connect_timeout: float = CONNECT_TIMEOUT
+) -> list[store.JobProgress]:
     """The progress of every sharded job in the database (or of ``job``)."""
-    sink = await _connect(url)
+    sink = await _connect(url, connect_timeout)
     try:
         return await store.progress(sink.connection, job)
     finally:
         await sink.close()
 
 
-class _Db:
-    """One connection, used by one operation at a time; a lost database is waited for
-    (backing off up to 2 s) for ``patience`` seconds, then the operation is done again."""
+class _Db(PgLink):
+    """A :class:`~asyncsports._pgsink.PgLink` used by one operation at a time (the
+    worker's tasks share it)."""
 
-    def __init__(self, url: str, patience: float) -> None:
-        self.url = url
-        self.patience = patience
-        self.sink: PgSink | None = None
+    def __init__(self, url: str, patience: float, connect_timeout: float) -> None:
+        super().__init__(url, patience=patience, connect_timeout=connect_timeout)
         self._lock = anyio.Lock()
 
     async def sql(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -120,29 +125,8 @@ class _Db:
         return await self.do(lambda s: fn(s.connection, *args))
 
     async def do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        delay, give_up = 0.1, time.monotonic() + self.patience
         async with self._lock:
-            while True:
-                try:
-                    if self.sink is None:
-                        self.sink = await PgSink.open(self.url)
-                    return await op(self.sink)
-                except SinkError:
-                    raise
-                except Exception as exc:
-                    self.abort()
-                    where = safe_url(self.url)
-                    if not transient(exc):
-                        raise SinkError(f"cannot write {where}: {exc}") from exc
-                    if time.monotonic() + delay > give_up:
-                        raise SinkError(f"cannot reach {where}: {exc}") from exc
-                    await anyio.sleep(delay)
-                    delay = min(2 * delay, 2.0)
-
-    def abort(self) -> None:
-        if self.sink is not None:
-            self.sink.abort()
-            self.sink = None
+            return await super().do(op)
 
 
 class Worker:
@@ -150,7 +134,8 @@ class Worker:
     claims and does units until none is left, and returns a :class:`WorkerReport`.
 
     ``concurrency`` is the number of units in hand at once; ``lease`` the seconds a
-    claim lasts unless renewed (renewed every third of it).
+    claim lasts unless renewed (renewed every third of it). A database never reached
+    fails within ``connect_timeout``; one lost later is waited for ``patience`` seconds.
     """
 
     def __init__(
@@ -162,6 +147,7 @@ class Worker:
         concurrency: int = 8,
         lease: float = LEASE,
         patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
         owner: str | None = None,
     ) -> None:
         renew_every(lease)  # validates it
@@ -171,7 +157,7 @@ class Worker:
         self.lease = lease
         self.owner = owner or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:6]}"
         self.report = WorkerReport(job, self.owner)
-        self._db = _Db(url, patience)
+        self._db = _Db(url, patience, connect_timeout)
         self._scope = Scope()
         self._held: set[str] = set()
         self._freed = anyio.Event()
@@ -202,6 +188,8 @@ class Worker:
 
     async def _give_back(self) -> None:
         """Release what this worker still holds, so others need not wait for the lease."""
+        if not self._db.reached:
+            return  # it holds nothing, and connecting again would only delay the error
         try:
             with anyio.fail_after(5):
                 await self._db.sql(store.release, self.job, self.owner)

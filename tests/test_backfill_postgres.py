@@ -19,7 +19,7 @@ from servers import PostgresServer, free_port
 from test_sinks import KINDS, plain
 from typer.testing import CliRunner
 
-from asyncsports._pgsink import PgWriter
+from asyncsports._pgsink import PgLink, PgWriter
 from asyncsports._sink import SinkError
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.cli import app
@@ -158,14 +158,29 @@ def test_the_command_takes_a_postgresql_url_and_never_shows_its_password(
     assert "s3cret" not in result.output
 
 
-async def test_an_unreachable_database_is_waited_for_then_fails() -> None:
-    url = f"postgresql://postgres@127.0.0.1:{free_port()}/sports"
-    writer = PgWriter(url, "job", restart=False, pending=4, patience=0.5)
-    with pytest.raises(
-        SinkError, match=r"cannot reach postgresql://postgres@127\.0\.0\.1:\d+/sports"
-    ):
+async def test_a_database_never_reached_fails_at_once_not_after_the_patience() -> None:
+    port = free_port()
+    url = f"postgresql://postgres:s3cret@127.0.0.1:{port}/sports"
+    writer = PgWriter(url, "job", restart=False, pending=4, patience=60)
+    with anyio.fail_after(5), pytest.raises(SinkError) as caught:
         await writer.run(task_status=anyio.TASK_STATUS_IGNORED)
-    assert writer.reconnects >= 2  # backed off and tried again before giving up
+    assert str(caught.value).startswith(
+        f"cannot reach the database at 127.0.0.1:{port}: connection refused"
+    )
+    assert "s3cret" not in str(caught.value) and writer.reconnects == 0
+
+
+async def test_a_database_lost_is_waited_for_then_fails(postgres: PostgresServer) -> None:
+    url = postgres.database_url("postgres")
+    link = PgLink(url, patience=0.5)
+    assert await link.do(lambda s: s.connection.fetchval("SELECT 1")) == 1
+    await anyio.to_thread.run_sync(postgres.stop, "immediate")
+    try:
+        with pytest.raises(SinkError, match=rf"at 127\.0\.0\.1:{postgres.port} for 0\.5 s: "):
+            await link.do(lambda s: s.connection.fetchval("SELECT 1"))
+        assert link.reconnects >= 2  # backed off and tried again before giving up
+    finally:
+        await anyio.to_thread.run_sync(postgres.start)
 
 
 def test_a_database_that_does_not_exist_is_one_line_and_exit_13(postgres: PostgresServer) -> None:

@@ -4,6 +4,7 @@ over once its lease lapses; a stale owner commits nothing. And the pure parts.""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import signal
@@ -36,6 +37,7 @@ from asyncsports._shards import (
 from asyncsports._sink import Unit
 from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
 from asyncsports.cli import app
+from asyncsports.cli.workers import WORKER_KILLED
 from asyncsports.emulator import Emulator
 from asyncsports.workers import Worker, job_progress, plan_job
 
@@ -228,6 +230,66 @@ async def test_a_worker_killed_with_sigkill_leaves_its_units_to_the_others(
     taken = dict(await _fetch(postgres_url, "SELECT unit, owner FROM shard_units"))
     for unit, dead in orphans:  # each taken over and done by a survivor
         assert taken[unit] != dead
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_backfill_workers_with_a_killed_worker_exits_with_the_documented_code(
+    sports_emulator: Emulator, postgres_url: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env |= {"ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
+            "ASYNCSPORTS_TOKEN": sports_emulator.token}  # fmt: skip
+    argv = [sys.executable, "-m", "asyncsports.cli", "--rate-limit", "30", "backfill", "--db",
+            postgres_url, "--workers", "3", "--job", "k", "--page-size", "5"]  # fmt: skip
+    parent = await anyio.open_process(argv, env=env)
+    try:
+        with anyio.fail_after(30):
+            while True:
+                assert parent.returncode is None
+                with contextlib.suppress(asyncpg.UndefinedTableError):  # not planned yet
+                    if await _held(postgres_url, "k") >= 3:
+                        break
+                await anyio.sleep(0.05)
+        workers = _children(parent.pid)
+        assert len(workers) == 3
+        for pid in workers:  # all of them: one alone would wait out its lease (30 s)
+            os.kill(pid, signal.SIGKILL)
+        with anyio.fail_after(30):
+            await parent.wait()
+    finally:
+        if parent.returncode is None:
+            parent.kill()
+            await parent.wait()
+    assert parent.stderr is not None
+    said = b"".join([chunk async for chunk in parent.stderr]).decode()
+    assert parent.returncode == WORKER_KILLED != 256 - signal.SIGKILL
+    assert said.endswith(
+        "asyncsports: error: a worker was killed by SIGKILL; run the same command again to resume\n"
+    )
+    # What --help says about it.
+    shown = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, ["backfill", "-h"]))
+    text = " ".join(shown.stdout.split())
+    assert f"{WORKER_KILLED} when that worker was killed by a signal" in text
+
+
+def test_the_killed_worker_code_is_no_other_failure_s() -> None:
+    from asyncsports.cli.running import EXIT_CODES, INTERRUPTED, PIPE_CLOSED, TERMINATED
+
+    taken = {code for _, code, _ in EXIT_CODES} | {0, 1, 2, INTERRUPTED, PIPE_CLOSED, TERMINATED}
+    assert WORKER_KILLED not in taken
 
 
 async def _fetch(url: str, query: str) -> list[tuple[Any, ...]]:

@@ -12,27 +12,36 @@ import atexit
 import os
 import sys
 
+from asyncsports._optional import need
+from asyncsports.errors import MissingDependencyError
+
+MISSING_EXTRA = 18
+"""The exit code of a missing optional dependency (running.EXIT_CODES has it too: typer,
+which that module needs, may be the one missing here)."""
+
 try:
-    import rich
-    import typer
-except ModuleNotFoundError as exc:  # the library is installed without its cli extra
-    if exc.name not in ("typer", "rich"):
-        raise
-    message = f"the asyncsports command needs the cli extra: pip install 'asyncsports[cli]' ({exc})"
-    if os.path.basename(sys.argv[0]) == "asyncsports":
-        raise SystemExit(f"asyncsports: {message}") from None
-    raise ModuleNotFoundError(message, name=exc.name) from exc
+    for _name in ("typer", "rich"):
+        need(_name, "the asyncsports command")
+except MissingDependencyError as exc:  # the library is installed without its cli extra
+    # The console script, or `python -m asyncsports.cli` (argv[0] is "-m" while the
+    # package is imported): one line and the code, as for any missing extra. An import
+    # by other code gets the error.
+    if os.path.basename(sys.argv[0]) == "asyncsports" or sys.argv[0] == "-m":
+        sys.stderr.write(f"asyncsports: error: {exc}\n")
+        raise SystemExit(MISSING_EXTRA) from None
+    raise
 
 # Importing the command modules registers their commands on `app`; the order is the
 # order of --help.
-from . import data, snooker, events, emulator, backfill, workers, export, sync  # noqa: F401, I001
-from .app import app
-from .interrupts import interrupts
-from .running import EXIT_CODES, ConfigError
+# (After the check above: hence E402.)
+from . import data, snooker, events, emulator, backfill, workers, export, sync  # noqa: F401, I001, E402
+from .app import app  # noqa: E402
+from .interrupts import interrupts  # noqa: E402
+from .running import EXIT_CODES, ConfigError  # noqa: E402
 
-__all__ = ["EXIT_CODES", "ConfigError", "app", "main"]
+__all__ = ["EXIT_CODES", "MISSING_EXTRA", "ConfigError", "app", "main"]
 
-del rich, typer
+del _name
 
 
 def main() -> None:

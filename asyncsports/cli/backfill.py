@@ -21,6 +21,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     ProgressColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -29,15 +30,16 @@ from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
-from asyncsports._pgsink import is_postgres, safe_url
+from asyncsports._pgsink import CONNECT_TIMEOUT, PATIENCE, is_postgres, safe_url
 from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
-from asyncsports.errors import NotFoundError
+from asyncsports.errors import NotFoundError, SinkError
 
 from .app import command
 from .interrupts import interrupts
 from .options import Settings, date_option, day
 from .running import INTERRUPTED, code_for, describe, exit_code, run, say, stderr
+from .workers import WORKER_KILLED, ConnectTimeout, spread
 
 
 class _Rate(ProgressColumn):
@@ -49,21 +51,26 @@ class _Rate(ProgressColumn):
 
 
 class _BarsProgress:
-    """The backfill's progress as rich bars, one per phase."""
+    """The backfill's progress as rich bars, one per phase, shown from its first report:
+    once the database is open (a database that cannot be reached shows no bar)."""
 
     def __init__(self, bars: Bars) -> None:
         self._bars = bars
         self._tasks = {phase: bars.add_task(phase, total=None) for phase in PHASES}
 
+    def _task(self, phase: str) -> TaskID:
+        self._bars.start()  # the first time only: it starts the display
+        return self._tasks[phase]
+
     def add(self, phase: str, total: int) -> None:
-        task = self._tasks[phase]
+        task = self._task(phase)
         self._bars.update(task, total=(self._bars.tasks[task].total or 0) + total)
 
     def advance(self, phase: str, n: int = 1) -> None:
-        self._bars.advance(self._tasks[phase], n)
+        self._bars.advance(self._task(phase), n)
 
     def settle(self, phase: str) -> None:
-        task = self._tasks[phase]
+        task = self._task(phase)
         self._bars.update(task, total=self._bars.tasks[task].completed)
 
 
@@ -89,7 +96,9 @@ def _summary(cfg: Settings, report: Report) -> None:
         console.print(f"Not found (404, skipped): {shown}", style="yellow")
 
 
-def _fill(cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool) -> Report:
+def _fill(
+    cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool, connect_timeout: float
+) -> Report:
     """Run the backfill with progress bars on stderr (a terminal only).
 
     The first SIGINT or SIGTERM stops it cleanly (what is fetched is committed, and the
@@ -101,9 +110,12 @@ def _fill(cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool)
     outcome: list[Report] = []
 
     async def job(client: Client) -> None:
-        with Bars(*columns, console=err, disable=not err.is_terminal) as bars:
+        # Not entered: the bars start at the first report (_BarsProgress).
+        bars = Bars(*columns, console=err, disable=not err.is_terminal)
+        try:
             work = Backfill(client, db, scope, concurrency=concurrency, restart=restart,
-                            progress=_BarsProgress(bars))  # fmt: skip
+                            progress=_BarsProgress(bars),
+                            connect_timeout=connect_timeout)  # fmt: skip
 
             def stop() -> None:
                 err.print("asyncsports: stopping: saving what is fetched "
@@ -112,6 +124,8 @@ def _fill(cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool)
 
             with interrupts.stopping(stop):
                 outcome.append(await work.run())
+        finally:
+            bars.stop()
 
     run(cfg, job, max_connections=concurrency, interrupted=_resume_line(db))
     return outcome[0]
@@ -148,7 +162,14 @@ EPILOG = (
     f"A run that finds nothing it was asked for exits {NOT_FOUND}: a --sports value or a "
     "--seasons id the service answers 404 for (every listing of it), or every listing "
     "answering 404. The rest of the run is done and kept. A date range without fixtures "
-    "is an answer, not a mistake: it exits 0 with no rows."
+    "is an answer, not a mistake: it exits 0 with no rows.\n\n"
+    f"A PostgreSQL --db that cannot be reached fails within --connect-timeout, exit "
+    f"{code_for(SinkError)}; one lost during the run is waited for up to "
+    f"{PATIENCE:.0f} s.\n\n"
+    "With --workers N: 0 when every worker exited 0; else the code of the first worker "
+    f"(in start order) that did not, one of those below; {WORKER_KILLED} when that worker "
+    "was killed by a signal (SIGKILL, the out-of-memory killer): its units go to the "
+    "other workers once its lease lapses, and the same command run again resumes the job."
 )
 
 
@@ -201,6 +222,7 @@ def backfill(
         str | None,
         typer.Option(metavar="NAME", help="The sharded job's name (default: from the scope)."),
     ] = None,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Settings,
 ) -> None:
@@ -225,11 +247,9 @@ def backfill(
         # The service asks for about 5 requests a second; a bulk copy would go far above.
         cfg = dataclasses.replace(cfg, rate_limit=5.0)
     if workers or job:
-        from .workers import spread
-
-        spread(cfg, db, scope, workers, job, concurrency, restart)
+        spread(cfg, db, scope, workers, job, concurrency, restart, connect_timeout)
         return
-    report = _fill(cfg, db, scope, concurrency, restart)
+    report = _fill(cfg, db, scope, concurrency, restart, connect_timeout)
     _summary(cfg, report)
     if report.interrupted:
         say(_resume_line(report.db))

@@ -10,13 +10,13 @@ from typing import Annotated
 import msgspec
 import typer
 
-from asyncsports._pgsink import is_postgres, safe_url
-from asyncsports.errors import SinkError
+from asyncsports._pgsink import CONNECT_TIMEOUT, is_postgres, safe_url
 from asyncsports.export import export_parquet
 
 from .app import command
 from .options import Settings
 from .running import fail, say
+from .workers import ConnectTimeout
 
 __all__ = ["export"]
 
@@ -30,6 +30,7 @@ def export(
         str,
         typer.Option(metavar="FILE|URL", help="SQLite file, or a postgresql://... URL."),
     ] = "asyncsports.sqlite",
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Settings,
 ) -> None:
@@ -40,8 +41,8 @@ def export(
     Each table's folder is replaced: the export is a snapshot of the database.
     """
     try:
-        counts = asyncio.run(export_parquet(db, parquet))
-    except SinkError as exc:
+        counts = asyncio.run(export_parquet(db, parquet, connect_timeout=connect_timeout))
+    except Exception as exc:
         fail(cfg, exc)
     shown = safe_url(db) if is_postgres(db) else db
     if cfg.as_json:

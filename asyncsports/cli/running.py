@@ -22,6 +22,7 @@ from asyncsports import errors
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
+from . import MISSING_EXTRA  # set by the package before it imports this module
 from .interrupts import interrupts
 from .options import Settings
 
@@ -76,11 +77,12 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.TimeoutError, 10, "timed out"),
     (errors.TransportError, 10, "host unreachable or connection lost"),
     (errors.DecodeError, 11, "undecodable response"),
-    (errors.SinkError, 13, "unusable --db file"),
+    (errors.SinkError, 13, "unusable or unreachable --db"),
     (OutputFileError, 17, "unwritable output file (--save)"),
     (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
     (errors.NoRecordError, 15, "a response without the record asked for"),
     (errors.PagingError, 16, "a server that breaks the paging contract"),
+    (errors.MissingDependencyError, MISSING_EXTRA, "an optional dependency not installed"),
     (errors.AsyncSportsError, 12, "other client error"),
 )
 HINTS: dict[type[BaseException], str] = {
@@ -361,15 +363,17 @@ def _unreachable(exc: errors.TransportError) -> str:
     return f"cannot reach {where}{tries}: {found.group(1) if found else cause}"
 
 
-def describe(exc: BaseException) -> str:
-    """One line saying what went wrong and, where there is one, what to do about it."""
+def describe(exc: BaseException, *, verbose: bool = False) -> str:
+    """One line saying what went wrong and, where there is one, what to do about it
+    (``verbose``: the traceback is printed, so an internal error says it is above)."""
     if isinstance(exc, errors.TransportError):
         text = _unreachable(exc)
     else:
         text = " ".join(str(exc).split()) or type(exc).__name__
     hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
     if exit_code(exc) == 1:
-        return f"internal error: {type(exc).__name__}: {text} (--verbose shows the traceback)"
+        where = "the traceback is above" if verbose else "--verbose shows the traceback"
+        return f"internal error: {type(exc).__name__}: {text} ({where})"
     return f"{text}: {hint}" if hint else text
 
 
@@ -378,5 +382,5 @@ def fail(cfg: Settings, exc: BaseException) -> NoReturn:
     leaf = _leaf(exc)
     if cfg.verbose:
         traceback.print_exception(exc, file=sys.stderr)
-    say(f"asyncsports: error: {describe(leaf)}")
+    say(f"asyncsports: error: {describe(leaf, verbose=cfg.verbose)}")
     raise typer.Exit(exit_code(leaf))

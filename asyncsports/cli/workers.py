@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
 from typing import Annotated, Any
@@ -21,7 +22,7 @@ from rich.progress import Progress as Bars
 from rich.table import Table
 
 from asyncsports._jobstore import JobProgress
-from asyncsports._pgsink import is_postgres, safe_url
+from asyncsports._pgsink import CONNECT_TIMEOUT, is_postgres, safe_url
 from asyncsports._shards import LEASE
 from asyncsports.backfill import Scope
 from asyncsports.client import Client
@@ -32,9 +33,21 @@ from .app import command
 from .options import Settings
 from .running import EMULATOR, fail, run, say, stderr
 
-__all__ = ["jobs", "spread", "worker"]
+__all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 
 FAILED_UNITS = 12  # as other client errors: a unit kept failing
+WORKER_KILLED = 19
+"""``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
+
+ConnectTimeout = Annotated[
+    float,
+    typer.Option(
+        min=0.1,
+        metavar="SECONDS",
+        help="Seconds to reach a PostgreSQL --db (connect and log in) before failing.",
+    ),
+]
+"""The ``--connect-timeout`` option of the commands that take a PostgreSQL ``--db``."""
 
 
 def _pg(db: str) -> str:
@@ -65,14 +78,15 @@ def _show(cfg: Settings, progress: list[JobProgress]) -> None:
 def jobs(
     db: Annotated[str, typer.Option(metavar="URL", help="The jobs' PostgreSQL database.")],
     job: Annotated[str | None, typer.Option(metavar="NAME", help="Only this job.")] = None,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Settings,
 ) -> None:
     """Show the progress of sharded backfills (backfill --workers, worker): units done,
     held under a live lease, failed for good, and the workers holding leases now."""
     try:
-        progress = asyncio.run(job_progress(_pg(db), job))
-    except SinkError as exc:
+        progress = asyncio.run(job_progress(_pg(db), job, connect_timeout=connect_timeout))
+    except Exception as exc:
         fail(cfg, exc)
     _show(cfg, progress)
 
@@ -85,6 +99,7 @@ def worker(
     lease: Annotated[
         float, typer.Option(min=0.1, help="Seconds a claim lasts unless renewed.")
     ] = LEASE,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Settings,
 ) -> None:
@@ -100,8 +115,8 @@ def worker(
     reports: list[Any] = []
 
     async def work(client: Client) -> None:
-        reports.append(await Worker(client, _pg(db), job, concurrency=concurrency,
-                                    lease=lease).run())  # fmt: skip
+        reports.append(await Worker(client, _pg(db), job, concurrency=concurrency, lease=lease,
+                                    connect_timeout=connect_timeout).run())  # fmt: skip
 
     run(cfg, work, max_connections=concurrency)
     (report,) = reports
@@ -125,9 +140,12 @@ def _child_env(cfg: Settings) -> dict[str, str]:
     return env
 
 
-def _child_argv(cfg: Settings, db: str, job: str, n: int, concurrency: int) -> list[str]:
+def _child_argv(
+    cfg: Settings, db: str, job: str, n: int, concurrency: int, timeout: float = CONNECT_TIMEOUT
+) -> list[str]:
     argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", cfg.vendor, "worker",
-            "--db", db, "--job", job, "--concurrency", str(concurrency), "--json"]  # fmt: skip
+            "--db", db, "--job", job, "--concurrency", str(concurrency),
+            "--connect-timeout", str(timeout), "--json"]  # fmt: skip
     # One budget for the whole job: shared in Redis, or split between the processes (0:
     # none, said outright, else a worker would take the default of 5 a second).
     rate = cfg.rate_limit or 0.0
@@ -137,7 +155,7 @@ def _child_argv(cfg: Settings, db: str, job: str, n: int, concurrency: int) -> l
     return argv
 
 
-async def _bar(db: str, job: str) -> None:
+async def _bar(db: str, job: str, connect_timeout: float) -> None:
     """The job's units done, as a bar on the terminal, from the job table (every
     worker's, local or not)."""
     with Bars(TextColumn("units"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -145,7 +163,7 @@ async def _bar(db: str, job: str) -> None:
         task = bars.add_task("units", total=None)
         while True:
             with contextlib.suppress(SinkError):
-                (p,) = await job_progress(db, job)
+                (p,) = await job_progress(db, job, connect_timeout=connect_timeout)
                 units = p.units.values()
                 bars.update(task, total=sum(u["total"] for u in units),
                             completed=sum(u["done"] + u["failed"] for u in units))  # fmt: skip
@@ -153,16 +171,28 @@ async def _bar(db: str, job: str) -> None:
 
 
 def spread(
-    cfg: Settings, db: str, scope: Scope, n: int, job: str | None, concurrency: int, restart: bool
+    cfg: Settings,
+    db: str,
+    scope: Scope,
+    n: int,
+    job: str | None,
+    concurrency: int,
+    restart: bool,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> None:
-    """``backfill --workers N``: plan the job, run N worker processes, show the outcome."""
+    """``backfill --workers N``: plan the job, run N worker processes, show the outcome.
+
+    Exits with the code of the first worker (in start order) that did not exit 0, or
+    :data:`WORKER_KILLED` for one killed by a signal (its returncode is negative).
+    """
     _pg(db)
     name = job or scope.key
     outcome: dict[str, Any] = {}
 
     async def parent(client: Client) -> None:
-        outcome["resumed"] = await plan_job(_pg(db), name, scope, restart=restart)
-        argv = _child_argv(cfg, db, name, n, concurrency)
+        outcome["resumed"] = await plan_job(_pg(db), name, scope, restart=restart,
+                                            connect_timeout=connect_timeout)  # fmt: skip
+        argv = _child_argv(cfg, db, name, n, concurrency, connect_timeout)
         env = _child_env(cfg)
         procs = [
             await anyio.open_process(argv, env=env, stdout=subprocess.PIPE, stderr=None)
@@ -171,7 +201,7 @@ def spread(
         try:
             async with anyio.create_task_group() as tg:
                 if stderr().is_terminal:
-                    tg.start_soon(_bar, db, name)
+                    tg.start_soon(_bar, db, name, connect_timeout)
                 reports = []
                 for proc in procs:
                     assert proc.stdout is not None
@@ -185,7 +215,7 @@ def spread(
                     proc.terminate()  # the child gives its leases back
         outcome["codes"] = [p.returncode for p in procs]
         outcome["workers"] = reports
-        outcome["progress"] = await job_progress(db, name)
+        outcome["progress"] = await job_progress(db, name, connect_timeout=connect_timeout)
 
     run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
         f"to resume ({safe_url(db)})")  # fmt: skip
@@ -197,6 +227,19 @@ def spread(
     else:
         _show(cfg, [progress])
     code = next((c for c in outcome["codes"] if c), 0)
+    again = "the others finished the job" if progress.finished else (
+        "run the same command again to resume")  # fmt: skip
+    if code < 0:  # killed by signal -code; 128 + n would be 130 or 143 for SIGINT, SIGTERM:
+        # this command's own codes for "interrupted" and "terminated"
+        say(f"asyncsports: error: a worker was killed by {_signal_name(-code)}; {again}")
+        raise typer.Exit(WORKER_KILLED)
     if code:
-        say(f"asyncsports: error: a worker exited {code}; run the same command again to resume")
+        say(f"asyncsports: error: a worker exited {code}; {again}")
         raise typer.Exit(code)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -9,9 +9,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+
+from asyncsports._optional import need
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
     from ._mirror import Mirror
 
 __all__ = ["HEALTHY_WITHIN", "healthy", "serve_metrics"]
+
+FEATURE = "serving Prometheus metrics (--metrics-port)"
 
 HEALTHY_WITHIN = 120.0
 """Seconds without a good read (while something is planned) before /healthz says 503."""
@@ -40,14 +45,15 @@ def healthy(mirror: Mirror, now: float) -> tuple[bool, dict[str, object]]:
 
 
 class _Collector:
-    def __init__(self, mirror: Mirror) -> None:
+    def __init__(self, mirror: Mirror, core: ModuleType) -> None:
         self.mirror = mirror
+        self.core = core  # prometheus_client.core
         self.t0 = time.monotonic()
         self.sent0 = mirror.client.requests_sent
 
     def collect(self) -> Iterator[Metric]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
+        CounterMetricFamily = self.core.CounterMetricFamily
+        GaugeMetricFamily = self.core.GaugeMetricFamily
         m = self.mirror
         now = asyncio.get_event_loop().time()
         requests = CounterMetricFamily(
@@ -96,15 +102,14 @@ class _Collector:
 async def serve_metrics(mirror: Mirror, port: int, host: str = "127.0.0.1") -> web.AppRunner:
     """Serve ``/metrics`` and ``/healthz`` on ``host:port`` (0: a free port); returns the
     runner (``runner.addresses`` says where; ``await runner.cleanup()`` stops it)."""
-    from prometheus_client import CollectorRegistry, generate_latest
-    from prometheus_client.exposition import CONTENT_TYPE_LATEST
-
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Collector(mirror))
+    client = need("prometheus_client", FEATURE)
+    content_type = need("prometheus_client.exposition", FEATURE).CONTENT_TYPE_LATEST
+    registry = client.CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(mirror, need("prometheus_client.core", FEATURE)))
 
     async def metrics(request: web.Request) -> web.Response:
-        body = generate_latest(registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        body = client.generate_latest(registry)
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def health(request: web.Request) -> web.Response:
         ok, state = healthy(mirror, asyncio.get_running_loop().time())
