@@ -115,11 +115,26 @@ def test_a_page_that_leaks_is_caught(tmp_path: Path) -> None:
     assert session(page, tmp_path)[1] == ""
 
 
+LEAKS = """import asyncio
+
+from asyncsports.emulator import Emulator
+
+
+async def main() -> None:
+    async with Emulator(seed=0) as emu:
+        client = await emu.client().open()  # and never closed
+        print(len(await client.fixtures.list("soccer").collect()))
+
+
+asyncio.run(main())
+"""
+
+
 def test_a_script_that_leaks_is_caught(tmp_path: Path) -> None:
     script = tmp_path / "leaks.py"
-    script.write_text("import sqlite3\n\ndb = sqlite3.connect(':memory:')\nprint(1)\n")
+    script.write_text(LEAKS)
     out, left = session(script, tmp_path)
-    assert out == "1\n" and "ResourceWarning: unclosed database" in left
+    assert out.strip() and "Unclosed client session" in left
 
 
 def shell_lines() -> list[tuple[str, str]]:
