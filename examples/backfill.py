@@ -7,6 +7,7 @@ The same job from the shell: ``asyncsports backfill --emulator --sports basketba
 """
 
 import asyncio
+import contextlib
 import sqlite3
 
 from asyncsports.backfill import Backfill, Scope
@@ -28,7 +29,8 @@ async def main() -> None:
         rows = ", ".join(f"{n} {table}" for table, n in report.rows.items())
         print(f"season {season}: {rows} in {report.seconds:.1f} s")
 
-    with sqlite3.connect("season.sqlite") as db:
+    # closing(): a connection's own `with` ends a transaction; it does not close.
+    with contextlib.closing(sqlite3.connect("season.sqlite")) as db:
         query = "SELECT status, count(*) FROM fixtures GROUP BY status ORDER BY status"
         for status, count in db.execute(query):
             print(f"{status:<10} {count}")

@@ -7,6 +7,13 @@ guides open with a block that starts an emulator and binds ``client``). A block 
 
 A block preceded by ``<!-- not run: why -->`` is skipped (a real service's address, say);
 the reason is required.
+
+A page closes what it opens, as a reader's session must: nothing here closes it for the
+page. Run as ``python -X dev -W error tests/docblocks.py FILE`` (a page, or a script such
+as an example), it runs in a process of its own, collects what the page or script left
+behind, and so prints on stderr every "Unclosed client session", ResourceWarning or task
+left running that a reader would see; tests/test_docs.py asserts that stderr holds
+nothing but the library's own log records (a retry that a guide shows, say).
 """
 
 from __future__ import annotations
@@ -14,9 +21,14 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import gc
 import inspect
 import io
+import json
+import logging
 import re
+import runpy
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,7 +92,7 @@ def blocks(text: str, path: str = "<md>") -> list[Block]:
 
 def python_blocks(path: Path, root: Path) -> list[Block]:
     """The Python blocks of one Markdown file, files included with ``--8<--`` read in."""
-    rel = str(path.relative_to(root))
+    rel = str(path.relative_to(root) if path.is_relative_to(root) else path)
     found = []
     for b in blocks(path.read_text(), rel):
         if b.lang in ("python", "py", "python3"):
@@ -111,23 +123,6 @@ async def run_snippet(block: Block, namespace: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-async def close(namespace: dict[str, Any]) -> None:
-    """Close what a page left open: its clients first, then its emulators."""
-    from asyncsports import Client
-    from asyncsports.emulator import Emulator
-
-    values = list(namespace.values())
-    for value in values:
-        if isinstance(value, asyncio.Task) and not value.done():
-            value.cancel()
-            with contextlib.suppress(BaseException):
-                await value
-    for kind in (Client, Emulator):
-        for value in values:
-            if isinstance(value, kind):
-                await value.aclose() if kind is Client else await value.close()
-
-
 EXAMPLE = re.compile(r'^\s*--8<--\s+"examples/[^"/]+\.py"\s*$')
 
 
@@ -135,7 +130,9 @@ def run_page(page: list[Block]) -> list[tuple[Block, str]]:
     """Run a page's blocks in order; each runnable block with what it printed.
 
     A block that is only an example script, included, is left to the test that runs the
-    examples themselves.
+    examples themselves. Tasks the page left running are named on stderr and cancelled;
+    what else it left open is collected while the loop still runs, so that its warnings
+    are reported as a reader leaving ``python -m asyncio`` would see them.
     """
     loop = asyncio.new_event_loop()
     namespace: dict[str, Any] = {"__name__": "__docs__"}
@@ -149,7 +146,45 @@ def run_page(page: list[Block]) -> list[tuple[Block, str]]:
             else:
                 done.append((block, loop.run_until_complete(run_snippet(block, namespace))))
     finally:
-        loop.run_until_complete(close(namespace))
+        # As a reader's session ends: what the page no longer names is collected, the
+        # async generators it left are closed; what still runs then was left running.
+        namespace.clear()
+        gc.collect()
         loop.run_until_complete(loop.shutdown_asyncgens())
+        for task in asyncio.all_tasks(loop):
+            print(f"task left running: {task!r}", file=sys.stderr)
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
+        gc.collect()
     return done
+
+
+def _timing(record: logging.LogRecord) -> bool:
+    # asyncio's debug mode (-X dev) reports slow callbacks: the machine's load, not a leak.
+    return not str(record.msg).startswith("Executing %s took")
+
+
+LOG = "%(name)s %(levelname)s: %(message)s"  # so that the library's own warnings are told apart
+
+
+def main(argv: list[str]) -> int:
+    """Run one page (``.md``: what each block printed, as JSON on stdout) or one script."""
+    logging.basicConfig(format=LOG, level=logging.WARNING)
+    logging.getLogger("asyncio").addFilter(_timing)
+    path = Path(argv[1]).resolve()
+    if path.suffix == ".py":
+        sys.argv = [str(path)]
+        runpy.run_path(str(path), run_name="__main__")
+    else:
+        root = Path(__file__).resolve().parent.parent
+        ran = run_page(python_blocks(path, root))
+        json.dump([{"where": b.where, "printed": out} for b, out in ran], sys.stdout)
+    gc.collect()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

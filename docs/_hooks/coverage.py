@@ -3,33 +3,57 @@
 After the build, each name in the ``__all__`` of the public modules (``public_modules``)
 must be in the site's inventory (``objects.inv``), under its public path; a missing one is a warning,
 which ``mkdocs build --strict`` turns into a failure.
+
+The package is read, not imported: griffe, which mkdocstrings' Python handler brings,
+reads each ``__all__`` and follows each re-export from the source, so the site needs
+nothing beyond the ``docs`` extra (``asyncsports.pytest_plugin`` imports pytest, say).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import pkgutil
 from pathlib import Path
 from typing import Any
 
+import griffe
+
 log = logging.getLogger("mkdocs.plugins.asyncsports.coverage")
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def public_modules() -> list[str]:
+def public_modules() -> list[griffe.Module]:
     """``asyncsports`` and every module under it with no ``_`` in its path (the command
     line aside: its reference is its ``--help``), so that a new module is checked too."""
-    import asyncsports
-
-    found = ["asyncsports"]
-    for info in pkgutil.walk_packages(asyncsports.__path__, "asyncsports."):
-        parts = info.name.split(".")
-        if not any(p.startswith("_") for p in parts) and parts[1] != "cli":
-            found.append(info.name)
-    return found
+    package = griffe.load(
+        "asyncsports", search_paths=[str(ROOT)], resolve_aliases=True, resolve_external=False
+    )
+    assert isinstance(package, griffe.Module)
+    found, todo = [], [package]
+    while todo:
+        module = todo.pop(0)
+        found.append(module)
+        todo += [
+            sub
+            for name, sub in module.members.items()
+            if isinstance(sub, griffe.Module)  # not an alias: a module imported elsewhere
+            and not name.startswith("_")
+            and sub.path != "asyncsports.cli"
+        ]
+    return sorted(found, key=lambda m: m.path)
 
 
 SKIP = {"asyncsports.__version__"}
+
+
+def defined(obj: griffe.Object | griffe.Alias) -> str:
+    """Where a name is defined: a re-export's target, followed as far as the source goes."""
+    while isinstance(obj, griffe.Alias):
+        alias = obj
+        try:
+            obj = alias.target
+        except griffe.AliasResolutionError:  # from outside the package
+            return alias.target_path
+    return obj.path
 
 
 def missing(inventory: set[str]) -> list[str]:
@@ -38,15 +62,13 @@ def missing(inventory: set[str]) -> list[str]:
     A name re-exported by several public modules (``asyncsports.APIError`` is
     ``asyncsports.errors.APIError``) needs an entry under one of them only.
     """
-    paths: dict[int, set[str]] = {}
+    paths: dict[str, set[str]] = {}
     names = []
-    for name in public_modules():
-        module = importlib.import_module(name)
-        for member in getattr(module, "__all__", []):
-            path = f"{name}.{member}"
-            value = getattr(module, member)
-            # Plain values (numbers, strings) are shared by chance, not re-exported.
-            key = id(value) if callable(value) or isinstance(value, type) else id(path)
+    for module in public_modules():
+        for member in module.exports or ():
+            name = member if isinstance(member, str) else member.name
+            path = f"{module.path}.{name}"
+            key = defined(module[name])
             paths.setdefault(key, set()).add(path)
             names.append((path, key))
     return [path for path, key in names if path not in SKIP and not (paths[key] & inventory)]
