@@ -10,7 +10,9 @@ typer app and the one way a command runs), and the commands: ``data``, ``snooker
 
 import atexit
 import os
+import signal
 import sys
+from collections.abc import Sequence
 
 try:
     import rich
@@ -28,17 +30,22 @@ except ModuleNotFoundError as exc:  # the library is installed without its cli e
 from . import data, snooker, events, emulator, backfill, workers, export, sync  # noqa: F401, I001
 from .app import app
 from .interrupts import interrupts
-from .running import EXIT_CODES, ConfigError
+from .running import EXIT_CODES, ConfigError, say
 
 __all__ = ["EXIT_CODES", "ConfigError", "app", "main"]
 
 del rich, typer
 
 
-def main() -> None:
-    """The console script."""
+def main(noted: Sequence[signal.Signals] = ()) -> None:
+    """The console script; ``noted``: signals received while it loaded (asyncsports.__main__)."""
     # First thing: from here to the end of the process no signal raises (interrupts.py).
+    interrupts.received.clear()  # a test may run main() again in its process
     interrupts.install()
+    interrupts.received[:0] = noted
     # While Python exits, SIG_IGN: it resets handlers to the defaults as it finalizes.
     atexit.register(interrupts.ignore)
+    if interrupts.received:  # a signal during start-up: do not start
+        say(interrupts.message)
+        raise SystemExit(interrupts.code)
     app()

@@ -126,7 +126,8 @@ def _child_env(cfg: Settings) -> dict[str, str]:
 
 
 def _child_argv(cfg: Settings, db: str, job: str, n: int, concurrency: int) -> list[str]:
-    argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", cfg.vendor, "worker",
+    # -m asyncsports, the light entry: a Ctrl-C while a worker starts is no traceback.
+    argv = [sys.executable, "-m", "asyncsports", "--vendor", cfg.vendor, "worker",
             "--db", db, "--job", job, "--concurrency", str(concurrency), "--json"]  # fmt: skip
     # One budget for the whole job: shared in Redis, or split between the processes (0:
     # none, said outright, else a worker would take the default of 5 a second).
