@@ -41,6 +41,38 @@ def error(proc: subprocess.CompletedProcess[str], code: int) -> str:
     return line
 
 
+# ------------------------------------------------------------ --emulator
+
+
+@pytest.mark.parametrize(
+    ("args", "extra", "said"),
+    [
+        (["--emulator", "--base-url", "http://127.0.0.1:9", "fixtures", "soccer"], {},
+         "'--base-url': not with --emulator, which serves its own address"),
+        (["fixtures", "soccer", "--live-url", "ws://127.0.0.1:9", "--emulator"], {},
+         "'--live-url': not with --emulator,"),
+        (["--streaming-url", "http://127.0.0.1:9", "events"], {"ASYNCSPORTS_EMULATOR": "1"},
+         "'--streaming-url': not with --emulator (set by ASYNCSPORTS_EMULATOR),"),
+    ],
+    ids=["base url", "live url after the command", "emulator from the environment"],
+)  # fmt: skip
+def test_emulator_with_a_typed_address_is_a_usage_error(
+    args: list[str], extra: dict[str, str], said: str
+) -> None:
+    proc = run(*args, environ=env(COLUMNS="300", **extra))
+    assert proc.returncode == 2, proc.stderr
+    assert said in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_emulator_outranks_an_address_from_the_environment() -> None:
+    # A profile that exports the real service's address does not stop a try with --emulator.
+    environ = env(ASYNCSPORTS_BASE_URL="http://127.0.0.1:9", ASYNCSPORTS_TOKEN="t")
+    proc = run("--emulator", "fixtures", "soccer", "--limit", "2", environ=environ)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 2
+
+
 # --------------------------------------------------------------- start-up
 
 

@@ -254,7 +254,27 @@ def _settings(ctx: typer.Context, given: dict[str, Any]) -> Settings:
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":
             explicit[name] = value
-    return Settings(**{**given, **explicit})
+    cfg = Settings(**{**given, **explicit})
+    _emulator_or_address(cfg, explicit)
+    return cfg
+
+
+ADDRESSES = ("base_url", "live_url", "streaming_url")
+"""The services' addresses, which --emulator replaces with its own."""
+
+
+def _emulator_or_address(cfg: Settings, explicit: dict[str, Any]) -> None:
+    # An address typed on the command line with --emulator is a contradiction: say so
+    # rather than pick one. One from the environment (a profile's ASYNCSPORTS_BASE_URL)
+    # is a default that --emulator outranks, as any option typed outranks its variable.
+    typed = [name for name in ADDRESSES if explicit.get(name)]
+    if cfg.emulator and typed:
+        option = "--" + typed[0].replace("_", "-")
+        source = "" if "emulator" in explicit else " (set by ASYNCSPORTS_EMULATOR)"
+        raise typer.BadParameter(
+            f"not with --emulator{source}, which serves its own address; drop one of them",
+            param_hint=f"'{option}'",
+        )
 
 
 def with_globals(
