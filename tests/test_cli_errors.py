@@ -9,11 +9,15 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import asyncsports
+from asyncsports._request import KNOWN_SPORTS
+from asyncsports.cli.running import sport_hint
 
 CLI = [sys.executable, "-m", "asyncsports"]
 TIMEOUT = 60
@@ -39,6 +43,52 @@ def error(proc: subprocess.CompletedProcess[str], code: int) -> str:
     (line,) = proc.stderr.splitlines()
     assert line.startswith("asyncsports: error: ")
     return line
+
+
+# ------------------------------------------------------------------------ 404
+
+NOWHERE = str(uuid.UUID(int=1))
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["fixture", "baskteball", NOWHERE],
+         f"check sport baskteball (not a known sport: did you mean basketball?) and fixture {NOWHERE}"),
+        (["fixture", "basketball", NOWHERE], f": check sport basketball and fixture {NOWHERE}"),
+        (["fixtures", "hockey", "--season-id", NOWHERE],
+         f"check sport hockey (not a known sport: did you mean ice-hockey?) and season {NOWHERE}"),
+        (["squads", "soccer", "--team-id", NOWHERE], f": check sport soccer and team {NOWHERE}"),
+        (["statistics", "basketball", NOWHERE], f": check sport basketball and fixture {NOWHERE}"),
+        (["playback", "999"], ": check event 999"),
+        (["snooker", "player-info", "326", "99"], ": check player 326 and tournament 99"),
+    ],
+    ids=["sport typo", "fixture", "season", "team", "statistics", "playback", "snooker ids"],
+)  # fmt: skip
+def test_a_404_names_what_was_looked_up(args: list[str], hint: str) -> None:
+    line = error(run("--emulator", *args), 5)
+    assert line.endswith(hint)
+
+
+def test_a_sport_nothing_is_close_to_gets_the_known_names() -> None:
+    line = error(run("--emulator", "actions", "curling", NOWHERE), 5)
+    assert "check sport curling (not a known sport; known: american-football, basketball" in line
+
+
+def test_statistics_of_a_fixture_not_ended_say_there_are_none_yet() -> None:
+    listed = run("--emulator", "fixtures", "basketball", "--status", "scheduled", "--limit", "1")
+    fixture = msgspec.json.decode(listed.stdout.splitlines()[0])["id"]
+    line = error(run("--emulator", "statistics", "basketball", fixture), 5)
+    assert line.endswith(": the fixture has not ended (Scheduled): no statistics until it has")
+
+
+def test_sport_hints_suggest_and_never_refuse() -> None:
+    spellings = ["Ice Hockey", "ICE_HOCKEY", "Basket Ball", "v2/volleyball", "Table Tennis"]
+    for known in [*KNOWN_SPORTS, *spellings]:
+        assert sport_hint(known) == "", known
+    assert sport_hint("Basketbal") == " (not a known sport: did you mean basketball?)"
+    assert "did you mean american-football?" in sport_hint("football")
+    assert sport_hint("curling").startswith(" (not a known sport; known: american-football, ")
 
 
 # ------------------------------------------------------------ --emulator

@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: typer reads the annotations at runtime,
 # including those of the signatures built by `with_globals`.
 
+import dataclasses
 import datetime as dt
 import enum
 import functools
@@ -44,6 +45,9 @@ class Settings:
     emulator_scale: str | None = None
     json: bool = False
     verbose: bool = False
+    asked: tuple[tuple[str, str], ...] = ()
+    """What the command looks up, as (name, value): its arguments and its ``*_id``
+    options that were given. A 404's hint names them."""
 
     @property
     def as_json(self) -> bool:
@@ -277,6 +281,16 @@ def _emulator_or_address(cfg: Settings, explicit: dict[str, Any]) -> None:
         )
 
 
+def _asked(ctx: typer.Context, own: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (p.name, str(own[p.name]))
+        for p in ctx.command.params
+        if p.name in own
+        and own[p.name] is not None
+        and (p.param_type_name == "argument" or p.name.endswith("_id"))
+    )
+
+
 def with_globals(
     fn: Callable[..., Any], finish: Callable[[Settings, Any], None] | None = None
 ) -> Callable[..., Any]:
@@ -303,6 +317,7 @@ def with_globals(
     def wrapper(**kwargs: Any) -> None:
         ctx: typer.Context = kwargs.pop("ctx")
         cfg = _settings(ctx, {name: kwargs.pop(name) for name in GLOBALS})
+        cfg = dataclasses.replace(cfg, asked=_asked(ctx, kwargs))
         if "cfg" in sig.parameters:
             kwargs["cfg"] = cfg
         result = fn(**kwargs)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import difflib
 import logging
 import os
 import re
 import sys
 import traceback
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from asyncsports import errors
+from asyncsports._request import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
@@ -41,6 +43,7 @@ __all__ = [
     "run",
     "say",
     "setup_logging",
+    "sport_hint",
     "stderr",
     "write_file",
 ]
@@ -87,7 +90,6 @@ HINTS: dict[type[BaseException], str] = {
     errors.AuthenticationError: "check --token (ASYNCSPORTS_TOKEN) or the streaming credentials",
     errors.TimeoutError: "the service is slow or unreachable; try again later",
     errors.TransportError: "is the host up and the address right? check --base-url",
-    errors.NotFoundError: "check the sport and the ids",
     errors.RateLimitError: "lower --rate-limit",
     errors.ServerError: "the service failed; try again later",
 }
@@ -361,15 +363,57 @@ def _unreachable(exc: errors.TransportError) -> str:
     return f"cannot reach {where}{tries}: {found.group(1) if found else cause}"
 
 
-def describe(exc: BaseException) -> str:
-    """One line saying what went wrong and, where there is one, what to do about it."""
+def sport_hint(value: str) -> str:
+    """What to add when a sport ``value`` was not found: the closest known names.
+
+    The service's sports are an open set, so an unknown name is only suggested against,
+    never refused. Empty for a known sport.
+    """
+    try:
+        name = sport_name(value.rpartition("/")[2])  # "v2/volleyball" as "volleyball"
+    except (TypeError, ValueError):
+        return ""
+    if name in KNOWN_SPORTS:
+        return ""
+    close = difflib.get_close_matches(name, sorted(KNOWN_SPORTS), n=3)
+    if close:
+        return f" (not a known sport: did you mean {' or '.join(close)}?)"
+    return f" (not a known sport; known: {', '.join(sorted(KNOWN_SPORTS))})"
+
+
+def _not_found(asked: Sequence[tuple[str, str]]) -> str:
+    # What the command looked up, in the words of its --help: "sport", "fixture" for
+    # FIXTURE_ID, "season" for --season-id.
+    if not asked:
+        return "the service has nothing at that address"
+    named = [
+        f"{name.removesuffix('_id').replace('_', ' ')} {value}"
+        + (sport_hint(value) if name == "sport" else "")
+        for name, value in asked
+    ]
+    return "check " + (" and ".join(named) if len(named) < 3 else ", ".join(named))
+
+
+def describe(exc: BaseException, asked: Sequence[tuple[str, str]] = ()) -> str:
+    """One line saying what went wrong and, where there is one, what to do about it.
+
+    ``asked``: what the command looked up, (name, value) pairs (``Settings.asked``),
+    for a 404's hint. A note added to the error (``add_note``) is a better hint than
+    the class's: a command that knows more says so with one.
+    """
     if isinstance(exc, errors.TransportError):
         text = _unreachable(exc)
     else:
         text = " ".join(str(exc).split()) or type(exc).__name__
-    hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
     if exit_code(exc) == 1:
         return f"internal error: {type(exc).__name__}: {text} (--verbose shows the traceback)"
+    notes = getattr(exc, "__notes__", None)
+    if notes:
+        hint: str | None = "; ".join(notes)
+    elif isinstance(exc, errors.NotFoundError):
+        hint = _not_found(asked)
+    else:
+        hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
     return f"{text}: {hint}" if hint else text
 
 
@@ -378,5 +422,5 @@ def fail(cfg: Settings, exc: BaseException) -> NoReturn:
     leaf = _leaf(exc)
     if cfg.verbose:
         traceback.print_exception(exc, file=sys.stderr)
-    say(f"asyncsports: error: {describe(leaf)}")
+    say(f"asyncsports: error: {describe(leaf, cfg.asked)}")
     raise typer.Exit(exit_code(leaf))
