@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -164,3 +165,18 @@ def test_importing_the_package_loads_its_names_on_first_use() -> None:
     assert asyncsports.errors.NotFoundError is asyncsports.NotFoundError
     with pytest.raises(AttributeError):
         _ = asyncsports.Nothing  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ --save
+
+
+def test_save_reports_the_file_it_wrote_where_it_was_asked(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    for given in ("p.png", "sub/q.png"):
+        proc = run("--emulator", "snooker", "player-info", "326", "2046", "--save", given,
+                   cwd=tmp_path)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        image = base64.b64decode(msgspec.json.decode(proc.stdout)["fileContent"])
+        assert proc.stderr == f"saved {given} ({len(image):,} bytes)\n"
+        assert (tmp_path / given).read_bytes() == image
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["p.png", "q.png", "sub"]
