@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import signal
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from aiohttp import web
+from conftest import Serve
 
 import asyncsports
 from asyncsports._request import KNOWN_SPORTS
@@ -81,6 +84,30 @@ def test_statistics_of_a_fixture_not_ended_say_there_are_none_yet() -> None:
     fixture = msgspec.json.decode(listed.stdout.splitlines()[0])["id"]
     line = error(run("--emulator", "statistics", "basketball", fixture), 5)
     assert line.endswith(": the fixture has not ended (Scheduled): no statistics until it has")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["events", "--vendor-data-id"], ["snooker", "tour-players"]],
+    ids=["events", "snooker tour-players"],
+)
+async def test_a_404_of_a_command_that_looks_up_no_id_blames_the_address(
+    args: list[str], serve: Serve
+) -> None:
+    async def nothing(request: web.Request) -> web.Response:
+        return web.json_response({"message": "Nothing here"}, status=404)
+
+    url = await serve(nothing)
+    proc = await asyncio.create_subprocess_exec(
+        *CLI, *args, "--base-url", url, "--token", "t", "--streaming-url", url,
+        "--operator-id", "1", "--stream-auth", "a", "--stream-timestamp", "1",
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert out == b""
+    line = error(subprocess.CompletedProcess(args, proc.returncode, "", err.decode()), 5)
+    assert line.startswith("asyncsports: error: 404 Nothing here (GET ")
+    assert line.endswith("): the service has nothing at that address")  # not "vendor data"
 
 
 def test_sport_hints_suggest_and_never_refuse() -> None:

@@ -282,11 +282,13 @@ def _emulator_or_address(cfg: Settings, explicit: dict[str, Any]) -> None:
 
 
 def _asked(ctx: typer.Context, own: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    # Flags aside: --vendor-data-id asks for more fields, it looks nothing up.
     return tuple(
         (p.name, str(own[p.name]))
         for p in ctx.command.params
         if p.name in own
         and own[p.name] is not None
+        and not isinstance(own[p.name], bool)
         and (p.param_type_name == "argument" or p.name.endswith("_id"))
     )
 
