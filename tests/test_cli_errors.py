@@ -20,8 +20,9 @@ from aiohttp import web
 from conftest import Serve
 
 import asyncsports
+from asyncsports import errors
 from asyncsports._request import KNOWN_SPORTS
-from asyncsports.cli.running import sport_hint
+from asyncsports.cli.running import describe, sport_hint
 
 CLI = [sys.executable, "-m", "asyncsports"]
 TIMEOUT = 60
@@ -108,6 +109,19 @@ async def test_a_404_of_a_command_that_looks_up_no_id_blames_the_address(
     line = error(subprocess.CompletedProcess(args, proc.returncode, "", err.decode()), 5)
     assert line.startswith("asyncsports: error: 404 Nothing here (GET ")
     assert line.endswith("): the service has nothing at that address")  # not "vendor data"
+
+
+def test_notes_go_with_the_error_and_stand_in_for_a_404s_hint() -> None:
+    refused = errors.AuthenticationError(401, "refused", url="http://h/x")
+    refused.add_note("live actions feed of fixture F")
+    assert describe(refused) == (
+        "401 refused (GET http://h/x) (live actions feed of fixture F): check --token "
+        "(ASYNCSPORTS_TOKEN) or the streaming credentials"
+    )
+    gone = errors.NotFoundError(404, "gone", url="http://h/x")
+    assert describe(gone, [("sport", "soccer")]) == "404 gone (GET http://h/x): check sport soccer"
+    gone.add_note("the fixture has not ended")
+    assert describe(gone, [("sport", "soccer")]).endswith("): the fixture has not ended")
 
 
 def test_sport_hints_suggest_and_never_refuse() -> None:

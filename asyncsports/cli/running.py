@@ -398,8 +398,9 @@ def describe(exc: BaseException, asked: Sequence[tuple[str, str]] = ()) -> str:
     """One line saying what went wrong and, where there is one, what to do about it.
 
     ``asked``: what the command looked up, (name, value) pairs (``Settings.asked``),
-    for a 404's hint. A note added to the error (``add_note``) is a better hint than
-    the class's: a command that knows more says so with one.
+    for a 404's hint. Notes on the error (``add_note``: which live feed, why a record is
+    not there yet) are shown with it; a 404's notes say what was looked up better than
+    ``asked`` can, so they stand in for its hint.
     """
     if isinstance(exc, errors.TransportError):
         text = _unreachable(exc)
@@ -407,13 +408,14 @@ def describe(exc: BaseException, asked: Sequence[tuple[str, str]] = ()) -> str:
         text = " ".join(str(exc).split()) or type(exc).__name__
     if exit_code(exc) == 1:
         return f"internal error: {type(exc).__name__}: {text} (--verbose shows the traceback)"
-    notes = getattr(exc, "__notes__", None)
-    if notes:
-        hint: str | None = "; ".join(notes)
-    elif isinstance(exc, errors.NotFoundError):
-        hint = _not_found(asked)
+    notes = "; ".join(getattr(exc, "__notes__", ()))
+    hint: str | None
+    if isinstance(exc, errors.NotFoundError):
+        hint, notes = notes or _not_found(asked), ""
     else:
         hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
+    if notes:
+        text = f"{text} ({notes})"
     return f"{text}: {hint}" if hint else text
 
 
