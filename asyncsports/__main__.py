@@ -21,6 +21,7 @@ def main() -> None:
     def note(signum: int, frame: FrameType | None) -> None:
         early.append(signal.Signals(signum))
         if len(early) >= 3:  # as at any moment: the third signal ends the process at once
+            os.write(2, b"asyncsports: interrupted\n")
             os._exit(128 + early[0])
 
     for sig in SIGNALS:
