@@ -114,6 +114,8 @@ def _fold(text: str) -> str:
 
 
 _SPORTS = {s.value.replace("-", ""): s.value for s in Sport} | {"tabletennis": "tabletennis"}
+KNOWN_SPORTS = frozenset(_SPORTS.values())
+"""The wire names of the sports the client knows; the service may serve others."""
 
 
 def sport_name(sport: Sport | str) -> str:

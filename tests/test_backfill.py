@@ -300,8 +300,16 @@ UNKNOWN_SEASON = "00000000-0000-0000-0000-000000000001"
 @pytest.mark.parametrize(
     ("args", "code", "said"),
     [
-        (["--sports", "curling"], 5, "not found (404): sport curling: check the sport"),
-        (["--sports", "soccer", "--sports", "curling"], 5, "not found (404): sport curling:"),
+        (
+            ["--sports", "curling"],
+            5,
+            "not found (404): sport curling (not a known sport; known: american-football, ",
+        ),
+        (
+            ["--sports", "soccer", "--sports", "baskteball"],
+            5,
+            "not found (404): sport baskteball (not a known sport: did you mean basketball?):",
+        ),
         (["--seasons", UNKNOWN_SEASON], 5, f"not found (404): season {UNKNOWN_SEASON}:"),
         (["--sports", "soccer", "--seasons", UNKNOWN_SEASON], 5, "sport soccer, season"),
         # An empty date range is an answer: nothing to copy, nothing wrong.

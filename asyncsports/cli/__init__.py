@@ -10,7 +10,9 @@ typer app and the one way a command runs), and the commands: ``data``, ``snooker
 
 import atexit
 import os
+import signal
 import sys
+from collections.abc import Sequence
 
 from asyncsports._optional import need
 from asyncsports.errors import MissingDependencyError
@@ -37,17 +39,22 @@ except MissingDependencyError as exc:  # the library is installed without its cl
 from . import data, snooker, events, emulator, backfill, workers, export, sync  # noqa: F401, I001, E402
 from .app import app  # noqa: E402
 from .interrupts import interrupts  # noqa: E402
-from .running import EXIT_CODES, ConfigError  # noqa: E402
+from .running import EXIT_CODES, ConfigError, say  # noqa: E402
 
 __all__ = ["EXIT_CODES", "MISSING_EXTRA", "ConfigError", "app", "main"]
 
 del _name
 
 
-def main() -> None:
-    """The console script."""
+def main(noted: Sequence[signal.Signals] = ()) -> None:
+    """The console script; ``noted``: signals received while it loaded (asyncsports.__main__)."""
     # First thing: from here to the end of the process no signal raises (interrupts.py).
+    interrupts.received.clear()  # a test may run main() again in its process
     interrupts.install()
+    interrupts.received[:0] = noted
     # While Python exits, SIG_IGN: it resets handlers to the defaults as it finalizes.
     atexit.register(interrupts.ignore)
+    if interrupts.received:  # a signal during start-up: do not start
+        say(interrupts.message)
+        raise SystemExit(interrupts.code)
     app()

@@ -38,7 +38,7 @@ from asyncsports.errors import NotFoundError, SinkError
 from .app import command
 from .interrupts import interrupts
 from .options import Settings, date_option, day
-from .running import INTERRUPTED, code_for, describe, exit_code, run, say, stderr
+from .running import INTERRUPTED, code_for, describe, exit_code, run, say, sport_hint, stderr
 from .workers import WORKER_KILLED, ConnectTimeout, spread
 
 
@@ -149,7 +149,7 @@ def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
     missing = [f"season {season}" for season in dict.fromkeys(scope.seasons)
                if absent(p for p in listings if p[1] == season)]  # fmt: skip
     if named_sports:
-        missing[:0] = [f"sport {sport}" for sport in dict.fromkeys(scope.sports)
+        missing[:0] = [f"sport {sport}{sport_hint(sport)}" for sport in dict.fromkeys(scope.sports)
                        if absent(p for p in listings if p[0] == sport)]  # fmt: skip
     if not missing and gone and absent(listings):
         missing = list(report.not_found)

@@ -5,10 +5,15 @@ Option names are the keyword names of the client's methods, ``_`` written ``-``.
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
+import contextlib
 import datetime as dt
 from typing import Annotated
 
 import typer
+
+from asyncsports.client import Client
+from asyncsports.errors import AsyncSportsError, NotFoundError
+from asyncsports.models import FixtureStatus, Statistics
 
 from . import follow as following
 from .app import Query, command
@@ -157,4 +162,18 @@ def statistics(
         return Query(
             lambda client: following.statistics(cfg, how, client, sport, fixture_id), watch=True
         )
-    return Query(lambda client: client.statistics.get(sport, fixture_id))
+    return Query(lambda client: _statistics(client, sport, fixture_id))
+
+
+async def _statistics(client: Client, sport: str, fixture_id: str) -> Statistics:
+    try:
+        return await client.statistics.get(sport, fixture_id)
+    except NotFoundError as exc:
+        # A fixture's packet comes once it has ended: for one that has not, the 404 means
+        # "none yet", which one more request can tell from a wrong sport or id.
+        with contextlib.suppress(AsyncSportsError):
+            fixture = await client.fixtures.get(sport, fixture_id)
+            if fixture.status != FixtureStatus.COMPLETED:
+                status = fixture.status or "no status"
+                exc.add_note(f"the fixture has not ended ({status}): no statistics until it has")
+        raise

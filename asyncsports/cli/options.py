@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: typer reads the annotations at runtime,
 # including those of the signatures built by `with_globals`.
 
+import dataclasses
 import datetime as dt
 import enum
 import functools
@@ -44,6 +45,9 @@ class Settings:
     emulator_scale: str | None = None
     json: bool = False
     verbose: bool = False
+    asked: tuple[tuple[str, str], ...] = ()
+    """What the command looks up, as (name, value): its arguments and its ``*_id``
+    options that were given. A 404's hint names them."""
 
     @property
     def as_json(self) -> bool:
@@ -254,7 +258,39 @@ def _settings(ctx: typer.Context, given: dict[str, Any]) -> Settings:
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":
             explicit[name] = value
-    return Settings(**{**given, **explicit})
+    cfg = Settings(**{**given, **explicit})
+    _emulator_or_address(cfg, explicit)
+    return cfg
+
+
+ADDRESSES = ("base_url", "live_url", "streaming_url")
+"""The services' addresses, which --emulator replaces with its own."""
+
+
+def _emulator_or_address(cfg: Settings, explicit: dict[str, Any]) -> None:
+    # An address typed on the command line with --emulator is a contradiction: say so
+    # rather than pick one. One from the environment (a profile's ASYNCSPORTS_BASE_URL)
+    # is a default that --emulator outranks, as any option typed outranks its variable.
+    typed = [name for name in ADDRESSES if explicit.get(name)]
+    if cfg.emulator and typed:
+        option = "--" + typed[0].replace("_", "-")
+        source = "" if "emulator" in explicit else " (set by ASYNCSPORTS_EMULATOR)"
+        raise typer.BadParameter(
+            f"not with --emulator{source}, which serves its own address; drop one of them",
+            param_hint=f"'{option}'",
+        )
+
+
+def _asked(ctx: typer.Context, own: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    # Flags aside: --vendor-data-id asks for more fields, it looks nothing up.
+    return tuple(
+        (p.name, str(own[p.name]))
+        for p in ctx.command.params
+        if p.name in own
+        and own[p.name] is not None
+        and not isinstance(own[p.name], bool)
+        and (p.param_type_name == "argument" or p.name.endswith("_id"))
+    )
 
 
 def with_globals(
@@ -283,6 +319,7 @@ def with_globals(
     def wrapper(**kwargs: Any) -> None:
         ctx: typer.Context = kwargs.pop("ctx")
         cfg = _settings(ctx, {name: kwargs.pop(name) for name in GLOBALS})
+        cfg = dataclasses.replace(cfg, asked=_asked(ctx, kwargs))
         if "cfg" in sig.parameters:
             kwargs["cfg"] = cfg
         result = fn(**kwargs)

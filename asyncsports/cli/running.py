@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import difflib
 import logging
 import os
 import re
 import sys
 import traceback
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from asyncsports import errors
+from asyncsports._request import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
@@ -42,6 +44,7 @@ __all__ = [
     "run",
     "say",
     "setup_logging",
+    "sport_hint",
     "stderr",
     "write_file",
 ]
@@ -89,7 +92,6 @@ HINTS: dict[type[BaseException], str] = {
     errors.AuthenticationError: "check --token (ASYNCSPORTS_TOKEN) or the streaming credentials",
     errors.TimeoutError: "the service is slow or unreachable; try again later",
     errors.TransportError: "is the host up and the address right? check --base-url",
-    errors.NotFoundError: "check the sport and the ids",
     errors.RateLimitError: "lower --rate-limit",
     errors.ServerError: "the service failed; try again later",
 }
@@ -363,17 +365,63 @@ def _unreachable(exc: errors.TransportError) -> str:
     return f"cannot reach {where}{tries}: {found.group(1) if found else cause}"
 
 
-def describe(exc: BaseException, *, verbose: bool = False) -> str:
-    """One line saying what went wrong and, where there is one, what to do about it
-    (``verbose``: the traceback is printed, so an internal error says it is above)."""
+def sport_hint(value: str) -> str:
+    """What to add when a sport ``value`` was not found: the closest known names.
+
+    The service's sports are an open set, so an unknown name is only suggested against,
+    never refused. Empty for a known sport.
+    """
+    try:
+        name = sport_name(value.rpartition("/")[2])  # "v2/volleyball" as "volleyball"
+    except (TypeError, ValueError):
+        return ""
+    if name in KNOWN_SPORTS:
+        return ""
+    close = difflib.get_close_matches(name, sorted(KNOWN_SPORTS), n=3)
+    if close:
+        return f" (not a known sport: did you mean {' or '.join(close)}?)"
+    return f" (not a known sport; known: {', '.join(sorted(KNOWN_SPORTS))})"
+
+
+def _not_found(asked: Sequence[tuple[str, str]]) -> str:
+    # What the command looked up, in the words of its --help: "sport", "fixture" for
+    # FIXTURE_ID, "season" for --season-id.
+    if not asked:
+        return "the service has nothing at that address"
+    named = [
+        f"{name.removesuffix('_id').replace('_', ' ')} {value}"
+        + (sport_hint(value) if name == "sport" else "")
+        for name, value in asked
+    ]
+    return "check " + (" and ".join(named) if len(named) < 3 else ", ".join(named))
+
+
+def describe(
+    exc: BaseException, asked: Sequence[tuple[str, str]] = (), *, verbose: bool = False
+) -> str:
+    """One line saying what went wrong and, where there is one, what to do about it.
+
+    ``asked``: what the command looked up, (name, value) pairs (``Settings.asked``),
+    for a 404's hint. Notes on the error (``add_note``: which live feed, why a record is
+    not there yet) are shown with it; a 404's notes say what was looked up better than
+    ``asked`` can, so they stand in for its hint. ``verbose``: the traceback is printed,
+    so an internal error says it is above.
+    """
     if isinstance(exc, errors.TransportError):
         text = _unreachable(exc)
     else:
         text = " ".join(str(exc).split()) or type(exc).__name__
-    hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
     if exit_code(exc) == 1:
         where = "the traceback is above" if verbose else "--verbose shows the traceback"
         return f"internal error: {type(exc).__name__}: {text} ({where})"
+    notes = "; ".join(getattr(exc, "__notes__", ()))
+    hint: str | None
+    if isinstance(exc, errors.NotFoundError):
+        hint, notes = notes or _not_found(asked), ""
+    else:
+        hint = next((h for cls, h in HINTS.items() if isinstance(exc, cls)), None)
+    if notes:
+        text = f"{text} ({notes})"
     return f"{text}: {hint}" if hint else text
 
 
@@ -382,5 +430,5 @@ def fail(cfg: Settings, exc: BaseException) -> NoReturn:
     leaf = _leaf(exc)
     if cfg.verbose:
         traceback.print_exception(exc, file=sys.stderr)
-    say(f"asyncsports: error: {describe(leaf, verbose=cfg.verbose)}")
+    say(f"asyncsports: error: {describe(leaf, cfg.asked, verbose=cfg.verbose)}")
     raise typer.Exit(exit_code(leaf))

@@ -19,7 +19,7 @@ from asyncsports.resources.snooker import SnookerResource as Snooker
 
 from .app import Query, command, snooker_app
 from .options import Limit
-from .running import write_file
+from .running import say, write_file
 
 
 def _id(value: str) -> int | str:
@@ -129,12 +129,14 @@ def player_info(
         Path | None, typer.Option(help="Write the image to this file.", dir_okay=False)
     ] = None,
 ) -> Query:
-    """A player's image (its name, type and size; --save writes it out)."""
+    """A player's image (its name, type and size; --save writes it to a file)."""
 
     async def ask(client: Client) -> PlayerImage:
         image = await client.snooker.player_info(_id(player), _id(tournament))
         if save is not None:
             write_file(save, image.file_content)
+            # The record shows the service's name for the image; say which file it went to.
+            say(f"saved {save} ({len(image.file_content):,} bytes)")
         return image
 
     return Query(ask)

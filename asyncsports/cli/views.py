@@ -170,7 +170,7 @@ VIEWS: dict[type, View] = {
         _profile_rows,
     ),
     PreviousWinner: View(("year", "id", "player"), _winner_rows),
-    PlayerImage: View(("file", "type", "bytes"), _image_rows),
+    PlayerImage: View(("name", "type", "bytes"), _image_rows),
     Event: View(("id", "event", "start (UTC)", "end (UTC)", "tournament", "sport"), _event_rows),
     Playback: View(("event", "HLS address"), _playback_rows),
 }

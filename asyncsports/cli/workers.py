@@ -143,7 +143,8 @@ def _child_env(cfg: Settings) -> dict[str, str]:
 def _child_argv(
     cfg: Settings, db: str, job: str, n: int, concurrency: int, timeout: float = CONNECT_TIMEOUT
 ) -> list[str]:
-    argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", cfg.vendor, "worker",
+    # -m asyncsports, the light entry: a Ctrl-C while a worker starts is no traceback.
+    argv = [sys.executable, "-m", "asyncsports", "--vendor", cfg.vendor, "worker",
             "--db", db, "--job", job, "--concurrency", str(concurrency),
             "--connect-timeout", str(timeout), "--json"]  # fmt: skip
     # One budget for the whole job: shared in Redis, or split between the processes (0:
