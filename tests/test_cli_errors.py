@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import msgspec
 import pytest
 from aiohttp import web
 from conftest import Serve
+from test_cli_live import env
 
 import asyncsports
 from asyncsports import errors
@@ -26,12 +26,6 @@ from asyncsports.cli.running import describe, sport_hint
 
 CLI = [sys.executable, "-m", "asyncsports"]
 TIMEOUT = 60
-
-
-def env(**extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
-    out.update(extra)
-    return out
 
 
 def run(

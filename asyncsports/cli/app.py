@@ -135,29 +135,26 @@ def _as_markup(command: Any) -> None:
             param.help = _markup(getattr(param, "help", None))
 
 
-class Command(TyperCommand):
-    """A command whose --help reads the same on every supported typer."""
+class _Settled:
+    """What Command and Group share: help texts as markup, parameters settled."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _as_markup(self)
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return [_settle(p) for p in super().get_params(ctx)]
+        return [_settle(p) for p in super().get_params(ctx)]  # type: ignore[misc]
+
+
+class Command(_Settled, TyperCommand):
+    """A command whose --help reads the same on every supported typer."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _usage(self, ctx)
 
 
-class Group(TyperGroup):
+class Group(_Settled, TyperGroup):
     """A group whose --help reads the same on every supported typer, commands in order."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _as_markup(self)
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return [_settle(p) for p in super().get_params(ctx)]
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [*_usage(self, ctx), self.subcommand_metavar]
