@@ -91,8 +91,17 @@ def test_the_readme_names_two_set_up_commands_and_the_docs_command() -> None:
 def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     for name in ("setup_app", "setup_tests", "docs"):
-        assert re.search(rf'^in_venv \w+ "\$\w+" "\${name}"$', script, flags=re.M), name
-    assert 'PIP_CONSTRAINT=$PWD/constraints-lowest.txt in_venv lowest "$oldest"' in script
+        assert re.search(rf'^    in_venv "\$1-\w+" "\$2" "\${name}"$', script, flags=re.M), name
+    assert re.search(r'^leg newest "\$newest"$', script, flags=re.M)
+    lowest = re.search(r"^\(\n(.*?)^\)$", script, flags=re.M | re.S)
+    assert lowest, "the lowest leg runs in a subshell of its own"
+    assert lowest[1].split() == [
+        "export",
+        "PIP_CONSTRAINT=$PWD/constraints-lowest.txt",
+        "leg",
+        "lowest",
+        '"$oldest"',
+    ]
     assert "--system-site-packages" not in script
     printed = subprocess.run(
         [sys.executable, str(ROOT / ".ci" / "readme.py"), "setup"],
