@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from samples import FIXTURE_ID, envelope, fixture
 
-from asyncsports import Client, RequestOptions
+from asyncsports import Client, RequestOptions, StreamingCredentials
 from asyncsports import _request as q
 from asyncsports.errors import NotFoundError
 from asyncsports.resources import (
@@ -297,3 +297,47 @@ def test_extra_query_is_merged_after_the_methods_own(
     kept = [p for p in own if p[0] not in extra]
     assert req.params == tuple(kept) + tuple(extra.items())
     assert req.target == q.Request("/x", req.params).target
+
+
+async def test_client_defaults_go_with_every_request_below_the_methods_own(
+    stub: Stub,
+) -> None:
+    stub.add("/basketball/fixtures", envelope([fixture()], 0, 20, 1))
+    stub.add("/api/v2/streaming/events", [])
+    async with Client(
+        stub.url,
+        token="secret-token",
+        streaming_url=stub.url,
+        streaming_credentials=StreamingCredentials(9, "stream-auth", 1700000000000),
+        default_query={"subscribed": "true", "status": "live"},
+        default_headers={"X-Team": "data", "Accept": "application/json"},
+    ) as client:
+        await client.fixtures.list("basketball", status="completed").collect()
+        seen = stub.last()
+        assert ("subscribed", "true") in seen.query
+        assert [v for k, v in seen.query if k == "status"] == ["completed"]  # the method's
+        assert seen.headers["X-Team"] == "data"
+        assert seen.headers["Accept"] == "application/json"  # replaces the client's own
+        assert seen.headers["Authorization"] == "Bearer secret-token"
+        await client.fixtures.list(
+            "basketball", extra_query={"subscribed": "false"}, extra_headers={"X-Team": "x"}
+        ).collect()
+        seen = stub.last()
+        assert [v for k, v in seen.query if k == "subscribed"] == ["false"]
+        assert ("status", "live") in seen.query
+        assert seen.headers["X-Team"] == "x"
+        await client.events.list().collect()  # the streaming host too
+        assert ("subscribed", "true") in stub.last().query
+        assert ("operatorId", "9") in stub.last().query
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"default_query": {"a": object()}}, r"^default_query\['a'\]"),
+        ({"default_headers": {"X": "a\nb"}}, r"^default_headers\['X'\]"),
+    ],
+)
+def test_bad_client_defaults_are_refused_at_once(kw: dict[str, Any], message: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=message):
+        Client("http://127.0.0.1:9", token="t", **kw)
