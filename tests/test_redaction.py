@@ -207,3 +207,21 @@ def test_a_body_nested_deeper_than_recursion_goes_is_scrubbed() -> None:
     Secrets([TOKEN]).scrub(error)
     assert TOKEN not in msgspec.json.encode(error.body).decode()
     assert "***" in msgspec.json.encode(error.body).decode()
+
+
+async def test_a_live_connections_reason_is_hidden_in_the_retrying_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The live feeds hand their connection's end to Session.act, as requests do.
+    from asyncsports._retry import Call, Decision
+
+    creds = StreamingCredentials(9, AUTH, 1700000000000)
+    caplog.set_level(logging.DEBUG, logger="asyncsports")
+    async with Client("http://127.0.0.1:9", token=TOKEN, streaming_credentials=creds) as client:
+        session = client._session
+        why = f"closed by the server (1008, Invalid token {TOKEN} / {AUTH})"
+        await session.act(Decision("retry", 0.0), Call(), "ws://x", why, TOKEN, "live feed")
+        assert session.hide(why) == "closed by the server (1008, Invalid token *** / ***)"
+    [record] = [r for r in caplog.records if "retrying" in r.getMessage()]
+    assert "Invalid token *** / ***" in record.getMessage()
+    assert leaked(record.getMessage() + repr(record.args), TOKEN, AUTH) == []

@@ -224,6 +224,10 @@ class Session:
         """
         return self._secrets(*more).scrub(error)
 
+    def hide(self, text: str, *more: str | None) -> str:
+        """``text`` (a reason a live server gave, say) with the secrets of :meth:`scrub` hidden."""
+        return self._secrets(*more).text(text)
+
     def _secrets(self, *more: str | None) -> Secrets:
         creds = self._credentials
         own = () if creds is None else (creds.auth, creds.secret)
@@ -440,7 +444,7 @@ class Session:
             await self.pause(decision.wait)
         if why:
             # A live connection's reason may quote what its server sent.
-            why = self._secrets(token).text(why)
+            why = self.hide(why, token)
         log.warning(
             "retrying %s %s in %.2fs (attempt %d failed: %s)",
             what,
