@@ -124,8 +124,8 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
         _option(
             "--query",
             env="QUERY",
-            help="KEY=VALUE: a query parameter sent with every request, for what the spec "
-            "omits (subscribed=true); repeatable. The command's own options come first.",
+            help="A query parameter sent with every request, for what the spec omits "
+            "(subscribed=true); repeatable. The command's own options come first.",
             panel=CONNECTION,
             metavar="KEY=VALUE",
             callback=lambda items: [_query_item(item) for item in items or ()] or None,
