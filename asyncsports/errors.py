@@ -307,6 +307,7 @@ def redact(text: object) -> str:
 
 E = TypeVar("E", bound=BaseException)
 _HIDDEN = "***"
+_UNCHECKED = "(not shown: too deep to check for secrets)"
 
 
 class Secrets:
@@ -375,7 +376,8 @@ class Secrets:
             try:
                 data = msgspec.json.encode(dict(value) if isinstance(value, Mapping) else value)
             except (TypeError, RecursionError, msgspec.EncodeError):
-                return value
+                # Too deep to look through: not kept, since it cannot be checked.
+                return _UNCHECKED
             text = data.decode()
             cleaned = text
             for secret in self.values:

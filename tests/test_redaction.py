@@ -205,8 +205,13 @@ def test_a_body_nested_deeper_than_recursion_goes_is_scrubbed() -> None:
         body = {"a": body}
     error = ServerError(500, "x", body=body)
     Secrets([TOKEN]).scrub(error)
-    assert TOKEN not in msgspec.json.encode(error.body).decode()
-    assert "***" in msgspec.json.encode(error.body).decode()
+    try:
+        shown = msgspec.json.encode(error.body).decode()
+    except RecursionError:  # Python 3.11: msgspec recurses on the C stack Python counts
+        shown = "(too deep)"
+    # Looked through and hidden, or (where even msgspec cannot go that deep) not kept.
+    assert shown.count("***") == 1 or error.body == "(not shown: too deep to check for secrets)"
+    assert TOKEN not in shown
 
 
 async def test_a_live_connections_reason_is_hidden_in_the_retrying_record(

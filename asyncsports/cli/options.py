@@ -128,7 +128,7 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             "(subscribed=true); repeatable. The command's own options come first.",
             panel=CONNECTION,
             metavar="KEY=VALUE",
-            callback=lambda items: [_query_item(item) for item in items or ()] or None,
+            callback=lambda items: [_query_item(item) for item in items or ()],
         ),
     ),
     "rate_limit_url": (
