@@ -13,7 +13,7 @@ from asyncsports._version import __version__
 # of this module. Type checkers read the name alone as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from asyncsports._request import Sport
+    from asyncsports._request import RequestOptions, Sport
     from asyncsports._retry import RetryPolicy
     from asyncsports._session import RequestInfo, Timeout
     from asyncsports._watch import Change
@@ -56,6 +56,7 @@ __all__ = [
     "RateLimitError",
     "RawRecord",
     "RequestInfo",
+    "RequestOptions",
     "ResumeToken",
     "RetryPolicy",
     "ServerError",
@@ -69,6 +70,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "RequestOptions": "_request",
     "Sport": "_request",
     "RetryPolicy": "_retry",
     "RequestInfo": "_session",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from asyncsports._request import Header, Param, QueryValue, extra_headers, extra_query
 from asyncsports._retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 
@@ -138,6 +139,8 @@ class Settings:
     on_request: Hook | None = None
     on_response: Hook | None = None
     verify_ssl: bool = True
+    default_query: Mapping[str, QueryValue] | None = None
+    default_headers: Mapping[str, str | None] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", _http_url("base_url", self.base_url))
@@ -178,6 +181,17 @@ class Settings:
             hook = getattr(self, name)
             if hook is not None and not callable(hook):
                 raise TypeError(f"{name}: expected a callable, got {hook!r}")
+        self.query()
+        self.headers()
+
+    def query(self) -> tuple[Param, ...]:
+        """``default_query`` as parameters (a None value sends nothing)."""
+        pairs = extra_query(self.default_query, "default_query")
+        return tuple((k, v) for k, v in pairs if v is not None)
+
+    def headers(self) -> tuple[Header, ...]:
+        """``default_headers`` as (name, value or None) pairs."""
+        return extra_headers(self.default_headers, "default_headers")
 
 
 class Limits:

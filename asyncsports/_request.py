@@ -9,21 +9,27 @@ The argument rule, for every argument of every resource method (also in docs/wir
    where a bool goes), ``ValueError`` when its value is.
 2. A value from a set of names is matched ignoring case, spaces and punctuation, and sent
    in the wire spelling: ``"Live"`` is ``live``, ``"In Venue"`` is ``inVenue``, ``"Ice
-   Hockey"``, ``"ICE_HOCKEY"`` and ``Sport.ICE_HOCKEY`` are ``ice-hockey``. A closed set
-   (``status``, ``type``, ``coverage_level``, ``sort``, ``restrictions``) refuses any other
-   value. The sports are an open set (the vendor covers more than api-spec names): a name
+   Hockey"``, ``"ICE_HOCKEY"`` and ``Sport.ICE_HOCKEY`` are ``ice-hockey``. The filter
+   values (``status``, ``type``, ``coverage_level``, ``restrictions``, sort fields) are open
+   sets: a value the client does not know is sent as given, for the server to judge
+   (``status="suspended"``); only a sort direction (``asc``, ``desc``) is closed. The
+   sports are an open set (the vendor covers more than api-spec names): a name
    is put in normal form (lower case, words joined by ``-``), a known sport in any such
    spelling becomes its wire name (the vendor's table tennis too: ``"Table Tennis"`` is
    ``/v2/tabletennis``), and any other is sent for the server to judge (``"Field Hockey"``
    is ``field-hockey``); a version written before the name as the vendor does
    (``"v2/volleyball"``) is kept; only a name that cannot be one path segment (``"a/b"``,
    ``""``, ``"über"``) is refused.
-3. A value with a format the spec gives is checked for it: the data service's ids
-   (``fixture_id``, ``season_id``, ``team_id``, ``stage_id``) are UUIDs (a ``uuid.UUID``
-   or its text, sent in canonical lower case); dates are ``datetime.date`` or
-   ``"YYYY-MM-DD"``; integers stay within the bounds the spec gives; flags are ``bool``.
-   Ids the spec leaves opaque (snooker external ids, the feed name) only have to be one
-   safe path segment.
+3. A value with a format the spec gives is checked for it, endpoint by endpoint: an id
+   the spec types UUID (fixtures' ``seasonId`` and ``fixtureId``, squads' ``teamId``) is a
+   ``uuid.UUID`` or its text, sent in canonical lower case; an id it types string
+   (squads' and standings' ``seasonId``, standings' ``stageId``, the ``fixtureId`` of
+   actions and statistics, snooker external ids, the feed name) is any one safe path
+   segment (:func:`segment`), sent as given (percent-encoded), a ``uuid.UUID`` in
+   canonical form. Dates are ``datetime.date`` or ``"YYYY-MM-DD"``; integers stay within
+   the bounds the spec gives; flags are ``bool``.
+4. Every method takes ``extra_query`` and ``extra_headers`` (:class:`RequestOptions`):
+   what the spec omits, merged after the method's own (:func:`options`).
 """
 
 from __future__ import annotations
@@ -34,13 +40,32 @@ import hashlib
 import re
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal, TypedDict
 
-__all__ = ["Param", "Request", "Sport"]
+__all__ = ["Param", "Request", "RequestOptions", "Sport"]
 
 Param = tuple[str, str]
+Header = tuple[str, str | None]
 Host = Literal["data", "streaming"]
+QueryValue = str | int | float | bool | Sequence[str] | None
+
+
+class RequestOptions(TypedDict, total=False):
+    """What every resource method takes besides its own arguments: what the spec omits.
+
+    Merged after the method's own, as in openai-python:
+
+    - ``extra_query``: query parameters. A name the method sets itself is replaced;
+      ``None`` drops it; a sequence of strings repeats the name; ``True``/``False`` are
+      ``true``/``false``. ``{"subscribed": "true"}`` asks the fixtures listing for what
+      the vendor's own consumer asks.
+    - ``extra_headers``: request headers, replacing the client's own of the same name
+      (any case); ``None`` drops one.
+    """
+
+    extra_query: Mapping[str, QueryValue]
+    extra_headers: Mapping[str, str | None]
 
 
 class Sport(enum.StrEnum):
@@ -64,31 +89,43 @@ class Request:
     is a value: nothing changes it once built.
     """
 
-    __slots__ = ("host", "params", "path", "target")
+    __slots__ = ("headers", "host", "params", "path", "target")
 
-    def __init__(self, path: str, params: tuple[Param, ...] = (), host: Host = "data") -> None:
+    def __init__(
+        self,
+        path: str,
+        params: tuple[Param, ...] = (),
+        host: Host = "data",
+        headers: tuple[Header, ...] = (),
+    ) -> None:
         self.path = path
         self.params = params
         self.host: Host = host
+        self.headers = headers
+        """Headers merged after the client's own (``extra_headers``); None drops one."""
         self.target = _path(path) + _query(params, "?")
 
     def with_params(self, *extra: Param) -> Request:
         """The same request with ``extra`` appended to the query."""
         req = Request.__new__(Request)
         req.path, req.params, req.host = self.path, self.params + extra, self.host
+        req.headers = self.headers
         req.target = self.target + _query(extra, "&" if self.params else "?")
         return req
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Request):
             return NotImplemented
-        return (self.host, self.path, self.params) == (other.host, other.path, other.params)
+        mine = (self.host, self.path, self.params, self.headers)
+        return mine == (other.host, other.path, other.params, other.headers)
 
     def __hash__(self) -> int:
-        return hash((self.host, self.path, self.params))
+        return hash((self.host, self.path, self.params, self.headers))
 
     def __repr__(self) -> str:
-        return f"Request(path={self.path!r}, params={self.params!r}, host={self.host!r})"
+        # Header names only: a header's value may be a credential.
+        more = f", headers={[k for k, _ in self.headers]!r}" if self.headers else ""
+        return f"Request(path={self.path!r}, params={self.params!r}, host={self.host!r}{more})"
 
     def fingerprint(self) -> str:
         """8 hex digits naming the listing this request starts: host, path and query.
@@ -210,13 +247,30 @@ def uuid_id(name: str, value: object) -> str:
 
 
 def segment(name: str, value: object) -> str:
-    """A path segment from an opaque id (str, int or UUID), refusing what would change the path."""
+    """One safe path segment from an opaque id (str, int or UUID): sent as given, percent-encoded.
+
+    Anything goes but what would change the path: an empty id, a ``/``, the dot
+    segments ``.`` and ``..``, and whitespace or control characters (:func:`visible`) are
+    ValueErrors naming the argument. The rest (``?``, ``#``, ``%``, ``+``, any letter) is
+    percent-encoded when the request line is rendered.
+    """
     if isinstance(value, bool) or not isinstance(value, str | int | uuid.UUID):
         raise TypeError(f"{name}: expected a str, int or UUID, got {type(value).__name__}")
     text = visible(name, str(value))
-    if not text or "/" in text or text in (".", "..") or any(c in text for c in "?#%"):
-        raise ValueError(f"{name}: not a valid id: {value!r}")
+    if not text or "/" in text or text in (".", ".."):
+        raise ValueError(
+            f"{name}: expected one path segment (not empty, no '/', not '.' or '..'), got {value!r}"
+        )
     return text
+
+
+def string_id(name: str, value: object) -> str:
+    """An id the spec types as a string: a ``uuid.UUID`` (canonical text) or one safe segment."""
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected an id (a str or UUID), got {type(value).__name__}")
+    return segment(name, value)
 
 
 def boolean(name: str, value: bool) -> str:
@@ -259,13 +313,36 @@ def choice(name: str, value: str, allowed: Iterable[str]) -> str:
     (``"In Venue"``, ``"Live"``) is accepted for the filter spelling (``inVenue``, ``live``).
     """
     options = tuple(allowed)
+    found = _known(name, value, options)
+    if found is None:
+        raise ValueError(f"{name}: expected one of {', '.join(options)}; got {value!r}")
+    return found
+
+
+def open_choice(name: str, value: str, known: Iterable[str]) -> str:
+    """A filter value: the one of ``known`` that ``value`` names, else ``value`` as given.
+
+    As :func:`choice`, the known values in any case, spacing or response spelling
+    (``"Completed"``, ``"COMPLETED"``, ``"In Venue"``, ``"in-venue"``) become their wire
+    spelling; any other value (one the service added after the spec) is sent unchanged
+    for the server to judge. Only an empty or blank value is refused.
+    """
+    found = _known(name, value, tuple(known))
+    if found is not None:
+        return found
+    if not value.strip():
+        raise ValueError(f"{name}: expected a value, got {value!r}")
+    return value
+
+
+def _known(name: str, value: object, options: tuple[str, ...]) -> str | None:
     if not isinstance(value, str):
         raise TypeError(f"{name}: expected a str, got {type(value).__name__}")
     key = _fold(value)
     for option in options:
         if _fold(option) == key:
             return option
-    raise ValueError(f"{name}: expected one of {', '.join(options)}; got {value!r}")
+    return None
 
 
 def integer(name: str, value: int, *, low: int | None = None, high: int | None = None) -> str:
@@ -311,16 +388,16 @@ def sort_params(
 ) -> list[Param]:
     """``<field>`` or ``<field>,asc|desc`` items as repeated ``wire`` parameters, in order.
 
-    With ``fields`` the field is one of them (any case); without, any field name is sent
-    as given. The direction is ``asc`` or ``desc`` in any case.
+    A field of ``fields`` may be given in any case; any other field name is sent as given
+    (fields are an open set). The direction is ``asc`` or ``desc`` in any case.
     """
     known = tuple(fields) if fields is not None else None
     out: list[Param] = []
     for item in strings(name, value):
         field, comma, direction = (part.strip() for part in item.partition(","))
         if known is not None:
-            field = choice(f"{name} field", field, known)
-        elif not _FIELD_RE.fullmatch(field):
+            field = _known(f"{name} field", field, known) or field
+        if not _FIELD_RE.fullmatch(field):
             raise ValueError(f"{name} field: expected a field name, got {field!r}")
         if comma:
             direction = choice(f"{name} direction", direction, ("asc", "desc"))
@@ -373,3 +450,86 @@ def target(req: Request, extra: Sequence[Param] = ()) -> str:
     if not extra:
         return req.target
     return _path(req.path) + _query([*extra, *req.params], "?")
+
+
+_OPTIONS = frozenset(RequestOptions.__annotations__)
+# RFC 9110 token characters: a header name; a value must not hold a line break or NUL.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_BAD = re.compile(r"[\r\n\x00]")
+
+
+def options(req: Request, given: Mapping[str, object]) -> Request:
+    """``req`` with the ``extra_query`` and ``extra_headers`` of ``given`` merged after its own.
+
+    ``given`` is a method's ``**extra``: any other keyword is a TypeError, as Python
+    would raise for a named parameter. Without extras, ``req`` itself.
+    """
+    if not given:
+        return req
+    unknown = sorted(set(given) - _OPTIONS)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    query = extra_query(given.get("extra_query"))
+    headers = extra_headers(given.get("extra_headers"))
+    if not query and not headers:
+        return req
+    replaced = {k for k, _ in query}
+    params = tuple(p for p in req.params if p[0] not in replaced)
+    params += tuple((k, v) for k, v in query if v is not None)
+    return Request(req.path, params, req.host, req.headers + headers)
+
+
+def extra_query(query: object, arg: str = "extra_query") -> list[tuple[str, str | None]]:
+    """``extra_query`` (or ``default_query``, ``arg``) checked, as (name, value) pairs."""
+    if query is None:
+        return []
+    if not isinstance(query, Mapping):
+        raise TypeError(f"{arg}: expected a mapping, got {type(query).__name__}")
+    out: list[tuple[str, str | None]] = []
+    for key, value in query.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{arg}: expected names of text, got {key!r}")
+        if value is None:
+            out.append((key, None))
+        elif isinstance(value, bool):
+            out.append((key, boolean(f"{arg}[{key!r}]", value)))
+        elif isinstance(value, str | int | float):
+            out.append((key, str(value)))
+        elif isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+            out += [(key, v) for v in value]
+        else:
+            raise TypeError(
+                f"{arg}[{key!r}]: expected a str, number, bool, sequence of str or None, "
+                f"got {type(value).__name__}"
+            )
+    return out
+
+
+def extra_headers(headers: object, arg: str = "extra_headers") -> tuple[Header, ...]:
+    """``extra_headers`` (or ``default_headers``, ``arg``) checked, as (name, value) pairs."""
+    if headers is None:
+        return ()
+    if not isinstance(headers, Mapping):
+        raise TypeError(f"{arg}: expected a mapping, got {type(headers).__name__}")
+    out: list[Header] = []
+    for key, value in headers.items():
+        if not isinstance(key, str) or not _HEADER_NAME.fullmatch(key):
+            raise ValueError(f"{arg}: not a header name: {key!r}")
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{arg}[{key!r}]: expected a str or None, got {type(value).__name__}")
+        if value is not None and _HEADER_BAD.search(value):
+            raise ValueError(f"{arg}[{key!r}]: a value must not hold a line break")
+        out.append((key, value))
+    return tuple(out)
+
+
+def merged_headers(own: Mapping[str, str], extra: Sequence[Header]) -> dict[str, str]:
+    """``own`` with ``extra`` merged after: a name in any case replaces, None drops it."""
+    out = dict(own)
+    for key, value in extra:
+        low = key.lower()
+        for name in [n for n in out if n.lower() == low]:
+            del out[name]
+        if value is not None:
+            out[key] = value
+    return out

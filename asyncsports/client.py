@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Self
 
 from asyncsports._config import Hook, Settings, Timeout
+from asyncsports._request import QueryValue
 from asyncsports._retry import RetryPolicy
 from asyncsports._session import Session
 from asyncsports._sharedlimit import SharedPacer
@@ -50,6 +52,9 @@ class Client:
     has no size bound, only a pace (``Timeout.min_rate``). ``live_url`` is the streams host
     of the live feeds (``client.live``, websockets). The settings are validated once and
     kept in :attr:`settings`.
+    ``default_query`` and ``default_headers`` go with every request (as in openai-python):
+    a method's own parameters and headers, and its ``extra_query`` and ``extra_headers``,
+    take precedence; ``default_headers`` replace the client's own (``Accept``, say).
     """
 
     def __init__(
@@ -76,6 +81,8 @@ class Client:
         on_request: Hook | None = None,
         on_response: Hook | None = None,
         verify_ssl: bool = True,
+        default_query: Mapping[str, QueryValue] | None = None,
+        default_headers: Mapping[str, str | None] | None = None,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -104,6 +111,8 @@ class Client:
             on_request=on_request,
             on_response=on_response,
             verify_ssl=verify_ssl,
+            default_query=default_query,
+            default_headers=default_headers,
         )
         """The client's validated settings."""
         s = self.settings

@@ -87,6 +87,8 @@ class Seen:
     path: str
     query: list[tuple[str, str]]
     headers: dict[str, str]
+    raw_path: str = ""
+    """The path as sent, percent-encoded."""
 
 
 class Stub:
@@ -106,7 +108,8 @@ class Stub:
         return hits[-1]
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        self.seen.append(Seen(request.path, list(request.query.items()), dict(request.headers)))
+        query, headers = list(request.query.items()), dict(request.headers)
+        self.seen.append(Seen(request.path, query, headers, request.rel_url.raw_path))
         replies = self.routes.get(request.path)
         if not replies:
             return web.json_response({"error": "Not Found", "status": 404}, status=404)

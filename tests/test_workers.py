@@ -345,6 +345,18 @@ def test_local_workers_split_the_rate_budget_unless_redis_shares_it() -> None:
     assert rate(shared) == ["8.0", "redis://r", "k"]
 
 
+def test_local_workers_send_the_query_items_they_were_given() -> None:
+    from asyncsports.cli.options import Settings
+    from asyncsports.cli.workers import _child_argv
+
+    argv = _child_argv(Settings(query=["subscribed=true", "a=b"]), "db", "j", 2, 8)
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--query"] == [
+        "subscribed=true",
+        "a=b",
+    ]
+    assert "--query" not in _child_argv(Settings(), "db", "j", 2, 8)
+
+
 def test_the_workers_benchmark_pairs_rounds_for_its_speed_up() -> None:
     from benchmarks.workers import markdown
 

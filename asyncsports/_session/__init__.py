@@ -38,13 +38,14 @@ from aiohttp.helpers import _SENTINEL, sentinel
 
 from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
 from asyncsports._ratelimit import Limiter, Pacer
-from asyncsports._request import Request, target
+from asyncsports._request import Request, merged_headers, target
 from asyncsports._retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
 from asyncsports._version import __version__
 from asyncsports.auth import TokenProvider
 from asyncsports.errors import (
     AsyncSportsError,
+    Secrets,
     TransportError,
     error_from,
     redact,
@@ -54,6 +55,7 @@ __all__ = ["Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Time
 
 log = logging.getLogger("asyncsports")
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 
 USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
 _ERROR_BODY_LIMIT = 64 * 1024
@@ -102,8 +104,12 @@ class Session:
         self._token = TokenProvider(settings.token)
         self._credentials = settings.streaming_credentials
         accept = f"application/vnd.{settings.vendor}.dde.api+json;version=1"
-        self._data_headers = {"Accept": accept, "Content-Type": "application/json"}
-        self._stream_headers = {"Accept": "application/json"}
+        # default_headers replace the client's own; a request's extra_headers, both.
+        defaults = settings.headers()
+        own = {"Accept": accept, "Content-Type": "application/json"}
+        self._data_headers = merged_headers(own, defaults)
+        self._stream_headers = merged_headers({"Accept": "application/json"}, defaults)
+        self._query = settings.query()
         # The data headers with the bearer token: one dict per token, not one per request.
         self._auth_token: str | None = None
         self._auth_headers = self._data_headers
@@ -200,6 +206,33 @@ class Session:
         """
         return self._exchange(req, _WHOLE)
 
+    async def read(self, req: Request, parse: Callable[[Response], T]) -> T:
+        """:meth:`get`, and ``parse`` the response: what it raises (a DecodeError quoting
+        the body) carries none of the client's secrets (:meth:`scrub`)."""
+        resp = await self._exchange(req, _WHOLE)
+        try:
+            return parse(resp)
+        except AsyncSportsError as exc:
+            self.scrub(exc)
+            raise
+
+    def scrub(self, error: E, *more: str | None) -> E:
+        """``error`` with the client's secrets, and ``more`` (an attempt's own), hidden.
+
+        The one place a secret is kept out of what a server sent back: every error of
+        the session goes through it before it is logged or raised.
+        """
+        return self._secrets(*more).scrub(error)
+
+    def hide(self, text: str, *more: str | None) -> str:
+        """``text`` (a reason a live server gave, say) with the secrets of :meth:`scrub` hidden."""
+        return self._secrets(*more).text(text)
+
+    def _secrets(self, *more: str | None) -> Secrets:
+        creds = self._credentials
+        own = () if creds is None else (creds.auth, creds.secret)
+        return Secrets((self._token.current, *own, *more))
+
     async def stream(
         self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
     ) -> AsyncGenerator[T, None]:
@@ -222,7 +255,11 @@ class Session:
                     yield item
                 return
             except TransportError as exc:
-                failed = _Failed(exc, _BROKEN, None)
+                failed = _Failed(self.scrub(exc), _BROKEN, None)
+            except AsyncSportsError as exc:
+                # A DecodeError quoting the body.
+                self.scrub(exc)
+                raise
             finally:
                 resp.release()
 
@@ -276,6 +313,7 @@ class Session:
             # The turn first: stream credentials are signed for the moment they are sent
             # (valid 30 s), not for when the request joined the queue.
             await self._wait_turn()
+        auth: str | None = None
         if req.host == "data":
             token = self._token.current
             if token is None:
@@ -283,13 +321,20 @@ class Session:
                 if token is None:
                     raise ValueError("token: the sports data service needs one: Client(token=...)")
             headers = self._auth_headers if token is self._auth_token else self._headers(token)
-            url = shown = base + req.target
+            if self._query:
+                url = shown = base + target(req, self._defaults(req))
+            else:
+                url = shown = base + req.target
         else:
             if self._credentials is None:
                 raise ValueError("streaming_credentials: required for the live stream events")
             token, headers = None, self._stream_headers
-            url = base + target(req, self._credentials.params())
+            params = self._credentials.params()
+            auth = dict(params).get("auth")
+            url = base + target(req, [*params, *self._defaults(req)])
             shown = redact(url)
+        if req.headers:
+            headers = merged_headers(headers, req.headers)
         call.attempts += 1
         attempt = call.attempts
         if self._on_request is not None:
@@ -298,15 +343,23 @@ class Session:
         deadline = call.deadline
         try:
             if deadline is None:
-                return await self._send(http, url, headers, shown, attempt, token, consume)
-            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                return await self._send(http, url, headers, shown, attempt, token, consume)
+                result = await self._send(http, url, headers, shown, attempt, token, consume)
+            else:
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    result = await self._send(http, url, headers, shown, attempt, token, consume)
         except TransportError as exc:
             # The body broke off while consumed.
-            return _Failed(exc, _BROKEN, token)
+            result = _Failed(exc, _BROKEN, token)
         except builtin_timeout as exc:
             # Timeout.total ran out (aiohttp's own time limits are TransportErrors by now).
-            return _Failed(transport(exc, shown, attempt, deadline), _BROKEN, token)
+            result = _Failed(transport(exc, shown, attempt, deadline), _BROKEN, token)
+        except AsyncSportsError as exc:
+            self.scrub(exc, token, auth)
+            raise
+        if isinstance(result, _Failed):
+            # Before it is logged ("retrying ...") or raised.
+            self.scrub(result.error, token, auth)
+        return result
 
     async def _send(
         self,
@@ -389,6 +442,9 @@ class Session:
             return
         if decision.pause:
             await self.pause(decision.wait)
+        if why:
+            # A live connection's reason may quote what its server sent.
+            why = self.hide(why, token)
         log.warning(
             "retrying %s %s in %.2fs (attempt %d failed: %s)",
             what,
@@ -420,6 +476,13 @@ class Session:
             retry_after=retry_after,
         )
         return _Failed(error, Outcome(resp.status, retry_after), token)
+
+    def _defaults(self, req: Request) -> list[tuple[str, str]]:
+        """``default_query`` less what ``req`` sets itself: the request's own win."""
+        if not self._query:
+            return []
+        names = {k for k, _ in req.params}
+        return [p for p in self._query if p[0] not in names]
 
     def _headers(self, token: str) -> dict[str, str]:
         headers = {**self._data_headers, "Authorization": f"Bearer {token}"}

@@ -43,11 +43,14 @@ def fixtures(
     season_id: Annotated[str | None, typer.Option(help="Only this season (id).")] = None,
     live: Annotated[bool, typer.Option("--live", help="Only fixtures live now.")] = False,
     status: Annotated[
-        str | None, typer.Option(help="scheduled, live, completed or postponed.")
+        str | None,
+        typer.Option(help="scheduled, live, completed, postponed, or any the service knows."),
     ] = None,
     date_from: Annotated[dt.datetime | None, date_option("Starting on or after.")] = None,
     date_to: Annotated[dt.datetime | None, date_option("Starting on or before.")] = None,
-    type: Annotated[str | None, typer.Option(help="official, simulation or training.")] = None,
+    type: Annotated[
+        str | None, typer.Option(help="official, simulation, training, or any other.")
+    ] = None,
     coverage_level: Annotated[
         str | None, typer.Option(help="noCoverage, inVenue, lowLatencyStream, ...")
     ] = None,

@@ -45,6 +45,8 @@ class Settings:
     emulator_scale: str | None = None
     json: bool = False
     verbose: bool = False
+    query: list[str] | None = None
+    """``--query KEY=VALUE`` items: parameters sent with every request the command makes."""
     asked: tuple[tuple[str, str], ...] = ()
     """What the command looks up, as (name, value): its arguments and its ``*_id``
     options that were given. A 404's hint names them."""
@@ -114,6 +116,19 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             env="LIVE_URL",
             help="Live feeds' websocket host (wss://...): --follow uses it.",
             panel=CONNECTION,
+        ),
+    ),
+    "query": (
+        list[str] | None,
+        None,
+        _option(
+            "--query",
+            env="QUERY",
+            help="A query parameter sent with every request, for what the spec omits "
+            "(subscribed=true); repeatable. The command's own options come first.",
+            panel=CONNECTION,
+            metavar="KEY=VALUE",
+            callback=lambda items: [_query_item(item) for item in items or ()],
         ),
     ),
     "rate_limit_url": (
@@ -248,6 +263,24 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
     ),
 }
 _EXPLICIT = "asyncsports.explicit"
+
+
+def _query_item(item: str) -> str:
+    name, equals, _ = item.partition("=")
+    if not equals or not name.strip():
+        raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="'--query'")
+    return item
+
+
+def query_params(items: list[str] | None) -> dict[str, list[str]] | None:
+    """``--query`` items as a Client's ``default_query`` (a name given twice repeats)."""
+    if not items:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        out.setdefault(name.strip(), []).append(value)
+    return out
 
 
 def _settings(ctx: typer.Context, given: dict[str, Any]) -> Settings:

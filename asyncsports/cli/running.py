@@ -26,7 +26,7 @@ from asyncsports.client import Client
 
 from . import MISSING_EXTRA  # set by the package before it imports this module
 from .interrupts import interrupts
-from .options import Settings
+from .options import Settings, query_params
 
 __all__ = [
     "EXIT_CODES",
@@ -217,6 +217,8 @@ async def _session(
     cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
 ) -> int | None:
     rate = cfg.rate_limit if cfg.rate_limit else None
+    if cfg.query:
+        options = {**options, "default_query": query_params(cfg.query)}
     if rate is not None and cfg.rate_limit_url:
         options = {
             **options,

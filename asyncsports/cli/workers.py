@@ -153,6 +153,8 @@ def _child_argv(
     argv += ["--rate-limit", str(rate if cfg.rate_limit_url else rate / n)]
     if cfg.rate_limit_url:
         argv += ["--rate-limit-url", cfg.rate_limit_url, "--rate-limit-key", cfg.rate_limit_key]
+    for item in cfg.query or ():  # every process sends what the command was told to
+        argv += ["--query", item]
     return argv
 
 

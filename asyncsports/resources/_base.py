@@ -47,6 +47,10 @@ class Body(Generic[T]):
             raise body_error(where, exc, resp.body) from exc
 
 
+def _raw(tp: Any, resp: Response) -> RawRecord[Any]:
+    return RawRecord(decode(tp, resp.body, url=resp.url, status=resp.status), resp.body)
+
+
 class Resource:
     """A namespace of endpoints over one session; builds requests, sends nothing itself."""
 
@@ -60,9 +64,7 @@ class Resource:
 
     async def _one_raw(self, req: Request, tp: type[T] | Any) -> RawRecord[T]:
         """Send ``req``; its whole body decoded as ``tp``, with the body's bytes."""
-        resp = await self._session.get(req)
-        result: T = decode(tp, resp.body, url=resp.url, status=resp.status)
-        return RawRecord(result, resp.body)
+        return await self._session.read(req, lambda resp: _raw(tp, resp))
 
     async def _records(
         self, req: Request, tp: Any, unwrap: Callable[[Any], Sequence[Any]], raw: bool

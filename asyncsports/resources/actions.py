@@ -6,11 +6,12 @@ import builtins
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, Unpack, overload
 
 from asyncsports import _request as q
 from asyncsports._decoding import FAILURES, Source, body_error, type_name
-from asyncsports._request import Request, Sport
+from asyncsports._request import Request, RequestOptions, Sport
+from asyncsports._session import Response
 from asyncsports._watch import Change, Tracker
 from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
@@ -22,8 +23,9 @@ T = TypeVar("T")
 
 
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
-    """The action timeline of one fixture."""
-    return Request(f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}/actions")
+    """The action timeline of one fixture (the spec types this ``fixtureId`` a string)."""
+    fid = q.string_id("fixture_id", fixture_id)
+    return Request(f"{q.sport_path(sport)}/fixtures/{fid}/actions")
 
 
 class ActionsResource(Resource):
@@ -37,6 +39,7 @@ class ActionsResource(Resource):
         *,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Action]: ...
     @overload
     def list(
@@ -46,6 +49,7 @@ class ActionsResource(Resource):
         *,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Action]]: ...
     def list(
         self,
@@ -54,13 +58,15 @@ class ActionsResource(Resource):
         *,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Action] | AsyncList[RawRecord[Action]]:
         """Every action of a fixture so far, in timeline order.
 
         ``raw=True``: each as a ``RawRecord(action, json)``, ``json`` the record's bytes
-        as sent (see :mod:`asyncsports.raw`).
+        as sent (see :mod:`asyncsports.raw`). ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        return self._stream_list(list_request(sport, fixture_id), Action, resume=resume, raw=raw)
+        req = q.options(list_request(sport, fixture_id), extra)
+        return self._stream_list(req, Action, resume=resume, raw=raw)
 
     async def _rows(self, sport: str, fixture_id: str, rows: ListDecoder[T]) -> builtins.list[T]:
         """The timeline as ``rows`` decodes it: the backfill's sink rows.
@@ -68,13 +74,15 @@ class ActionsResource(Resource):
         The body is read whole and decoded in one call, without the element framing of
         :meth:`list` (the backfill keeps a fixture's rows until they are written anyway).
         """
-        resp = await self._session.get(list_request(sport, fixture_id))
-        try:
-            return rows.decode(resp.body)
-        except FAILURES as exc:
-            raise body_error(
-                Source(type_name(rows.type), resp.url, resp.status), exc, resp.body
-            ) from exc
+
+        def parse(resp: Response) -> builtins.list[T]:
+            try:
+                return rows.decode(resp.body)
+            except FAILURES as exc:
+                where = Source(type_name(rows.type), resp.url, resp.status)
+                raise body_error(where, exc, resp.body) from exc
+
+        return await self._session.read(list_request(sport, fixture_id), parse)
 
     @overload
     def follow(
@@ -85,6 +93,7 @@ class ActionsResource(Resource):
         interval: float = 5.0,
         jitter: float = 0.1,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncGenerator[Change[Action], None]: ...
     @overload
     def follow(
@@ -95,6 +104,7 @@ class ActionsResource(Resource):
         interval: float = 5.0,
         jitter: float = 0.1,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncGenerator[Change[RawRecord[Action]], None]: ...
     async def follow(
         self,
@@ -104,6 +114,7 @@ class ActionsResource(Resource):
         interval: float = 5.0,
         jitter: float = 0.1,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncGenerator[Change[Any], None]:
         """Poll a fixture's timeline and yield each action once as it appears.
 
@@ -113,10 +124,11 @@ class ActionsResource(Resource):
         ``interval`` seconds, spread by ``jitter`` so that many followers drift apart;
         a poll that fails for a passing reason is logged and the next one tried.
         ``raw=True``: each change carries a ``RawRecord(action, json)``.
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         value = _value if raw else _action
         tracker: Tracker[Any] = Tracker(lambda r: value(r).fixture_action.action_id)
-        req = list_request(sport, fixture_id)
+        req = q.options(list_request(sport, fixture_id), extra)
         polls = self._polls(req, list[Action], _same, interval, jitter, raw)
         async with aclosing(polls):
             async for actions in polls:

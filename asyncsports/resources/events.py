@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import Any, Literal, overload
+from typing import Any, Literal, Unpack, get_args, overload
 
 from asyncsports import _request as q
-from asyncsports._request import Param, Request
+from asyncsports._request import Param, Request, RequestOptions
 from asyncsports._watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
@@ -15,7 +15,9 @@ from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 PATH = "/api/v2/streaming/events"
-RESTRICTIONS = ("whitelist", "blacklist")
+Restriction = Literal["whitelist", "blacklist"]
+"""The spec's ``restrictions`` values; any other str is sent as given."""
+RESTRICTIONS: tuple[str, ...] = get_args(Restriction)
 MAX_PAGE_SIZE = 500
 
 
@@ -23,8 +25,8 @@ def list_request(
     *,
     live: bool | None = None,
     vendor_data_id: bool | None = None,
-    restrictions: str | None = None,
-    sub_restrictions: str | None = None,
+    restrictions: Restriction | str | None = None,
+    sub_restrictions: Restriction | str | None = None,
     page_size: int | None = None,
 ) -> tuple[Request, bool]:
     """The listing request, and whether it is paged (only with restrictions)."""
@@ -32,10 +34,10 @@ def list_request(
     params += q.narrowing("live", live, "live")
     params += q.narrowing("vendor_data_id", vendor_data_id, "vendorDataID")
     if restrictions is not None:
-        params.append(("restrictions", q.choice("restrictions", restrictions, RESTRICTIONS)))
+        params.append(("restrictions", q.open_choice("restrictions", restrictions, RESTRICTIONS)))
     if sub_restrictions is not None:
         params.append(
-            ("subRestrictions", q.choice("sub_restrictions", sub_restrictions, RESTRICTIONS))
+            ("subRestrictions", q.open_choice("sub_restrictions", sub_restrictions, RESTRICTIONS))
         )
     if page_size is not None:
         params.append(("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE)))
@@ -52,12 +54,13 @@ class EventsResource(Resource):
         *,
         live: bool | None = None,
         vendor_data_id: bool | None = None,
-        restrictions: str | None = None,
-        sub_restrictions: str | None = None,
+        restrictions: Restriction | str | None = None,
+        sub_restrictions: Restriction | str | None = None,
         page_size: int | None = None,
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Event]: ...
     @overload
     def list(
@@ -65,24 +68,26 @@ class EventsResource(Resource):
         *,
         live: bool | None = None,
         vendor_data_id: bool | None = None,
-        restrictions: str | None = None,
-        sub_restrictions: str | None = None,
+        restrictions: Restriction | str | None = None,
+        sub_restrictions: Restriction | str | None = None,
         page_size: int | None = None,
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Event]]: ...
     def list(
         self,
         *,
         live: bool | None = None,
         vendor_data_id: bool | None = None,
-        restrictions: str | None = None,
-        sub_restrictions: str | None = None,
+        restrictions: Restriction | str | None = None,
+        sub_restrictions: Restriction | str | None = None,
         page_size: int | None = None,
         resume: ResumeToken | str | None = None,
         lookahead: int = 1,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Event] | AsyncList[RawRecord[Event]]:
         """Future and live events; only the live ones with ``live=True``.
 
@@ -92,6 +97,7 @@ class EventsResource(Resource):
         With ``restrictions`` or ``sub_restrictions`` (``"whitelist"`` or ``"blacklist"``)
         each event carries its country (and US state) lists, and the listing is paged by
         ``page_size`` (at most 500). ``raw=True``: each as a ``RawRecord(event, json)``.
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         req, paged = list_request(
             live=live,
@@ -100,6 +106,7 @@ class EventsResource(Resource):
             sub_restrictions=sub_restrictions,
             page_size=page_size,
         )
+        req = q.options(req, extra)
         if not paged:
             # An unpaged listing has no use for lookahead, but checks it all the same.
             q.integer("lookahead", lookahead, low=0, high=64)
@@ -119,14 +126,29 @@ class EventsResource(Resource):
 
     @overload
     def watch(
-        self, *, interval: float = 30.0, jitter: float = 0.1, raw: Literal[False] = False
+        self,
+        *,
+        interval: float = 30.0,
+        jitter: float = 0.1,
+        raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncGenerator[Change[Event], None]: ...
     @overload
     def watch(
-        self, *, interval: float = 30.0, jitter: float = 0.1, raw: Literal[True]
+        self,
+        *,
+        interval: float = 30.0,
+        jitter: float = 0.1,
+        raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncGenerator[Change[RawRecord[Event]], None]: ...
     async def watch(
-        self, *, interval: float = 30.0, jitter: float = 0.1, raw: bool = False
+        self,
+        *,
+        interval: float = 30.0,
+        jitter: float = 0.1,
+        raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncGenerator[Change[Any], None]:
         """Poll the live-only listing and yield what goes live and what ends.
 
@@ -135,9 +157,10 @@ class EventsResource(Resource):
         the caller stops iterating; a poll that fails for a passing reason is logged and
         the next one tried. The spec suggests polling about every 30 seconds; ``jitter``
         spreads the interval so that many watchers drift apart. ``raw=True``: each change
-        carries a ``RawRecord(event, json)``.
+        carries a ``RawRecord(event, json)``. ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         req, _ = list_request(live=True)
+        req = q.options(req, extra)
         key = _raw_event_id if raw else _event_id
         tracker: Tracker[Any] = Tracker(key, presence=True)
         polls = self._polls(req, list[Event] | Event, _as_list, interval, jitter, raw)
@@ -147,12 +170,22 @@ class EventsResource(Resource):
                     yield change
 
     @overload
-    async def playback(self, event_id: int, *, raw: Literal[False] = False) -> Playback: ...
+    async def playback(
+        self, event_id: int, *, raw: Literal[False] = False, **extra: Unpack[RequestOptions]
+    ) -> Playback: ...
     @overload
-    async def playback(self, event_id: int, *, raw: Literal[True]) -> RawRecord[Playback]: ...
-    async def playback(self, event_id: int, *, raw: bool = False) -> Playback | RawRecord[Playback]:
-        """The playback (HLS) address of a live event (``raw=True``: with the body as sent)."""
+    async def playback(
+        self, event_id: int, *, raw: Literal[True], **extra: Unpack[RequestOptions]
+    ) -> RawRecord[Playback]: ...
+    async def playback(
+        self, event_id: int, *, raw: bool = False, **extra: Unpack[RequestOptions]
+    ) -> Playback | RawRecord[Playback]:
+        """The playback (HLS) address of a live event (``raw=True``: with the body as sent).
+
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
+        """
         req = Request(f"{PATH}/{q.integer('event_id', event_id, low=0)}/stream", host="streaming")
+        req = q.options(req, extra)
         if raw:
             return await self._one_raw(req, Playback)
         playback: Playback = await self._one(req, Playback)

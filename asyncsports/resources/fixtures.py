@@ -5,27 +5,30 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import Literal, Unpack, get_args, overload
 
 import msgspec
 
 from asyncsports import _request as q
-from asyncsports._request import Param, Request, Sport
+from asyncsports._request import Param, Request, RequestOptions, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
 from asyncsports.raw import RawRecord, paired
 from asyncsports.resources._base import Body, Resource
 
-STATUSES = ("scheduled", "live", "completed", "postponed")
-TYPES = ("official", "simulation", "training")
-COVERAGE_LEVELS = (
-    "noCoverage",
-    "inVenue",
-    "lowLatencyStream",
-    "standardStream",
-    "video(postmatch)",
-)
-SORT_FIELDS = ("name", "startTime")
+Status = Literal["scheduled", "live", "completed", "postponed"]
+"""The ``status`` filter values of the spec; the service may know more (any str is sent)."""
+FixtureType = Literal["official", "simulation", "training"]
+"""The ``type`` filter values of the spec; any other str is sent as given."""
+CoverageLevel = Literal[
+    "noCoverage", "inVenue", "lowLatencyStream", "standardStream", "video(postmatch)"
+]
+"""The ``coverage_level`` filter values of the spec; any other str is sent as given."""
+SortField = Literal["name", "startTime"]
+STATUSES: tuple[str, ...] = get_args(Status)
+TYPES: tuple[str, ...] = get_args(FixtureType)
+COVERAGE_LEVELS: tuple[str, ...] = get_args(CoverageLevel)
+SORT_FIELDS: tuple[str, ...] = get_args(SortField)
 DEFAULT_SIZE = 20
 MAX_SIZE = 1000
 
@@ -35,16 +38,20 @@ def list_request(
     *,
     season_id: uuid.UUID | str | None = None,
     live: bool | None = None,
-    status: str | None = None,
+    status: Status | str | None = None,
     date_from: dt.date | str | None = None,
     date_to: dt.date | str | None = None,
-    type: str | None = None,
-    coverage_level: str | None = None,
+    type: FixtureType | str | None = None,
+    coverage_level: CoverageLevel | str | None = None,
     sort: str | Sequence[str] | None = None,
     size: int | None = None,
     include_deleted: bool | None = None,
 ) -> Request:
-    """The first-page request of a fixture listing (``page`` is added per page)."""
+    """The first-page request of a fixture listing (``page`` is added per page).
+
+    The filters are open: a value of the spec in any spelling is sent in the wire
+    spelling, any other as given.
+    """
     base = q.sport_path(sport)
     if season_id is not None:
         path = f"{base}/seasons/{q.uuid_id('season_id', season_id)}/fixtures"
@@ -53,7 +60,7 @@ def list_request(
     params: list[Param] = [("paged", "true")]
     params += q.narrowing("live", live, "live")
     if status is not None:
-        params.append(("status", q.choice("status", status, STATUSES)))
+        params.append(("status", q.open_choice("status", status, STATUSES)))
     if date_from is not None:
         params.append(("dateFrom", q.date("date_from", date_from)))
     if date_to is not None:
@@ -61,10 +68,10 @@ def list_request(
     if date_from is not None and date_to is not None and params[-2][1] > params[-1][1]:
         raise ValueError(f"date_from: {params[-2][1]} is after date_to {params[-1][1]}")
     if type is not None:
-        params.append(("type", q.choice("type", type, TYPES)))
+        params.append(("type", q.open_choice("type", type, TYPES)))
     if coverage_level is not None:
         params.append(
-            ("coverageLevel", q.choice("coverage_level", coverage_level, COVERAGE_LEVELS))
+            ("coverageLevel", q.open_choice("coverage_level", coverage_level, COVERAGE_LEVELS))
         )
     if sort is not None:
         params.extend(q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS))
@@ -116,11 +123,11 @@ class FixturesResource(Resource):
         *,
         season_id: uuid.UUID | str | None = None,
         live: bool | None = None,
-        status: str | None = None,
+        status: Status | str | None = None,
         date_from: dt.date | str | None = None,
         date_to: dt.date | str | None = None,
-        type: str | None = None,
-        coverage_level: str | None = None,
+        type: FixtureType | str | None = None,
+        coverage_level: CoverageLevel | str | None = None,
         sort: str | Sequence[str] | None = None,
         size: int | None = None,
         include_deleted: bool | None = None,
@@ -128,6 +135,7 @@ class FixturesResource(Resource):
         concurrency: int = 1,
         lookahead: int = 1,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Fixture]: ...
     @overload
     def list(
@@ -136,11 +144,11 @@ class FixturesResource(Resource):
         *,
         season_id: uuid.UUID | str | None = None,
         live: bool | None = None,
-        status: str | None = None,
+        status: Status | str | None = None,
         date_from: dt.date | str | None = None,
         date_to: dt.date | str | None = None,
-        type: str | None = None,
-        coverage_level: str | None = None,
+        type: FixtureType | str | None = None,
+        coverage_level: CoverageLevel | str | None = None,
         sort: str | Sequence[str] | None = None,
         size: int | None = None,
         include_deleted: bool | None = None,
@@ -148,6 +156,7 @@ class FixturesResource(Resource):
         concurrency: int = 1,
         lookahead: int = 1,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Fixture]]: ...
     def list(
         self,
@@ -155,11 +164,11 @@ class FixturesResource(Resource):
         *,
         season_id: uuid.UUID | str | None = None,
         live: bool | None = None,
-        status: str | None = None,
+        status: Status | str | None = None,
         date_from: dt.date | str | None = None,
         date_to: dt.date | str | None = None,
-        type: str | None = None,
-        coverage_level: str | None = None,
+        type: FixtureType | str | None = None,
+        coverage_level: CoverageLevel | str | None = None,
         sort: str | Sequence[str] | None = None,
         size: int | None = None,
         include_deleted: bool | None = None,
@@ -167,12 +176,14 @@ class FixturesResource(Resource):
         concurrency: int = 1,
         lookahead: int = 1,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Fixture] | AsyncList[RawRecord[Fixture]]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
 
-        Filters take the spec's values in any case (``status="live"``,
-        ``coverage_level="In Venue"``); ``sort`` is ``"startTime,desc"`` or a sequence of
-        such, applied in order. ``size`` is the page size (default 20). ``live=True``
+        Filters take the spec's values in any case or response spelling
+        (``status="Completed"``, ``coverage_level="In Venue"``), and any other value as
+        given, for the service to judge (``status="suspended"``); ``sort`` is
+        ``"startTime,desc"`` or a sequence of such, applied in order. ``size`` is the page size (default 20). ``live=True``
         lists only live fixtures; ``live=False`` is no live filter, the same as None (and
         the same as in ``events.list``): it does not mean "only fixtures not live".
 
@@ -181,6 +192,8 @@ class FixturesResource(Resource):
         ``resume`` takes a ``resume_token`` of an earlier listing with the same arguments
         (a token of another listing is a ValueError). ``raw=True``: each fixture as a
         ``RawRecord(fixture, json)``, ``json`` its bytes as sent (the same tokens apply).
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`. ``extra_query={"subscribed": "true"}`` sends what the
+        vendor's own consumer sends, which the spec omits.
         """
         req = list_request(
             sport,
@@ -195,13 +208,14 @@ class FixturesResource(Resource):
             size=size,
             include_deleted=include_deleted,
         )
+        req = q.options(req, extra)
 
         body: Body[FixturePage | list[Fixture]] = Body(FixturePage | list[Fixture])
 
-        get = self._session.get
+        read = self._session.read
 
         async def fetch(number: int) -> Page[Fixture]:
-            return to_page(body(await get(req.with_params(("page", str(number))))))
+            return to_page(await read(req.with_params(("page", str(number))), body))
 
         async def fetch_raw(number: int) -> Page[RawRecord[Fixture]]:
             body: RawRecord[FixturePage | list[Fixture]] = await self._one_raw(
@@ -229,20 +243,39 @@ class FixturesResource(Resource):
 
     @overload
     async def get(
-        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: Literal[False] = False
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> Fixture: ...
     @overload
     async def get(
-        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: Literal[True]
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> RawRecord[Fixture]: ...
     async def get(
-        self, sport: Sport | str, fixture_id: uuid.UUID | str, *, raw: bool = False
+        self,
+        sport: Sport | str,
+        fixture_id: uuid.UUID | str,
+        *,
+        raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> Fixture | RawRecord[Fixture]:
-        """One fixture by id (``raw=True``: a ``RawRecord(fixture, json)``)."""
+        """One fixture by id (``raw=True``: a ``RawRecord(fixture, json)``).
+
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
+        """
         path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
+        req = q.options(Request(path), extra)
         if raw:
-            return await self._one_raw(Request(path), Fixture)
-        return _FIXTURE(await self._session.get(Request(path)))
+            return await self._one_raw(req, Fixture)
+        return await self._session.read(req, _FIXTURE)
 
 
 _FIXTURE: Body[Fixture] = Body(Fixture)

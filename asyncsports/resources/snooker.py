@@ -1,7 +1,8 @@
 """The snooker proxy: tournaments, matches, players, centuries, winners and images.
 
 An ``int`` id addresses the numeric path; a ``str`` or ``uuid.UUID`` the ``external/`` one.
-Every body is wrapped in ``data``, which holds an array or one record.
+Every body is wrapped in ``data``, which holds an array or one record. Every method takes
+``extra_query`` and ``extra_headers`` (see :class:`~asyncsports.RequestOptions`).
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, Unpack, overload
 
 import msgspec
 
 from asyncsports import _request as q
-from asyncsports._request import Param, Request
-from asyncsports._session import Session
+from asyncsports._request import Param, Request, RequestOptions
+from asyncsports._session import Response, Session
 from asyncsports.errors import NoRecordError
 from asyncsports.models import (
     Break,
@@ -69,6 +70,11 @@ class _RawData(msgspec.Struct, gc=False):
 _RAW_DATA = msgspec.json.Decoder(_RawData)
 
 
+def _decoded(tp: Any, resp: Response) -> Data[Any]:
+    body: Data[Any] = decode(tp, resp.body, url=resp.url, status=resp.status)
+    return body
+
+
 def _records(body: Data[Any]) -> list[Any]:
     data = body.data
     if data is None:
@@ -83,8 +89,11 @@ class SnookerResource(Resource):
         super().__init__(session)
         self._prefix = f"/snooker/{q.segment('snooker_feed', feed)}"
 
-    def _request(self, suffix: str, params: Sequence[Param] = ()) -> Request:
-        return Request(f"{self._prefix}/{suffix}", tuple(params))
+    def _request(
+        self, suffix: str, params: Sequence[Param] = (), extra: RequestOptions | None = None
+    ) -> Request:
+        """The request of ``suffix``, with a method's ``extra_query`` and ``extra_headers``."""
+        return q.options(Request(f"{self._prefix}/{suffix}", tuple(params)), extra or {})
 
     def _list(
         self, req: Request, tp: type[T], resume: ResumeToken | str | None, raw: bool
@@ -99,9 +108,8 @@ class SnookerResource(Resource):
         did not say the thing does not exist, only sent nothing. With ``raw`` the
         record comes as a RawRecord, its JSON that of the record in ``data``.
         """
-        resp = await self._session.get(req)
         tp_ = Data[tp | list[tp] | None]  # type: ignore[valid-type]
-        body: Data[Any] = decode(tp_, resp.body, url=resp.url, status=resp.status)
+        resp, body = await self._session.read(req, lambda r: (r, _decoded(tp_, r)))
         records = _records(body)
         if not records:
             shown = "null" if body.data is None else "[]"
@@ -123,6 +131,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Tournament]: ...
     @overload
     def tournaments(
@@ -134,6 +143,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Tournament]]: ...
     def tournaments(
         self,
@@ -144,6 +154,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Tournament] | AsyncList[RawRecord[Tournament]]:
         """Tournaments, optionally of one season or between ``start`` and ``end``."""
         params: list[Param] = []
@@ -154,7 +165,7 @@ class SnookerResource(Resource):
         if end is not None:
             params.append(("end", q.date("end", end)))
         params += sort_params(sort_options)
-        return self._list(self._request("tournaments", params), Tournament, resume, raw)
+        return self._list(self._request("tournaments", params, extra), Tournament, resume, raw)
 
     @overload
     def matches(
@@ -165,6 +176,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Match]: ...
     @overload
     def matches(
@@ -175,6 +187,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Match]]: ...
     def matches(
         self,
@@ -184,13 +197,14 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Match] | AsyncList[RawRecord[Match]]:
         """Matches of a tournament, optionally of one round."""
         params: list[Param] = []
         if round_number is not None:
             params.append(("roundNumber", q.integer("round_number", round_number, low=0)))
         params += sort_params(sort_options)
-        req = self._request(f"matches/{id_path('tournament', tournament)}", params)
+        req = self._request(f"matches/{id_path('tournament', tournament)}", params, extra)
         return self._list(req, Match, resume, raw)
 
     @overload
@@ -202,6 +216,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[PlayerAst]: ...
     @overload
     def ast(
@@ -212,6 +227,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[PlayerAst]]: ...
     def ast(
         self,
@@ -221,10 +237,11 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[PlayerAst] | AsyncList[RawRecord[PlayerAst]]:
         """Players' average shot times in a tournament (or its season with ``for_season``)."""
         return self._list(
-            self._season_request("ast", tournament, for_season, sort_options),
+            self._season_request("ast", tournament, for_season, sort_options, extra),
             PlayerAst,
             resume,
             raw,
@@ -239,6 +256,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Break]: ...
     @overload
     def centuries(
@@ -249,6 +267,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Break]]: ...
     def centuries(
         self,
@@ -258,23 +277,29 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Break] | AsyncList[RawRecord[Break]]:
         """Century breaks of a tournament (or its season with ``for_season``)."""
         return self._list(
-            self._season_request("centuries", tournament, for_season, sort_options),
+            self._season_request("centuries", tournament, for_season, sort_options, extra),
             Break,
             resume,
             raw,
         )
 
     def _season_request(
-        self, suffix: str, tournament: Id, for_season: bool | None, sort_options: Any
+        self,
+        suffix: str,
+        tournament: Id,
+        for_season: bool | None,
+        sort_options: Any,
+        extra: RequestOptions,
     ) -> Request:
         params: list[Param] = []
         if for_season is not None:
             params.append(("forSeason", q.boolean("for_season", for_season)))
         params += sort_params(sort_options)
-        return self._request(f"{suffix}/{id_path('tournament', tournament)}", params)
+        return self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
 
     @overload
     def tournament_players(
@@ -284,6 +309,7 @@ class SnookerResource(Resource):
         sort_options: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[TournamentPlayer]: ...
     @overload
     def tournament_players(
@@ -293,6 +319,7 @@ class SnookerResource(Resource):
         sort_options: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[TournamentPlayer]]: ...
     def tournament_players(
         self,
@@ -301,12 +328,16 @@ class SnookerResource(Resource):
         sort_options: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[TournamentPlayer] | AsyncList[RawRecord[TournamentPlayer]]:
         """Players entered in a tournament. The external path types ``sort_options`` as a bool."""
         path = id_path("tournament", tournament)
         params = sort_params(sort_options, boolean=path.startswith("external/"))
         return self._list(
-            self._request(f"tournament-players/{path}", params), TournamentPlayer, resume, raw
+            self._request(f"tournament-players/{path}", params, extra),
+            TournamentPlayer,
+            resume,
+            raw,
         )
 
     @overload
@@ -316,6 +347,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[TournamentPlayer]: ...
     @overload
     def tour_players(
@@ -324,6 +356,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[TournamentPlayer]]: ...
     def tour_players(
         self,
@@ -331,28 +364,43 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[TournamentPlayer] | AsyncList[RawRecord[TournamentPlayer]]:
         """Players of the tour."""
-        req = self._request("tour-players", sort_params(sort_options))
+        req = self._request("tour-players", sort_params(sort_options), extra)
         return self._list(req, TournamentPlayer, resume, raw)
 
     @overload
     async def current_tournament_winner(
-        self, tournament: Id, *, raw: Literal[False] = False
+        self,
+        tournament: Id,
+        *,
+        raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> PlayerProfile: ...
     @overload
     async def current_tournament_winner(
-        self, tournament: Id, *, raw: Literal[True]
+        self,
+        tournament: Id,
+        *,
+        raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> RawRecord[PlayerProfile]: ...
     async def current_tournament_winner(
-        self, tournament: Id, *, raw: bool = False
+        self,
+        tournament: Id,
+        *,
+        raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> PlayerProfile | RawRecord[PlayerProfile]:
         """The current winner of a tournament.
 
         NotFoundError if the service answers 404; NoRecordError if it answers with an
         empty ``data`` (null or ``[]``). ``raw=True``: a ``RawRecord(profile, json)``.
         """
-        req = self._request(f"current-tournament-winner/{id_path('tournament', tournament)}")
+        req = self._request(
+            f"current-tournament-winner/{id_path('tournament', tournament)}", extra=extra
+        )
         result: PlayerProfile | RawRecord[PlayerProfile] = await self._single(
             req, PlayerProfile, raw
         )
@@ -366,6 +414,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[PreviousWinner]: ...
     @overload
     def previous_tournament_winners(
@@ -375,6 +424,7 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[PreviousWinner]]: ...
     def previous_tournament_winners(
         self,
@@ -383,24 +433,41 @@ class SnookerResource(Resource):
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[PreviousWinner] | AsyncList[RawRecord[PreviousWinner]]:
         """Earlier winners of a tournament."""
         req = self._request(
             f"previous-tournament-winner/{id_path('tournament', tournament)}",
             sort_params(sort_options),
+            extra,
         )
         return self._list(req, PreviousWinner, resume, raw)
 
     @overload
     async def player_info(
-        self, player: Id, tournament: Id, *, raw: Literal[False] = False
+        self,
+        player: Id,
+        tournament: Id,
+        *,
+        raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> PlayerImage: ...
     @overload
     async def player_info(
-        self, player: Id, tournament: Id, *, raw: Literal[True]
+        self,
+        player: Id,
+        tournament: Id,
+        *,
+        raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> RawRecord[PlayerImage]: ...
     async def player_info(
-        self, player: Id, tournament: Id, *, raw: bool = False
+        self,
+        player: Id,
+        tournament: Id,
+        *,
+        raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> PlayerImage | RawRecord[PlayerImage]:
         """A player's image (``file_content`` holds the decoded bytes).
 
@@ -413,6 +480,6 @@ class SnookerResource(Resource):
             raise ValueError("player, tournament: pass two int ids or two external ids")
         suffix = f"external/{p[9:]}/{t[9:]}" if p.startswith("external/") else f"{p}/{t}"
         result: PlayerImage | RawRecord[PlayerImage] = await self._single(
-            self._request(f"player-info/{suffix}"), PlayerImage, raw
+            self._request(f"player-info/{suffix}", extra=extra), PlayerImage, raw
         )
         return result

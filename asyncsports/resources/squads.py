@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Literal, overload
+from typing import Literal, Unpack, overload
 
 from asyncsports import _request as q
-from asyncsports._request import Request, Sport
+from asyncsports._request import Request, RequestOptions, Sport
 from asyncsports.models import Squad
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.raw import RawRecord
@@ -16,11 +16,15 @@ from asyncsports.resources._base import Resource
 def list_request(
     sport: Sport | str, season_id: uuid.UUID | str | None, team_id: uuid.UUID | str | None
 ) -> Request:
-    """The squads of a season, or of a team (exactly one of the two)."""
+    """The squads of a season, or of a team (exactly one of the two).
+
+    The spec types ``seasonId`` a string identifier (any one path segment) and ``teamId``
+    a UUID.
+    """
     name, value = q.exactly_one(season_id=season_id, team_id=team_id)
     base = q.sport_path(sport)
     if name == "season_id":
-        return Request(f"{base}/seasons/{q.uuid_id(name, value)}/squads")
+        return Request(f"{base}/seasons/{q.string_id(name, value)}/squads")
     return Request(f"{base}/squads/{q.uuid_id(name, value)}")
 
 
@@ -36,6 +40,7 @@ class SquadsResource(Resource):
         team_id: uuid.UUID | str | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Squad]: ...
     @overload
     def list(
@@ -46,6 +51,7 @@ class SquadsResource(Resource):
         team_id: uuid.UUID | str | None = None,
         resume: ResumeToken | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[RawRecord[Squad]]: ...
     def list(
         self,
@@ -55,10 +61,13 @@ class SquadsResource(Resource):
         team_id: uuid.UUID | str | None = None,
         resume: ResumeToken | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> AsyncList[Squad] | AsyncList[RawRecord[Squad]]:
         """Squad records of a season or of a team: pass exactly one of the two ids.
 
-        ``raw=True``: each as a ``RawRecord(squad, json)``.
+        ``season_id`` is any id the service gives (the spec calls it a string identifier),
+        ``team_id`` a UUID. ``raw=True``: each as a ``RawRecord(squad, json)``.
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = list_request(sport, season_id, team_id)
+        req = q.options(list_request(sport, season_id, team_id), extra)
         return self._stream_list(req, Squad, resume=resume, raw=raw)

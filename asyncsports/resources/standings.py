@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Literal, overload
+from typing import Literal, Unpack, overload
 
 from asyncsports import _request as q
-from asyncsports._request import Request, Sport
+from asyncsports._request import Request, RequestOptions, Sport
 from asyncsports.models import Standings
 from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
@@ -15,10 +15,13 @@ from asyncsports.resources._base import Resource
 def get_request(
     sport: Sport | str, season_id: uuid.UUID | str | None, stage_id: uuid.UUID | str | None
 ) -> Request:
-    """The standings of a season or of a stage (exactly one of the two)."""
+    """The standings of a season or of a stage (exactly one of the two).
+
+    The spec types both ids string identifiers: any one path segment.
+    """
     name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
     kind = "seasons" if name == "season_id" else "stages"
-    return Request(f"{q.sport_path(sport)}/{kind}/{q.uuid_id(name, value)}/standings")
+    return Request(f"{q.sport_path(sport)}/{kind}/{q.string_id(name, value)}/standings")
 
 
 class StandingsResource(Resource):
@@ -32,6 +35,7 @@ class StandingsResource(Resource):
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> list[Standings]: ...
     @overload
     async def get(
@@ -41,6 +45,7 @@ class StandingsResource(Resource):
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> list[RawRecord[Standings]]: ...
     async def get(
         self,
@@ -49,6 +54,7 @@ class StandingsResource(Resource):
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> list[Standings] | list[RawRecord[Standings]]:
         """The standings of a season or of a stage as a LIST of packets, one per table.
 
@@ -57,9 +63,11 @@ class StandingsResource(Resource):
         ``stage`` and ``group``; a season without groups gives a list of one. The name
         ``get`` is kept (it is a fixed public name): it gets the standings, which are
         several packets. A body holding one packet object is returned as a list of one.
-        ``raw=True``: each packet as a ``RawRecord(packet, json)``.
+        ``raw=True``: each packet as a ``RawRecord(packet, json)``. The ids are any the
+        service gives (the spec calls them string identifiers). ``extra_query``,
+        ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = get_request(sport, season_id, stage_id)
+        req = q.options(get_request(sport, season_id, stage_id), extra)
         records = await self._records(req, list[Standings] | Standings, _as_list, raw)
         return list(records)
 
