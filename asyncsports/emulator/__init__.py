@@ -91,7 +91,9 @@ Faults (``emu.faults``):
   ``STORM_KINDS``, which adds ``truncate``, ``malformed`` and ``latency``).
 - ``live(kind, *, feed="*", after=0, times=1, skip=0)``: a fault of the live feeds, one
   of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
-  ``after`` packets), ``bad_auth``, ``close`` (right after accepting).
+  ``after`` packets), ``bad_auth``, ``close`` (right after accepting), ``close_clean``
+  (a normal close, 1000: right after accepting with ``after=0``, else after ``after``
+  packets).
   ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20,
   per_packet=False)``: seeded random live faults, one per connection (``per_packet``:
   one per packet with ``probability``, so many on one connection). Route names

@@ -181,6 +181,9 @@ class LiveApi:
             if fault is not None and fault.kind == "close":
                 await ws.close(code=CLOSE_FAULT, message=b"closed by a fault")
                 return ws
+            if fault is not None and fault.kind == "close_clean" and fault.after == 0:
+                await ws.close(code=CLOSE_OVER, message=b"closed by a fault")
+                return ws
             if not await self._authenticate(ws, fault):
                 return ws
             await _Connection(self, ws, request, fixture, feed, fault).run(start, speed)
@@ -377,6 +380,9 @@ class _Connection:
             transport = self.request.transport
             if transport is not None:
                 transport.abort()
+            return False
+        if kind == "close_clean" and i == at:
+            await self.ws.close(code=CLOSE_OVER, message=b"closed by a fault")
             return False
         if kind == "stall" and i == at:
             while not self.ws.closed and not self.peer_gone:
