@@ -194,11 +194,23 @@ class _Idle:
     an error once the transport is aborted.
     """
 
-    __slots__ = ("_handle", "_loop", "_ws", "aborting", "clock", "seconds", "since")
+    __slots__ = (
+        "_handle",
+        "_loop",
+        "_transport",
+        "_ws",
+        "aborting",
+        "clock",
+        "seconds",
+        "since",
+    )
 
     def __init__(self, ws: aiohttp.ClientWebSocketResponse, seconds: float) -> None:
         loop = self._loop = asyncio.get_running_loop()
         self._ws = ws
+        # Taken now: aiohttp lets go of the connection when it starts closing, and a
+        # transport that cannot flush then never closes.
+        self._transport = _transport(ws)
         self.clock = loop.time
         self.seconds = seconds
         self.since = _NOT_WAITING
@@ -211,14 +223,16 @@ class _Idle:
         if now < due:
             self._handle = self._loop.call_at(due, self._check)
         else:
-            self.aborting = self._loop.create_task(_close(self._ws, _CLOSE_GOING_AWAY))
+            self.aborting = self._loop.create_task(
+                _close(self._ws, _CLOSE_GOING_AWAY, self._transport)
+            )
 
     async def stop(self) -> None:
         """Stop watching and close the socket (the stalled one without waiting on it)."""
         self._handle.cancel()
         if self.aborting is not None:
             await self.aborting
-        await _close(self._ws)
+        await _close(self._ws, transport=self._transport)
 
 
 _NOT_WAITING = math.inf
@@ -326,28 +340,34 @@ def _auth(token: str) -> str:
     return msgspec.json.encode({"authToken": token}).decode()
 
 
-async def _close(ws: aiohttp.ClientWebSocketResponse, code: int = _CLOSE_NORMAL) -> None:
+async def _close(
+    ws: aiohttp.ClientWebSocketResponse,
+    code: int = _CLOSE_NORMAL,
+    transport: asyncio.Transport | None = None,
+) -> None:
     """Close the socket within ``_ABORT_WAIT`` seconds, whatever the server does.
 
     A polite close first; a server that neither reads (the close frame waits behind a full
     send buffer, aiohttp's close then only asks the transport to flush and close) nor
     answers gets its transport aborted, which also wakes a receive stuck sending a pong.
     """
+    if transport is None:
+        transport = _transport(ws)
     try:
         if not ws.closed:
             with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError):
                 async with asyncio.timeout(_ABORT_WAIT):
                     await ws.close(code=code)
     finally:
-        _drop(ws)
+        if transport is not None:
+            transport.abort()  # a no-op once closed
 
 
-def _drop(ws: aiohttp.ClientWebSocketResponse) -> None:
-    """Abort the socket's transport (aiohttp has no public way; a no-op once closed)."""
+def _transport(ws: aiohttp.ClientWebSocketResponse) -> asyncio.Transport | None:
+    """The socket's transport, while aiohttp holds the connection (it has no public way)."""
     conn = getattr(getattr(ws, "_response", None), "connection", None)
-    transport = getattr(conn, "transport", None)
-    if transport is not None:
-        transport.abort()
+    transport: asyncio.Transport | None = getattr(conn, "transport", None)
+    return transport
 
 
 def refuse_redirects() -> aiohttp.TraceConfig:
