@@ -159,6 +159,7 @@ class Feed(Generic[R]):
                 # Not a bound method: the generator would hold the feed, and a feed dropped
                 # after a bare break would wait for the cycle collector to close its socket.
                 functools.partial(_ask, self._session, self.sport, self.fixture_id, self.kind),
+                functools.partial(_warned, self._session, self.sport, self.fixture_id),
             )
         it: AsyncGenerator[R, None] = gen
         return it
@@ -238,6 +239,21 @@ async def _ask(
         # Not confirmed: the connection counts as one that ended, and the feed goes on.
         log.warning("live feed %s: asking the service failed: %s", fixture_id, exc)
         return False, f"the service could not be asked ({exc})"
+
+
+async def _warned(session: Any, sport: Sport | str, fixture_id: uuid.UUID, text: str) -> None:
+    """A server's warning on an open socket: an unknown fixture is a NotFoundError at once
+    (asked of the service, not waited out until ``idle_timeout``); else it is logged."""
+    try:
+        await FixturesResource(session).get(sport, fixture_id)
+    except NotFoundError as exc:
+        exc.add_note(f"the live feed's server warned: {text}")
+        raise
+    except AsyncSportsError as exc:
+        log.warning("live feed %s: the server warned (%s); asking the service failed: %s",
+                    fixture_id, text, exc)  # fmt: skip
+        return
+    log.warning("live feed %s: the server warned: %s", fixture_id, text)
 
 
 async def _done() -> AsyncGenerator[Any, None]:

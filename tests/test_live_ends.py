@@ -20,14 +20,16 @@ from live_helpers import HEARTBEAT, closed, fixture_id, unseq
 from asyncsports import Client, RetryPolicy, TimeoutError, TransportError
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._faults import LIVE_KINDS
+from asyncsports.emulator._live import DIALECTS
 
 IDLE = 3 * HEARTBEAT
 FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(live_heartbeat=HEARTBEAT) as e:
+@pytest_asyncio.fixture(params=DIALECTS)
+async def emu(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
+    """The emulator, speaking each live dialect in turn (the vendor's shapes too)."""
+    async with Emulator(live_heartbeat=HEARTBEAT, live_dialect=request.param) as e:
         yield e
 
 
@@ -143,7 +145,7 @@ async def test_random_fault_mixes_yield_the_rest_timeline_or_raise(seed: int) ->
     feed is the whole REST timeline, in order, once, or an error; never a short feed."""
     rng = random.Random(seed)
     assert set(MIX) <= set(LIVE_KINDS)
-    async with Emulator(live_heartbeat=HEARTBEAT) as emu:
+    async with Emulator(live_heartbeat=HEARTBEAT, live_dialect=DIALECTS[seed % 3]) as emu:
         async with emu.client(retry=FAST) as client:
             fid, rest = await completed(client)
             n = len(rest)

@@ -37,7 +37,7 @@ import yarl
 
 from asyncsports._config import RequestInfo
 from asyncsports._live import ConnectionEnd, FeedState, Step, reconnect
-from asyncsports._live.order import Delivered
+from asyncsports._live.order import UNKNOWN, Delivered
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome
 from asyncsports._session import _Failed
@@ -79,6 +79,9 @@ _CLOSE_NAMES = {
 
 Over = Callable[[int], Awaitable[tuple[bool, str]]]
 """Asks the service whether a feed at this position may end: (yes or no, what it said)."""
+Warn = Callable[[str], Awaitable[None]]
+"""Asks the service about a server's warning (its text): raises NotFoundError for an
+unknown fixture, else returns (the feed reads on)."""
 
 
 class Progress:
@@ -103,6 +106,7 @@ async def follow(
     idle_timeout: float,
     progress: Progress,
     over: Over,
+    warned: Warn,
 ) -> AsyncGenerator[Delivered, None]:
     """Every record of one live feed, once each and in order, across its connections.
 
@@ -112,8 +116,11 @@ async def follow(
     the fixture is over (``progress.ended`` says so). Raises AuthenticationError for a
     refused token (after one refresh of a callable token), TransportError (TimeoutError
     when the last one stalled) once ``max_retries + 1`` connections in a row delivered
-    nothing, DecodeError for a malformed packet (``state.position + 1`` resumes past it).
+    nothing, DecodeError for a malformed packet (``state.position + 1`` resumes past it),
+    NotFoundError when the server warns and ``warned`` finds the fixture unknown. A
+    message of unknown shape is skipped, logged once per feed at DEBUG.
     """
+    unknown = False
     http, base = _opened(session)
     call = Call()
     while True:
@@ -158,6 +165,12 @@ async def follow(
                     elif step.verdict == "gap" or step.verdict == "auth":
                         end = _stopped(step, delivered, url)
                         break
+                    elif step.verdict == "warn":
+                        await warned(step.reason)
+                    elif step.reason is UNKNOWN and not unknown:
+                        unknown = True
+                        log.debug("live feed %s: skipped %s (once a feed): %.200r",
+                                  url, UNKNOWN, msg.data)  # fmt: skip
                     continue
                 if idle.aborting is not None:
                     end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))

@@ -33,7 +33,10 @@ Constructor (everything keyword-only after ``seed``):
 - Live feeds (websockets, docs/wire.md "Live feeds"): ``live_port`` (0: a free one),
   ``live_heartbeat`` (real seconds of silence before a heartbeat, default 20),
   ``live_seq`` (``"connection"``: ``fixtureSeqNum`` from 1 per connection; ``"fixture"``:
-  from ``startPosition + 1``), ``live_ack`` (send ``{"type":"authorised"}``).
+  from ``startPosition + 1``), ``live_ack`` (send ``{"type":"authorised"}``),
+  ``live_dialect`` (``"emulator"``, the default; ``"vendor"`` or ``"golf"``: the vendor's
+  documented acknowledgement, heartbeats, WARN for an unknown fixture on an open socket and
+  ERROR for a bad token; golf adds an ``Alarm`` status message).
 
 Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``live_url``
 (``ws://host:live_port``, the live feeds; ``live_heartbeat`` is assignable), ``token``
