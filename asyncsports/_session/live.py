@@ -54,7 +54,7 @@ from asyncsports.errors import (
     error_from,
 )
 
-__all__ = ["Over", "Progress", "follow", "refuse_redirects"]
+__all__ = ["Over", "Progress", "Warn", "follow", "refuse_redirects"]
 
 log = logging.getLogger("asyncsports")
 
