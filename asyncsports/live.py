@@ -12,7 +12,8 @@
 
 A :class:`Feed` reconnects by itself (backoff with jitter, through the client's retry
 policy) and resumes at ``startPosition`` = records delivered, so each record comes once and
-in order whatever the server does; it ends after the fixture's finishing record. Many
+in order whatever the server does; it ends after the fixture's finishing record (or when
+the service says the fixture is over with every record delivered), else it raises. Many
 feeds merge into one iterator of ``(fixture_id, record)`` with :func:`merge`. The wire
 rules the vendor leaves open are in docs/wire.md ("Live feeds").
 """
@@ -20,6 +21,8 @@ rules the vendor leaves open are in docs/wire.md ("Live feeds").
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import math
 import uuid
 from collections.abc import AsyncGenerator, Iterable
@@ -30,12 +33,17 @@ from asyncsports import _request as q
 from asyncsports._live import FeedKind, FeedState, MergeBook
 from asyncsports._request import Request, Sport
 from asyncsports._session.live import Progress, follow
+from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
 from asyncsports.raw import RawRecord
+from asyncsports.resources.actions import ActionsResource
+from asyncsports.resources.fixtures import FixturesResource
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "Feed", "LiveResource", "Merged", "merge"]
 
 R = TypeVar("R")  # Action, Statistics, or either as a RawRecord
+
+log = logging.getLogger("asyncsports")
 
 DEFAULT_IDLE_TIMEOUT = 60.0
 """Seconds without any message (record or heartbeat) before a connection counts as stalled:
@@ -79,7 +87,16 @@ class Feed(Generic[R]):
     ``start_position=feed.position + 1`` skips it.
     """
 
-    __slots__ = ("_gen", "_progress", "_req", "_session", "_state", "fixture_id", "idle_timeout")
+    __slots__ = (
+        "_gen",
+        "_progress",
+        "_req",
+        "_session",
+        "_state",
+        "fixture_id",
+        "idle_timeout",
+        "sport",
+    )
 
     def __init__(
         self,
@@ -90,6 +107,7 @@ class Feed(Generic[R]):
         start_position: int,
         idle_timeout: float,
         raw: bool = False,
+        sport: Sport | str = "",
     ) -> None:
         self._session = session
         self._req = req
@@ -100,6 +118,8 @@ class Feed(Generic[R]):
         """The fixture followed."""
         self.idle_timeout = idle_timeout
         """Seconds without any message before a connection counts as stalled."""
+        self.sport = sport
+        """The fixture's sport, as given (for the service's word on the fixture)."""
 
     @property
     def kind(self) -> FeedKind:
@@ -117,6 +137,12 @@ class Feed(Generic[R]):
         return self._state.finished
 
     @property
+    def ended(self) -> str | None:
+        """Why the feed ended without the finishing record (the service said the fixture is
+        over with every record delivered, e.g. postponed), else None."""
+        return self._progress.ended
+
+    @property
     def connections(self) -> int:
         """Websocket connections opened so far."""
         return self._state.connections
@@ -125,7 +151,15 @@ class Feed(Generic[R]):
         gen: Any = self._gen
         if gen is None:
             gen = self._gen = follow(
-                self._session, self._req, self._state, self.idle_timeout, self._progress
+                self._session,
+                self._req,
+                self._state,
+                self.idle_timeout,
+                self._progress,
+                # Not a bound method: the generator would hold the feed, and a feed dropped
+                # after a bare break would wait for the cycle collector to close its socket.
+                functools.partial(_ask, self._session, self.sport, self.fixture_id, self.kind),
+                functools.partial(_warned, self._session, self.sport, self.fixture_id),
             )
         it: AsyncGenerator[R, None] = gen
         return it
@@ -153,6 +187,73 @@ class Feed(Generic[R]):
 
     def __repr__(self) -> str:
         return f"<Feed {self.kind} {self.fixture_id} position={self.position}>"
+
+
+_OVER = {"completed", "postponed", "cancelled", "canceled", "abandoned"}
+_COLLECTION_OVER = {"collectiondropped", "collectioncompleted", "postmatchchecked"}
+
+
+def _key(text: str | None) -> str:
+    return "".join((text or "").split()).lower()
+
+
+async def over(
+    session: Any, sport: Sport | str, fixture_id: uuid.UUID, kind: FeedKind, position: int
+) -> tuple[bool, str]:
+    """Whether a feed of ``kind`` at ``position`` has every record of a fixture that is over.
+
+    Over: status Completed, Postponed, Cancelled or Abandoned, or collection dropped,
+    completed or checked. Then the REST timeline's length: an actions feed is complete at
+    that length; a statistics feed only when there is no timeline (the REST API has no
+    count of statistics packets, so one with a timeline must deliver its finished packet).
+    """
+    fixture = await FixturesResource(session).get(sport, fixture_id)
+    said = f"fixture status {fixture.status or 'not given'}"
+    if fixture.collection_status:
+        said += f", collection {fixture.collection_status}"
+    if (
+        _key(fixture.status) not in _OVER
+        and _key(fixture.collection_status) not in _COLLECTION_OVER
+    ):
+        return False, said + ", not over"
+    length = len(await ActionsResource(session).list(sport, fixture_id).collect())
+    if kind == "actions":
+        if position >= length:
+            return True, f"{said}, all {length} records of its timeline delivered"
+        return False, f"{said}, {position} of the {length} records of its timeline delivered"
+    if length == 0:
+        return True, f"{said}, no timeline"
+    return False, f"{said}, its finished statistics packet not delivered"
+
+
+async def _ask(
+    session: Any, sport: Sport | str, fixture_id: uuid.UUID, kind: FeedKind, position: int
+) -> tuple[bool, str]:
+    """:func:`over`, where a failure to ask is no answer (docs/wire.md, "Live feeds: the
+    client's connection"); an unknown fixture or a refused token is raised."""
+    try:
+        return await over(session, sport, fixture_id, kind, position)
+    except (NotFoundError, AuthenticationError):
+        raise
+    except AsyncSportsError as exc:
+        # Not confirmed: the connection counts as one that ended, and the feed goes on.
+        log.warning("live feed %s: asking the service failed: %s", fixture_id, exc)
+        return False, f"the service could not be asked ({exc})"
+
+
+async def _warned(session: Any, sport: Sport | str, fixture_id: uuid.UUID, text: str) -> None:
+    """A server's warning on an open socket: an unknown fixture is a NotFoundError at once
+    (asked of the service, not waited out until ``idle_timeout``); else it is logged."""
+    try:
+        await FixturesResource(session).get(sport, fixture_id)
+    except NotFoundError as exc:
+        exc.add_note(f"the live feed's server warned: {text}")
+        raise
+    except AsyncSportsError as exc:
+        log.warning("live feed %s: the server warned (%s); asking the service failed: %s",
+                    fixture_id, text, exc)  # fmt: skip
+        return
+    log.warning("live feed %s: the server warned: %s", fixture_id, text)
 
 
 async def _done() -> AsyncGenerator[Any, None]:
@@ -187,7 +288,8 @@ class LiveResource:
         fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
         if not isinstance(raw, bool):
             raise TypeError(f"raw: expected a bool, got {type(raw).__name__}")
-        return Feed(self._session, req, kind, fid, start_position, _idle(idle_timeout), raw)
+        idle = _idle(idle_timeout)
+        return Feed(self._session, req, kind, fid, start_position, idle, raw, sport)
 
     @overload
     def actions(
@@ -229,7 +331,7 @@ class LiveResource:
         ``start_position`` skips that many records from the fixture's start (a feed's
         ``position`` resumes it); ``speed`` (``fast``/``normal``) replays a fixture that is
         over; ``media`` uses the media customers' path. ``idle_timeout``: seconds without
-        any message (heartbeats count) before reconnecting. ``raw=True``: each record as a
+        any message (heartbeats count, the server's pings do not) before reconnecting. ``raw=True``: each record as a
         ``RawRecord(action, json)``, ``json`` the bytes of the message that carried it, as
         sent (decimals quoted, ``fixtureSeqNum`` as the socket numbers it).
         """

@@ -131,3 +131,21 @@ def test_via_ws_without_a_live_url_is_a_configuration_error(
     assert "--live-url" in proc.stderr and "Traceback" not in proc.stderr
     bad = run("--live-url", "ftp://x", "actions", "basketball", fid, "--follow", environ=environ)
     assert bad.returncode == 3 and "--live-url" in bad.stderr
+
+
+def test_a_feed_that_ends_without_the_fixture_s_end_says_so_and_exits_20(
+    server: dict[str, str],
+) -> None:
+    # A postponed fixture: no timeline, the socket closes at once and the service says the
+    # fixture is over with nothing to deliver. Not the fixture's end: said, and its own code.
+    found = lines(run("fixtures", "soccer", "--status", "postponed", "--limit", "1",
+                      environ=server))  # fmt: skip
+    fid = str(found[0]["id"])
+    proc = run("actions", "soccer", fid, "--follow", environ=server)
+    assert proc.returncode == 20 and proc.stdout == ""
+    assert "without the fixture's finishing record" in proc.stderr
+    assert "Postponed" in proc.stderr
+    helped = run("actions", "--help", environ=server)
+    assert "20 a live feed that ended without the fixture's finishing record" in " ".join(
+        helped.stdout.split()
+    )

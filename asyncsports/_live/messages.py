@@ -45,6 +45,14 @@ class AuthFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class Warned:
+    """A warning from the server on an open socket (the vendor's ``"level": "WARN"``
+    message: an unknown fixture, say). Not a record; the client asks the service why."""
+
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Unknown:
     """Anything else: never yielded, but it shows the socket is alive."""
 
@@ -60,7 +68,7 @@ class Malformed:
     target: str
 
 
-Message: TypeAlias = Packet | Heartbeat | Ack | AuthFailed | Unknown | Malformed
+Message: TypeAlias = Packet | Heartbeat | Ack | AuthFailed | Warned | Unknown | Malformed
 
 HEARTBEAT = Heartbeat()
 
@@ -85,6 +93,8 @@ _ANY = msgspec.json.Decoder()
 _AUTH_INVALID = "supplied authentication is invalid"
 _HEARTBEAT_WORDS = ("heartbeat", "ping", "pong", "keepalive", "keep-alive")
 _ACK_WORDS = ("authori", "authenticated", "subscribed", "connected", "welcome")
+_WARN_LEVELS = ("warn", "warning")
+_ERROR_LEVELS = ("error", "fatal")
 
 
 def live_decoder(kind: FeedKind) -> msgspec.json.Decoder[Any]:
@@ -121,6 +131,28 @@ def _words(doc: Any, depth: int = 0) -> str:
     if isinstance(doc, list):
         return " ".join(_words(v, depth + 1) for v in doc[:16])
     return ""
+
+
+def _shaped(doc: Any, raw: bytes) -> Message | None:
+    """The vendor's documented shapes: ``{"message": ..., "level": ...}`` (WARN and ERROR
+    by their level; INFO by its words) and golf's ``{"eventElementType": ...}`` status
+    messages (a heartbeat, an alarm...), none of them a record."""
+    if not isinstance(doc, dict):
+        return None
+    element = doc.get("eventElementType")
+    if isinstance(element, str):
+        return HEARTBEAT if "heartbeat" in element.lower() else Ack(raw.decode("utf-8", "replace"))
+    level = doc.get("level")
+    if not isinstance(level, str):
+        return None
+    text = doc.get("message")
+    text = text if isinstance(text, str) else ""
+    level = level.strip().lower()
+    if level in _ERROR_LEVELS:
+        return AuthFailed(text or "the server refused the connection (level ERROR)")
+    if level in _WARN_LEVELS:
+        return Warned(text)
+    return None
 
 
 def _text_kind(words: str, raw: bytes) -> Message:
@@ -170,4 +202,4 @@ def classify(data: bytes | bytearray | memoryview | str, kind: FeedKind) -> Mess
         return _text_kind(text.lower(), data)
     if isinstance(doc, dict) and failure is not None and any(m in doc for m in _MARKERS[kind]):
         return Malformed(data, failure, type_name(_TYPES[kind]))
-    return _text_kind(_words(doc), data)
+    return _shaped(doc, data) or _text_kind(_words(doc), data)

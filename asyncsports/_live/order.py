@@ -14,6 +14,8 @@ from asyncsports._live.messages import (
     Message,
     Packet,
     Record,
+    Unknown,
+    Warned,
     _int,
     classify,
 )
@@ -24,7 +26,7 @@ from asyncsports.raw import RawRecord
 
 Delivered = Record | RawRecord[Any]
 """A record as handed out: typed, or with its message's bytes (``raw=True``)."""
-Verdict = Literal["deliver", "drop", "hold", "gap", "auth"]
+Verdict = Literal["deliver", "drop", "hold", "gap", "auth", "warn"]
 Numbering = Literal["auto", "restart", "continue"]
 
 
@@ -35,7 +37,8 @@ class Step:
     ``verdict`` is ``"deliver"`` (``records`` is not empty), ``"drop"`` (a duplicate, or a
     message after a gap), ``"hold"`` (kept until the missing record arrives) or ``"gap"``
     (close this connection and connect again at ``FeedState.position``) or ``"auth"``
-    (the token was refused: raise, do not reconnect). ``finished``:
+    (the token was refused: raise, do not reconnect) or ``"warn"`` (the server warned on
+    an open socket: ask the service, ``reason`` is its text). ``finished``:
     the fixture is over, the feed ends after these records. ``reason`` says why, for a log.
     Not frozen, as it is built for every message; treat it as read-only.
     """
@@ -49,6 +52,8 @@ class Step:
 _DROP = Step("drop")
 _HOLD = Step("hold")
 _NOTHING = Step("drop", reason="not a packet")
+UNKNOWN = "a message of unknown shape"
+_UNKNOWN = Step("drop", reason=UNKNOWN)
 
 
 def _finished(record: Delivered) -> bool:
@@ -200,7 +205,10 @@ class FeedState:
             return Step("auth", reason=message.text or "authentication refused")
         if isinstance(message, Malformed):
             raise self.malformed(message, url)
-        return self.other()
+        if isinstance(message, Warned):
+            return Step("warn", reason=message.text or "a warning without text")
+        step = self.other()
+        return _UNKNOWN if step is _NOTHING and isinstance(message, Unknown) else step
 
     def malformed(self, message: Malformed, url: str = "") -> DecodeError:
         """The DecodeError for a malformed packet, naming the position to resume past it."""

@@ -156,7 +156,9 @@ class Session:
             # every request on the wire is counted in attempts and requests_sent.
             http._retry_connection = False
 
-    def _pool(self, limit: int) -> aiohttp.ClientSession:
+    def _pool(
+        self, limit: int, traces: tuple[aiohttp.TraceConfig, ...] = ()
+    ) -> aiohttp.ClientSession:
         s = self.settings
         connector = aiohttp.TCPConnector(limit=limit, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
         timeout = aiohttp.ClientTimeout(
@@ -168,6 +170,7 @@ class Session:
             headers={"User-Agent": USER_AGENT},
             raise_for_status=False,
             auto_decompress=True,
+            trace_configs=list(traces) or None,
         )
 
     def live_pool(self) -> aiohttp.ClientSession:
@@ -175,13 +178,16 @@ class Session:
 
         A feed holds its socket for hours; in the requests' pool, ``max_connections``
         feeds would leave no place for a single request (and the next feed would wait).
-        Made at the first feed, closed with the session.
+        Made at the first feed, closed with the session. It follows no redirect (aiohttp's
+        ``ws_connect`` would, with the token message after it).
         """
         if not self.is_open:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         live = self._live
         if live is None:
-            live = self._live = self._pool(0)
+            from asyncsports._session.live import refuse_redirects
+
+            live = self._live = self._pool(0, (refuse_redirects(),))
         return live
 
     async def close(self) -> None:

@@ -3,10 +3,14 @@
 :func:`follow` is the loop of one feed: open a websocket on the client's own aiohttp
 session (its pool, its connect timeout, its hooks, its rate limiter and 429 pause for each
 connection attempt), send the token message, hand every message to the feed's
-:class:`~asyncsports._live.FeedState` and yield the records it releases. When a
-connection ends (dropped, closed, stalled, or closed by the client after a gap), the pure
+:class:`~asyncsports._live.FeedState` and yield the records it releases. The feed
+ends after the fixture's finishing record, and only then: when a connection ends any other
+way (dropped, closed with any code, stalled, or closed by the client after a gap), the pure
 :func:`~asyncsports._live.reconnect` decides through the one retry engine: reconnect at
 ``startPosition`` = records delivered after a backoff, refresh the token once, or raise.
+A normal close (1000) of a connection that delivered nothing is the server saying nothing
+more is coming: the feed asks the service once (``over``) and ends without error only when
+it answers that the fixture is over with every record of its timeline delivered.
 A handshake refused with an HTTP status is decided by :func:`~asyncsports._retry.decide`
 like any other response.
 
@@ -24,7 +28,7 @@ import inspect
 import logging
 import math
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -33,7 +37,7 @@ import yarl
 
 from asyncsports._config import RequestInfo
 from asyncsports._live import ConnectionEnd, FeedState, Step, reconnect
-from asyncsports._live.order import Delivered
+from asyncsports._live.order import UNKNOWN, Delivered
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome
 from asyncsports._session import _Failed
@@ -50,7 +54,7 @@ from asyncsports.errors import (
     error_from,
 )
 
-__all__ = ["Progress", "follow"]
+__all__ = ["Over", "Progress", "Warn", "follow", "refuse_redirects"]
 
 log = logging.getLogger("asyncsports")
 
@@ -63,7 +67,7 @@ _RAW: dict[str, Any] = (
 )
 _CLOSE_NORMAL = 1000
 _CLOSE_GOING_AWAY = 1001
-_ABORT_WAIT = 1.0
+_ABORT_WAIT = 0.5
 _CLOSE_NAMES = {
     1000: "normal close",
     1001: "going away",
@@ -73,17 +77,26 @@ _CLOSE_NAMES = {
 }
 
 
+Over = Callable[[int], Awaitable[tuple[bool, str]]]
+"""Asks the service whether a feed at this position may end: (yes or no, what it said)."""
+Warn = Callable[[str], Awaitable[None]]
+"""Asks the service about a server's warning (its text): raises NotFoundError for an
+unknown fixture, else returns (the feed reads on)."""
+
+
 class Progress:
     """Records yielded by :func:`follow` from its current batch not yet handed out.
 
     The feed's ``position`` is ``state.position - pending``: a batch (a record that was
     missing and those held behind it) moves the state at once, the consumer one by one.
+    ``ended`` says why a feed ended without its finishing record (the service's answer).
     """
 
-    __slots__ = ("pending",)
+    __slots__ = ("ended", "pending")
 
     def __init__(self) -> None:
         self.pending = 0
+        self.ended: str | None = None
 
 
 async def follow(
@@ -92,15 +105,22 @@ async def follow(
     state: FeedState,
     idle_timeout: float,
     progress: Progress,
+    over: Over,
+    warned: Warn,
 ) -> AsyncGenerator[Delivered, None]:
     """Every record of one live feed, once each and in order, across its connections.
 
     ``session`` is the client's :class:`~asyncsports._session.Session`, ``req`` the feed's
-    path and fixed query (``startPosition`` is added per connection). Raises
-    AuthenticationError for a refused token (after one refresh of a callable token),
-    TransportError once ``max_retries + 1`` connections in a row delivered nothing,
-    DecodeError for a malformed packet (``state.position + 1`` resumes past it).
+    path and fixed query (``startPosition`` is added per connection). Ends after the
+    finishing record, or when a clean close with nothing delivered and ``over`` agree that
+    the fixture is over (``progress.ended`` says so). Raises AuthenticationError for a
+    refused token (after one refresh of a callable token), TransportError (TimeoutError
+    when the last one stalled) once ``max_retries + 1`` connections in a row delivered
+    nothing, DecodeError for a malformed packet (``state.position + 1`` resumes past it),
+    NotFoundError when the server warns and ``warned`` finds the fixture unknown. A
+    message of unknown shape is skipped, logged once per feed at DEBUG.
     """
+    unknown = False
     http, base = _opened(session)
     call = Call()
     while True:
@@ -113,12 +133,21 @@ async def follow(
             continue
         ws, token = opened
         delivered = 0
+        quiet = False  # a normal close with nothing delivered: ask the service
         idle = _Idle(ws, idle_timeout)
         try:
             receive, step_of, clock = ws.receive, state.feed, idle.clock
             while True:
                 idle.since = clock()
-                msg = await receive()
+                try:
+                    msg = await receive()
+                except (aiohttp.ClientError, OSError) as exc:
+                    # A reset while aiohttp answered a ping, or the transport aborted
+                    # under it: a connection that ended, never a bare ConnectionError.
+                    stalled = idle.aborting is not None
+                    text = _stalled(idle_timeout) if stalled else f"connection lost: {exc!r}"
+                    end = ConnectionEnd(delivered, stalled=stalled, error=text)
+                    break
                 idle.since = _NOT_WAITING
                 if msg.type in _TEXT:
                     step = step_of(msg.data, url)
@@ -136,20 +165,31 @@ async def follow(
                     elif step.verdict == "gap" or step.verdict == "auth":
                         end = _stopped(step, delivered, url)
                         break
+                    elif step.verdict == "warn":
+                        await warned(step.reason)
+                    elif step.reason is UNKNOWN and not unknown:
+                        unknown = True
+                        log.debug("live feed %s: skipped %s (once a feed): %.200r",
+                                  url, UNKNOWN, msg.data)  # fmt: skip
                     continue
                 if idle.aborting is not None:
                     end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
                     break
                 code = ws.close_code
-                if code == _CLOSE_NORMAL and delivered == 0:
-                    # Nothing beyond this startPosition and the server says it is done:
-                    # the fixture is over (or has no timeline). See docs/wire.md.
-                    return
                 end = ConnectionEnd(delivered, error=_closed(msg, code))
+                # Nothing beyond this startPosition and the server says it is done: maybe
+                # the fixture is over, maybe a proxy closed. The service decides (below).
+                quiet = code == _CLOSE_NORMAL and delivered == 0
                 break
         finally:
             progress.pending = 0
             await idle.stop()
+        if quiet:
+            done, said = await over(state.position)
+            if done:
+                progress.ended = said
+                return
+            end = ConnectionEnd(0, error=f"{end.error} before the finishing record: {said}")
         await _after_end(session, end, call, url, token)
 
 
@@ -160,15 +200,30 @@ class _Idle:
     half of the loop's time); instead the loop notes when it starts waiting (``since``),
     and one timer, re-armed from that, checks. A connection is stalled after
     ``seconds`` of waiting with nothing (record, heartbeat or anything else) arriving;
-    time the consumer spends away does not count. A stalled connection is closed from
-    here, which hands the waiting receive a CLOSING message (aiohttp's way to wake it).
+    time the consumer spends away does not count, and neither do the server's pings
+    (aiohttp answers them inside ``receive``, which does not return). A stalled connection
+    is closed from here, which hands the waiting receive a CLOSING message (aiohttp's way
+    to wake it), or, when the server does not read (a receive stuck answering its pings),
+    an error once the transport is aborted.
     """
 
-    __slots__ = ("_handle", "_loop", "_ws", "aborting", "clock", "seconds", "since")
+    __slots__ = (
+        "_handle",
+        "_loop",
+        "_transport",
+        "_ws",
+        "aborting",
+        "clock",
+        "seconds",
+        "since",
+    )
 
     def __init__(self, ws: aiohttp.ClientWebSocketResponse, seconds: float) -> None:
         loop = self._loop = asyncio.get_running_loop()
         self._ws = ws
+        # Taken now: aiohttp lets go of the connection when it starts closing, and a
+        # transport that cannot flush then never closes.
+        self._transport = _transport(ws)
         self.clock = loop.time
         self.seconds = seconds
         self.since = _NOT_WAITING
@@ -181,25 +236,19 @@ class _Idle:
         if now < due:
             self._handle = self._loop.call_at(due, self._check)
         else:
-            self.aborting = self._loop.create_task(_abort(self._ws))
+            self.aborting = self._loop.create_task(
+                _close(self._ws, _CLOSE_GOING_AWAY, self._transport)
+            )
 
     async def stop(self) -> None:
         """Stop watching and close the socket (the stalled one without waiting on it)."""
         self._handle.cancel()
         if self.aborting is not None:
             await self.aborting
-        await _close(self._ws)
+        await _close(self._ws, transport=self._transport)
 
 
 _NOT_WAITING = math.inf
-
-
-async def _abort(ws: aiohttp.ClientWebSocketResponse) -> None:
-    # A stalled server will not answer a close frame: a short wait, then aiohttp drops
-    # the connection (its close() does so when cancelled).
-    with contextlib.suppress(aiohttp.ClientError, ConnectionError, builtin_timeout, RuntimeError):
-        async with asyncio.timeout(_ABORT_WAIT):
-            await ws.close(code=_CLOSE_GOING_AWAY)
 
 
 def _opened(session: Session) -> tuple[aiohttp.ClientSession, str]:
@@ -266,10 +315,13 @@ async def _open(
         )
     except aiohttp.WSServerHandshakeError as exc:
         status = exc.status
+        refusal = b"websocket handshake refused"
+        if 300 <= status < 400:
+            refusal = _redirected(status, exc.headers)
         error = error_from(
             status,
             exc.headers or {},
-            b"websocket handshake refused",
+            refusal,
             method="GET",
             url=url,
             attempts=attempt,
@@ -301,12 +353,64 @@ def _auth(token: str) -> str:
     return msgspec.json.encode({"authToken": token}).decode()
 
 
-async def _close(ws: aiohttp.ClientWebSocketResponse) -> None:
-    """Close the socket, whatever state it is in (the server may be gone)."""
-    if ws.closed:
-        return
-    with contextlib.suppress(aiohttp.ClientError, ConnectionError, builtin_timeout, RuntimeError):
-        await ws.close()
+async def _close(
+    ws: aiohttp.ClientWebSocketResponse,
+    code: int = _CLOSE_NORMAL,
+    transport: asyncio.Transport | None = None,
+) -> None:
+    """Close the socket within ``_ABORT_WAIT`` seconds, whatever the server does.
+
+    A polite close first; a server that neither reads (the close frame waits behind a full
+    send buffer, aiohttp's close then only asks the transport to flush and close) nor
+    answers gets its transport aborted, which also wakes a receive stuck sending a pong.
+    """
+    if transport is None:
+        transport = _transport(ws)
+    try:
+        if not ws.closed:
+            with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError):
+                async with asyncio.timeout(_ABORT_WAIT):
+                    await ws.close(code=code)
+    finally:
+        if transport is not None:
+            transport.abort()  # a no-op once closed
+
+
+def _transport(ws: aiohttp.ClientWebSocketResponse) -> asyncio.Transport | None:
+    """The socket's transport, while aiohttp holds the connection (it has no public way)."""
+    conn = getattr(getattr(ws, "_response", None), "connection", None)
+    transport: asyncio.Transport | None = getattr(conn, "transport", None)
+    return transport
+
+
+def refuse_redirects() -> aiohttp.TraceConfig:
+    """The live pool's trace: a redirect of a websocket handshake is refused, not followed.
+
+    aiohttp's ``ws_connect`` follows redirects and has no option against it; the token
+    message would then go to whichever host the redirect names. The refusal is a
+    WSServerHandshakeError with the redirect's status, which :func:`_open` reports.
+    """
+
+    async def refuse(_: Any, __: Any, params: aiohttp.TraceRequestRedirectParams) -> None:
+        resp = params.response
+        resp.close()
+        raise aiohttp.WSServerHandshakeError(
+            resp.request_info, (resp,), status=resp.status, headers=resp.headers
+        )
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_redirect.append(refuse)
+    return trace
+
+
+def _redirected(status: int, headers: Any) -> bytes:
+    """The refusal of a redirected handshake, naming where it led (its origin only)."""
+    location = yarl.URL(str((headers or {}).get("Location", "")))
+    where = f"{location.scheme}://{location.host}" if location.host else "another address"
+    return (
+        f"websocket handshake redirected ({status}) to {where}: not followed, a live "
+        "connection follows no redirect (the token message would go to that host)"
+    ).encode()
 
 
 def _ended(end: ConnectionEnd, url: str, attempts: int) -> AsyncSportsError:

@@ -12,15 +12,16 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from asyncsports._watch import Change, jittered
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError, RateLimitError, ServerError, TransportError
+from asyncsports.live import Feed
 from asyncsports.models import Action, Statistics
 
 from .options import Settings, Speed, Way
-from .running import ConfigError
+from .running import ConfigError, FeedEndedError
 
 __all__ = [
     "How",
@@ -88,6 +89,7 @@ async def actions_ws(
             key = action.fixture_action.action_id
             yield Change("update" if key in seen else "new", action)
             seen.add(key)
+    _check_end(feed)
 
 
 async def statistics_ws(
@@ -99,6 +101,17 @@ async def statistics_ws(
         async for packet in feed:
             yield Change(kind, packet)
             kind = "update"
+    _check_end(feed)
+
+
+def _check_end(feed: Feed[Any]) -> None:
+    """A feed that ended without the finishing record (the service said the fixture is
+    over, e.g. postponed) is not the fixture's end: say so, with an exit code of its own."""
+    if not feed.finished:
+        raise FeedEndedError(
+            f"the live {feed.kind} feed of {feed.fixture_id} ended after {feed.position} "
+            f"records without the fixture's finishing record: {feed.ended or 'no reason given'}"
+        )
 
 
 async def statistics_poll(

@@ -34,6 +34,7 @@ __all__ = [
     "PIPE_CLOSED",
     "TERMINATED",
     "ConfigError",
+    "FeedEndedError",
     "OutputFileError",
     "client_kwargs",
     "code_for",
@@ -56,6 +57,10 @@ class ConfigError(Exception):
 
 class OutputFileError(Exception):
     """A file the user named for output (``--save``) cannot be written."""
+
+
+class FeedEndedError(Exception):
+    """A live feed (``--follow``) ended without the fixture's finishing record."""
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -82,6 +87,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.DecodeError, 11, "undecodable response"),
     (errors.SinkError, 13, "unusable or unreachable --db"),
     (OutputFileError, 17, "unwritable output file (--save)"),
+    (FeedEndedError, 20, "a live feed that ended without the fixture's finishing record"),
     (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
     (errors.NoRecordError, 15, "a response without the record asked for"),
     (errors.PagingError, 16, "a server that breaks the paging contract"),

@@ -33,7 +33,10 @@ Constructor (everything keyword-only after ``seed``):
 - Live feeds (websockets, docs/wire.md "Live feeds"): ``live_port`` (0: a free one),
   ``live_heartbeat`` (real seconds of silence before a heartbeat, default 20),
   ``live_seq`` (``"connection"``: ``fixtureSeqNum`` from 1 per connection; ``"fixture"``:
-  from ``startPosition + 1``), ``live_ack`` (send ``{"type":"authorised"}``).
+  from ``startPosition + 1``), ``live_ack`` (send ``{"type":"authorised"}``),
+  ``live_dialect`` (``"emulator"``, the default; ``"vendor"`` or ``"golf"``: the vendor's
+  documented acknowledgement, heartbeats, WARN for an unknown fixture on an open socket and
+  ERROR for a bad token; golf adds an ``Alarm`` status message).
 
 Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``live_url``
 (``ws://host:live_port``, the live feeds; ``live_heartbeat`` is assignable), ``token``
@@ -91,7 +94,9 @@ Faults (``emu.faults``):
   ``STORM_KINDS``, which adds ``truncate``, ``malformed`` and ``latency``).
 - ``live(kind, *, feed="*", after=0, times=1, skip=0)``: a fault of the live feeds, one
   of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
-  ``after`` packets), ``bad_auth``, ``close`` (right after accepting).
+  ``after`` packets), ``bad_auth``, ``close`` (right after accepting), ``close_clean``
+  (a normal close, 1000: right after accepting with ``after=0``, else after ``after``
+  packets).
   ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20,
   per_packet=False)``: seeded random live faults, one per connection (``per_packet``:
   one per packet with ``probability``, so many on one connection). Route names

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from urllib.parse import urlencode
 
 from asyncsports.emulator._emulator import DEFAULT_NOW, Emulator
+from asyncsports.emulator._live import DIALECTS
 
 __all__ = ["main"]
 
@@ -33,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="port of the live feeds (websockets; default port + 1, or 0 with --port 0)")  # fmt: skip
     p.add_argument("--live-heartbeat", type=float, default=20.0,
                    help="seconds of silence before a live feed sends a heartbeat (default 20)")  # fmt: skip
+    p.add_argument("--live-dialect", choices=DIALECTS, default="emulator",
+                   help="how the live feeds speak besides packets: emulator (default), vendor "
+                   "or golf (the vendor's documented messages)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
     p.add_argument(
         "--now",
@@ -105,6 +109,7 @@ async def _serve(args: argparse.Namespace) -> None:
         port=args.port,
         live_port=args.live_port if args.live_port is not None else args.port and args.port + 1,
         live_heartbeat=args.live_heartbeat,
+        live_dialect=args.live_dialect,
         fixtures_per_season=args.fixtures_per_season,
         actions_per_fixture=args.actions_per_fixture,
         big_fixture_list=args.big_fixture_list,

@@ -62,6 +62,7 @@ class Emulator:
         live_heartbeat: float = 20.0,
         live_seq: str = "connection",
         live_ack: bool = True,
+        live_dialect: str = "emulator",
     ) -> None:
         if now.tzinfo is None:
             raise ValueError("now must be timezone-aware")
@@ -103,7 +104,7 @@ class Emulator:
             data=self._service.data,
             token=lambda: self._service.access.token,
             requests=self._service.requests,
-            config=LiveConfig(live_heartbeat, live_seq, live_ack),
+            config=LiveConfig(live_heartbeat, live_seq, live_ack, live_dialect),
         )
         self._runner: web.AppRunner | None = None
         self._live_runner: web.AppRunner | None = None

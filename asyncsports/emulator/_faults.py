@@ -37,9 +37,18 @@ __all__ = [
 STORM_KINDS = ("429", "500", "502", "503", "reset", "truncate", "malformed", "latency")
 """Every kind a storm can inject."""
 
-LIVE_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed", "bad_auth", "close")
+LIVE_KINDS = (
+    "drop",
+    "stall",
+    "duplicate",
+    "reorder",
+    "malformed",
+    "bad_auth",
+    "close",
+    "close_clean",
+)
 """Every kind of live feed fault (see :meth:`Faults.live`)."""
-PACKET_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed")
+PACKET_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed", "close_clean")
 """The kinds a per-packet storm draws from (those that act on one packet)."""
 
 
@@ -300,7 +309,10 @@ class Faults:
         sent twice, same ``fixtureSeqNum``), ``reorder`` (packets ``after + 1`` and
         ``after + 2`` are swapped), ``malformed`` (packet ``after + 1`` is cut in half, not
         JSON), ``bad_auth`` (refuse even the right token), ``close`` (close with 1011 right
-        after accepting, before reading the token). ``feed``: ``actions``,
+        after accepting, before reading the token), ``close_clean`` (a normal close, 1000,
+        as a fixture's end would have it: with ``after`` 0 right after accepting, before
+        reading the token, else after ``after`` packets; a proxy or a server restart does
+        the same mid-fixture). ``feed``: ``actions``,
         ``statistics``, ``*`` or a path glob (``/media/*``). ``times`` bounds how many
         connections it takes (default one; None: all), ``skip`` lets that many matching
         connections through first. Counted as ``live.<kind>`` in :attr:`injected`.

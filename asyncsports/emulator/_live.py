@@ -52,6 +52,7 @@ __all__ = [
     "CLOSE_FAULT",
     "CLOSE_OVER",
     "CLOSE_SHUTDOWN",
+    "DIALECTS",
     "INVALID_AUTH_TEXT",
     "LiveApi",
     "LiveConfig",
@@ -70,6 +71,10 @@ CLOSE_FAULT = 1011
 AUTH_TIMEOUT = 10.0
 """Real seconds to wait for the token message before closing 1008."""
 ACK = '{"type":"authorised"}'
+DIALECTS = ("emulator", "vendor", "golf")
+"""How the live feeds speak besides packets: ``emulator`` (the default, its own shapes),
+``vendor`` (the shapes of the vendor's pages for the soccer actions socket) and ``golf``
+(the vendor's golf shapes, ``eventElementType`` messages). See docs/wire.md."""
 
 _DECODE = msgspec.json.Decoder(float_hook=str)  # decimals come back as their text
 _FEEDS = ("actions", "statistics")
@@ -77,13 +82,17 @@ _FEEDS = ("actions", "statistics")
 
 @dataclass
 class LiveConfig:
-    """Knobs of the live feeds: heartbeat interval, fixtureSeqNum policy, acknowledgement."""
+    """Knobs of the live feeds: heartbeat interval, fixtureSeqNum policy, acknowledgement,
+    dialect."""
 
     heartbeat: float = 20.0
     seq: str = "connection"
     ack: bool = True
+    dialect: str = "emulator"
 
     def __post_init__(self) -> None:
+        if self.dialect not in DIALECTS:
+            raise ValueError(f"live_dialect must be one of {DIALECTS}, got {self.dialect!r}")
         if self.heartbeat <= 0:
             raise ValueError("live_heartbeat must be positive")
         if self.seq not in ("connection", "fixture"):
@@ -148,14 +157,15 @@ class LiveApi:
 
     # ------------------------------------------------------------------ request
 
-    def _fixture(self, request: web.Request, v2: bool) -> Fixture:
+    def _fixture(self, request: web.Request, v2: bool) -> Fixture | None:
+        """The fixture asked for; None for an unknown one the dialect answers on the socket."""
         sport = request.match_info["sport"]
         rules = self.world.rules(sport)
         if rules is None or v2 != (sport == "volleyball"):
             raise web.HTTPNotFound(text=f"No such sport path: {request.path}")
         ident = request.match_info["fixture_id"]
         fixture = self.world.fixture_by_id(ident, rules.name)
-        if fixture is None:
+        if fixture is None and self.config.dialect == "emulator":
             raise web.HTTPNotFound(text=f"Fixture not found: {ident}")
         return fixture
 
@@ -181,8 +191,22 @@ class LiveApi:
             if fault is not None and fault.kind == "close":
                 await ws.close(code=CLOSE_FAULT, message=b"closed by a fault")
                 return ws
+            if fault is not None and fault.kind == "close_clean" and fault.after == 0:
+                await ws.close(code=CLOSE_OVER, message=b"closed by a fault")
+                return ws
             if not await self._authenticate(ws, fault):
                 return ws
+            if fixture is None:
+                # The vendor's way: a warning on a socket that stays open.
+                ident = request.match_info["fixture_id"]
+                await ws.send_str(_notice(f"No fixture found with id {ident}", "WARN"))
+                async for _ in ws:
+                    pass
+                return ws
+            if self.config.dialect == "golf":
+                status = {"eventElementType": "Alarm", "alarm": "Feed open",
+                          "timestamp": iso_ms(self.clock.time_ms())}  # fmt: skip
+                await ws.send_str(encode(status).decode())
             await _Connection(self, ws, request, fixture, feed, fault).run(start, speed)
         finally:
             self.sockets.discard(ws)
@@ -207,12 +231,25 @@ class LiveApi:
         )
         if not good:
             with contextlib.suppress(Exception):
-                await ws.send_str(INVALID_AUTH_TEXT)
+                if self.config.dialect == "emulator":
+                    await ws.send_str(INVALID_AUTH_TEXT)
+                else:
+                    await ws.send_str(_notice("Invalid authorisation token", "ERROR"))
                 await ws.close(code=CLOSE_AUTH, message=b"invalid authentication")
             return False
         if self.config.ack:
-            await ws.send_str(ACK)
+            dialect = self.config.dialect
+            await ws.send_str(ACK if dialect == "emulator" else _notice("Authorisation accepted"))
         return True
+
+    def heartbeat(self) -> str:
+        """A heartbeat message in the dialect spoken, stamped with the emulator's clock."""
+        when = iso_ms(self.clock.time_ms())
+        if self.config.dialect == "vendor":
+            return _notice(f"Heartbeat sent at {when}")
+        if self.config.dialect == "golf":
+            return encode({"eventElementType": "Heartbeat", "timestamp": when}).decode()
+        return encode({"type": "heartbeat", "timestamp": when}).decode()
 
     # ------------------------------------------------------------------ packets
 
@@ -229,6 +266,11 @@ class LiveApi:
             prefix.append(a)
             if a.finished or (a.team is not None and a.type is not LINEUPS):
                 yield a.ts_ms, functools.partial(_stats, fixture, prefix, len(prefix))
+
+
+def _notice(text: str, level: str = "INFO") -> str:
+    """The vendor's non-packet message: ``{"message": text, "level": level}``."""
+    return encode({"message": text, "level": level}).decode()
 
 
 def _action(write: ActionWriter, a: Action) -> dict[str, Any]:
@@ -339,8 +381,7 @@ class _Connection:
                 continue
             idle = self.loop.time() - self.last_out
             if idle >= config.heartbeat:
-                beat = {"type": "heartbeat", "timestamp": iso_ms(clock.time_ms())}
-                await self._send(encode(beat).decode())
+                await self._send(self.api.heartbeat())
                 continue
             timeout = config.heartbeat - idle
             until = clock.until(due / 1000)  # wall-clock seconds, at the clock's speed
@@ -377,6 +418,9 @@ class _Connection:
             transport = self.request.transport
             if transport is not None:
                 transport.abort()
+            return False
+        if kind == "close_clean" and i == at:
+            await self.ws.close(code=CLOSE_OVER, message=b"closed by a fault")
             return False
         if kind == "stall" and i == at:
             while not self.ws.closed and not self.peer_gone:

@@ -8,7 +8,8 @@ Records of every feed go to one committer, which commits whatever came while the
 transaction ran in the next one: one transaction per record when they trickle in, a few
 for the thousands a feed sends at once when it opens on a match under way. A feed
 that breaks off is reopened at the live cadence, with one REST poll of the actions in
-between; one that ends (the fixture is over) calls for the fixture's final read.
+between, as is one that ends without the fixture's finishing record (unless the service
+said the fixture is over); one that ends after it calls for the fixture's final read.
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ class Feeds:
             "actions", [action_row(sport, fid, a, j, seq=n)]))  # fmt: skip
         if ok:
             await self._flush(self._given)  # before the final read, which replaces them
-            # The feed ended after the finishing record: the fixture is over.
+            # The feed ended after the finishing record (or the service said the fixture is
+            # over): the final read.
             if self.tasks.get(key) is asyncio.current_task():
                 del self.tasks[key]
             self.ended(Next(f"final:{fid}", "final", (sport, fid, season)))
@@ -205,13 +207,23 @@ class Feeds:
         n: int,
         write: Callable[[Any, bytes, int], Write],
     ) -> bool:
-        """Commit each record with the feed's position; True when the feed ended."""
+        """Commit each record with the feed's position; True when the fixture is over.
+
+        Over: the feed sent the finishing record, or it ended with the service's word that
+        the fixture is over (``feed.ended``, see docs/wire.md). A feed that ends any other
+        way (a source that just stops) broke off, as one that raises: the fixture is still
+        followed, and polled until the feed reopens.
+        """
         kind = "live." + ("actions" if key.startswith("live:") else "statistics")
+        finished = False
         try:
             async for record, json in records:
                 n += 1
+                finished = finished or getattr(record, "finished", False) is True
                 await self._put(fid, key, write(record, json, n), n)
-        except AsyncSportsError as exc:
+            if not finished and getattr(records, "ended", None) is None:
+                raise _Unfinished("it ended without the fixture's finishing record")
+        except (AsyncSportsError, _Unfinished) as exc:
             log.warning("mirror: %s feed of %s broke off (%s): polling until it reopens",
                         kind, fid, exc)  # fmt: skip
             if kind == "live.actions":
@@ -223,6 +235,10 @@ class Feeds:
             if aclose is not None:
                 await aclose()
         return True
+
+
+class _Unfinished(Exception):
+    """A feed that ended without the fixture's end (see :meth:`Feeds._drain`)."""
 
 
 def _said(task: asyncio.Task[None]) -> None:
