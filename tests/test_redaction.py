@@ -230,3 +230,48 @@ async def test_a_live_connections_reason_is_hidden_in_the_retrying_record(
     [record] = [r for r in caplog.records if "retrying" in r.getMessage()]
     assert "Invalid token *** / ***" in record.getMessage()
     assert leaked(record.getMessage() + repr(record.args), TOKEN, AUTH) == []
+
+
+@pytest.mark.parametrize("how", ["error message", "close reason", "warning"])
+async def test_a_live_server_that_echoes_the_token_never_shows_it(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    fid = FIXTURE_ID
+    path = f"/basketball/fixtures/{fid}/actions"
+
+    async def echo(request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        token = msgspec.json.decode((await ws.receive()).data)["authToken"]
+        if how == "error message":
+            await ws.send_json({"message": f"Invalid token {token}", "level": "ERROR"})
+        elif how == "warning":
+            await ws.send_json({"message": f"No fixture for {token}", "level": "WARN"})
+        await ws.close(code=4001, message=f"bad {token}"[:100].encode())
+        return ws
+
+    async def fixtures(request: web.Request) -> web.Response:
+        body = {"message": f"unknown fixture for token {TOKEN}"}
+        return web.json_response(body, status=404)
+
+    caplog.set_level(logging.DEBUG, logger="asyncsports")
+    app = web.Application()
+    app.router.add_get(path, echo)
+    app.router.add_get(f"/basketball/fixtures/{fid}", fixtures)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        with pytest.raises(AsyncSportsError) as caught:
+            async with (
+                Client(url, token=TOKEN, live_url="ws" + url[4:], retry=FAST) as c,
+                c.live.actions("basketball", fid) as feed,
+            ):
+                async for _ in feed:
+                    pass
+    finally:
+        await runner.cleanup()
+    assert TOKEN not in surfaces(caught.value)
+    assert TOKEN not in "\n".join(r.getMessage() for r in caplog.records)

@@ -36,7 +36,7 @@ import msgspec
 import yarl
 
 from asyncsports._config import RequestInfo
-from asyncsports._live import ConnectionEnd, FeedState, Step, reconnect
+from asyncsports._live import ConnectionEnd, FeedState, reconnect
 from asyncsports._live.order import UNKNOWN, Delivered
 from asyncsports._request import Request, target
 from asyncsports._retry import Call, Outcome
@@ -123,74 +123,82 @@ async def follow(
     unknown = False
     http, base = _opened(session)
     call = Call()
-    while True:
-        if http.closed:
-            raise RuntimeError("the client was closed while a live feed was following it")
-        url = base + target(req, (("startPosition", str(state.connect())),))
-        opened = await _open(session, http, url, call)
-        if isinstance(opened, _Failed):
-            await session._after(opened, call)
-            continue
-        ws, token = opened
-        delivered = 0
-        quiet = False  # a normal close with nothing delivered: ask the service
-        idle = _Idle(ws, idle_timeout)
-        try:
-            receive, step_of, clock = ws.receive, state.feed, idle.clock
-            while True:
-                idle.since = clock()
-                try:
-                    msg = await receive()
-                except (aiohttp.ClientError, OSError) as exc:
-                    # A reset while aiohttp answered a ping, or the transport aborted
-                    # under it: a connection that ended, never a bare ConnectionError.
-                    stalled = idle.aborting is not None
-                    text = _stalled(idle_timeout) if stalled else f"connection lost: {exc!r}"
-                    end = ConnectionEnd(delivered, stalled=stalled, error=text)
-                    break
-                idle.since = _NOT_WAITING
-                if msg.type in _TEXT:
-                    step = step_of(msg.data, url)
-                    records = step.records
-                    if records:
-                        delivered += len(records)
-                        if len(records) == 1:
-                            yield records[0]
-                        else:
-                            for i, record in enumerate(records):
-                                progress.pending = len(records) - i - 1
-                                yield record
-                        if step.finished:
-                            return
-                    elif step.verdict == "gap" or step.verdict == "auth":
-                        end = _stopped(step, delivered, url)
+    token: str | None = None
+    try:
+        while True:
+            if http.closed:
+                raise RuntimeError("the client was closed while a live feed was following it")
+            url = base + target(req, (("startPosition", str(state.connect())),))
+            opened = await _open(session, http, url, call)
+            if isinstance(opened, _Failed):
+                await session._after(opened, call)
+                continue
+            ws, token = opened
+            delivered = 0
+            quiet = False  # a normal close with nothing delivered: ask the service
+            idle = _Idle(ws, idle_timeout)
+            try:
+                receive, step_of, clock = ws.receive, state.feed, idle.clock
+                while True:
+                    idle.since = clock()
+                    try:
+                        msg = await receive()
+                    except (aiohttp.ClientError, OSError) as exc:
+                        # A reset while aiohttp answered a ping, or the transport aborted
+                        # under it: a connection that ended, never a bare ConnectionError.
+                        stalled = idle.aborting is not None
+                        text = _stalled(idle_timeout) if stalled else f"connection lost: {exc!r}"
+                        end = ConnectionEnd(delivered, stalled=stalled, error=text)
                         break
-                    elif step.verdict == "warn":
-                        await warned(step.reason)
-                    elif step.reason is UNKNOWN and not unknown:
-                        unknown = True
-                        log.debug("live feed %s: skipped %s (once a feed): %.200r",
-                                  url, UNKNOWN, msg.data)  # fmt: skip
-                    continue
-                if idle.aborting is not None:
-                    end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
+                    idle.since = _NOT_WAITING
+                    if msg.type in _TEXT:
+                        step = step_of(msg.data, url)
+                        records = step.records
+                        if records:
+                            delivered += len(records)
+                            if len(records) == 1:
+                                yield records[0]
+                            else:
+                                for i, record in enumerate(records):
+                                    progress.pending = len(records) - i - 1
+                                    yield record
+                            if step.finished:
+                                return
+                        elif step.verdict == "gap" or step.verdict == "auth":
+                            reason = session.hide(step.reason or "", token)
+                            end = _stopped(step.verdict, reason, delivered, url)
+                            break
+                        elif step.verdict == "warn":
+                            await warned(step.reason)
+                        elif step.reason is UNKNOWN and not unknown:
+                            unknown = True
+                            shown = session.hide(repr(msg.data)[:200], token)
+                            log.debug("live feed %s: skipped %s (once a feed): %s",
+                                      url, UNKNOWN, shown)  # fmt: skip
+                        continue
+                    if idle.aborting is not None:
+                        end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
+                        break
+                    code = ws.close_code
+                    end = ConnectionEnd(delivered, error=_closed(msg, code))
+                    # Nothing beyond this startPosition and the server says it is done: maybe
+                    # the fixture is over, maybe a proxy closed. The service decides (below).
+                    quiet = code == _CLOSE_NORMAL and delivered == 0
                     break
-                code = ws.close_code
-                end = ConnectionEnd(delivered, error=_closed(msg, code))
-                # Nothing beyond this startPosition and the server says it is done: maybe
-                # the fixture is over, maybe a proxy closed. The service decides (below).
-                quiet = code == _CLOSE_NORMAL and delivered == 0
-                break
-        finally:
-            progress.pending = 0
-            await idle.stop()
-        if quiet:
-            done, said = await over(state.position)
-            if done:
-                progress.ended = said
-                return
-            end = ConnectionEnd(0, error=f"{end.error} before the finishing record: {said}")
-        await _after_end(session, end, call, url, token)
+            finally:
+                progress.pending = 0
+                await idle.stop()
+            if quiet:
+                done, said = await over(state.position)
+                if done:
+                    progress.ended = said
+                    return
+                end = ConnectionEnd(0, error=f"{end.error} before the finishing record: {said}")
+            await _after_end(session, end, call, url, token)
+    except AsyncSportsError as exc:
+        # What a server sent back (a reason, a warning, a snippet) may echo a secret.
+        session.scrub(exc, token)
+        raise
 
 
 class _Idle:
@@ -260,12 +268,13 @@ def _opened(session: Session) -> tuple[aiohttp.ClientSession, str]:
     return http, base
 
 
-def _stopped(step: Step, delivered: int, url: str) -> ConnectionEnd:
-    """How a connection ends that the client stops: a gap (reconnect) or a refused token."""
-    if step.verdict == "auth":
-        return ConnectionEnd(delivered, auth_failed=True, error=step.reason)
-    log.warning("live feed %s: %s: reconnecting", url, step.reason)
-    return ConnectionEnd(delivered, error=step.reason)
+def _stopped(verdict: str, reason: str, delivered: int, url: str) -> ConnectionEnd:
+    """How a connection ends that the client stops: a gap (reconnect) or a refused token
+    (``reason``: the step's, secrets hidden)."""
+    if verdict == "auth":
+        return ConnectionEnd(delivered, auth_failed=True, error=reason)
+    log.warning("live feed %s: %s: reconnecting", url, reason)
+    return ConnectionEnd(delivered, error=reason)
 
 
 async def _after_end(
