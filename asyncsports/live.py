@@ -25,13 +25,13 @@ import functools
 import logging
 import math
 import uuid
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Generic, Literal, Self, TypeVar, overload
+from typing import Any, Generic, Literal, Self, TypeVar, Unpack, overload
 
 from asyncsports import _request as q
 from asyncsports._live import FeedKind, FeedState, MergeBook
-from asyncsports._request import Request, Sport
+from asyncsports._request import Request, RequestOptions, Sport
 from asyncsports._session.live import Progress, follow
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
@@ -64,7 +64,7 @@ def feed_request(
     prefix = "/media" if media else ""
     params: tuple[q.Param, ...] = ()
     if speed is not None:
-        params = (("speed", q.choice("speed", speed, ("fast", "normal"))),)
+        params = (("speed", q.open_choice("speed", speed, ("fast", "normal"))),)
     return Request(f"{prefix}{q.sport_path(sport)}/fixtures/{fid}/{kind}", params)
 
 
@@ -277,13 +277,14 @@ class LiveResource:
         media: bool,
         idle_timeout: float,
         raw: bool,
+        extra: Mapping[str, object],
     ) -> Any:
         if not self._session.settings.live_url:
             raise ValueError(
                 "live_url: the live feeds need the streams host: "
                 "Client(..., live_url='wss://dde-streams.data.imgarena.com')"
             )
-        req = feed_request(kind, sport, fixture_id, speed, media)
+        req = q.options(feed_request(kind, sport, fixture_id, speed, media), extra)
         q.integer("start_position", start_position, low=0)
         fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
         if not isinstance(raw, bool):
@@ -302,6 +303,7 @@ class LiveResource:
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> Feed[Action]: ...
     @overload
     def actions(
@@ -314,6 +316,7 @@ class LiveResource:
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> Feed[RawRecord[Action]]: ...
     def actions(
         self,
@@ -325,18 +328,21 @@ class LiveResource:
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> Feed[Action] | Feed[RawRecord[Action]]:
         """The live actions of a fixture: the records of ``actions.list``, as they happen.
 
         ``start_position`` skips that many records from the fixture's start (a feed's
         ``position`` resumes it); ``speed`` (``fast``/``normal``) replays a fixture that is
         over; ``media`` uses the media customers' path. ``idle_timeout``: seconds without
-        any message (heartbeats count, the server's pings do not) before reconnecting. ``raw=True``: each record as a
+        any message (heartbeats count, the server's pings do not) before reconnecting.
+        ``extra_query``, ``extra_headers``: as every method's
+        (:class:`~asyncsports.RequestOptions`), sent with each connection's handshake. ``raw=True``: each record as a
         ``RawRecord(action, json)``, ``json`` the bytes of the message that carried it, as
         sent (decimals quoted, ``fixtureSeqNum`` as the socket numbers it).
         """
         feed: Feed[Any] = self._feed(
-            "actions", sport, fixture_id, start_position, speed, media, idle_timeout, raw
+            "actions", sport, fixture_id, start_position, speed, media, idle_timeout, raw, extra
         )
         return feed
 
@@ -351,6 +357,7 @@ class LiveResource:
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         raw: Literal[False] = False,
+        **extra: Unpack[RequestOptions],
     ) -> Feed[Statistics]: ...
     @overload
     def statistics(
@@ -363,6 +370,7 @@ class LiveResource:
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         raw: Literal[True],
+        **extra: Unpack[RequestOptions],
     ) -> Feed[RawRecord[Statistics]]: ...
     def statistics(
         self,
@@ -374,13 +382,14 @@ class LiveResource:
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         raw: bool = False,
+        **extra: Unpack[RequestOptions],
     ) -> Feed[Statistics] | Feed[RawRecord[Statistics]]:
         """The live statistics of a fixture: packets like ``statistics.get``'s, as they change.
 
         The arguments are those of :meth:`actions`; ``start_position`` counts packets.
         """
         feed: Feed[Any] = self._feed(
-            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout, raw
+            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout, raw, extra
         )
         return feed
 

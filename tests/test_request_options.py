@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
+from aiohttp import web
 from conftest import Stub
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -341,3 +342,43 @@ async def test_client_defaults_go_with_every_request_below_the_methods_own(
 def test_bad_client_defaults_are_refused_at_once(kw: dict[str, Any], message: str) -> None:
     with pytest.raises((TypeError, ValueError), match=message):
         Client("http://127.0.0.1:9", token="t", **kw)
+
+
+async def test_a_live_feed_sends_its_extra_query_and_headers_with_each_handshake() -> None:
+    fid = uuid.UUID(int=9)
+    seen: list[tuple[dict[str, str], str | None]] = []
+    action = {"actionId": str(uuid.UUID(int=1)), "fixtureId": str(fid), "fixtureSeqNum": 1}
+
+    async def feed(request: web.Request) -> web.StreamResponse:
+        seen.append((dict(request.query), request.headers.get("X-Trace")))
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.receive()  # the token
+        await ws.send_json({"fixtureAction": action, "finished": True})
+        await ws.close()
+        return ws
+
+    app = web.Application()
+    app.router.add_get(f"/basketball/fixtures/{fid}/actions", feed)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        async with (
+            Client(url, token="t", live_url="ws" + url[4:]) as c,
+            c.live.actions(
+                "basketball",
+                fid,
+                speed="turbo",  # a value the service may add: sent as given
+                extra_query={"subscribed": "true"},
+                extra_headers={"X-Trace": "abc"},
+            ) as live,
+        ):
+            got = [a async for a in live]
+    finally:
+        await runner.cleanup()
+    assert len(got) == 1
+    ((query, trace),) = seen
+    assert query["subscribed"] == "true" and query["speed"] == "turbo"
+    assert query["startPosition"] == "0" and trace == "abc"

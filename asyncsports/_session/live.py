@@ -129,7 +129,7 @@ async def follow(
             if http.closed:
                 raise RuntimeError("the client was closed while a live feed was following it")
             url = base + target(req, (("startPosition", str(state.connect())),))
-            opened = await _open(session, http, url, call)
+            opened = await _open(session, http, url, call, req.headers)
             if isinstance(opened, _Failed):
                 await session._after(opened, call)
                 continue
@@ -295,9 +295,14 @@ async def _after_end(
 
 
 async def _open(
-    session: Session, http: aiohttp.ClientSession, url: str, call: Call
+    session: Session,
+    http: aiohttp.ClientSession,
+    url: str,
+    call: Call,
+    headers: tuple[tuple[str, str | None], ...] = (),
 ) -> tuple[aiohttp.ClientWebSocketResponse, str] | _Failed:
-    """One connection attempt: wait for the client's turn, connect, send the token."""
+    """One connection attempt: wait for the client's turn, connect, send the token
+    (``headers``: the feed's ``extra_headers``, a None dropping nothing aiohttp sends)."""
     token = session._token.current
     if token is None:
         token = await session._token.get()
@@ -320,6 +325,7 @@ async def _open(
             yarl.URL(url, encoded=True),
             timeout=session._ws_timeout,
             max_msg_size=session.settings.max_element_size or 0,
+            headers={k: v for k, v in headers if v is not None} or None,
             **_RAW,
         )
     except aiohttp.WSServerHandshakeError as exc:
