@@ -11,6 +11,8 @@ import asyncio
 import math
 import re
 import time
+from collections.abc import Awaitable
+from typing import Any
 
 import msgspec
 from aiohttp import web
@@ -136,10 +138,11 @@ class Drip:
         return response
 
 
-async def _timed(coro: object) -> tuple[float, BaseException | object]:
+async def _timed(call: Awaitable[Any]) -> tuple[float, Any]:
+    """How long ``call`` took, and its result or the library's TimeoutError."""
     start = time.monotonic()
     try:
-        result = await coro  # type: ignore[misc]
+        result = await call
     except LibraryTimeout as exc:
         return time.monotonic() - start, exc
     return time.monotonic() - start, result
@@ -175,7 +178,7 @@ async def test_every_body_is_paced_with_the_default_timeout(serve: Serve) -> Non
             )
         for client in (get, page, fast, again):
             assert client.connections_in_use() == 0
-    (t_get, e_get), (t_page, e_page), (t_fast, fixture), (t_again, retried) = results
+    (t_get, e_get), (t_page, e_page), (t_fast, got), (t_again, retried) = results
     words = (
         r"stalled: the body gave \d+ bytes in 3\d\.\d s \(\d(\.\d+)? a second\), "
         r"below Timeout\.min_rate=1024 bytes a second; \d+ bytes so far"
@@ -189,10 +192,10 @@ async def test_every_body_is_paced_with_the_default_timeout(serve: Serve) -> Non
         for name in ("get", "page", "again"):
             await drips[name].gone.wait()
             assert drips[name].cut == 1
-    assert not isinstance(fixture, BaseException), fixture
-    assert fixture.name == "x" * int(2048 * (read + 3))  # type: ignore[attr-defined]
+    assert not isinstance(got, BaseException), got
+    assert got.name == "x" * int(2048 * (read + 3))
     assert t_fast > read  # a window passed, and was checked
     assert not isinstance(retried, BaseException), retried
-    assert retried.name == "x"  # type: ignore[attr-defined]
+    assert retried.name == "x"
     assert drips["again"].served == 2
     assert read <= t_again < read + 5

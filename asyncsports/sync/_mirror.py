@@ -41,9 +41,9 @@ class Mirror:
     ``every`` overrides cadences (seconds, keys of :data:`~asyncsports.sync.DEFAULT_EVERY`);
     ``days_back``/``days_ahead`` bound the fixtures followed; ``concurrency`` is how many
     reads may wait for the budget at once; ``clock`` is the service's time in epoch
-    seconds (by default the ``Date`` of its responses, :meth:`Client.server_time
-    <asyncsports.Client.server_time>`, falling back to this machine's clock; an explicit
-    one such as the emulator's ``emu.clock.time`` wins); ``events``: follow the live
+    seconds (by default the ``Date`` of its responses,
+    :meth:`~asyncsports.Client.server_time`, falling back to this machine's clock; an
+    explicit one such as the emulator's ``emu.clock.time`` wins); ``events``: follow the live
     stream events (default: when the client has a streaming address and credentials);
     ``snooker``: snooker tournaments (default: when ``snooker`` is among the sports);
     ``live``: live fixtures' actions and statistics over the live websockets
