@@ -134,7 +134,7 @@ class Session:
         self._paused_until = 0.0
         self.requests = 0
         self.retries = 0
-        # The last response's headers and this machine's time when they came: the service's
+        # The last response's headers and when they came (time.monotonic()): the service's
         # clock (server_time), parsed only when asked for.
         self.seen: Mapping[str, str] | None = None
         self.seen_at = 0.0
@@ -147,7 +147,7 @@ class Session:
     def server_time(self) -> float | None:
         """The service's time now, epoch seconds: the last ``Date`` plus the time since."""
         date = self.server_date()
-        return None if date is None else date + (time.time() - self.seen_at)
+        return None if date is None else date + (time.monotonic() - self.seen_at)
 
     @property
     def is_open(self) -> bool:
@@ -354,15 +354,19 @@ class Session:
             return _Failed(transport(exc, shown, attempt, None), _STALE, token)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             return _Failed(transport(exc, shown, attempt, None), _BROKEN, token)
-        self.seen, self.seen_at = resp.headers, time.time()
+        # One clock reading serves the service's clock and the body's pace.
+        seen = self.seen = resp.headers
+        arrived = self.seen_at = time.monotonic()
         try:
             if self._on_response is not None:
-                elapsed = time.monotonic() - started
+                elapsed = arrived - started
                 await _call(
                     self._on_response, RequestInfo("GET", shown, attempt, resp.status, elapsed)
                 )
             if resp.status < 300:
-                return await consume(StreamResponse(resp, shown, attempt, self._limits))
+                return await consume(
+                    StreamResponse(resp, seen, shown, attempt, self._limits, arrived)
+                )
             return await self._failure(resp, shown, attempt, token)
         except BaseException:
             resp.release()

@@ -43,18 +43,25 @@ class StreamResponse(Response):
     exception is kept: its request headers hold the token.
     """
 
-    __slots__ = ("_limits", "_resp", "attempts")
+    __slots__ = ("_limits", "_resp", "arrived", "attempts")
 
     def __init__(
-        self, resp: aiohttp.ClientResponse, url: str, attempts: int, limits: Limits
+        self,
+        resp: aiohttp.ClientResponse,
+        headers: Mapping[str, str],
+        url: str,
+        attempts: int,
+        limits: Limits,
+        arrived: float,
     ) -> None:
         self.status = resp.status
-        self.headers = resp.headers
+        self.headers = headers  # resp.headers, read once by the session
         self.url = url
         self.body = b""
         self._resp = resp
         self._limits = limits
         self.attempts = attempts
+        self.arrived = arrived  # time.monotonic() when the headers came: a whole body's start
 
     def _broke(self, exc: BaseException) -> TransportError:
         return transport(exc, self.url, self.attempts, None, "body broke off")
@@ -65,7 +72,7 @@ class StreamResponse(Response):
         A body slower than ``Timeout.min_rate`` over a window of ``Timeout.read``
         seconds is stalled: a :class:`TimeoutError`, resumed like one that broke off.
         """
-        pace = self._limits.pace(time.monotonic(), whole=False)
+        pace = self._limits.pace(self.arrived, whole=False)
         why = None
         got = 0
         try:
@@ -99,7 +106,7 @@ class StreamResponse(Response):
                 length = resp.content_length
                 if length is not None and length > limit and "Content-Encoding" not in resp.headers:
                     raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
-            self.body = await self._read(limit, time.monotonic())
+            self.body = await self._read(limit, self.arrived)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             # Our own TimeoutError (a builtin one too) keeps its words.
             error = exc if isinstance(exc, TransportError) else self._broke(exc)
