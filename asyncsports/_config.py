@@ -8,7 +8,6 @@ is a ValueError naming the argument before anything is sent.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,9 +42,12 @@ class Timeout:
 
     Against a server that drips: ``body`` bounds reading one whole body (300 s by
     default, whatever ``total`` says), and ``min_rate`` is the fewest bytes per second
-    a body must deliver, averaged over windows of ``read`` seconds (1,024 by default):
-    a slower body is stalled, a :class:`~asyncsports.errors.TimeoutError`, and is asked
-    for again like one that broke off (a stream resumes where it stopped).
+    every body, whole or streamed, must deliver, averaged over windows of ``read``
+    seconds (1,024 by default): a slower body is stalled, a
+    :class:`~asyncsports.errors.TimeoutError` that says its rate and the bytes so far,
+    and is asked for again like one that broke off (a stream resumes where it stopped).
+    Both are checked as each piece arrives, no timer: a body at 1 byte a second is cut
+    off after ``read`` seconds.
     """
 
     connect: float | None
@@ -197,7 +199,7 @@ class Settings:
 class Limits:
     """What a body may take: bytes (whole, per element), time (whole), the slowest pace."""
 
-    __slots__ = ("body", "element", "min_rate", "time", "window")
+    __slots__ = ("body", "element", "first", "min_rate", "time", "window")
 
     def __init__(self, settings: Settings) -> None:
         self.body = settings.max_body_size
@@ -205,36 +207,64 @@ class Limits:
         self.time = settings.timeout.body
         self.min_rate = settings.timeout.min_rate
         self.window = settings.timeout.read or 30.0
+        # Seconds into a whole body before anything is to be checked: most bodies are
+        # read by then, and never need a Pace.
+        self.first = min(
+            self.window if self.min_rate is not None else math.inf,
+            self.time if self.time is not None else math.inf,
+        )
 
-    def pace(self) -> Pace | None:
-        """A new pace check for one body, or None without ``Timeout.min_rate``."""
-        return None if self.min_rate is None else Pace(self.min_rate, self.window)
+    def pace(self, start: float, whole: bool) -> Pace | None:
+        """A new check of one body read from ``start``: ``Timeout.min_rate``, and for a
+        ``whole`` body ``Timeout.body`` (a stream has no time bound); None when neither applies."""
+        seconds = self.time if whole else None
+        if self.min_rate is None and seconds is None:
+            return None
+        return Pace(self.min_rate, self.window, start, seconds)
 
 
 class Pace:
-    """Whether a stream keeps up ``rate`` bytes a second, over windows of ``window`` seconds."""
+    """Whether a body keeps up ``rate`` bytes a second over windows of ``window`` seconds,
+    and ends within ``seconds`` of ``start``: pure arithmetic on the times it is given.
 
-    __slots__ = ("got", "rate", "since", "window")
+    Checked as each piece arrives, never by a timer: :meth:`late` compares one number
+    until :attr:`due`, the end of the window or the deadline. A server that sends nothing
+    at all is the read timeout's. So a body slower than ``rate`` is cut off by the first
+    piece that arrives once a window has passed: a 1-byte-a-second drip after ``window``
+    seconds, and any drip within ``window`` plus its gap between pieces.
+    """
 
-    def __init__(self, rate: float, window: float) -> None:
-        self.rate = rate
-        self.window = window
-        self.since = time.monotonic()
-        self.got = 0
+    __slots__ = ("deadline", "due", "mark", "rate", "seconds", "since", "window")
 
-    def slow(self, n: int, now: float) -> bool:
-        """Count ``n`` bytes arrived at ``now``; True once a whole window fell short."""
-        self.got += n
-        if now - self.since < self.window:
-            return False
-        if self.got < self.rate * (now - self.since):
-            return True
-        self.since, self.got = now, 0
-        return False
+    def __init__(
+        self, rate: float | None, window: float, start: float, seconds: float | None = None
+    ) -> None:
+        self.rate = rate or 0.0
+        self.window = window if rate else math.inf
+        self.seconds = seconds
+        self.deadline = math.inf if seconds is None else start + seconds
+        self.since = start  # the start of the current window
+        self.mark = 0  # the bytes read when it started
+        self.due = min(start + self.window, self.deadline)
 
-    def describe(self) -> str:
-        """Why a body was stalled."""
-        return (
-            f"stalled: the body gave fewer than {self.rate:g} bytes a second over "
-            f"{self.window:g} s (Timeout.min_rate)"
-        )
+    def late(self, size: int, now: float) -> str | None:
+        """With ``size`` bytes read in all at ``now``: why the body is too slow, or None."""
+        if now < self.due:
+            return None
+        if now > self.deadline:
+            return (
+                f"timed out: the body took longer than Timeout.body={self.seconds:g}s "
+                f"({size} bytes so far)"
+            )
+        elapsed = now - self.since
+        if elapsed >= self.window:
+            got = size - self.mark
+            if got < self.rate * elapsed:
+                return (
+                    f"stalled: the body gave {got} bytes in {elapsed:.1f} s "
+                    f"({got / elapsed:.3g} a second), below Timeout.min_rate={self.rate:g} "
+                    f"bytes a second; {size} bytes so far"
+                )
+            self.since, self.mark = now, size
+        self.due = min(self.since + self.window, self.deadline)
+        return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import warnings
 from collections.abc import Mapping
 from types import TracebackType
@@ -170,6 +171,20 @@ class Client:
     def retries(self) -> int:
         """Retries made so far."""
         return self._session.retries
+
+    @property
+    def server_date(self) -> dt.datetime | None:
+        """The ``Date`` header of the last response (UTC): the service's clock as last
+        seen, to the second. None before any response, or when the last one had no
+        sensible ``Date`` (absent, unparseable, before 2000 or from 2100 on)."""
+        date = self._session.server_date()
+        return None if date is None else dt.datetime.fromtimestamp(date, dt.UTC)
+
+    def server_time(self) -> float | None:
+        """The service's time now, in epoch seconds (what ``time.time()`` says on its side):
+        :attr:`server_date` plus the time since that response came; None when it is None.
+        The mirror (:class:`~asyncsports.sync.Mirror`) takes "now" from it."""
+        return self._session.server_time()
 
     def connections_in_use(self) -> int:
         """Pooled connections held right now: 0 once every call and listing is done."""

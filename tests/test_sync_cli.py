@@ -160,3 +160,29 @@ def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path:
             proc.kill()
             proc.wait()
     assert tables(db)["actions"]
+
+
+def test_a_standalone_emulator_with_its_defaults_is_mirrored_around_its_now(
+    tmp_path: Path,
+) -> None:
+    """Its clock is 2026-06-01, not the machine's: the mirror takes now from its Date."""
+    emulator = subprocess.Popen([sys.executable, "-m", "asyncsports.emulator", "--port", "0"],
+                                stdout=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    assert emulator.stdout is not None
+    try:
+        url = next(
+            line.split()[-1] for line in emulator.stdout if line.strip().startswith("base URL")
+        )
+        db = tmp_path / "m.sqlite"
+        args = [*CLI, "sync", "--base-url", url, "--token", "emulator-token", "--rate-limit",
+                "0", "-s", "basketball", "--db", str(db), "--once"]  # fmt: skip
+        done = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT, env=env())
+    finally:
+        emulator.send_signal(signal.SIGINT)
+        assert emulator.wait(10) == 0
+    assert done.returncode == 0, done.stderr
+    assert "mirror: the service's clock reads 2026-06-01T12:" in done.stderr
+    assert "no basketball fixture" not in done.stderr
+    starts = [r[3] for r in tables(db)["fixtures"]]
+    assert starts
+    assert all("2026-05-30" <= s[:10] <= "2026-06-03" for s in starts), starts

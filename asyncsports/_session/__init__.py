@@ -41,6 +41,7 @@ from asyncsports._ratelimit import Limiter, Pacer
 from asyncsports._request import Request, merged_headers, target
 from asyncsports._retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
+from asyncsports._session.clock import parse_date
 from asyncsports._version import __version__
 from asyncsports.auth import TokenProvider
 from asyncsports.errors import (
@@ -139,6 +140,20 @@ class Session:
         self._paused_until = 0.0
         self.requests = 0
         self.retries = 0
+        # The last response's headers and when they came (time.monotonic()): the service's
+        # clock (server_time), parsed only when asked for.
+        self.seen: Mapping[str, str] | None = None
+        self.seen_at = 0.0
+
+    def server_date(self) -> float | None:
+        """The ``Date`` of the last response, epoch seconds (None: no response yet, or no
+        sensible ``Date`` in it; see :func:`~asyncsports._session.clock.parse_date`)."""
+        return None if self.seen is None else parse_date(self.seen.get("Date"))
+
+    def server_time(self) -> float | None:
+        """The service's time now, epoch seconds: the last ``Date`` plus the time since."""
+        date = self.server_date()
+        return None if date is None else date + (time.monotonic() - self.seen_at)
 
     @property
     def is_open(self) -> bool:
@@ -398,14 +413,19 @@ class Session:
             return _Failed(transport(exc, shown, attempt, None), _STALE, token)
         except (aiohttp.ClientError, builtin_timeout) as exc:
             return _Failed(transport(exc, shown, attempt, None), _BROKEN, token)
+        # One clock reading serves the service's clock and the body's pace.
+        seen = self.seen = resp.headers
+        arrived = self.seen_at = time.monotonic()
         try:
             if self._on_response is not None:
-                elapsed = time.monotonic() - started
+                elapsed = arrived - started
                 await _call(
                     self._on_response, RequestInfo("GET", shown, attempt, resp.status, elapsed)
                 )
             if resp.status < 300:
-                return await consume(StreamResponse(resp, shown, attempt, self._limits))
+                return await consume(
+                    StreamResponse(resp, seen, shown, attempt, self._limits, arrived)
+                )
             return await self._failure(resp, shown, attempt, token)
         except BaseException:
             resp.release()

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
 
-from asyncsports._config import Limits
+from asyncsports._config import Limits, Pace
 from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError, redact
 
 __all__ = ["Response", "StreamResponse", "builtin_timeout", "transport"]
@@ -43,18 +43,25 @@ class StreamResponse(Response):
     exception is kept: its request headers hold the token.
     """
 
-    __slots__ = ("_limits", "_resp", "attempts")
+    __slots__ = ("_limits", "_resp", "arrived", "attempts")
 
     def __init__(
-        self, resp: aiohttp.ClientResponse, url: str, attempts: int, limits: Limits
+        self,
+        resp: aiohttp.ClientResponse,
+        headers: Mapping[str, str],
+        url: str,
+        attempts: int,
+        limits: Limits,
+        arrived: float,
     ) -> None:
         self.status = resp.status
-        self.headers = resp.headers
+        self.headers = headers  # resp.headers, read once by the session
         self.url = url
         self.body = b""
         self._resp = resp
         self._limits = limits
         self.attempts = attempts
+        self.arrived = arrived  # time.monotonic() when the headers came: a whole body's start
 
     def _broke(self, exc: BaseException) -> TransportError:
         return transport(exc, self.url, self.attempts, None, "body broke off")
@@ -65,10 +72,13 @@ class StreamResponse(Response):
         A body slower than ``Timeout.min_rate`` over a window of ``Timeout.read``
         seconds is stalled: a :class:`TimeoutError`, resumed like one that broke off.
         """
-        pace = self._limits.pace()
+        pace = self._limits.pace(self.arrived, whole=False)
+        why = None
+        got = 0
         try:
             async for chunk in self._resp.content.iter_chunked(size):
-                if pace is not None and pace.slow(len(chunk), time.monotonic()):
+                got += len(chunk)
+                if pace is not None and (why := pace.late(got, time.monotonic())) is not None:
                     break
                 yield chunk
             else:
@@ -76,8 +86,8 @@ class StreamResponse(Response):
         except (aiohttp.ClientError, builtin_timeout) as exc:
             error = self._broke(exc)
         else:
-            assert pace is not None
-            error = TimeoutError(pace.describe(), url=self.url, attempts=self.attempts)
+            assert why is not None
+            error = TimeoutError(why, url=self.url, attempts=self.attempts)
         # Raised here, outside the handler: no aiohttp exception rides along as context.
         raise error
 
@@ -85,8 +95,9 @@ class StreamResponse(Response):
         """Read the whole body into :attr:`body` and release: how :meth:`Session.get` consumes.
 
         ``max_body_size`` is counted after content decoding, so a compressed bomb is
-        refused as it inflates, not after; ``Timeout.body`` is checked as each piece
-        arrives (a server that sends nothing is the read timeout's).
+        refused as it inflates, not after; ``Timeout.body`` and ``Timeout.min_rate`` are
+        checked as each piece arrives, as for a stream (a server that sends nothing is
+        the read timeout's).
         """
         resp, limits = self._resp, self._limits
         try:
@@ -95,9 +106,9 @@ class StreamResponse(Response):
                 length = resp.content_length
                 if length is not None and length > limit and "Content-Encoding" not in resp.headers:
                     raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
-            self.body = await self._read(limit, limits.time)
+            self.body = await self._read(limit, self.arrived)
         except (aiohttp.ClientError, builtin_timeout) as exc:
-            # Timeout.body's own TimeoutError (a builtin one too) keeps its words.
+            # Our own TimeoutError (a builtin one too) keeps its words.
             error = exc if isinstance(exc, TransportError) else self._broke(exc)
         else:
             return self
@@ -105,24 +116,26 @@ class StreamResponse(Response):
             resp.release()
         raise error
 
-    async def _read(self, limit: int | None, seconds: float | None) -> bytes:
+    async def _read(self, limit: int | None, start: float) -> bytes:
         # aiohttp's StreamReader.read() loop, with the size and time bounds checked per piece.
         content = self._resp.content
-        end = None if seconds is None else time.monotonic() + seconds
+        limits = self._limits
+        due = start + limits.first
+        pace: Pace | None = None
         parts: list[bytes] = []
         size = 0
         while chunk := await content.readany():
             parts.append(chunk)
-            if limit is not None:
-                size += len(chunk)
-                if size > limit:
-                    raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
-            if end is not None and time.monotonic() > end:
-                raise TimeoutError(
-                    f"timed out: the body took longer than Timeout.body={seconds:g}s",
-                    url=self.url,
-                    attempts=self.attempts,
-                )
+            size += len(chunk)
+            if limit is not None and size > limit:
+                raise self._too_large(f"body exceeds max_body_size={limit} (decoded)")
+            if (now := time.monotonic()) >= due:
+                # Made only now: a body read within the first window never needs one.
+                pace = pace or limits.pace(start, whole=True)
+                assert pace is not None
+                if (why := pace.late(size, now)) is not None:
+                    raise TimeoutError(why, url=self.url, attempts=self.attempts)
+                due = pace.due
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _too_large(self, text: str) -> BodyTooLargeError:

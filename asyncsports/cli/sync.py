@@ -7,7 +7,6 @@ import dataclasses
 import logging
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -125,9 +124,10 @@ def sync(
 
     async def job(client: Client) -> None:
         emu = EMULATOR.get()
+        # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
                         days_ahead=days_ahead, concurrency=concurrency,
-                        clock=emu.clock.time if emu is not None else time.time)  # fmt: skip
+                        clock=emu.clock.time if emu is not None else None)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
 
     live = speed if speed is not None else (None if once else 1.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import email.utils
 import http
 import math
 import time
@@ -171,7 +172,13 @@ class Service:
         app.router.add_route("*", STREAMING_PREFIX + "/{tail:.*}",
                              self._route("unknown", "stream", _not_found))  # fmt: skip
         app.router.add_route("*", "/{tail:.*}", self._route("unknown", "data", _not_found))
+        app.on_response_prepare.append(self._date)
         return app
+
+    async def _date(self, request: web.Request, response: web.StreamResponse) -> None:
+        # The service's Date is its clock: a client that takes "now" from it (the mirror)
+        # must see the emulator's time, not the wall clock aiohttp would write.
+        response.headers["Date"] = email.utils.formatdate(self.clock.time(), usegmt=True)
 
     def _route(
         self, name: str, kind: str, handler: Handler

@@ -8,13 +8,13 @@ No database and no scheduling here: the mirror commits and plans.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
-from asyncsports.models import Action, Statistics
+from asyncsports.models import Action, Fixture, Statistics, Tournament
 from asyncsports.raw import RawRecord
 
 from ._plan import near_window, wanted, window
@@ -30,6 +30,9 @@ from ._rows import (
 from ._store import Row, Write
 
 __all__ = ["ActionFeed", "Done", "Jobs", "Next", "StatisticsFeed"]
+
+T = TypeVar("T")
+Dates = tuple[dt.date, dt.date]
 
 
 class ActionFeed(Protocol):
@@ -88,6 +91,12 @@ def _season(row: Row) -> str | None:
     return row[2]  # type: ignore[no-any-return]
 
 
+def _year(now: float) -> Dates:
+    """A year back to a year ahead of ``now`` (UTC dates)."""
+    today = dt.datetime.fromtimestamp(now, dt.UTC).date()
+    return today - dt.timedelta(days=365), today + dt.timedelta(days=365)
+
+
 class Jobs:
     """The reads, on one client; ``clock()`` is the service's time (epoch seconds)."""
 
@@ -107,16 +116,30 @@ class Jobs:
         self.every = every
         self.marks = marks  # the marks as committed so far
 
+    async def _dated(
+        self, dates: Callable[[float], Dates], read: Callable[[Dates], Awaitable[T]]
+    ) -> T:
+        """``read`` the ``dates`` around now; again, once, if they moved while it was read:
+        its answer told the service's date (the first of a run does), or midnight passed."""
+        asked = dates(self.clock())
+        result = await read(asked)
+        now = dates(self.clock())
+        return result if now == asked else await read(now)
+
     async def fixtures(self, sport: str, which: str) -> Done:
         """A fixture listing (``near`` or ``window``), and what each fixture calls for."""
-        now = self.clock()
-        start, end = near_window(now) if which == "near" else window(now, self.back, self.ahead)
-        listing = self.client.fixtures.list(
-            sport, date_from=start, date_to=end, include_deleted=True, size=100, raw=True
-        )
+
+        def dates(now: float) -> Dates:
+            return near_window(now) if which == "near" else window(now, self.back, self.ahead)
+
+        def read(span: Dates) -> Awaitable[list[RawRecord[Fixture]]]:
+            return self.client.fixtures.list(
+                sport, date_from=span[0], date_to=span[1], include_deleted=True, size=100, raw=True
+            ).collect()
+
         done = Done("fixtures")
         try:
-            records = await listing.collect()
+            records = await self._dated(dates, read)
         except NotFoundError:
             done.status = 404  # a sport the service does not have: nothing to follow
             return done
@@ -219,10 +242,11 @@ class Jobs:
 
     async def snooker(self) -> Done:
         """Snooker tournaments from a year back to a year ahead (daily)."""
-        today = dt.datetime.fromtimestamp(self.clock(), dt.UTC).date()
-        start, end = today - dt.timedelta(days=365), today + dt.timedelta(days=365)
+
+        def read(span: Dates) -> Awaitable[list[RawRecord[Tournament]]]:
+            return self.client.snooker.tournaments(start=span[0], end=span[1], raw=True).collect()
+
         done = Done("snooker", marks=["snooker"])
-        listing = self.client.snooker.tournaments(start=start, end=end, raw=True)
-        rows = [tournament_row(t, json) for t, json in await listing.collect()]
+        rows = [tournament_row(t, json) for t, json in await self._dated(_year, read)]
         done.writes.append(Write("snooker_tournaments", rows))
         return done

@@ -90,6 +90,14 @@ class _Collector:
             "asyncsports_sync_feeds_open", "Live websocket feeds open.",
             value=m.live.open(),
         )  # fmt: skip
+        found = GaugeMetricFamily(
+            "asyncsports_sync_window_fixtures", "Fixtures in each sport's window (days back "
+            "to days ahead of the service's now) at its last listing: 0, nothing to follow.",
+            labels=["sport"],
+        )  # fmt: skip
+        for sport, n in sorted(m.found.items()):
+            found.add_metric([sport], n)
+        yield found
         lag = GaugeMetricFamily(
             "asyncsports_sync_freshness_seconds", "Seconds since the last good read, by resource.",
             labels=["resource"],

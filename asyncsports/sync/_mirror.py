@@ -17,9 +17,10 @@ from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
 
+from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
-from ._plan import PRIORITY, Plan, Task, wanted
+from ._plan import PRIORITY, Plan, Task, wanted, window
 from ._store import Change, Store
 
 __all__ = ["ALL_SPORTS", "Mirror"]
@@ -40,7 +41,9 @@ class Mirror:
     ``every`` overrides cadences (seconds, keys of :data:`~asyncsports.sync.DEFAULT_EVERY`);
     ``days_back``/``days_ahead`` bound the fixtures followed; ``concurrency`` is how many
     reads may wait for the budget at once; ``clock`` is the service's time in epoch
-    seconds (the emulator's ``emu.clock.time`` against it); ``events``: follow the live
+    seconds (by default the ``Date`` of its responses,
+    :meth:`~asyncsports.Client.server_time`, falling back to this machine's clock; an
+    explicit one such as the emulator's ``emu.clock.time`` wins); ``events``: follow the live
     stream events (default: when the client has a streaming address and credentials);
     ``snooker``: snooker tournaments (default: when ``snooker`` is among the sports);
     ``live``: live fixtures' actions and statistics over the live websockets
@@ -61,7 +64,7 @@ class Mirror:
         days_back: int = 2,
         days_ahead: int = 2,
         concurrency: int = 4,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         events: bool | None = None,
         snooker: bool | None = None,
         live: bool | None = None,
@@ -74,7 +77,7 @@ class Mirror:
         self.plan = Plan(every)
         self.every = self.plan.every
         self.concurrency = concurrency
-        self.clock = clock
+        self.clock = clock or ServiceClock(client.server_time, lambda: bool(self.fresh))
         s = client.settings
         self.follow_events = (
             events if events is not None else bool(s.streaming_url and s.streaming_credentials)
@@ -87,6 +90,7 @@ class Mirror:
         self.requests: collections.Counter[tuple[str, int]] = collections.Counter()
         self.committed: collections.Counter[str] = collections.Counter()
         self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
+        self.found: dict[str, int] = {}  # sport -> fixtures in its window, last listed
         self.live = Feeds(live_feed, statistics_feed, commit=self._commit,
                           position=self._position, ended=self._ended, fresh=self.fresh)  # fmt: skip
         self.feeds = self.live.tasks  # the feeds running, by live:<id> and stats:<id>
@@ -101,7 +105,7 @@ class Mirror:
         self._changed = asyncio.Event()
         self._once = False
         self._error: BaseException | None = None
-        self.jobs = Jobs(client, clock=clock, back=days_back, ahead=days_ahead,
+        self.jobs = Jobs(client, clock=self.clock, back=days_back, ahead=days_ahead,
                          every=self.every, marks=lambda: self._marks)  # fmt: skip
 
     # ------------------------------------------------------------------ public
@@ -316,11 +320,22 @@ class Mirror:
                 self.requests[(done.resource, done.status)] += 1
                 self.fresh[done.resource] = loop.time()
             await self._commit(done)
+            if task.kind == "window" and done.status == 200:
+                self._found(task.args[0], done)
             again = done.again
             self._plan_next(done, loop.time())
         if self._once and again is None and task.every is not None:
             again = math.inf  # once: each task once per pass
         self.plan.finish(task, loop.time(), again=again)
+
+    def _found(self, sport: str, done: Done) -> None:
+        """Keep how many fixtures a sport's window holds; say when it holds none."""
+        n = sum(len(w.rows) for w in done.writes if w.table == "fixtures")
+        before, self.found[sport] = self.found.get(sport), n
+        if n == 0 and before != 0:
+            start, end = window(self.clock(), self.jobs.back, self.jobs.ahead)
+            log.warning("mirror: no %s fixture from %s to %s by the service's clock: "
+                        "nothing of it to follow", sport, start, end)  # fmt: skip
 
     async def _commit(self, done: Done) -> None:
         if not done.writes and not done.marks and not done.unmarks:
