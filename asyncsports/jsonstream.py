@@ -305,17 +305,25 @@ async def decode_array(
     :class:`DecodeError` naming ``target`` (default: the element type's name), the JSON
     path in the whole body (``$[1234].fixtureAction.period``, ``$.data[7].x``), the byte
     offset, a snippet of the offending element, and the response's ``url`` and ``status``.
-    ``max_element`` bounds one element (see :class:`ArrayFramer`).
+    ``max_element`` bounds one element (see :class:`ArrayFramer`). ``chunks`` is closed
+    (``aclose``, where it has one) when decoding stops, however it stops.
     """
     name = _element_name(decoder) if target is None else target
     framer = ArrayFramer(
         key, verify=False, target=name, url=url, status=status, max_element=max_element
     )
     batches = _Batches(framer, decoder, skip)
-    async for chunk in chunks:
-        batch = batches.feed(chunk)
+    try:
+        async for chunk in chunks:
+            batch = batches.feed(chunk)
+            if batch:
+                yield batch
+        batch = batches.close()
         if batch:
             yield batch
-    batch = batches.close()
-    if batch:
-        yield batch
+    finally:
+        # A source left suspended would be closed later by a task of the garbage
+        # collector's (an async generator's finalizer), outliving the request.
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()

@@ -220,7 +220,8 @@ async def test_only_library_errors_escape_and_nothing_leaks(
         assert c.connections_in_use() == 0
     leftover = {t for t in asyncio.all_tasks() - before if not t.done()}
     server_side = ("RequestHandler", "_accept_connection")  # the hostile server's own
-    assert all(any(s in repr(t.get_coro()) for s in server_side) for t in leftover), leftover
+    ours = [repr(t) for t in leftover if not any(s in repr(t.get_coro()) for s in server_side)]
+    assert not ours, "\n".join(ours)
     shown = texts(error) if error is not None else ""
     shown += "\n".join(r.getMessage() for r in caplog.records)
     for secret in SECRETS:
