@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import base64
-import inspect
 import logging
 import os
 import pty
@@ -403,10 +402,7 @@ def invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
         if name.startswith("ASYNCSPORTS_"):
             monkeypatch.delenv(name)
 
-    # click < 8.2 (under typer < 0.16) mixes stderr into the output unless told not to;
-    # later ones, and typer's own CliRunner, keep it apart and take no such argument.
-    apart = "mix_stderr" in inspect.signature(CliRunner).parameters
-    runner = CliRunner(mix_stderr=False) if apart else CliRunner()
+    runner = CliRunner()  # stderr kept apart (click 8.2 and typer's own click)
 
     def invoke(*args: str) -> Result:
         return runner.invoke(app, list(args))

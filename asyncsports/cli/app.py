@@ -46,11 +46,10 @@ HELP = (
 
 # ------------------------------------------------- --help, the same on every typer
 #
-# typer's help has changed under us: 0.12 prints "[default: None]" beside every option
-# without a default and sorts commands by name; 0.29 (its own click since 0.26, types
-# described by the annotation) prints every flag as taking a value (--json <bool>), value
-# types as <str> or <int range>, and required arguments as {sport} in the usage line; and
-# both read help texts as rich markup. Command and Group settle each parameter's type
+# typer's help has changed under us: 0.29 (its own click since 0.26, types described by
+# the annotation) prints every flag as taking a value (--json <bool>), value types as
+# <str> or <int range>, and required arguments as {sport} in the usage line; click sorts
+# commands by name; and every typer reads help texts as rich markup. Command and Group settle each parameter's type
 # column, the usage line and the help texts the same way on every typer from the lowest
 # supported; tests/test_cli_help.py holds them to it.
 
@@ -81,8 +80,6 @@ def _type_name(param: Any) -> str:
 
 def _settle(param: Any) -> Any:
     """Fix what ``param``'s --help shows: no type after a flag, click's type names."""
-    if param.default is None or (isinstance(param.default, list | tuple) and not param.default):
-        param.show_default = False  # typer 0.12: "[default: None]"
     if param.param_type_name == "option":
         if param.metavar is None:  # a metavar the code gives (SPORT, YYYY-MM-DD) stays
             param.metavar = "" if param.is_flag or param.count else _type_name(param)
@@ -92,7 +89,7 @@ def _settle(param: Any) -> Any:
         param.get_error_hint = lambda *_: hint
         if hasattr(param, "display_type_rich"):
             # Newer typer shows an argument's metavar as its name, so its type column
-            # (<str>) is the one place to say TEXT; typer 0.12 already does.
+            # (<str>) is the one place to say TEXT; older ones already do.
             text = _type_name(param)
             param.display_type_rich = lambda ctx: text
     return param
@@ -160,7 +157,7 @@ class Group(_Settled, TyperGroup):
         return [*_usage(self, ctx), self.subcommand_metavar]
 
     def list_commands(self, ctx: Any) -> list[str]:
-        # The order they were registered in (typer 0.12's click sorts them by name).
+        # The order they were registered in (click sorts them by name).
         return list(self.commands)
 
 

@@ -374,8 +374,6 @@ Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Stop after th
 Interval = Annotated[float, typer.Option(min=1, help="Seconds between polls.")]
 
 
-# A str enum: click < 8.2 (under typer < 0.16) casefolds an option's default, so an
-# enum default of a case-insensitive option must be a str.
 class Speed(enum.StrEnum):
     """How fast ``--via ws`` replays a fixture that is over (``--speed``)."""
 
