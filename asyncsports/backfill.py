@@ -352,7 +352,13 @@ class Backfill:
             if f"{kind} {fid}" in self._done:
                 self._progress.advance(kind)
             else:
-                await send.send((kind, sport, fid))
+                try:
+                    await send.send((kind, sport, fid))
+                except anyio.BrokenResourceError:
+                    # Every worker is gone: the run is stopping (stop() cancelled its scope,
+                    # and a send can see the workers' ends closed before its own
+                    # cancellation). What was not sent is not done: a resume does it.
+                    return
 
     async def _walk(
         self,
