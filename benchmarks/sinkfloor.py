@@ -3,7 +3,7 @@
 aiohttp GETs of the same listings and timelines (page size 100, 8 fixtures at once),
 msgspec Structs with only the columns stored (``gc=False``), each record's JSON text as
 sent, and ``executemany`` of the same upserts into the same SQLite tables (the schema and
-settings of :mod:`asyncsports._sink`), a transaction per 32 fixtures; or, given a
+settings of :mod:`asyncsports.store._sqlite`), a transaction per 32 fixtures; or, given a
 ``postgresql://`` URL, COPY into staging tables and one ``INSERT ... ON CONFLICT`` per
 table and batch (as the sink does, without its checkpoints). What it leaves out
 is what the backfill adds: resumability (checkpoints, the job's fixtures), retries, rate
@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from asyncsports._sink import _SCHEMA, _UPSERT
+from asyncsports.store._sqlite import _SCHEMA, _UPSERT
 
 __all__ = ["floor"]
 
@@ -126,7 +126,7 @@ class _Postgres:
     async def open(cls, url: str) -> _Postgres:
         import asyncpg
 
-        from asyncsports._schema import RESOURCE_TABLES, pg_ddl, pg_staging
+        from asyncsports.store._schema import RESOURCE_TABLES, pg_ddl, pg_staging
 
         conn = await asyncpg.connect(url)
         for statement in pg_ddl():
@@ -136,7 +136,7 @@ class _Postgres:
         return cls(conn)
 
     async def write(self, batch: list[tuple[str, str | None, list[tuple[Any, ...]]]]) -> None:
-        from asyncsports._schema import RESOURCE_TABLES, pg_upsert
+        from asyncsports.store._schema import RESOURCE_TABLES, pg_upsert
 
         conn = self.conn
         async with conn.transaction():

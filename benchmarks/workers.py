@@ -65,7 +65,7 @@ async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[st
     """N worker processes on one fresh job (N = 0: one plain ``backfill`` process, no job
     table); wall, their CPU, the rows."""
     from asyncsports.backfill import Scope
-    from asyncsports.workers import plan_job
+    from asyncsports.backfill.workers import plan_job
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
     env |= {"ASYNCSPORTS_BASE_URL": m["plain"], "ASYNCSPORTS_TOKEN": m["token"]}

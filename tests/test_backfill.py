@@ -25,19 +25,13 @@ import pytest
 from samples import FIXTURE_ID, STATISTICS, action, fixture
 from typer.testing import CliRunner
 
-from asyncsports._sink import (
-    TABLES,
-    Sink,
-    SinkError,
-    action_row,
-    fixture_row,
-    statistics_row,
-)
 from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
+from asyncsports.store._rows import action_row, fixture_row, statistics_row
+from asyncsports.store._sqlite import TABLES, Sink, SinkError
 
 # ------------------------------------------------------------------ rows
 
@@ -88,8 +82,10 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path: Path) -> None:
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
-    with pytest.raises(SinkError, match="something else"):
+    with pytest.raises(SinkError, match=r"not an asyncsports database .*invoices"):
         Sink(other)
+    with sqlite3.connect(other) as db:  # nothing was written to it
+        assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["invoices"]
     Sink(tmp_path / "fresh.sqlite").close()
     Sink(tmp_path / "fresh.sqlite").close()  # ours: opens again
 

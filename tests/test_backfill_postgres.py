@@ -19,11 +19,11 @@ from servers import PostgresServer, free_port
 from test_sinks import KINDS, plain
 from typer.testing import CliRunner
 
-from asyncsports._pgsink import PgLink, PgWriter
-from asyncsports._sink import SinkError
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
+from asyncsports.store._pg import PgLink, PgWriter
+from asyncsports.store._sqlite import SinkError
 
 # As tests/test_backfill.py: several pages per sport, a few hundred units.
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,

@@ -1,4 +1,4 @@
-"""The Parquet export (asyncsports.export): written by pyarrow, partitioned by sport and
+"""The Parquet export (asyncsports.store.export): written by pyarrow, partitioned by sport and
 season, read back by DuckDB as it is, equal to the database's rows, from SQLite and from
 PostgreSQL (a throwaway server, tests/servers.py)."""
 
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
-from asyncsports.export import export_parquet
+from asyncsports.store.export import export_parquet
 
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 4,
          "actions_per_fixture": 10}  # fmt: skip

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from samples import FIXTURE_ID, action
 
-from asyncsports._rows import ActionRows, utc_text
-from asyncsports._sink import _iso, action_row
 from asyncsports.models import Action, decode
+from asyncsports.store._rows import ActionRows, action_row, utc_text
+from asyncsports.store._rows import utc_text as _iso
 
 stamps = st.datetimes(min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(2100, 1, 1)).map(
     lambda d: d.isoformat()

@@ -14,10 +14,12 @@ import msgspec
 import pytest
 from samples import FIXTURE_ID, action, fixture
 
-from asyncsports._pgsink import PgSink, safe_url
-from asyncsports._schema import RESOURCE_TABLES
-from asyncsports._sink import Sink, SinkError, Unit, _iso, action_row, fixture_row
 from asyncsports.models import Action, Fixture, decode
+from asyncsports.store._pg import PgSink, redact_url
+from asyncsports.store._rows import action_row, fixture_row
+from asyncsports.store._rows import utc_text as _iso
+from asyncsports.store._schema import RESOURCE_TABLES
+from asyncsports.store._sqlite import Sink, SinkError, Unit
 
 JOB = "sports=basketball size=100"
 OTHER = "00000000-0000-4000-8000-000000000001"
@@ -248,27 +250,29 @@ async def test_both_engines_store_the_same_rows(postgres_url: str, tmp_path: Pat
     assert tables[0]["actions"][0][-1]["fixtureAction"]["fixtureSeqNum"] == 1
 
 
-async def test_postgres_stores_jsonb_timestamptz_and_boolean(postgres_url: str) -> None:
+async def test_postgres_keeps_json_as_sent_timestamptz_and_boolean(postgres_url: str) -> None:
     sink = await PgSink.open(postgres_url)
     await sink.start(JOB)
-    await sink.write(JOB, [fixture_unit("page basketball 0", 1)])
+    unit = fixture_unit("page basketball 0", 1)
+    await sink.write(JOB, [unit])
     await sink.close()
     conn = await asyncpg.connect(postgres_url)
     try:
         row = await conn.fetchrow(
             "SELECT json->>'status', pg_typeof(json)::text, pg_typeof(start_date_utc)::text, "
-            "deleted FROM fixtures"
+            "deleted, json::text FROM fixtures"
         )
     finally:
         await conn.close()
-    assert tuple(row) == ("Completed", "jsonb", "timestamp with time zone", False)
+    assert tuple(row)[:4] == ("Completed", "json", "timestamp with time zone", False)
+    assert row[4] == unit.rows[0][-1]  # the text as sent, byte for byte
 
 
 def test_a_url_is_shown_without_its_password() -> None:
-    assert safe_url("postgresql://me:s3cret@db.example:5432/sports") == (
+    assert redact_url("postgresql://me:s3cret@db.example:5432/sports") == (
         "postgresql://me:***@db.example:5432/sports"
     )
-    assert safe_url("postgresql://me@db/sports") == "postgresql://me@db/sports"
-    assert safe_url("postgresql://db/sports?user=me&password=s3cret&sslmode=require") == (
+    assert redact_url("postgresql://me@db/sports") == "postgresql://me@db/sports"
+    assert redact_url("postgresql://db/sports?user=me&password=s3cret&sslmode=require") == (
         "postgresql://db/sports?user=me&password=***&sslmode=require"
     )

@@ -1,4 +1,4 @@
-"""Sharded backfills (asyncsports.workers) against a throwaway PostgreSQL (tests/servers.py):
+"""Sharded backfills (asyncsports.backfill.workers) against a throwaway PostgreSQL (tests/servers.py):
 N workers end with the rows of one run; a worker killed with SIGKILL has its units taken
 over once its lease lapses; a stale owner commits nothing. And the pure parts."""
 
@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 from test_backfill_postgres import SCALE, pg_tables, sqlite_tables
 from typer.testing import CliRunner
 
-from asyncsports import _jobstore as store
-from asyncsports._pgsink import PgSink
-from asyncsports._shards import (
+from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
+from asyncsports.backfill._shards import (
     Work,
     fixture_units,
     lapsed,
@@ -34,12 +33,13 @@ from asyncsports._shards import (
     scope_from_json,
     scope_to_json,
 )
-from asyncsports._sink import Unit
-from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
+from asyncsports.backfill.workers import Worker, job_progress, plan_job
 from asyncsports.cli import app
 from asyncsports.cli.workers import WORKER_KILLED
 from asyncsports.emulator import Emulator
-from asyncsports.workers import Worker, job_progress, plan_job
+from asyncsports.store import _jobs as store
+from asyncsports.store._pg import PgSink
+from asyncsports.store._sqlite import Unit
 
 SCOPE = Scope(page_size=5)
 names = st.text(st.characters(codec="utf-8", exclude_characters=" /"), min_size=1, max_size=12)

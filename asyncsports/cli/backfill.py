@@ -30,10 +30,10 @@ from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
-from asyncsports._pgsink import CONNECT_TIMEOUT, PATIENCE, is_postgres, safe_url
 from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError, SinkError
+from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 
 from .app import command
 from .interrupts import interrupts
@@ -132,7 +132,7 @@ def _fill(
 
 
 def _resume_line(db: str | Path) -> str:
-    shown = safe_url(str(db)) if is_postgres(db) else db
+    shown = redact_url(str(db)) if is_postgres(db) else db
     return f"asyncsports: interrupted; run the same command again to resume ({shown})"
 
 

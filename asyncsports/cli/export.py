@@ -10,8 +10,8 @@ from typing import Annotated
 import msgspec
 import typer
 
-from asyncsports._pgsink import CONNECT_TIMEOUT, is_postgres, safe_url
-from asyncsports.export import export_parquet
+from asyncsports.store._pg import CONNECT_TIMEOUT, is_postgres, redact_url
+from asyncsports.store.export import export_parquet
 
 from .app import command
 from .options import Settings
@@ -44,7 +44,7 @@ def export(
         counts = asyncio.run(export_parquet(db, parquet, connect_timeout=connect_timeout))
     except Exception as exc:
         fail(cfg, exc)
-    shown = safe_url(db) if is_postgres(db) else db
+    shown = redact_url(db) if is_postgres(db) else db
     if cfg.as_json:
         line = {"db": shown, "parquet": str(parquet), "rows": counts}
         sys.stdout.write(msgspec.json.encode(line).decode() + "\n")

@@ -21,13 +21,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as Bars
 from rich.table import Table
 
-from asyncsports._jobstore import JobProgress
-from asyncsports._pgsink import CONNECT_TIMEOUT, is_postgres, safe_url
-from asyncsports._shards import LEASE
 from asyncsports.backfill import Scope
+from asyncsports.backfill._shards import LEASE
+from asyncsports.backfill.workers import Worker, job_progress, plan_job
 from asyncsports.client import Client
 from asyncsports.errors import SinkError
-from asyncsports.workers import Worker, job_progress, plan_job
+from asyncsports.store._jobs import JobProgress
+from asyncsports.store._pg import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
 from .options import Settings
@@ -221,10 +221,10 @@ def spread(
         outcome["progress"] = await job_progress(db, name, connect_timeout=connect_timeout)
 
     run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
-        f"to resume ({safe_url(db)})")  # fmt: skip
+        f"to resume ({redact_url(db)})")  # fmt: skip
     (progress,) = outcome["progress"]
     if cfg.as_json:
-        summary = {**progress.as_dict(), "db": safe_url(db), "resumed": outcome["resumed"],
+        summary = {**progress.as_dict(), "db": redact_url(db), "resumed": outcome["resumed"],
                    "workers": outcome["workers"], "codes": outcome["codes"]}  # fmt: skip
         sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
     else:

@@ -16,10 +16,10 @@ transactions that only change rows whose content changed; each change is logged 
 served by :meth:`Mirror.changes` in commit order, resumable by cursor.
 """
 
+from asyncsports.store._mirror import KEYS, TABLES, Change, Store
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
-from asyncsports.sync._store import KEYS, TABLES, Change, Store
 
 __all__ = [
     "ALL_SPORTS",

@@ -16,9 +16,8 @@ from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
 from asyncsports.models import Action, Fixture, Statistics, Tournament
 from asyncsports.raw import RawRecord
-
-from ._plan import near_window, wanted, window
-from ._rows import (
+from asyncsports.store._mirror import Row, Write
+from asyncsports.store._rows import (
     action_row,
     event_row,
     fixture_row,
@@ -27,7 +26,8 @@ from ._rows import (
     statistics_row,
     tournament_row,
 )
-from ._store import Row, Write
+
+from ._plan import near_window, wanted, window
 
 __all__ = ["ActionFeed", "Done", "Jobs", "Next", "StatisticsFeed"]
 

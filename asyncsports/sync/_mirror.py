@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
+from asyncsports.store._mirror import Change, Store
 
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._plan import PRIORITY, Plan, Task, wanted, window
-from ._store import Change, Store
 
 __all__ = ["ALL_SPORTS", "Mirror"]
 

@@ -1,13 +1,13 @@
 """The job table of sharded backfills, in PostgreSQL (asyncpg): plan, claim, renew, commit.
 
 ``shard_jobs`` holds each job's scope; ``shard_units`` its units of work
-(:mod:`asyncsports._shards`), each claimed by one worker at a time under a lease
+(:mod:`asyncsports.backfill._shards`), each claimed by one worker at a time under a lease
 (``owner``, ``lease_until``), taken with ``FOR UPDATE SKIP LOCKED`` so that claimers never
 wait on each other. Leases run on the database's clock, the one clock every machine shares.
 
 A commit is one transaction: it locks the units it completes and keeps only those the
 worker still owns (a worker whose lease lapsed and whose unit was taken over writes
-nothing of it), writes their rows (:meth:`asyncsports._pgsink.PgSink.write`), plans the
+nothing of it), writes their rows (:meth:`asyncsports.store._pg.PgSink.write`), plans the
 fixture units a listing page found, and marks units done. So every unit's rows are
 committed exactly once, by its last owner.
 """
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from asyncsports._pgsink import PgSink
-from asyncsports._shards import (
+from asyncsports.backfill import Scope
+from asyncsports.backfill._shards import (
     MAX_ATTEMPTS,
     Work,
     listing_units,
@@ -28,9 +28,9 @@ from asyncsports._shards import (
     scope_from_json,
     scope_to_json,
 )
-from asyncsports._sink import Unit
-from asyncsports.backfill import Scope
 from asyncsports.errors import SinkError
+from asyncsports.store._pg import PgSink
+from asyncsports.store._sqlite import Unit
 
 if TYPE_CHECKING:
     import asyncpg

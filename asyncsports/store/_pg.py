@@ -1,13 +1,13 @@
 """The backfill's PostgreSQL database (asyncpg): the tables, keys and semantics of SQLite.
 
-The tables come from :mod:`asyncsports._schema`, as SQLite's do. A batch of units is one
+The tables come from :mod:`asyncsports.store._schema`, as SQLite's do. A batch of units is one
 transaction: each table's rows are COPYed (binary) into a session's staging table, then
 moved by one ``INSERT ... SELECT ... ON CONFLICT`` (which also turns the values into
-``jsonb``, ``timestamptz`` and ``boolean``); the units' checkpoints go in the same
+``json``, ``timestamptz`` and ``boolean``); the units' checkpoints go in the same
 transaction, so after a crash a unit is wholly there and checkpointed, or not at all.
 
 :class:`PgWriter` runs in the event loop (asyncpg is asynchronous) and has the interface of
-:class:`asyncsports._writer.Writer`. A database that cannot be reached at the start fails
+:class:`asyncsports.store._writer.Writer`. A database that cannot be reached at the start fails
 at once, within the connect timeout (:data:`CONNECT_TIMEOUT`), naming its host and port.
 When it dies or restarts later, the writer backs off and tries the batch again on a new
 connection (the batch is idempotent), for up to ``patience`` seconds; meanwhile the
@@ -32,15 +32,15 @@ import anyio
 from anyio.abc import TaskStatus
 
 from asyncsports._optional import need
-from asyncsports._schema import (
+from asyncsports.errors import AsyncSportsError, SinkError
+from asyncsports.store._schema import (
     RESOURCE_TABLES,
     SCHEMA_VERSION,
     pg_ddl,
     pg_staging,
     pg_upsert,
 )
-from asyncsports._sink import JobState, Unit
-from asyncsports.errors import AsyncSportsError, SinkError
+from asyncsports.store._sqlite import JobState, Unit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -53,7 +53,7 @@ __all__ = [
     "PgWriter",
     "address",
     "is_postgres",
-    "safe_url",
+    "redact_url",
     "unusable",
 ]
 
@@ -82,7 +82,7 @@ def is_postgres(db: object) -> bool:
 _PASSWORD_RE = re.compile(r"((?:^|[?&])(?:password|sslpassword)=)[^&]*")
 
 
-def safe_url(url: str) -> str:
+def redact_url(url: str) -> str:
     """``url`` without its password, in the address or the query (for messages, reports)."""
     parts = urllib.parse.urlsplit(url)
     if parts.password is not None:
@@ -125,9 +125,9 @@ def unusable(
     if transient(exc):
         return SinkError(
             f"cannot reach the database at {address(url)}: {_reason(exc, timeout)} "
-            f"({safe_url(url)})"
+            f"({redact_url(url)})"
         )
-    return SinkError(f"cannot {verb} {safe_url(url)}: {exc}")
+    return SinkError(f"cannot {verb} {redact_url(url)}: {exc}")
 
 
 def transient(exc: BaseException) -> bool:
@@ -143,6 +143,17 @@ def transient(exc: BaseException) -> bool:
         | apg.exceptions.SerializationError
         | apg.exceptions.DeadlockDetectedError,
     )
+
+
+async def _migrate(conn: asyncpg.Connection, version: int) -> None:
+    """Bring a database of an older schema version to this one (in the caller's
+    transaction; the tables that version lacked are created already)."""
+    if version < 2:  # version 1 kept the records as jsonb, which loses the bytes as sent
+        for table in RESOURCE_TABLES:
+            await conn.execute(
+                f"ALTER TABLE {table.name} ALTER COLUMN json TYPE json USING json::text::json"
+            )
+    await conn.execute("UPDATE asyncsports_schema SET version = $1", SCHEMA_VERSION)
 
 
 class PgSink:
@@ -170,7 +181,7 @@ class PgSink:
         except Exception as exc:
             if transient(exc):
                 raise
-            raise SinkError(f"cannot write {safe_url(self.url)}: {exc}") from exc
+            raise SinkError(f"cannot write {redact_url(self.url)}: {exc}") from exc
 
     @classmethod
     async def open(cls, url: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> PgSink:
@@ -189,11 +200,14 @@ class PgSink:
                 version = await conn.fetchval("SELECT max(version) FROM asyncsports_schema")
                 if version is None:
                     await conn.execute(f"INSERT INTO asyncsports_schema VALUES ({SCHEMA_VERSION})")
-                elif version != SCHEMA_VERSION:
+                elif version > SCHEMA_VERSION:
                     raise SinkError(
-                        f"{safe_url(url)} has schema version {version}, this asyncsports "
-                        f"writes {SCHEMA_VERSION}: use another --db"
+                        f"{redact_url(url)} has schema version {version}, written by a newer "
+                        f"asyncsports (this one reads {SCHEMA_VERSION} and older): upgrade "
+                        "asyncsports, or use another --db"
                     )
+                elif version < SCHEMA_VERSION:
+                    await _migrate(conn, version)
             for table in RESOURCE_TABLES:
                 await conn.execute(pg_staging(table))
         except BaseException:
@@ -215,7 +229,7 @@ class PgSink:
         self._conn.terminate()
 
     async def start(self, job: str, *, restart: bool = False) -> JobState:
-        """Begin a run of ``job``: as :meth:`asyncsports._sink.Sink.start`."""
+        """Begin a run of ``job``: as :meth:`asyncsports.store._sqlite.Sink.start`."""
         with self._errors():
             return await self._start(job, restart)
 
@@ -366,9 +380,9 @@ class PgLink:
                     where = f"{address(self.url)} for {self.patience:g} s"
                     raise SinkError(
                         f"cannot reach the database at {where}: "
-                        f"{_reason(exc, self.connect_timeout)} ({safe_url(self.url)})"
+                        f"{_reason(exc, self.connect_timeout)} ({redact_url(self.url)})"
                     ) from exc
-                log.warning("database %s: %s; trying again in %.1f s", safe_url(self.url),
+                log.warning("database %s: %s; trying again in %.1f s", redact_url(self.url),
                             exc, delay)  # fmt: skip
                 self.reconnects += 1
                 await anyio.sleep(delay)
@@ -388,7 +402,7 @@ class PgLink:
 
 
 class PgWriter:
-    """The backfill's writer for PostgreSQL: the interface of :class:`~asyncsports._writer.Writer`,
+    """The backfill's writer for PostgreSQL: the interface of :class:`~asyncsports.store._writer.Writer`,
     as a task of the event loop. A database never reached fails within
     ``connect_timeout``; one that goes away is waited for (:class:`PgLink`) for up to
     ``patience`` seconds."""

@@ -20,14 +20,20 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from asyncsports._schema import RESOURCE_TABLES, SCHEMA_VERSION, sqlite_ddl, sqlite_upsert
 from asyncsports.errors import SinkError
-from asyncsports.models import Action, Fixture, Statistics, encode
+from asyncsports.store._schema import (
+    ALL_TABLES,
+    RESOURCE_TABLES,
+    SCHEMA_VERSION,
+    sqlite_ddl,
+    sqlite_upsert,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -36,17 +42,86 @@ __all__ = [
     "Sink",
     "SinkError",
     "Unit",
-    "action_row",
-    "fixture_row",
-    "statistics_row",
+    "connect",
 ]
 
-# Columns of each resource table (asyncsports._schema describes them for every engine);
+# Columns of each resource table (asyncsports.store._schema describes them for every engine);
 # the first ones named in KEYS form the primary key.
 TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in RESOURCE_TABLES}
 KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in RESOURCE_TABLES}
 
 _SCHEMA = sqlite_ddl()
+_OURS = {t.name for t in ALL_TABLES} | {i for t in ALL_TABLES for i, _ in t.indexes}
+_OLD_MIRROR = "mirror"  # a mirror's file before version 2 kept its version in this table
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (or create) the store's database at ``path``: checked, migrated, ready.
+
+    A file of another application, or one written by a newer asyncsports, is refused
+    (SinkError) before anything is written to it. A file of an older version is brought
+    to :data:`SCHEMA_VERSION` (its tables are kept; the missing ones are created). The
+    connection is in autocommit mode (transactions are explicit) and may be handed from
+    thread to thread, one at a time.
+    """
+    try:
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise SinkError(f"cannot open {path}: {exc}") from exc
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        names = {n for n in names if not n.startswith("sqlite_")}
+        _check(path, version, names)
+        # 16 KiB pages: a record's JSON (about 1.3 kB an action) packs several to a page;
+        # set before the first table, a no-op on an existing file. A 64 MiB cache keeps the
+        # primary-key indexes in memory as the tables grow. Together they halve the CPU
+        # time of writing a backfill (benchmarks/README.md).
+        if not names:
+            db.execute("PRAGMA page_size = 16384")
+        db.execute("PRAGMA cache_size = -65536")
+        _setup(db, drop_old_mirror=_OLD_MIRROR in names)
+    except sqlite3.Error as exc:
+        db.close()
+        raise SinkError(f"cannot use {path}: {exc}") from exc
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _check(path: Path, version: int, names: set[str]) -> None:
+    if version > SCHEMA_VERSION:
+        raise SinkError(
+            f"{path} has schema version {version}, written by a newer asyncsports (this one "
+            f"reads {SCHEMA_VERSION} and older): upgrade asyncsports, or use another --db"
+        )
+    if version == 0 and names and not (names <= _OURS | {_OLD_MIRROR} and _OLD_MIRROR in names):
+        raise SinkError(
+            f"{path} is not an asyncsports database (it holds tables of its own: "
+            f"{', '.join(sorted(names)[:5])}): use another --db"
+        )
+
+
+def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
+    # Two connections opening a new file at once (the mirror and its change feed):
+    # switching to WAL does not wait for the other's lock, so try again a while.
+    for attempt in range(50):
+        try:
+            # WAL: readers (the change feed, sqlite3, pandas) read while a writer writes,
+            # and a committed transaction survives the process being killed.
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            script = _SCHEMA + (f"DROP TABLE IF EXISTS {_OLD_MIRROR};\n" if drop_old_mirror else "")
+            db.executescript(f"BEGIN IMMEDIATE;\n{script}COMMIT;\n")
+            return
+        except sqlite3.OperationalError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            if "locked" not in str(exc) or attempt == 49:
+                raise
+            time.sleep(0.1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,64 +159,6 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _iso(value: dt.datetime | None) -> str | None:
-    if value is None:
-        return None
-    text = value.astimezone(dt.UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z"
-
-
-def _text(record: Any, json: bytes | None) -> str:
-    # The JSON as the service sent it keeps every field, even one the models do not know.
-    return json.decode() if json is not None else encode(record).decode()
-
-
-def fixture_row(sport: str, fixture: Fixture, json: bytes | None = None) -> tuple[Any, ...]:
-    """The ``fixtures`` row of a fixture; ``json`` is its wire JSON when known."""
-    stage = fixture.stage
-    season = stage.season if stage is not None else None
-    return (
-        str(fixture.id),
-        sport,
-        str(season.id) if season is not None else None,
-        _iso(fixture.start_date_utc),
-        fixture.status,
-        fixture.name,
-        int(fixture.fixture_deleted),
-        _text(fixture, json),
-    )
-
-
-def action_row(
-    sport: str, fixture_id: str, action: Action, json: bytes | None = None
-) -> tuple[Any, ...]:
-    """The ``actions`` row of an action of fixture ``fixture_id`` (``json``: as sent)."""
-    fa = action.fixture_action
-    return (
-        fixture_id,
-        str(fa.action_id),
-        sport,
-        fa.fixture_seq_num,
-        fa.fixture_action_type,
-        fa.send_type,
-        _iso(fa.timestamp),
-        _text(action, json),
-    )
-
-
-def statistics_row(
-    sport: str, fixture_id: str, packet: Statistics, json: bytes | None = None
-) -> tuple[Any, ...]:
-    """The ``statistics`` row of fixture ``fixture_id``'s packet (``json``: as sent)."""
-    return (
-        fixture_id,
-        sport,
-        packet.seq_num,
-        _iso(packet.timestamp),
-        _text(packet, json),
-    )
-
-
 _UPSERT = {t.name: sqlite_upsert(t) for t in RESOURCE_TABLES}
 
 
@@ -153,43 +170,7 @@ class Sink:
         self.path = Path(path)
         self._closing = threading.Lock()  # interrupt() never touches a closed connection
         self._closed = False
-        try:
-            # Autocommit mode: transactions are explicit (BEGIN ... COMMIT) in write().
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot open {self.path}: {exc}") from exc
-        try:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise SinkError(
-                    f"{self.path} has schema version {version}, this asyncsports writes "
-                    f"{SCHEMA_VERSION}: use another --db"
-                )
-            if version == 0 and self._has_foreign_tables():
-                raise SinkError(f"{self.path} is a database of something else: use another --db")
-            # WAL: a reader (sqlite3, pandas) can query while a backfill writes, and a
-            # committed transaction survives the process being killed.
-            # 16 KiB pages: a record's JSON (about 1.3 kB an action) packs several to a
-            # page; set before the first table, a no-op on an existing file. A 64 MiB
-            # cache keeps the primary-key indexes in memory as the tables grow. Together
-            # they halve the CPU time of writing a backfill (benchmarks/README.md).
-            if version == 0:
-                self._db.execute("PRAGMA page_size = 16384")
-            self._db.execute("PRAGMA cache_size = -65536")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise SinkError(f"cannot use {self.path}: {exc}") from exc
-        except SinkError:
-            self._db.close()
-            raise
-
-    def _has_foreign_tables(self) -> bool:
-        ours = {*TABLES, "jobs", "job_fixtures", "checkpoints", "fixtures_sport_start"}
-        names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
-        return any(n not in ours and not n.startswith("sqlite_") for n in names)
+        self._db = connect(self.path)
 
     def close(self) -> None:
         """Close the connection (an unfinished transaction is rolled back)."""

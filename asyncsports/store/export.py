@@ -10,7 +10,7 @@ writes ``lake/fixtures/sport=basketball/season_id=123/part-0-0.parquet`` and so 
 ``fixtures``, ``actions`` and ``statistics``; ``actions`` and ``statistics`` get their
 fixture's ``season_id`` (as the partition). A fixture without a season goes under
 ``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as NULL). Values are typed from the
-one schema description (:mod:`asyncsports._schema`): ``time`` columns are UTC timestamps
+one schema description (:mod:`asyncsports.store._schema`): ``time`` columns are UTC timestamps
 (microseconds), flags booleans, ``json`` the record's JSON text. Each table's directory is
 replaced as a whole, and PostgreSQL's tables are read in one snapshot (repeatable read),
 so an export is a snapshot even of a database being written. Rows are read and written in
@@ -30,9 +30,9 @@ import anyio
 import anyio.to_thread
 
 from asyncsports._optional import need
-from asyncsports._pgsink import CONNECT_TIMEOUT, _asyncpg, is_postgres, safe_url, unusable
-from asyncsports._schema import RESOURCE_TABLES, Kind, Table
 from asyncsports.errors import SinkError
+from asyncsports.store._pg import CONNECT_TIMEOUT, _asyncpg, is_postgres, redact_url, unusable
+from asyncsports.store._schema import RESOURCE_TABLES, Kind, Table
 
 __all__ = ["CHUNK", "export_parquet"]
 
@@ -183,7 +183,7 @@ async def export_parquet(
     except SinkError:
         raise
     except Exception as exc:
-        raise SinkError(f"cannot read {safe_url(url)}: {exc}") from exc
+        raise SinkError(f"cannot read {redact_url(url)}: {exc}") from exc
     finally:
         await conn.close()
     return counts

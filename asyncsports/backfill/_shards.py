@@ -1,7 +1,7 @@
 """Sharded backfills, the pure parts: units of work, their names, and lease arithmetic.
 
 A sharded job splits a backfill (:class:`asyncsports.backfill.Scope`) into *work units*
-that any number of workers claim from the database (:mod:`asyncsports._jobstore`):
+that any number of workers claim from the database (:mod:`asyncsports.store._jobs`):
 
 - ``list SPORT`` or ``list SPORT/seasons/ID``: walk one fixture listing (a sport x season),
   writing its pages and planning a ``fixture`` unit per started fixture it lists;

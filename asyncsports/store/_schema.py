@@ -1,12 +1,17 @@
-"""The sink's tables, described once for every engine (SQLite and PostgreSQL).
+"""Every table of the store, described once for every engine (SQLite and PostgreSQL).
 
 A :class:`Table` lists its columns, each of a :data:`Kind`, and its primary key; the DDL of
 each engine and the statements that write a table are made from it. Rows are tuples of
 plain Python values in the columns' order, the same for both engines: text as ``str``,
 ``int`` and ``flag`` (0 or 1) as ``int``, ``time`` as ISO 8601 UTC text with a ``Z``, and
 ``json`` as the JSON text. SQLite keeps them as they come; PostgreSQL stores ``flag`` as
-``boolean``, ``time`` as ``timestamptz`` and ``json`` as ``jsonb``, converting from the same
-values as it copies them in (see :func:`pg_convert`). No I/O here.
+``boolean``, ``time`` as ``timestamptz`` and ``json`` as ``json`` (which keeps the text as
+sent, byte for byte, where ``jsonb`` would reorder keys and drop duplicates), converting
+from the same values as it copies them in (see :func:`pg_convert`).
+
+One database holds every table: the backfill's, the mirror's, the change feed and the
+job state, so that the backfill, the mirror, the workers and the export can all open any
+database this package made. :data:`SCHEMA_VERSION` is checked by every opener. No I/O here.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "ALL_TABLES",
+    "FEED_TABLES",
     "JOB_TABLES",
+    "MIRROR_TABLES",
     "RESOURCE_TABLES",
     "SCHEMA_VERSION",
     "Column",
@@ -27,17 +35,22 @@ __all__ = [
     "sqlite_upsert",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the backfill's tables alone (PostgreSQL ``json`` as ``jsonb``); 2: every table."""
 
-Kind = Literal["text", "int", "flag", "time", "json"]
+Kind = Literal["text", "int", "flag", "time", "json", "real", "seq"]
+"""``seq``: a number the database gives each new row, ascending in insertion order."""
 
 _SQLITE: dict[Kind, str] = {"text": "TEXT", "int": "INTEGER", "flag": "INTEGER", "time": "TEXT",
-                            "json": "TEXT"}  # fmt: skip
+                            "json": "TEXT", "real": "REAL",
+                            "seq": "INTEGER PRIMARY KEY AUTOINCREMENT"}  # fmt: skip
 _PG: dict[Kind, str] = {"text": "text", "int": "bigint", "flag": "boolean", "time": "timestamptz",
-                        "json": "jsonb"}  # fmt: skip
+                        "json": "json", "real": "double precision",
+                        "seq": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"}  # fmt: skip
 # What a row's value arrives as, in a PostgreSQL staging table (COPY in binary format).
 _PG_CARRIER: dict[Kind, str] = {"text": "text", "int": "bigint", "flag": "integer",
-                                "time": "text", "json": "text"}  # fmt: skip
+                                "time": "text", "json": "text", "real": "double precision",
+                                "seq": "bigint"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +131,83 @@ RESOURCE_TABLES: tuple[Table, ...] = (
 )
 """The resource tables: a few key columns and each record's JSON as the service sent it."""
 
+MIRROR_TABLES: tuple[Table, ...] = (
+    Table(
+        "standings",
+        (
+            _c("season_id", null=False),
+            _c("stage_id", null=False, note="'' when the packet names none"),
+            _c("group_id", null=False, note="'' when the packet names none"),
+            _c("sport", null=False),
+            _c("timestamp", "time"),
+            _c("json", "json", null=False),
+        ),
+        ("season_id", "stage_id", "group_id"),
+    ),
+    Table(
+        "squads",
+        (
+            _c("id", null=False),
+            _c("sport", null=False),
+            _c("season_id"),
+            _c("team_id"),
+            _c("json", "json", null=False),
+        ),
+        ("id",),
+    ),
+    Table(
+        "events",
+        (
+            _c("id", "int", null=False),
+            _c("title"),
+            _c("start_date", "time"),
+            _c("end_date", "time"),
+            _c("live", "flag", null=False, note="listed as live when last read"),
+            _c("json", "json", null=False),
+        ),
+        ("id",),
+    ),
+    Table(
+        "snooker_tournaments",
+        (
+            _c("tournament_id", "int", null=False),
+            _c("season_id", "int"),
+            _c("name"),
+            _c("start_date", "time"),
+            _c("end_date", "time"),
+            _c("json", "json", null=False),
+        ),
+        ("tournament_id",),
+    ),
+)
+"""The tables only the mirror fills, beside the resource tables."""
+
+FEED_TABLES: tuple[Table, ...] = (
+    Table(
+        "changes",
+        (
+            _c("seq", "seq", null=False, note="commit order: the change feed's cursor"),
+            _c("committed_at", "time", null=False),
+            _c("op", null=False, note="insert, update or delete"),
+            _c("tbl", null=False),
+            _c("key", null=False, note="JSON array of the key columns"),
+            _c("row", null=False, note="JSON object of the whole row"),
+        ),
+        ("seq",),
+    ),
+    Table("cursors", (_c("name", null=False), _c("seq", "int", null=False)), ("name",)),
+    Table("marks", (_c("name", null=False), _c("done_at", "real", null=False)), ("name",)),
+    Table(
+        "positions",
+        (
+            _c("name", null=False, note="live:<fixture> or stats:<fixture>"),
+            _c("position", "int", null=False, note="records committed: where it resumes"),
+        ),
+        ("name",),
+    ),
+)
+"""The mirror's change feed and its consumers' cursors, its marks and live positions."""
+
 JOB_TABLES: tuple[Table, ...] = (
     Table(
         "jobs",
@@ -147,14 +237,22 @@ JOB_TABLES: tuple[Table, ...] = (
 )
 """A backfill job's state: its runs, the fixtures its listings gave, its units done."""
 
+ALL_TABLES: tuple[Table, ...] = (*RESOURCE_TABLES, *MIRROR_TABLES, *FEED_TABLES, *JOB_TABLES)
+"""Every table, in the order they are created."""
+
 
 def _ddl(table: Table, types: dict[Kind, str], extra: tuple[str, ...] = ()) -> list[str]:
+    items = [
+        (f"{c.name} {types[c.kind]}{'' if c.null or c.kind == 'seq' else ' NOT NULL'}", c.note)
+        for c in table.columns
+    ]
+    items += [(e, "") for e in extra]
+    if not any(c.kind == "seq" for c in table.columns):  # else that column is the key
+        items.append((f"PRIMARY KEY ({', '.join(table.key)})", ""))
     lines = []
-    for c in table.columns:
-        line = f"    {c.name} {types[c.kind]}{'' if c.null else ' NOT NULL'},"
-        lines.append(f"{line:<40}-- {c.note}" if c.note else line)
-    lines += [f"    {e}," for e in extra]
-    lines.append(f"    PRIMARY KEY ({', '.join(table.key)})")
+    for i, (item, note) in enumerate(items):
+        line = f"    {item}{',' if i < len(items) - 1 else ''}"
+        lines.append(f"{line:<40} -- {note}" if note else line)
     statements = [f"CREATE TABLE IF NOT EXISTS {table.name} (\n" + "\n".join(lines) + "\n);"]
     statements += [
         f"CREATE INDEX IF NOT EXISTS {name} ON {table.name} ({', '.join(cols)});"
@@ -165,7 +263,7 @@ def _ddl(table: Table, types: dict[Kind, str], extra: tuple[str, ...] = ()) -> l
 
 def sqlite_ddl() -> str:
     """The SQLite script creating every table (idempotent) and setting the version."""
-    parts = [s for t in (*RESOURCE_TABLES, *JOB_TABLES) for s in _ddl(t, _SQLITE)]
+    parts = [s for t in ALL_TABLES for s in _ddl(t, _SQLITE)]
     parts.append(f"PRAGMA user_version = {SCHEMA_VERSION};")
     return "\n".join(parts) + "\n"
 
@@ -173,11 +271,7 @@ def sqlite_ddl() -> str:
 def pg_ddl() -> list[str]:
     """The PostgreSQL statements creating every table (idempotent)."""
     position = ("position bigint GENERATED ALWAYS AS IDENTITY",)
-    return [
-        s
-        for t in (*RESOURCE_TABLES, *JOB_TABLES)
-        for s in _ddl(t, _PG, position if t.ordered else ())
-    ]
+    return [s for t in ALL_TABLES for s in _ddl(t, _PG, position if t.ordered else ())]
 
 
 def pg_staging(table: Table) -> str:
@@ -191,7 +285,7 @@ def pg_convert(column: Column) -> str:
     return {
         "flag": f"{column.name} <> 0",
         "time": f"{column.name}::timestamptz",
-        "json": f"{column.name}::jsonb",
+        "json": f"{column.name}::json",
     }.get(column.kind, column.name)
 
 

@@ -10,7 +10,7 @@ Fixture listings (a sport, or a sport's season) are walked page by page; each pa
 unit. As fixtures arrive, those that have started get an *actions* unit and a
 *statistics* unit (a 404 there means the service has none yet, which is normal), fetched
 by ``concurrency`` workers. Units are committed by one writer (a thread for SQLite,
-:mod:`asyncsports._sink`; a task for PostgreSQL, :mod:`asyncsports._pgsink`), each with
+:mod:`asyncsports.store._sqlite`; a task for PostgreSQL, :mod:`asyncsports.store._pg`), each with
 its checkpoint in the same transaction, so a run
 stopped at any point, even by SIGKILL, resumes where it stood and ends with the rows a
 clean run gives. A run of a job whose last run finished starts it afresh and upserts.
@@ -30,11 +30,7 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from asyncsports._pgsink import CONNECT_TIMEOUT, PgWriter, is_postgres, safe_url
 from asyncsports._request import Sport
-from asyncsports._rows import ActionRows
-from asyncsports._sink import JobState, Unit, fixture_row, statistics_row
-from asyncsports._writer import Writer
 from asyncsports.client import Client
 from asyncsports.errors import (
     AsyncSportsError,
@@ -45,6 +41,10 @@ from asyncsports.errors import (
     TransportError,
 )
 from asyncsports.paging import ResumeToken
+from asyncsports.store._pg import CONNECT_TIMEOUT, PgWriter, is_postgres, redact_url
+from asyncsports.store._rows import ActionRows, fixture_row, statistics_row
+from asyncsports.store._sqlite import JobState, Unit
+from asyncsports.store._writer import Writer
 
 __all__ = ["DEFAULT_SPORTS", "PHASES", "Backfill", "Progress", "Report", "Scope"]
 
@@ -228,7 +228,7 @@ class Backfill:
 
     ``progress`` hears of nothing before the database is open. A PostgreSQL database
     that cannot be reached fails the run within ``connect_timeout`` seconds; one lost
-    later is waited for (see :mod:`asyncsports._pgsink`).
+    later is waited for (see :mod:`asyncsports.store._pg`).
     """
 
     def __init__(
@@ -250,7 +250,7 @@ class Backfill:
         self._writer: Writer | PgWriter
         pending = 4 * concurrency
         if is_postgres(db):
-            self.report = Report(scope.key, safe_url(str(db)))
+            self.report = Report(scope.key, redact_url(str(db)))
             # Four times the units per batch: a PostgreSQL transaction costs a dozen round
             # trips whatever its size, and the server's time, not the client's, paces it.
             self._writer = PgWriter(str(db), scope.key, restart=restart, pending=4 * pending,
@@ -431,7 +431,7 @@ async def fetch_unit(client: Client, kind: str, sport: str, fid: str) -> tuple[U
     name = f"{kind} {fid}"
     if kind == "actions":
         try:
-            # Rows straight from the wire (asyncsports._rows): the sink's columns and
+            # Rows straight from the wire (asyncsports.store._rows): the sink's columns and
             # each record's JSON, without building the full models.
             actions = await client.actions._rows(sport, fid, ActionRows(sport, fid))
         except NotFoundError:

@@ -6,8 +6,8 @@
     async with Client(base_url, token=token) as client:                # on every machine
         report = await Worker(client, url, "nightly").run()
 
-Each worker claims units (:mod:`asyncsports._shards`) from the job table
-(:mod:`asyncsports._jobstore`), renews its leases while it works, and commits each unit's
+Each worker claims units (:mod:`asyncsports.backfill._shards`) from the job table
+(:mod:`asyncsports.store._jobs`), renews its leases while it works, and commits each unit's
 rows in the transaction that marks it done, if it still holds it. A worker that dies
 (even by SIGKILL) leaves its units to the others once their leases lapse; the rows at the
 end are those of a single :class:`asyncsports.backfill.Backfill` run of the scope.
@@ -29,10 +29,6 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from asyncsports import _jobstore as store
-from asyncsports._pgsink import CONNECT_TIMEOUT, LINGER, PgLink, PgSink, unusable
-from asyncsports._shards import LEASE, Work, fixture_units, poll_every, renew_every
-from asyncsports._sink import Unit
 from asyncsports.backfill import (
     FATAL,
     PHASES,
@@ -42,8 +38,12 @@ from asyncsports.backfill import (
     fixture_pages,
     listing_key,
 )
+from asyncsports.backfill._shards import LEASE, Work, fixture_units, poll_every, renew_every
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
+from asyncsports.store import _jobs as store
+from asyncsports.store._pg import CONNECT_TIMEOUT, LINGER, PgLink, PgSink, unusable
+from asyncsports.store._sqlite import Unit
 
 __all__ = ["Worker", "WorkerReport", "job_progress", "plan_job"]
 
@@ -112,7 +112,7 @@ async def job_progress(
 
 
 class _Db(PgLink):
-    """A :class:`~asyncsports._pgsink.PgLink` used by one operation at a time (the
+    """A :class:`~asyncsports.store._pg.PgLink` used by one operation at a time (the
     worker's tasks share it)."""
 
     def __init__(self, url: str, patience: float, connect_timeout: float) -> None:
@@ -269,7 +269,7 @@ class Worker:
             async for item in receive:
                 items = [item]
                 # Gather for a moment: a transaction costs a dozen round trips whatever
-                # its size (as asyncsports._pgsink.LINGER).
+                # its size (as asyncsports.store._pg.LINGER).
                 with anyio.move_on_after(LINGER):
                     while len(items) < 4 * self.concurrency:
                         try:

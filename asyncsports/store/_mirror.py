@@ -21,7 +21,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,64 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from asyncsports.errors import SinkError
+from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
+from asyncsports.store._sqlite import connect
 
 __all__ = ["KEYS", "TABLES", "Change", "Row", "Store", "Write"]
 
 Row = tuple[Any, ...]
 
-# Columns of each table; the first len(KEYS[t]) of them are its primary key.
-TABLES: dict[str, tuple[str, ...]] = {
-    "fixtures": ("id", "sport", "season_id", "start_date_utc", "status", "name", "deleted", "json"),
-    "actions": ("fixture_id", "action_id", "sport", "seq", "type", "send_type", "timestamp",
-                "json"),
-    "statistics": ("fixture_id", "sport", "seq_num", "timestamp", "json"),
-    "standings": ("season_id", "stage_id", "group_id", "sport", "timestamp", "json"),
-    "squads": ("id", "sport", "season_id", "team_id", "json"),
-    "events": ("id", "title", "start_date", "end_date", "live", "json"),
-    "snooker_tournaments": ("tournament_id", "season_id", "name", "start_date", "end_date",
-                            "json"),
-}  # fmt: skip
+_MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES)
+TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in _MIRRORED}
 """The mirror's tables and their columns, in order; each row keeps the record's JSON."""
-KEYS: dict[str, tuple[str, ...]] = {
-    "fixtures": ("id",),
-    "actions": ("fixture_id", "action_id"),
-    "statistics": ("fixture_id",),
-    "standings": ("season_id", "stage_id", "group_id"),
-    "squads": ("id",),
-    "events": ("id",),
-    "snooker_tournaments": ("tournament_id",),
-}
+KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in _MIRRORED}
 """Each table's primary key: what makes a row the same record on the next write."""
-_META = """
-CREATE TABLE IF NOT EXISTS changes (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- commit order; the change feed's cursor
-    committed_at TEXT NOT NULL,
-    op TEXT NOT NULL,                       -- insert, update or delete
-    tbl TEXT NOT NULL,
-    key TEXT NOT NULL,                      -- JSON array of the key columns
-    row TEXT NOT NULL                       -- JSON object of the whole row
-);
-CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, done_at REAL NOT NULL);
--- records of each live feed committed (live:<fixture>, stats:<fixture>): where it resumes
-CREATE TABLE IF NOT EXISTS positions (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS mirror (version INTEGER NOT NULL);
-"""
-VERSION = 1
-
-
-def _ddl(table: str) -> str:
-    # No declared types: SQLite keeps each value as written (no affinity turning 5 into
-    # '5'), so a row read back compares equal to the row that was written.
-    cols = ", ".join(TABLES[table])
-    return f"CREATE TABLE IF NOT EXISTS {table} ({cols}, PRIMARY KEY ({', '.join(KEYS[table])}));"
-
-
-_SCHEMA = (
-    "\n".join(_ddl(t) for t in TABLES)
-    + _META
-    + ("CREATE INDEX IF NOT EXISTS fixtures_sport_start ON fixtures (sport, start_date_utc);")
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,14 +98,7 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            # Autocommit: transactions are explicit. check_same_thread off: the mirror
-            # hands the connection to one worker thread at a time, never two at once.
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA busy_timeout = 5000")
-            self._setup()
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot use {self.path} as a mirror database: {exc}") from exc
+        self._db = connect(self.path)
         self._select = {
             t: f"SELECT * FROM {t} WHERE " + " AND ".join(f"{k} = ?" for k in KEYS[t])
             for t in TABLES
@@ -161,26 +107,6 @@ class Store:
             t: f"INSERT OR REPLACE INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
             for t, c in TABLES.items()
         }
-
-    def _setup(self) -> None:
-        # Two connections opening a new file at once (the mirror and its change feed):
-        # switching to WAL does not wait for the other's lock, so try again a while.
-        for attempt in range(50):
-            try:
-                # WAL: readers (the change feed, sqlite3, pandas) read while the mirror
-                # writes, and a committed transaction survives the process being killed.
-                self._db.execute("PRAGMA journal_mode = WAL")
-                self._db.execute("PRAGMA synchronous = NORMAL")
-                self._db.executescript(_SCHEMA)
-                self._db.execute(
-                    "INSERT INTO mirror (version) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM mirror)",
-                    (VERSION,),
-                )
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 49:
-                    raise
-                time.sleep(0.1)
 
     def close(self) -> None:
         """Close the connection (an unfinished transaction is rolled back)."""

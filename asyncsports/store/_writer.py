@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import TaskStatus
 
-from asyncsports._sink import JobState, Sink, Unit
+from asyncsports.store._sqlite import JobState, Sink, Unit
 
 __all__ = ["JOIN_TIMEOUT", "LINGER", "Writer"]
 
