@@ -29,7 +29,7 @@ from typing import Any
 
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
-from asyncsports.store._sqlite import connect
+from asyncsports.store._sqlite import Transaction, connect
 
 __all__ = ["KEYS", "TABLES", "Change", "Row", "Store", "Write"]
 
@@ -123,28 +123,20 @@ class Store:
         """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
         feeds' ``positions``, in one transaction; returns the changes made per table."""
         changed: Counter[str] = Counter()
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                now = _now()
-                for w in writes:
-                    changed[w.table] += self._apply(w, now)
-                for name in unmarks:
-                    self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
-                for name in marks:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
-                    )
-                for name, n in (positions or {}).items():
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO positions (name, position) VALUES (?, ?)", (name, n)
-                    )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+        with Transaction(self._db, self.path):
+            now = _now()
+            for w in writes:
+                changed[w.table] += self._apply(w, now)
+            for name in unmarks:
+                self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
+            for name in marks:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
+                )
+            for name, n in (positions or {}).items():
+                self._db.execute(
+                    "INSERT OR REPLACE INTO positions (name, position) VALUES (?, ?)", (name, n)
+                )
         return changed
 
     def _apply(self, w: Write, now: str) -> int:
@@ -182,21 +174,13 @@ class Store:
     def apply(self, changes: Iterable[Change]) -> None:
         """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
         a row with its JSON is written as it is, one without (a row gone) is deleted."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for c in changes:
-                    if c.row.get("json") is None:
-                        where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
-                        self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
-                    else:
-                        self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+        with Transaction(self._db, self.path):
+            for c in changes:
+                if c.row.get("json") is None:
+                    where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
+                    self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
+                else:
+                    self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
 
     def changes(self, after: int, limit: int = 500) -> list[Change]:
         """Committed changes with ``seq > after``, in commit order."""

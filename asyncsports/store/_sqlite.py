@@ -41,6 +41,7 @@ __all__ = [
     "JobState",
     "Sink",
     "SinkError",
+    "Transaction",
     "Unit",
     "connect",
 ]
@@ -255,11 +256,11 @@ class Sink:
         """Rows per resource table."""
         return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db, self.path)
+    def _transaction(self) -> Transaction:
+        return Transaction(self._db, self.path)
 
 
-class _Transaction:
+class Transaction:
     """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception.
 
     SQLite's errors come out as SinkError naming the file: a locked database (another
