@@ -201,10 +201,7 @@ async def test_a_follower_on_another_connection_sees_each_change_once_in_order(
             await writer.write(writes)
             await asyncio.sleep(0.005 * random.random())
         total = len(await writer.changes(0, limit=100_000))
-        async with asyncio.timeout(20):
-            while len(got) < total:
-                await asyncio.sleep(0.02)
-        done.set()
+        done.set()  # the follower ends once it has given every change committed before
         await asyncio.wait_for(follower, 20)
         assert [c.seq for c in got] == list(range(1, total + 1))  # each once, in order
         assert await writer.cursor("app") == total
