@@ -77,7 +77,9 @@ async def feed(
                 return
             await _wait(reader, until, wake)
     finally:
-        await reader.close()
+        # Not awaited: a consumer that leaves its loop early leaves this generator to
+        # the garbage collector, whose finalizer must not have to wait.
+        reader.abort()
 
 
 async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
