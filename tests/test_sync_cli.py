@@ -21,7 +21,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from servers import PostgresServer
+from servers import PostgresServer, free_port
 
 from asyncsports.store import is_postgres
 from asyncsports.sync import TABLES, Change, open_mirror
@@ -336,3 +336,23 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
     assert len(log) == total and len({(c.table, c.key) for c in log}) == total
     # The follower, across the restart too, saw each change once, in order.
     assert [c["seq"] for c in got] == [c.seq for c in log]
+
+
+def test_a_password_in_the_url_is_never_printed(postgres: PostgresServer, tmp_path: Path) -> None:
+    url = postgres.create_database().replace("postgres@", "postgres:s3cret@")
+    args = [*CLI, "sync", "--emulator", "-s", "basketball", "--once", "--changes", "--db", url]
+    done = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert "postgres:***@" in done.stderr and "s3cret" not in done.stderr + done.stdout
+    # A database that cannot be reached: the storage error (13), named without it.
+    gone = f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/nowhere"
+    for cmd in ([*args[:-1], gone], [*CLI, "changes", "--db", gone, "--follow"]):
+        failed = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=TIMEOUT)
+        assert failed.returncode == 13, failed.stderr
+        assert "cannot reach the database" in failed.stderr
+        assert "s3cret" not in failed.stderr + failed.stdout
+    # A follower of a file that is not there says so, rather than wait on an empty one.
+    missing = subprocess.run([*CLI, "changes", "--db", str(tmp_path / "typo.sqlite")],
+                             capture_output=True, text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert missing.returncode == 13 and "no mirror database at" in missing.stderr
+    assert not (tmp_path / "typo.sqlite").exists()
