@@ -58,6 +58,7 @@ async def feed(
     for (the consumer is done with it): one that restarts resumes from there.
     """
     reader = await open_mirror(db)
+    ended = False
     try:
         if consumer is not None and after == 0:
             after = await reader.cursor(consumer)
@@ -73,12 +74,16 @@ async def feed(
             if batch:
                 continue
             if not follow or (until is not None and until.is_set()):
+                ended = True
                 return
             await _wait(reader, until, wake)
     finally:
-        # Not awaited: a consumer that leaves its loop early leaves this generator to
-        # the garbage collector, whose finalizer must not have to wait.
-        reader.abort()
+        if ended:
+            await reader.close()
+        else:
+            # Not awaited: a consumer that leaves its loop early leaves this generator
+            # to the garbage collector, whose finalizer must not have to wait.
+            reader.abort()
 
 
 async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
