@@ -52,7 +52,7 @@ async def feed(
     writes it or not. ``follow=False`` ends at the last one committed, ``until`` once it
     is set and every change committed before has been given. A PostgreSQL database wakes
     the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
-    quarter of a second, or when ``wake`` is set (by a writer in this process).
+    20th of a second, or when ``wake`` is set (by a writer in this process).
 
     A named ``consumer``'s cursor moves past a change when the next one is asked
     for (the consumer is done with it): one that restarts resumes from there.
