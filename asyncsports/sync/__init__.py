@@ -13,12 +13,17 @@ ended fixture's actions and statistics (once), standings after a match ends, squ
 daily, live stream events every 30 s and snooker tournaments daily, at the cadences of
 :data:`DEFAULT_EVERY` (overridable), within the client's ``rate_limit``. Writes are
 transactions that only change rows whose content changed; each change is logged and
-served by :meth:`Mirror.changes` in commit order, resumable by cursor.
+served by :meth:`Mirror.changes` in commit order, resumable by cursor. The database is a
+SQLite file or a ``postgresql://`` URL; :func:`feed` follows any mirror database's changes
+from another process (on PostgreSQL, woken by each commit's ``NOTIFY``).
 """
 
-from asyncsports.store._mirror import KEYS, TABLES, Change, Store
+from asyncsports.store import MIRROR_COLUMNS as TABLES
+from asyncsports.store import MIRROR_KEYS as KEYS
+from asyncsports.store import Change, MirrorStore, open_mirror
+from asyncsports.store import MirrorFile as Store
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
-from asyncsports.sync._mirror import ALL_SPORTS, Mirror
+from asyncsports.sync._mirror import ALL_SPORTS, Mirror, feed
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
 
 __all__ = [
@@ -30,7 +35,10 @@ __all__ = [
     "ActionFeed",
     "Change",
     "Mirror",
+    "MirrorStore",
     "StatisticsFeed",
     "Store",
+    "feed",
+    "open_mirror",
     "parse_every",
 ]
