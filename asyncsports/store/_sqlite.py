@@ -151,14 +151,30 @@ class _Connection(sqlite3.Connection):
 
     path: Path
 
+    # Cursor.execute called as a function, not through _Cursor's own: the mirror makes
+    # a few statements a row, and a frame less each counts.
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        return self.cursor(_Cursor).execute(sql, parameters)
+        try:
+            return _EXECUTE(self.cursor(_Cursor), sql, parameters)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc) from exc
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
-        return self.cursor(_Cursor).executemany(sql, parameters)
+        try:
+            return _EXECUTEMANY(self.cursor(_Cursor), sql, parameters)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc) from exc
 
     def executescript(self, sql_script: str, /) -> sqlite3.Cursor:
-        return self.cursor(_Cursor).executescript(sql_script)
+        try:
+            return _EXECUTESCRIPT(self.cursor(_Cursor), sql_script)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc) from exc
+
+
+_EXECUTE = sqlite3.Cursor.execute
+_EXECUTEMANY = sqlite3.Cursor.executemany
+_EXECUTESCRIPT = sqlite3.Cursor.executescript
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
