@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,13 +257,14 @@ class Disk:
 
 
 @contextlib.contextmanager
-def small_disk(megabytes: int) -> Iterator[Disk]:
+def small_disk(megabytes: float) -> Iterator[Disk]:
     """A tmpfs of ``megabytes`` MiB at a new directory in /tmp (where the PostgreSQL user
     can reach it), unmounted after; skips the test where mounting is not permitted."""
     where = Path(tempfile.mkdtemp(prefix="asyncsports-disk-"))
     try:
-        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}M", "tmpfs",
-                                str(where)], capture_output=True, text=True)  # fmt: skip
+        size = f"size={round(megabytes * 1024)}k"
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(where)],
+                               capture_output=True, text=True)  # fmt: skip
         why = mount.stderr.strip() if mount.returncode != 0 else ""
     except FileNotFoundError:
         why = "no mount command"
@@ -315,6 +317,13 @@ def test_a_full_disk_says_so_keeps_the_file_intact_and_a_rerun_finishes(
             assert summary["finished"] and summary["resumed"]
         assert integrity(db) == "ok"
         assert rows(db) == rows(reference)
+
+
+def test_a_disk_full_before_the_first_table_says_so(tmp_path: Path) -> None:
+    """So full that SQLite cannot even map its -shm file: an I/O error, not SQLITE_FULL."""
+    with small_disk(20 / 1024) as disk:
+        db = disk.path / "sports.sqlite"
+        refused(cli("backfill", "--db", str(db)), str(db), "the disk is full")
 
 
 # ------------------------------------------------------------------ PostgreSQL
@@ -380,8 +389,10 @@ def test_a_full_postgres_disk_says_so_at_once_and_a_rerun_finishes(tmp_path: Pat
         server = PostgresServer(bin_dir, disk.path, wal=wal)
         try:
             url = server.create_database()
+            began = time.monotonic()
             proc = cli("backfill", "--db", url, "--json", scale=None, timeout=100)
             refused(proc, url, "the database's disk is full", "run the command again")
+            assert time.monotonic() - began < 60  # not waited out as the database being away
             disk.grow(512)
             again = cli("backfill", "--db", url, "--json", scale=None)
             assert again.returncode == 0, again.stderr

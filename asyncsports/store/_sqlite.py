@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import shutil
 import sqlite3
 import threading
 import time
@@ -69,7 +70,7 @@ _LAYOUTS: dict[int, frozenset[str]] = {
 }  # fmt: skip
 
 # SQLite's primary result codes (sqlite3.h) that say what the user has to do.
-_CORRUPT, _FULL, _NOTADB = 11, 13, 26
+_IOERR, _CORRUPT, _FULL, _NOTADB = 10, 11, 13, 26
 
 
 def storage_error(path: Path, exc: sqlite3.Error, verb: str = "use") -> SinkError:
@@ -83,16 +84,27 @@ def storage_error(path: Path, exc: sqlite3.Error, verb: str = "use") -> SinkErro
         )
     elif code == _NOTADB:
         why = "it is not an SQLite database, or its first page is damaged: use another --db"
-    elif code == _FULL:
+    elif code == _FULL or (code == _IOERR and _no_space(path)):
+        # An I/O error on a disk with no space left: the -shm file (SQLite maps it)
+        # could not grow, which SQLite reports as an I/O error, not as a full disk.
         verb = "write"
         why = (
             f"the disk is full ({exc}); what was being written is rolled back and the "
             "database is intact: free some space (or use another --db) and run the "
             "command again: it carries on from what is committed"
         )
+    elif code == _IOERR:
+        why = f"{exc} ({getattr(exc, 'sqlite_errorname', 'SQLITE_IOERR')})"
     else:
         why = str(exc)
     return SinkError(f"cannot {verb} {path}: {why}")
+
+
+def _no_space(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.absolute().parent).free < 1 << 20
+    except OSError:
+        return False
 
 
 class _Cursor(sqlite3.Cursor):
@@ -263,7 +275,8 @@ def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
             return
         except SinkError as exc:
             if db.in_transaction:
-                db.execute("ROLLBACK")
+                with contextlib.suppress(SinkError):  # as in Transaction: keep the cause
+                    db.execute("ROLLBACK")
             locked = isinstance(exc.__cause__, sqlite3.OperationalError) and "locked" in str(
                 exc.__cause__
             )
