@@ -74,11 +74,17 @@ def _wait_port(port: int, seconds: float = 30.0) -> None:
 class PostgresServer:
     """A PostgreSQL cluster in a temporary directory. PostgreSQL refuses to run as root,
     so under root it runs as the ``postgres`` user (made by the Debian package), or
-    ``nobody``; trust authentication on 127.0.0.1 only, no fsync (it is thrown away)."""
+    ``nobody``; trust authentication on 127.0.0.1 only, no fsync (it is thrown away).
 
-    def __init__(self, bin_dir: Path) -> None:
+    ``directory``: an empty directory to hold it (a small file system, to fill), instead
+    of a temporary one; ``wal``: where its write-ahead log goes, if not inside.
+    """
+
+    def __init__(
+        self, bin_dir: Path, directory: Path | None = None, wal: Path | None = None
+    ) -> None:
         self.bin = bin_dir
-        self.dir = Path(tempfile.mkdtemp(prefix="asyncsports-pg-"))
+        self.dir = directory or Path(tempfile.mkdtemp(prefix="asyncsports-pg-"))
         self.data = self.dir / "data"
         self.port = free_port()
         self._names = itertools.count()
@@ -86,10 +92,13 @@ class PostgresServer:
         if os.geteuid() == 0:
             user = "postgres" if _user_exists("postgres") else "nobody"
             entry = pwd.getpwnam(user)
-            os.chown(self.dir, entry.pw_uid, entry.pw_gid)
+            for path in (self.dir, wal):
+                if path is not None:
+                    os.chown(path, entry.pw_uid, entry.pw_gid)
             self._run_as = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+        waldir = ("--waldir", str(wal / "pg_wal")) if wal is not None else ()
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                  "--no-sync", "-E", "UTF8", "--locale=C")  # fmt: skip
+                  "--no-sync", "-E", "UTF8", "--locale=C", *waldir)  # fmt: skip
         self.start()
 
     def _run(self, tool: str, *args: str) -> None:

@@ -340,8 +340,13 @@ def setup_logging(verbose: bool) -> None:
 
 
 def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    # A group of one error is that error; so is a group of the same error several times
+    # (tasks that met one failure at once: the mirror's workers each writing to a full disk).
+    while isinstance(exc, BaseExceptionGroup):
+        first, *others = exc.exceptions
+        if any(type(e) is not type(first) or str(e) != str(first) for e in others):
+            break
+        exc = first
     return exc
 
 

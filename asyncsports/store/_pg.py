@@ -34,6 +34,7 @@ from anyio.abc import TaskStatus
 from asyncsports._optional import need
 from asyncsports.errors import AsyncSportsError, SinkError
 from asyncsports.store._schema import (
+    ALL_TABLES,
     RESOURCE_TABLES,
     SCHEMA_VERSION,
     pg_ddl,
@@ -52,7 +53,9 @@ __all__ = [
     "PgSink",
     "PgWriter",
     "address",
+    "failed",
     "is_postgres",
+    "ours",
     "redact_url",
     "unusable",
 ]
@@ -127,7 +130,62 @@ def unusable(
             f"cannot reach the database at {address(url)}: {_reason(exc, timeout)} "
             f"({redact_url(url)})"
         )
+    return failed(url, exc, verb)
+
+
+def failed(url: str, exc: Exception, verb: str = "write") -> SinkError:
+    """The SinkError for the database's refusing what we asked (not its being away): a
+    full disk says so and what to do, anything else gives PostgreSQL's words."""
+    if isinstance(exc, _asyncpg().exceptions.DiskFullError):
+        return SinkError(
+            f"cannot {verb} {redact_url(url)}: the database's disk is full "
+            f"({' '.join(str(exc).split())}); what was being written is rolled back: free "
+            "space on the database's server and run the command again: it carries on "
+            "from what is committed"
+        )
     return SinkError(f"cannot {verb} {redact_url(url)}: {exc}")
+
+
+# Every name our tables and indexes take in the schema, the job store's too
+# (asyncsports.store._jobs, made after PgSink.open).
+_NAMES = sorted(
+    {t.name for t in ALL_TABLES}
+    | {i for t in ALL_TABLES for i, _ in t.indexes}
+    | {"asyncsports_schema", "shard_jobs", "shard_units", "shard_units_todo"}
+)
+
+
+async def ours(conn: asyncpg.Connection, url: str) -> int | None:
+    """The schema version of the database (None: none of our tables is there yet).
+
+    SinkError, before anything is created, when it is not ours: the schema that tables
+    are created in (``current_schema()``) holds tables of our names but no
+    ``asyncsports_schema`` (another application's), or its version is newer than ours.
+    """
+    found = [
+        r[0]
+        for r in await conn.fetch(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND c.relname = ANY($1::text[]) ORDER BY 1",
+            _NAMES,
+        )
+    ]
+    if "asyncsports_schema" not in found:
+        if found:
+            raise SinkError(
+                f"{redact_url(url)} is not an asyncsports database (it holds tables of its "
+                f"own: {', '.join(found[:5])}; no asyncsports_schema): use another "
+                "database, or another schema"
+            )
+        return None
+    version: int | None = await conn.fetchval("SELECT max(version) FROM asyncsports_schema")
+    if version is not None and version > SCHEMA_VERSION:
+        raise SinkError(
+            f"{redact_url(url)} has schema version {version}, written by a newer "
+            f"asyncsports (this one reads {SCHEMA_VERSION} and older): upgrade "
+            "asyncsports, or use another --db"
+        )
+    return version
 
 
 def transient(exc: BaseException) -> bool:
@@ -181,7 +239,7 @@ class PgSink:
         except Exception as exc:
             if transient(exc):
                 raise
-            raise SinkError(f"cannot write {redact_url(self.url)}: {exc}") from exc
+            raise failed(self.url, exc) from exc
 
     @classmethod
     async def open(cls, url: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> PgSink:
@@ -192,20 +250,14 @@ class PgSink:
         try:
             async with conn.transaction():
                 await conn.execute(f"SELECT pg_advisory_xact_lock({_LOCK})")
+                version = await ours(conn, url)
                 for statement in pg_ddl():
                     await conn.execute(statement)
                 await conn.execute(
                     "CREATE TABLE IF NOT EXISTS asyncsports_schema (version integer NOT NULL)"
                 )
-                version = await conn.fetchval("SELECT max(version) FROM asyncsports_schema")
                 if version is None:
                     await conn.execute(f"INSERT INTO asyncsports_schema VALUES ({SCHEMA_VERSION})")
-                elif version > SCHEMA_VERSION:
-                    raise SinkError(
-                        f"{redact_url(url)} has schema version {version}, written by a newer "
-                        f"asyncsports (this one reads {SCHEMA_VERSION} and older): upgrade "
-                        "asyncsports, or use another --db"
-                    )
                 elif version < SCHEMA_VERSION:
                     await _migrate(conn, version)
             for table in RESOURCE_TABLES:

@@ -17,14 +17,16 @@ A :class:`Sink` is one ``sqlite3`` connection: use it from one thread only, exce
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import shutil
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, cast
 
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import (
@@ -36,6 +38,7 @@ from asyncsports.store._schema import (
 )
 
 __all__ = [
+    "APPLICATION_ID",
     "SCHEMA_VERSION",
     "TABLES",
     "JobState",
@@ -44,6 +47,7 @@ __all__ = [
     "Transaction",
     "Unit",
     "connect",
+    "storage_error",
 ]
 
 # Columns of each resource table (asyncsports.store._schema describes them for every engine);
@@ -52,29 +56,177 @@ TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in RESOURCE_TABLES}
 KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in RESOURCE_TABLES}
 
 _SCHEMA = sqlite_ddl()
-_OURS = {t.name for t in ALL_TABLES} | {i for t in ALL_TABLES for i, _ in t.indexes}
 _OLD_MIRROR = "mirror"  # a mirror's file before version 2 kept its version in this table
+APPLICATION_ID = 0x41535350
+"""``PRAGMA application_id`` of our files ("ASSP"): what tells them from another
+application's, whatever tables and ``user_version`` that one has."""
+# Files written before the application id: a layout is ours when every one of its tables
+# is there (tables the user added beside them are kept).
+_LAYOUTS: dict[int, frozenset[str]] = {
+    0: frozenset({"fixtures", "actions", "statistics", "changes", "cursors", "marks",
+                  "positions", _OLD_MIRROR}),  # the mirror's, before version 2
+    1: frozenset({"fixtures", "actions", "statistics", "jobs", "checkpoints", "job_fixtures"}),
+    2: frozenset(t.name for t in ALL_TABLES),
+}  # fmt: skip
+
+# SQLite's primary result codes (sqlite3.h) that say what the user has to do.
+_IOERR, _CORRUPT, _FULL, _NOTADB = 10, 11, 13, 26
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def storage_error(path: Path, exc: sqlite3.Error, verb: str = "use") -> SinkError:
+    """The SinkError for SQLite's ``exc`` on ``path``: a damaged file and a full disk say
+    so and what to do; anything else gives SQLite's words."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == _CORRUPT:
+        why = (
+            f"the file is damaged ({exc}): restore it from a backup, or use another --db "
+            f"(sqlite3 {path} .recover may save what is left)"
+        )
+    elif code == _NOTADB:
+        why = "it is not an SQLite database, or its first page is damaged: use another --db"
+    elif code == _FULL or (code == _IOERR and _no_space(path)):
+        # An I/O error on a disk with no space left: the -shm file (SQLite maps it)
+        # could not grow, which SQLite reports as an I/O error, not as a full disk.
+        verb = "write"
+        why = (
+            f"the disk is full ({exc}); what was being written is rolled back and the "
+            "database is intact: free some space (or use another --db) and run the "
+            "command again: it carries on from what is committed"
+        )
+    elif code == _IOERR:
+        why = f"{exc} ({getattr(exc, 'sqlite_errorname', 'SQLITE_IOERR')})"
+    else:
+        why = str(exc)
+    return SinkError(f"cannot {verb} {path}: {why}")
+
+
+def _no_space(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.absolute().parent).free < 1 << 20
+    except OSError:
+        return False
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose every error is a SinkError naming the file (see :func:`connect`)."""
+
+    def _error(self, exc: sqlite3.Error) -> SinkError:
+        return storage_error(cast(_Connection, self.connection).path, exc)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Self:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> Self:
+        try:
+            return super().executemany(sql, seq_of_parameters)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def executescript(self, sql_script: str, /) -> sqlite3.Cursor:
+        try:
+            return super().executescript(sql_script)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    # Rows after the first are read as they are fetched: a damaged page further on
+    # fails here.
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+
+class _Connection(sqlite3.Connection):
+    """A connection to ``path`` whose statements go through :class:`_Cursor`."""
+
+    path: Path
+
+    # Cursor.execute called as a function, not through _Cursor's own: the mirror makes
+    # a few statements a row, and a frame less each counts.
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return _EXECUTE(self.cursor(_Cursor), sql, parameters)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc) from exc
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        try:
+            return _EXECUTEMANY(self.cursor(_Cursor), sql, parameters)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc) from exc
+
+    def executescript(self, sql_script: str, /) -> sqlite3.Cursor:
+        try:
+            return _EXECUTESCRIPT(self.cursor(_Cursor), sql_script)
+        except sqlite3.Error as exc:
+            raise storage_error(self.path, exc) from exc
+
+
+_EXECUTE = sqlite3.Cursor.execute
+_EXECUTEMANY = sqlite3.Cursor.executemany
+_EXECUTESCRIPT = sqlite3.Cursor.executescript
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """Open (or create) the store's database at ``path``: checked, migrated, ready.
 
-    A file of another application, or one written by a newer asyncsports, is refused
-    (SinkError) before anything is written to it. A file of an older version is brought
-    to :data:`SCHEMA_VERSION` (its tables are kept; the missing ones are created). The
-    connection is in autocommit mode (transactions are explicit) and may be handed from
-    thread to thread, one at a time.
+    A file that is not ours (another application's, or not SQLite at all), or one written
+    by a newer asyncsports, is refused (SinkError) before anything is written to it. A
+    file of an older version is brought to :data:`SCHEMA_VERSION` (its tables are kept;
+    the missing ones are created). ``readonly``: a file that must exist, checked the same
+    way, and never written to (the export).
+
+    Every error of the connection, then, is a SinkError naming the file, saying so when
+    the file is damaged or the disk full (:func:`storage_error`). The connection is in
+    autocommit mode (transactions are explicit) and may be handed from thread to thread,
+    one at a time.
     """
+    path = Path(path)
+    if readonly and not path.is_file():
+        raise SinkError(f"cannot read {path}: there is no such file")
     try:
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, factory=_Connection
+        )
     except sqlite3.Error as exc:
         raise SinkError(f"cannot open {path}: {exc}") from exc
+    db.path = path
     try:
         db.execute("PRAGMA busy_timeout = 5000")
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        app = db.execute("PRAGMA application_id").fetchone()[0]
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
         names = {n for n in names if not n.startswith("sqlite_")}
-        _check(path, version, names)
+        _check(path, version, app, names)
+        if readonly:
+            if not names:
+                raise SinkError(f"cannot read {path}: it holds no asyncsports tables")
+            # Not SQLite's mode=ro: a read-only connection cannot remove the -wal and -shm
+            # files it makes beside a WAL file, and would leave them there.
+            db.execute("PRAGMA query_only = 1")
+            return db
         # 16 KiB pages: a record's JSON (about 1.3 kB an action) packs several to a page;
         # set before the first table, a no-op on an existing file. A 64 MiB cache keeps the
         # primary-key indexes in memory as the tables grow. Together they halve the CPU
@@ -83,25 +235,27 @@ def connect(path: Path) -> sqlite3.Connection:
             db.execute("PRAGMA page_size = 16384")
         db.execute("PRAGMA cache_size = -65536")
         _setup(db, drop_old_mirror=_OLD_MIRROR in names)
-    except sqlite3.Error as exc:
-        db.close()
-        raise SinkError(f"cannot use {path}: {exc}") from exc
     except BaseException:
         db.close()
         raise
     return db
 
 
-def _check(path: Path, version: int, names: set[str]) -> None:
+def _check(path: Path, version: int, app: int, names: set[str]) -> None:
+    layout = _LAYOUTS.get(version)
+    new = not names and version == 0
+    ours = app == APPLICATION_ID or (app == 0 and (new or (layout is not None and layout <= names)))
+    if not ours:
+        held = f"tables of its own: {', '.join(sorted(names)[:5])}" if names else "no tables"
+        mark = f"application id {app:#x}, " if app else ""
+        raise SinkError(
+            f"{path} is not an asyncsports database ({mark}{held}, user_version {version}): "
+            "use another --db"
+        )
     if version > SCHEMA_VERSION:
         raise SinkError(
             f"{path} has schema version {version}, written by a newer asyncsports (this one "
             f"reads {SCHEMA_VERSION} and older): upgrade asyncsports, or use another --db"
-        )
-    if version == 0 and names and not (names <= _OURS | {_OLD_MIRROR} and _OLD_MIRROR in names):
-        raise SinkError(
-            f"{path} is not an asyncsports database (it holds tables of its own: "
-            f"{', '.join(sorted(names)[:5])}): use another --db"
         )
 
 
@@ -114,13 +268,19 @@ def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
             # and a committed transaction survives the process being killed.
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
-            script = _SCHEMA + (f"DROP TABLE IF EXISTS {_OLD_MIRROR};\n" if drop_old_mirror else "")
+            script = _SCHEMA + f"PRAGMA application_id = {APPLICATION_ID};\n"
+            if drop_old_mirror:
+                script += f"DROP TABLE IF EXISTS {_OLD_MIRROR};\n"
             db.executescript(f"BEGIN IMMEDIATE;\n{script}COMMIT;\n")
             return
-        except sqlite3.OperationalError as exc:
+        except SinkError as exc:
             if db.in_transaction:
-                db.execute("ROLLBACK")
-            if "locked" not in str(exc) or attempt == 49:
+                with contextlib.suppress(SinkError):  # as in Transaction: keep the cause
+                    db.execute("ROLLBACK")
+            locked = isinstance(exc.__cause__, sqlite3.OperationalError) and "locked" in str(
+                exc.__cause__
+            )
+            if not locked or attempt == 49:
                 raise
             time.sleep(0.1)
 
@@ -263,8 +423,10 @@ class Sink:
 class Transaction:
     """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception.
 
-    SQLite's errors come out as SinkError naming the file: a locked database (another
-    backfill writing it), a full disk or a read-only file are the user's to fix.
+    SQLite's errors come out as SinkError naming the file (:func:`storage_error`): a
+    locked database (another backfill writing it), a full disk or a read-only file are
+    the user's to fix. SQLite rolls a transaction back itself on some errors (a full
+    disk); the error then is the one raised, not the ROLLBACK's finding nothing to undo.
     """
 
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
@@ -276,8 +438,8 @@ class Transaction:
         # waits (busy timeout) or fails here instead of halfway through.
         try:
             self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot write {self._path}: {exc}") from exc
+        except SinkError as exc:
+            raise self._again(exc) from exc.__cause__
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
@@ -286,8 +448,19 @@ class Transaction:
             try:
                 self._db.execute("COMMIT")
                 return
-            except sqlite3.Error as error:
+            except SinkError as error:
                 exc = error
-        self._db.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.Error):
-            raise SinkError(f"cannot write {self._path}: {exc}") from exc
+        if self._db.in_transaction:
+            # A ROLLBACK that fails (the disk gone) must not hide why we got here; the
+            # connection's close undoes what is left.
+            with contextlib.suppress(SinkError):
+                self._db.execute("ROLLBACK")
+        if isinstance(exc, SinkError) and isinstance(exc.__cause__, sqlite3.Error):
+            raise self._again(exc) from exc.__cause__
+        if exc_type is None and exc is not None:
+            raise exc
+
+    def _again(self, exc: SinkError) -> SinkError:
+        """``exc`` (SQLite's, from a statement) as an error writing the file."""
+        assert isinstance(exc.__cause__, sqlite3.Error)
+        return storage_error(self._path, exc.__cause__, "write")

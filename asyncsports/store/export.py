@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import shutil
-import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,16 @@ import anyio.to_thread
 
 from asyncsports._optional import need
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT, _asyncpg, is_postgres, redact_url, unusable
+from asyncsports.store._pg import (
+    CONNECT_TIMEOUT,
+    _asyncpg,
+    is_postgres,
+    ours,
+    redact_url,
+    unusable,
+)
 from asyncsports.store._schema import RESOURCE_TABLES, Kind, Table
+from asyncsports.store._sqlite import connect
 
 __all__ = ["CHUNK", "export_parquet"]
 
@@ -74,20 +81,11 @@ def _query(table: Table) -> str:
     )
 
 
-async def _sqlite_chunks(path: Path, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
-    try:
-        # Read-only, and no file made where there was none (a mistyped path).
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise SinkError(f"cannot read {path}: {exc}") from exc
-    try:
-        cursor = await anyio.to_thread.run_sync(conn.execute, sql)
-        while rows := await anyio.to_thread.run_sync(cursor.fetchmany, CHUNK):
-            yield rows
-    except sqlite3.Error as exc:
-        raise SinkError(f"cannot read {path}: {exc}") from exc
-    finally:
-        conn.close()
+async def _sqlite_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
+    # The connection's errors are SinkErrors naming the file (store._sqlite.connect).
+    cursor = await anyio.to_thread.run_sync(conn.execute, sql)
+    while rows := await anyio.to_thread.run_sync(cursor.fetchmany, CHUNK):
+        yield rows
 
 
 async def _pg_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
@@ -165,9 +163,15 @@ async def export_parquet(
     directory = Path(directory)
     counts: dict[str, int] = {}
     if not is_postgres(db):
-        for table in RESOURCE_TABLES:
-            chunks = _sqlite_chunks(Path(db), _query(table))
-            counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
+        # Checked before any output is touched; read-only: a file that is not ours, or is
+        # missing, is refused and left as it was.
+        conn = await anyio.to_thread.run_sync(functools.partial(connect, Path(db), readonly=True))
+        try:
+            for table in RESOURCE_TABLES:
+                chunks = _sqlite_chunks(conn, _query(table))
+                counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
+        finally:
+            conn.close()
         return counts
     url, apg = str(db), _asyncpg()
     try:
@@ -177,6 +181,8 @@ async def export_parquet(
     try:
         # One snapshot for every table, even while a backfill writes.
         async with conn.transaction(isolation="repeatable_read", readonly=True):
+            if await ours(conn, url) is None:  # another application's tables are refused
+                raise SinkError(f"{redact_url(url)} holds no asyncsports tables to export")
             for table in RESOURCE_TABLES:
                 chunks = _pg_chunks(conn, _query(table))
                 counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
