@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import warnings
 from collections.abc import Mapping
 from types import TracebackType
@@ -24,6 +25,7 @@ from asyncsports.resources import (
     StandingsResource,
     StatisticsResource,
 )
+from asyncsports.views import ClientWithJSON
 
 __all__ = ["Client"]
 
@@ -141,6 +143,16 @@ class Client:
         """Live stream events."""
         self.live: LiveResource = LiveResource(self._session)
         """The live feeds (websockets of the streams host, ``live_url``)."""
+
+    @functools.cached_property
+    def with_json(self) -> ClientWithJSON:
+        """The same namespaces and methods, each record a ``RawRecord(value, json)``:
+        ``json`` its bytes as the service sent them (:mod:`asyncsports.views`).
+
+        ``client.with_json.actions.list(sport, fixture_id)`` yields pairs where
+        ``client.actions.list(sport, fixture_id)`` yields actions; made at first use.
+        """
+        return ClientWithJSON(self)
 
     @property
     def base_url(self) -> str:

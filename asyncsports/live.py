@@ -7,7 +7,7 @@
             async for action in feed:          # the same Action records as actions.list
                 ...
         # feed.position: records delivered; start_position=feed.position carries on
-        async for action, json in c.live.actions("basketball", fixture_id, raw=True):
+        async for action, json in c.with_json.live.actions("basketball", fixture_id):
             ...                                # json: the message's bytes, as sent
 
 A :class:`Feed` reconnects by itself (backoff with jitter, through the client's retry
@@ -27,7 +27,7 @@ import math
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Generic, Literal, Self, TypeVar, Unpack, overload
+from typing import Any, Generic, Literal, Self, TypeVar, Unpack
 
 from asyncsports import _request as q
 from asyncsports._live import FeedKind, FeedState, MergeBook
@@ -35,13 +35,12 @@ from asyncsports._request import Request, RequestOptions, Sport
 from asyncsports._session.live import Progress, follow
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
-from asyncsports.raw import RawRecord
 from asyncsports.resources.actions import ActionsResource
 from asyncsports.resources.fixtures import FixturesResource
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "Feed", "LiveResource", "Merged", "merge"]
 
-R = TypeVar("R")  # Action, Statistics, or either as a RawRecord
+R = TypeVar("R")  # Action, Statistics, or either as a RawRecord (client.with_json.live)
 
 log = logging.getLogger("asyncsports")
 
@@ -264,6 +263,9 @@ async def _done() -> AsyncGenerator[Any, None]:
 class LiveResource:
     """``client.live``: the actions and statistics websockets (needs ``live_url``)."""
 
+    _raw = False
+    """Whether records come as RawRecord pairs: only on the twin of ``with_json``."""
+
     def __init__(self, session: Any) -> None:
         self._session = session
 
@@ -276,7 +278,6 @@ class LiveResource:
         speed: str | None,
         media: bool,
         idle_timeout: float,
-        raw: bool,
         extra: Mapping[str, object],
     ) -> Any:
         if not self._session.settings.live_url:
@@ -287,12 +288,9 @@ class LiveResource:
         req = q.options(feed_request(kind, sport, fixture_id, speed, media), extra)
         q.integer("start_position", start_position, low=0)
         fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
-        if not isinstance(raw, bool):
-            raise TypeError(f"raw: expected a bool, got {type(raw).__name__}")
         idle = _idle(idle_timeout)
-        return Feed(self._session, req, kind, fid, start_position, idle, raw, sport)
+        return Feed(self._session, req, kind, fid, start_position, idle, self._raw, sport)
 
-    @overload
     def actions(
         self,
         sport: Sport | str,
@@ -302,34 +300,8 @@ class LiveResource:
         speed: Literal["fast", "normal"] | str | None = None,
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> Feed[Action]: ...
-    @overload
-    def actions(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        start_position: int = 0,
-        speed: Literal["fast", "normal"] | str | None = None,
-        media: bool = False,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> Feed[RawRecord[Action]]: ...
-    def actions(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        start_position: int = 0,
-        speed: Literal["fast", "normal"] | str | None = None,
-        media: bool = False,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> Feed[Action] | Feed[RawRecord[Action]]:
+    ) -> Feed[Action]:
         """The live actions of a fixture: the records of ``actions.list``, as they happen.
 
         ``start_position`` skips that many records from the fixture's start (a feed's
@@ -337,16 +309,16 @@ class LiveResource:
         over; ``media`` uses the media customers' path. ``idle_timeout``: seconds without
         any message (heartbeats count, the server's pings do not) before reconnecting.
         ``extra_query``, ``extra_headers``: as every method's
-        (:class:`~asyncsports.RequestOptions`), sent with each connection's handshake. ``raw=True``: each record as a
-        ``RawRecord(action, json)``, ``json`` the bytes of the message that carried it, as
-        sent (decimals quoted, ``fixtureSeqNum`` as the socket numbers it).
+        (:class:`~asyncsports.RequestOptions`), sent with each connection's handshake.
+        Through ``client.with_json.live`` each record is a ``RawRecord(action, json)``,
+        ``json`` the bytes of the message that carried it, as sent (decimals quoted,
+        ``fixtureSeqNum`` as the socket numbers it).
         """
-        feed: Feed[Any] = self._feed(
-            "actions", sport, fixture_id, start_position, speed, media, idle_timeout, raw, extra
+        feed: Feed[Action] = self._feed(
+            "actions", sport, fixture_id, start_position, speed, media, idle_timeout, extra
         )
         return feed
 
-    @overload
     def statistics(
         self,
         sport: Sport | str,
@@ -356,40 +328,14 @@ class LiveResource:
         speed: Literal["fast", "normal"] | str | None = None,
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> Feed[Statistics]: ...
-    @overload
-    def statistics(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        start_position: int = 0,
-        speed: Literal["fast", "normal"] | str | None = None,
-        media: bool = False,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> Feed[RawRecord[Statistics]]: ...
-    def statistics(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        start_position: int = 0,
-        speed: Literal["fast", "normal"] | str | None = None,
-        media: bool = False,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> Feed[Statistics] | Feed[RawRecord[Statistics]]:
+    ) -> Feed[Statistics]:
         """The live statistics of a fixture: packets like ``statistics.get``'s, as they change.
 
         The arguments are those of :meth:`actions`; ``start_position`` counts packets.
         """
-        feed: Feed[Any] = self._feed(
-            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout, raw, extra
+        feed: Feed[Statistics] = self._feed(
+            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout, extra
         )
         return feed
 

@@ -1,21 +1,22 @@
 """Records with their JSON as sent: nothing the service adds is lost.
 
-Every listing and single-record method takes ``raw=True``; it then returns (or yields)
-:class:`RawRecord` pairs instead of bare records: ``value`` is the typed record, as
-without ``raw``, and ``json`` the bytes of that record exactly as the service sent them,
-fields the models do not know included::
+Every listing and single-record method of ``client.with_json`` (:mod:`asyncsports.views`)
+returns (or yields) :class:`RawRecord` pairs instead of bare records: ``value`` is the
+typed record, as from the plain method, and ``json`` the bytes of that record exactly as
+the service sent them, fields the models do not know included::
 
-    async for action, json in client.actions.list("soccer", fixture_id, raw=True):
+    async for action, json in client.with_json.actions.list("soccer", fixture_id):
         store(action.fixture_action.action_id, json)
 
-Without ``raw`` nothing here runs: the default path decodes as it always did. With it,
-each body is scanned a second time by msgspec as ``list[msgspec.Raw]`` (a fraction of the
-typed decode: no objects are built, only the elements' spans) and each element's bytes
-are copied out, so a record's JSON never keeps the whole body alive.
+Through the plain methods nothing here runs: the default path decodes as it always did.
+Through the view each body is scanned a second time by msgspec as ``list[msgspec.Raw]`` (a
+fraction of the typed decode: no objects are built, only the elements' spans) and each
+element's bytes are copied out, so a record's JSON never keeps the whole body alive.
 
 - :class:`RawRecord`: the pair.
 - :class:`WithJSON`: a decoder of a JSON array text into pairs (streamed listings).
-- :func:`elements`: the JSON of each record of a body that is an array or one object.
+- :func:`elements`: the JSON of each record of a body: an array, one object, or an
+  object's field holding either.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = ["RawRecord", "WithJSON", "elements", "paired"]
 T = TypeVar("T")
 
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+_FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _new = tuple.__new__
 
 
@@ -53,7 +55,7 @@ class WithJSON(Generic[T]):
 
     Has the interface of ``msgspec.json.Decoder(list[item])`` that the stream decoder
     uses (``decode`` and ``type``), so a streamed listing gets pairs by swapping decoders.
-    The typed decode runs first, so a bad element fails exactly as it does without ``raw``.
+    The typed decode runs first, so a bad element fails exactly as it does when not paired.
     """
 
     __slots__ = ("_typed", "type")
@@ -68,14 +70,18 @@ class WithJSON(Generic[T]):
         return paired(values, list(map(bytes, _RAW_LIST.decode(buf))))
 
 
-def elements(body: bytes | msgspec.Raw) -> list[bytes]:
+def elements(body: bytes | msgspec.Raw, key: str | None = None) -> list[bytes]:
     """The JSON of each record of ``body``: the elements of an array, else ``body`` itself.
 
+    With ``key``, an object body holds its records in its field ``key`` (the fixtures'
+    ``content``, the snooker ``data``), an array body is the records all the same.
     ``null`` (or nothing) holds no record. For a body the typed decode has already read,
     so it is well-formed JSON.
     """
     data = bytes(body)
     head = data.lstrip()[:1]
+    if key is not None and head == b"{":
+        return elements(_FIELDS.decode(data).get(key, b"null"))
     if head == b"[":
         return list(map(bytes, _RAW_LIST.decode(data)))
     if not head or data.strip() == b"null":

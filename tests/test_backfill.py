@@ -594,8 +594,8 @@ async def test_every_row_keeps_the_record_exactly_as_the_service_sent_it(
                 "SELECT fixture_id, json FROM actions ORDER BY fixture_id, seq LIMIT 1"
             ).fetchone()
             (stored,) = con.execute("SELECT json FROM fixtures WHERE id = ?", (fid,)).fetchone()
-        _, sent = await client.fixtures.get("soccer", fid, raw=True)
-        (first, *_) = await client.actions.list("soccer", fid, raw=True).collect()
+        _, sent = await client.with_json.fixtures.get("soccer", fid)
+        (first, *_) = await client.with_json.actions.list("soccer", fid).collect()
     # Byte for byte what was sent: a field the models do not know (the emulator
     # sends updateCount, rules...) is in the database as it came.
     assert msgspec.json.decode(stored) == msgspec.json.decode(sent)

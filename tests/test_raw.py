@@ -1,8 +1,8 @@
-"""``raw=True``: every listing and single-record method gives each record's JSON as sent.
+"""``client.with_json``: every listing and single-record method gives each record's JSON as sent.
 
 The stub serves hand-formatted JSON (indentation, spaces after colons, fields the models do
 not know), and each test checks that a record's ``json`` is exactly the bytes the server
-wrote for it, and that its ``value`` is what the method returns without ``raw``.
+wrote for it, and that its ``value`` is what the plain method returns.
 """
 
 from __future__ import annotations
@@ -61,23 +61,23 @@ async def test_actions_list_streamed(stub: Stub, client: Client) -> None:
     records = [dict(action(i), **NEW) for i in range(1, 40)]
     text, sent = array_text(records)
     stub.add(path, Reply(text=text))
-    got = await client.actions.list("american-football", FIXTURE_ID, raw=True).collect()
+    got = await client.with_json.actions.list("american-football", FIXTURE_ID).collect()
     plain = await client.actions.list("american-football", FIXTURE_ID).collect()
     check(got, sent, plain)
     assert msgspec.json.decode(got[0].json)["fieldFromTomorrow"] == NEW["fieldFromTomorrow"]
 
 
-async def test_actions_list_resumed_in_raw_mode_skips_what_was_handed_out(
+async def test_actions_list_resumed_with_json_skips_what_was_handed_out(
     stub: Stub, client: Client
 ) -> None:
     path = f"/american-football/fixtures/{FIXTURE_ID}/actions"
     text, sent = array_text([action(i) for i in range(1, 11)])
     stub.add(path, Reply(text=text))
-    listing = client.actions.list("american-football", FIXTURE_ID, raw=True)
+    listing = client.with_json.actions.list("american-football", FIXTURE_ID)
     first = [await anext(listing) for _ in range(4)]
     await listing.aclose()
-    rest = await client.actions.list(
-        "american-football", FIXTURE_ID, raw=True, resume=listing.resume_token
+    rest = await client.with_json.actions.list(
+        "american-football", FIXTURE_ID, resume=listing.resume_token
     ).collect()
     assert [r.json for r in first + rest] == sent
 
@@ -95,7 +95,7 @@ async def test_fixtures_list_envelope_pages(stub: Stub, client: Client) -> None:
         )
         sent += [t.encode() for t in texts]
     stub.add("/basketball/fixtures", *bodies)
-    got = await client.fixtures.list("basketball", size=3, raw=True).collect()
+    got = await client.with_json.fixtures.list("basketball", size=3).collect()
     stub.add("/basketball/fixtures", *bodies)
     plain = await client.fixtures.list("basketball", size=3).collect()
     check(got, sent, plain)
@@ -105,11 +105,11 @@ async def test_fixtures_list_envelope_pages(stub: Stub, client: Client) -> None:
 async def test_fixtures_list_bare_array_and_get(stub: Stub, client: Client) -> None:
     text, sent = array_text([fixture(i) for i in range(4)])
     stub.add("/basketball/fixtures", Reply(text=text))
-    got = await client.fixtures.list("basketball", raw=True).collect()
+    got = await client.with_json.fixtures.list("basketball").collect()
     check(got, sent, [decode(Fixture, s) for s in sent])
     one = pretty(dict(fixture(), updateCount=2, **NEW))
     stub.add(f"/basketball/fixtures/{FIXTURE_ID}", Reply(text=one))
-    record = await client.fixtures.get("basketball", FIXTURE_ID, raw=True)
+    record = await client.with_json.fixtures.get("basketball", FIXTURE_ID)
     assert record.json == one.encode()
     assert record.value == await client.fixtures.get("basketball", FIXTURE_ID)
     assert record.value.update_count == 2
@@ -118,7 +118,7 @@ async def test_fixtures_list_bare_array_and_get(stub: Stub, client: Client) -> N
 async def test_statistics_get_is_the_whole_body(stub: Stub, client: Client) -> None:
     body = pretty(dict(STATISTICS, **NEW))
     stub.add(f"/basketball/fixtures/{FIXTURE_ID}/statistics", Reply(text=body))
-    record = await client.statistics.get("basketball", FIXTURE_ID, raw=True)
+    record = await client.with_json.statistics.get("basketball", FIXTURE_ID)
     assert record.json == body.encode()
     assert record.value == await client.statistics.get("basketball", FIXTURE_ID)
 
@@ -132,14 +132,14 @@ async def test_standings_each_packet(stub: Stub, client: Client, shape: str) -> 
         text = pretty(packets[0])
         sent = [text.encode()]
     stub.add(f"/soccer/seasons/{SEASON_ID}/standings", Reply(text=text))
-    got = await client.standings.get("soccer", season_id=SEASON_ID, raw=True)
+    got = await client.with_json.standings.get("soccer", season_id=SEASON_ID)
     check(got, sent, await client.standings.get("soccer", season_id=SEASON_ID))
 
 
 async def test_squads_list(stub: Stub, client: Client) -> None:
     text, sent = array_text([SQUAD, dict(SQUAD, **NEW)])
     stub.add(f"/cricket/seasons/{SEASON_ID}/squads", Reply(text=text))
-    got = await client.squads.list("cricket", season_id=SEASON_ID, raw=True).collect()
+    got = await client.with_json.squads.list("cricket", season_id=SEASON_ID).collect()
     check(got, sent, await client.squads.list("cricket", season_id=SEASON_ID).collect())
 
 
@@ -151,7 +151,7 @@ async def test_snooker_listing_inside_data(stub: Stub, client: Client, shape: st
         inner = pretty(MATCH)
         sent = [inner.encode()]
     stub.add("/snooker/tvfeed/matches/101", Reply(text='{"other": 1,\n "data" : ' + inner + "}"))
-    got = await client.snooker.matches(101, raw=True).collect()
+    got = await client.with_json.snooker.matches(101).collect()
     check(got, sent, await client.snooker.matches(101).collect())
 
 
@@ -160,12 +160,12 @@ async def test_snooker_single_records(stub: Stub, client: Client) -> None:
     stub.add(
         "/snooker/tvfeed/current-tournament-winner/101", Reply(text=f'{{"data": [ {profile} ]}}')
     )
-    record = await client.snooker.current_tournament_winner(101, raw=True)
+    record = await client.with_json.snooker.current_tournament_winner(101)
     assert record.json == profile.encode()
     assert record.value == await client.snooker.current_tournament_winner(101)
     image = pretty(PLAYER_IMAGE)
     stub.add("/snooker/tvfeed/player-info/1/101", Reply(text=f'{{ "data":{image} }}'))
-    got = await client.snooker.player_info(1, 101, raw=True)
+    got = await client.with_json.snooker.player_info(1, 101)
     assert got.json == image.encode() and got.value == await client.snooker.player_info(1, 101)
 
 
@@ -173,14 +173,15 @@ async def test_events_list_paged_and_unpaged_playback(stub: Stub, client: Client
     events = [dict(EVENT, id=i, **NEW) for i in range(3)]
     text, sent = array_text(events)
     stub.add("/api/v2/streaming/events", Reply(text=text))
-    check(await client.events.list(raw=True).collect(), sent, await client.events.list().collect())
+    paired = await client.with_json.events.list().collect()
+    check(paired, sent, await client.events.list().collect())
     one = pretty(EVENT)
     stub.add("/api/v2/streaming/events", Reply(text=one))
-    (record,) = await client.events.list(restrictions="whitelist", raw=True).collect()
+    (record,) = await client.with_json.events.list(restrictions="whitelist").collect()
     assert record.json == one.encode()
     body = pretty({"eventId": 7, "hlsUrl": "https://example.test/7.m3u8", **NEW})
     stub.add("/api/v2/streaming/events/7/stream", Reply(text=body))
-    playback = await client.events.playback(7, raw=True)
+    playback = await client.with_json.events.playback(7)
     assert playback.json == body.encode() and playback.value.event_id == 7
 
 
@@ -191,7 +192,7 @@ async def test_watchers_carry_the_json(stub: Stub, client: Client) -> None:
     stub.add(path, Reply(text=pretty([first])), Reply(text=pretty([first, closing])))
     changes = [
         c
-        async for c in client.actions.follow("american-football", FIXTURE_ID, interval=0, raw=True)
+        async for c in client.with_json.actions.follow("american-football", FIXTURE_ID, interval=0)
     ]
     assert [(c.kind, msgspec.json.decode(c.record.json)) for c in changes] == [
         ("new", json.loads(json.dumps(first))),
@@ -200,7 +201,7 @@ async def test_watchers_carry_the_json(stub: Stub, client: Client) -> None:
     assert changes[-1].record.value.finished
     stub.add("/api/v2/streaming/events", [EVENT], [])
     seen = []
-    async for change in client.events.watch(interval=0, raw=True):
+    async for change in client.with_json.events.watch(interval=0):
         seen.append((change.kind, change.record.value.id, msgspec.json.decode(change.record.json)))
         if len(seen) == 2:
             break
@@ -255,7 +256,7 @@ async def test_a_long_streamed_timeline_against_the_emulator() -> None:
         ):
             body = await resp.read()
         assert len(body) > 20 * 64 * 1024
-        got = await client.actions.list("american-football", fid, raw=True).collect()
+        got = await client.with_json.actions.list("american-football", fid).collect()
         assert [r.json for r in got] == elements(body)
         assert [r.value for r in got] == await client.actions.list(
             "american-football", fid

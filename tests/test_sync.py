@@ -65,7 +65,7 @@ async def rest_fixtures(client: Client, emu: Emulator, sport: str) -> dict[str, 
     out: dict[str, dict[str, Any]] = {}
     now = emu.clock.time()
     for start, end in (window(now, 1, 1), near_window(now)):
-        listing = client.fixtures.list(sport, date_from=start, date_to=end, raw=True)
+        listing = client.with_json.fixtures.list(sport, date_from=start, date_to=end)
         for f, raw in await listing.collect():
             out[str(f.id)] = json.loads(raw)
     return out
@@ -103,16 +103,16 @@ async def assert_mirrors(
                 continue
             load = as_sent if sockets and status == "live" else json.loads
             timeline = {a.fixture_action.action_id: load(raw)
-                        for a, raw in await client.actions.list(sport, fid, raw=True).collect()}  # fmt: skip
+                        for a, raw in await client.with_json.actions.list(sport, fid).collect()}  # fmt: skip
             stored = {k: load(v) for k, v in actions.get(fid, {}).items()}
             assert stored == {str(k): v for k, v in timeline.items()}, fid  # every action once
             if status == "completed":
-                _, raw = await client.statistics.get(sport, fid, raw=True)
+                _, raw = await client.with_json.statistics.get(sport, fid)
                 assert json.loads(stats[fid]) == json.loads(raw)
                 seasons.add((sport, record["stage"]["season"]["id"]))
     for sport, season in seasons:
         try:
-            packets = await client.standings.get(sport, season_id=season, raw=True)
+            packets = await client.with_json.standings.get(sport, season_id=season)
         except NotFoundError:
             assert season not in standings
             continue
@@ -120,7 +120,7 @@ async def assert_mirrors(
             json.dumps(json.loads(raw)) for _, raw in packets
         )
     events = {r[0]: json.loads(r[-1]) for r in rows(db, "events") if r[4]}
-    live = {e.id: json.loads(raw) for e, raw in await client.events.list(live=True, raw=True).collect()}  # fmt: skip
+    live = {e.id: json.loads(raw) for e, raw in await client.with_json.events.list(live=True).collect()}  # fmt: skip
     assert events == live
     return checked
 
@@ -301,14 +301,14 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
 
     async def feed(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
         calls.append((fid, start))
-        for record in (await client.actions.list(sport, fid, raw=True).collect())[start:]:
+        for record in (await client.with_json.actions.list(sport, fid).collect())[start:]:
             yield record
         await hold.wait()
 
     async def statistics(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
         # While live the service has no REST packet: one of an ended fixture stands in.
         done = await client.fixtures.list(sport, status="completed", size=1).collect()
-        yield await client.statistics.get(sport, done[0].id, raw=True)
+        yield await client.with_json.statistics.get(sport, done[0].id)
         await hold.wait()
 
     db = tmp_path / "m.sqlite"

@@ -22,7 +22,7 @@ async def test_a_feed_that_stops_short_is_reopened_not_taken_for_the_end(
         # A source that gives two records at a time and then just stops (no finishing
         # record, no error): a proxy's clean close, say.
         calls.append((fid, start))
-        for record in (await client.actions.list(sport, fid, raw=True).collect())[start:][:2]:
+        for record in (await client.with_json.actions.list(sport, fid).collect())[start:][:2]:
             yield record
 
     emu = Emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40)

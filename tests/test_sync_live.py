@@ -48,7 +48,7 @@ async def same_as_rest(client: Client, db: Path | str, fids: list[str], limit: f
         stored = {(r[0], r[1]): r for r in rows(db, "actions") if r[0] in fids}
         want = {}
         for fid in fids:
-            for a, raw in await client.actions.list("basketball", fid, raw=True).collect():
+            for a, raw in await client.with_json.actions.list("basketball", fid).collect():
                 want[(fid, str(a.fixture_action.action_id))] = (a.fixture_action.fixture_seq_num,
                                                                 as_sent(raw))  # fmt: skip
         got = {k: (r[3], as_sent(r[-1])) for k, r in stored.items()}

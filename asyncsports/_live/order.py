@@ -25,7 +25,7 @@ from asyncsports.raw import RawRecord
 # --------------------------------------------------------------------------- ordering
 
 Delivered = Record | RawRecord[Any]
-"""A record as handed out: typed, or with its message's bytes (``raw=True``)."""
+"""A record as handed out: typed, or with its message's bytes (``client.with_json.live``)."""
 Verdict = Literal["deliver", "drop", "hold", "gap", "auth", "warn"]
 Numbering = Literal["auto", "restart", "continue"]
 

@@ -118,7 +118,7 @@ async def fixture_pages(
 ) -> AsyncIterator[tuple[int, list[tuple[Any, ...]]]]:
     """The ``fixtures`` rows of one listing of ``scope``, page by page from page
     ``start``: ``(page number, rows)``. What the backfill and its workers walk."""
-    listing = client.fixtures.list(
+    listing = client.with_json.fixtures.list(
         sport,
         season_id=season,
         date_from=scope.date_from,
@@ -126,7 +126,6 @@ async def fixture_pages(
         size=scope.page_size,
         resume=ResumeToken(start),
         concurrency=2,
-        raw=True,
     )
     async with listing:
         async for page in listing.pages():
@@ -441,7 +440,7 @@ async def fetch_unit(client: Client, kind: str, sport: str, fid: str) -> tuple[U
         rows = {row[1]: row for row in actions}
         return Unit(name, kind, list(rows.values()), replace=fid), True
     try:
-        packet, json = await client.statistics.get(sport, fid, raw=True)
+        packet, json = await client.with_json.statistics.get(sport, fid)
     except NotFoundError:
         return Unit(name, kind, (), replace=fid), False
     return Unit(name, kind, [statistics_row(sport, fid, packet, json)], replace=fid), True

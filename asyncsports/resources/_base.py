@@ -1,13 +1,16 @@
-"""What every resource shares: the session it sends through and the two ways to read a body.
+"""What every resource shares: the session it sends through and the ways to read a body.
 
-Each helper takes ``raw``: with it the records come as :class:`~asyncsports.raw.RawRecord`
-pairs (the typed record and its JSON as sent); without it nothing of that runs.
+A resource gives its records in one of two forms: typed, or (on the twin that
+:func:`asyncsports.views.with_json` binds, ``_raw`` set) each as a
+:class:`~asyncsports.raw.RawRecord` with its JSON as sent. Only the helpers here look at
+the form, so that each method is written once; on the plain form nothing of the pairing runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import aclosing
+from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
 from asyncsports._decoding import FAILURES, Source, body_error, type_name
@@ -15,11 +18,12 @@ from asyncsports._request import Request
 from asyncsports._session import Response, Session, StreamResponse
 from asyncsports._watch import polls
 from asyncsports.jsonstream import ListDecoder, decode_array
-from asyncsports.models._types import decode, decoder
-from asyncsports.paging import AsyncList, Batch, ResumeToken
+from asyncsports.models._types import decoder
+from asyncsports.paging import AsyncList, Batch, Page, ResumeToken
 from asyncsports.raw import RawRecord, WithJSON, elements, paired
 
 T = TypeVar("T")
+B = TypeVar("B")
 
 
 class Body(Generic[T]):
@@ -27,7 +31,7 @@ class Body(Generic[T]):
 
     For what is decoded again and again: a listing's pages, a resource's one record.
     Calling it on a response decodes the body, or raises the DecodeError that
-    :func:`~asyncsports.models.decode` would.
+    :func:`~asyncsports.models.decode` would; :meth:`paired` adds the body's bytes.
     """
 
     __slots__ = ("_decode", "_tp")
@@ -46,54 +50,97 @@ class Body(Generic[T]):
             where = Source(type_name(self._tp), resp.url, resp.status)
             raise body_error(where, exc, resp.body) from exc
 
+    def paired(self, resp: Response) -> RawRecord[T]:
+        """The body decoded, with its bytes: a single record's JSON form."""
+        return RawRecord(self(resp), resp.body)
 
-def _raw(tp: Any, resp: Response) -> RawRecord[Any]:
-    return RawRecord(decode(tp, resp.body, url=resp.url, status=resp.status), resp.body)
+
+def _same(record: Any) -> Any:
+    return record
+
+
+_VALUE = itemgetter(0)  # a RawRecord's value
 
 
 class Resource:
     """A namespace of endpoints over one session; builds requests, sends nothing itself."""
 
+    _raw = False
+    """Whether records come as RawRecord pairs: only on the twins of ``with_json``."""
+
     def __init__(self, session: Session) -> None:
         self._session = session
 
-    async def _one(self, req: Request, tp: type[T] | Any) -> T:
-        """Send ``req`` and decode its whole body as ``tp``."""
-        record: RawRecord[T] = await self._one_raw(req, tp)
-        return record.value
+    def _one(self, req: Request, body: Body[T]) -> Coroutine[Any, Any, T]:
+        """Send ``req`` and decode its whole body with ``body`` (await it).
 
-    async def _one_raw(self, req: Request, tp: type[T] | Any) -> RawRecord[T]:
-        """Send ``req``; its whole body decoded as ``tp``, with the body's bytes."""
-        return await self._session.read(req, lambda resp: _raw(tp, resp))
+        In JSON mode ``body.paired``: typed as the plain form, the view's wrapper types the
+        pair. The session's own coroutine, so that a get costs no frame more than it did.
+        """
+        parse: Callable[[Response], Any] = body.paired if self._raw else body
+        return self._session.read(req, parse)
 
     async def _records(
-        self, req: Request, tp: Any, unwrap: Callable[[Any], Sequence[Any]], raw: bool
+        self,
+        req: Request,
+        body: Body[B],
+        unwrap: Callable[[B], Sequence[Any]],
+        key: str | None = None,
     ) -> Sequence[Any]:
-        """The records of ``req``'s body (decoded as ``tp``, records from ``unwrap``).
+        """The records of ``req``'s body (decoded by ``body``, records from ``unwrap``).
 
-        With ``raw``, each with its JSON: the body holds the records as an array, or is
-        the one record (``unwrap`` must list them in the body's order).
+        In JSON mode each with its JSON: the body holds the records as an array, or is the
+        one record, or (``key``) holds either in its field ``key``; ``unwrap`` must list
+        them in the body's order.
         """
-        if not raw:
-            return unwrap(await self._one(req, tp))
-        body = await self._one_raw(req, tp)
-        return paired(list(unwrap(body.value)), elements(body.json))
+        if not self._raw:
+            return unwrap(await self._session.read(req, body))
+        whole = await self._session.read(req, body.paired)
+        return paired(list(unwrap(whole.value)), elements(whole.json, key))
+
+    def _pages(
+        self,
+        req: Request,
+        param: str,
+        body: Body[B],
+        to_page: Callable[[B], Page[T]],
+        key: str | None = None,
+    ) -> Callable[[int], Awaitable[Page[Any]]]:
+        """The fetch of page ``number`` of a paged listing: ``req`` with ``param`` set to it,
+        its body decoded by ``body`` and made a Page by ``to_page``.
+
+        In JSON mode the page's records are paired with their JSON, as :meth:`_records`.
+        """
+        read = self._session.read
+
+        async def fetch(number: int) -> Page[Any]:
+            return to_page(await read(req.with_params((param, str(number))), body))
+
+        async def fetch_paired(number: int) -> Page[Any]:
+            whole = await read(req.with_params((param, str(number))), body.paired)
+            page: Page[Any] = to_page(whole.value)
+            return page._replace(items=paired(list(page.items), elements(whole.json, key)))
+
+        return fetch_paired if self._raw else fetch
+
+    def _value(self) -> Callable[[Any], Any]:
+        """What gives the typed record of a record handed out (a pair's value in JSON mode)."""
+        return _VALUE if self._raw else _same
 
     def _body_list(
         self,
         req: Request,
-        tp: Any,
-        unwrap: Callable[[Any], Sequence[Any]],
+        body: Body[B],
+        unwrap: Callable[[B], Sequence[Any]],
         resume: ResumeToken | str | None = None,
-        raw: bool = False,
     ) -> AsyncList[Any]:
-        """A listing whose records are one body: decoded as ``tp``, records from ``unwrap``.
+        """A listing whose records are one body: decoded by ``body``, records from ``unwrap``.
 
         Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
         """
 
         async def source(start: ResumeToken) -> AsyncIterator[Batch[Any]]:
-            items = await self._records(req, tp, unwrap, raw)
+            items = await self._records(req, body, unwrap)
             yield Batch(0, start.index, items[start.index :])
 
         return AsyncList(source, resume, listing=req.fingerprint())
@@ -105,7 +152,6 @@ class Resource:
         *,
         key: str | None = None,
         resume: ResumeToken | str | None = None,
-        raw: bool = False,
     ) -> AsyncList[Any]:
         """A listing whose records are one JSON array, decoded element by element as it arrives.
 
@@ -113,9 +159,9 @@ class Resource:
         that breaks off midway is asked for again (the session's one retry loop) and the
         records already handed out are skipped, so nothing is lost and nothing repeats.
         Its resume tokens carry ``req``'s fingerprint; ``resume`` must be one of its own.
-        With ``raw`` the records are :class:`RawRecord` pairs.
+        In JSON mode the records are :class:`RawRecord` pairs.
         """
-        dec: ListDecoder[Any] = WithJSON(item) if raw else decoder(list[item])  # type: ignore[valid-type]
+        dec: ListDecoder[Any] = WithJSON(item) if self._raw else decoder(list[item])  # type: ignore[valid-type]
         target = f"list[{getattr(item, '__name__', item)}]"
 
         limit = self._session.settings.max_element_size
@@ -146,14 +192,13 @@ class Resource:
     def _polls(
         self,
         req: Request,
-        tp: Any,
-        unwrap: Callable[[Any], Sequence[Any]],
+        body: Body[B],
+        unwrap: Callable[[B], Sequence[Any]],
         interval: float,
         jitter: float,
-        raw: bool = False,
     ) -> AsyncGenerator[Sequence[Any], None]:
         """The records of ``req``'s body every ``interval`` seconds: see :func:`polls`.
 
-        Decoded as ``tp``, listed by ``unwrap``; with ``raw`` as RawRecord pairs.
+        Decoded by ``body``, listed by ``unwrap``; in JSON mode as RawRecord pairs.
         """
-        return polls(lambda: self._records(req, tp, unwrap, raw), req.path, interval, jitter)
+        return polls(lambda: self._records(req, body, unwrap), req.path, interval, jitter)

@@ -6,7 +6,7 @@ import builtins
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from typing import Any, Literal, TypeVar, Unpack, overload
+from typing import Any, TypeVar, Unpack
 
 from asyncsports import _request as q
 from asyncsports._decoding import FAILURES, Source, body_error, type_name
@@ -16,8 +16,7 @@ from asyncsports._watch import Change, Tracker
 from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken
-from asyncsports.raw import RawRecord
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Body, Resource
 
 T = TypeVar("T")
 
@@ -31,42 +30,20 @@ def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
 class ActionsResource(Resource):
     """``client.actions``: fixture action timelines."""
 
-    @overload
     def list(
         self,
         sport: Sport | str,
         fixture_id: uuid.UUID | str,
         *,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Action]: ...
-    @overload
-    def list(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[Action]]: ...
-    def list(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Action] | AsyncList[RawRecord[Action]]:
+    ) -> AsyncList[Action]:
         """Every action of a fixture so far, in timeline order.
 
-        ``raw=True``: each as a ``RawRecord(action, json)``, ``json`` the record's bytes
-        as sent (see :mod:`asyncsports.raw`). ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
+        ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         req = q.options(list_request(sport, fixture_id), extra)
-        return self._stream_list(req, Action, resume=resume, raw=raw)
+        return self._stream_list(req, Action, resume=resume)
 
     async def _rows(self, sport: str, fixture_id: str, rows: ListDecoder[T]) -> builtins.list[T]:
         """The timeline as ``rows`` decodes it: the backfill's sink rows.
@@ -84,28 +61,6 @@ class ActionsResource(Resource):
 
         return await self._session.read(list_request(sport, fixture_id), parse)
 
-    @overload
-    def follow(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        interval: float = 5.0,
-        jitter: float = 0.1,
-        raw: Literal[False] = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncGenerator[Change[Action], None]: ...
-    @overload
-    def follow(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        interval: float = 5.0,
-        jitter: float = 0.1,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncGenerator[Change[RawRecord[Action]], None]: ...
     async def follow(
         self,
         sport: Sport | str,
@@ -113,9 +68,8 @@ class ActionsResource(Resource):
         *,
         interval: float = 5.0,
         jitter: float = 0.1,
-        raw: bool = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncGenerator[Change[Any], None]:
+    ) -> AsyncGenerator[Change[Action], None]:
         """Poll a fixture's timeline and yield each action once as it appears.
 
         Yields ``Change("new", action)`` for an action not seen before and
@@ -123,13 +77,12 @@ class ActionsResource(Resource):
         Confirmed). Ends after the record with ``finished`` true. Polls every
         ``interval`` seconds, spread by ``jitter`` so that many followers drift apart;
         a poll that fails for a passing reason is logged and the next one tried.
-        ``raw=True``: each change carries a ``RawRecord(action, json)``.
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        value = _value if raw else _action
+        value = self._value()
         tracker: Tracker[Any] = Tracker(lambda r: value(r).fixture_action.action_id)
         req = q.options(list_request(sport, fixture_id), extra)
-        polls = self._polls(req, list[Action], _same, interval, jitter, raw)
+        polls = self._polls(req, _TIMELINE, _same, interval, jitter)
         async with aclosing(polls):
             async for actions in polls:
                 for change in tracker.seen(actions):
@@ -142,9 +95,4 @@ def _same(body: Sequence[Action]) -> Sequence[Action]:
     return body
 
 
-def _action(record: Action) -> Action:
-    return record
-
-
-def _value(record: RawRecord[Action]) -> Action:
-    return record.value
+_TIMELINE: Body[list[Action]] = Body(list[Action])

@@ -5,15 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Literal, Unpack, get_args, overload
-
-import msgspec
+from typing import Literal, Unpack, get_args
 
 from asyncsports import _request as q
 from asyncsports._request import Param, Request, RequestOptions, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.raw import RawRecord, paired
 from asyncsports.resources._base import Body, Resource
 
 Status = Literal["scheduled", "live", "completed", "postponed"]
@@ -93,30 +90,9 @@ def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
     return Page(body.content, body.number, body.total_pages, body.last)
 
 
-class _RawContent(msgspec.Struct, gc=False):
-    """The envelope's ``content`` as each element's JSON (the rest is read typed)."""
-
-    content: list[msgspec.Raw] = []
-
-
-_RAW_BODY: msgspec.json.Decoder[_RawContent | list[msgspec.Raw]] = msgspec.json.Decoder(
-    _RawContent | list[msgspec.Raw]
-)
-
-
-def to_raw_page(body: FixturePage | list[Fixture], data: bytes) -> Page[RawRecord[Fixture]]:
-    """As :func:`to_page`, each fixture paired with its JSON in ``data`` (the body's bytes)."""
-    page = to_page(body)
-    found = _RAW_BODY.decode(data)
-    jsons = found if isinstance(found, list) else found.content
-    items = paired(list(page.items), list(map(bytes, jsons)))
-    return Page(items, page.number, page.total_pages, page.last, page.whole)
-
-
 class FixturesResource(Resource):
     """``client.fixtures``: competition fixtures."""
 
-    @overload
     def list(
         self,
         sport: Sport | str,
@@ -134,50 +110,8 @@ class FixturesResource(Resource):
         resume: ResumeToken | str | None = None,
         concurrency: int = 1,
         lookahead: int = 1,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Fixture]: ...
-    @overload
-    def list(
-        self,
-        sport: Sport | str,
-        *,
-        season_id: uuid.UUID | str | None = None,
-        live: bool | None = None,
-        status: Status | str | None = None,
-        date_from: dt.date | str | None = None,
-        date_to: dt.date | str | None = None,
-        type: FixtureType | str | None = None,
-        coverage_level: CoverageLevel | str | None = None,
-        sort: str | Sequence[str] | None = None,
-        size: int | None = None,
-        include_deleted: bool | None = None,
-        resume: ResumeToken | str | None = None,
-        concurrency: int = 1,
-        lookahead: int = 1,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[Fixture]]: ...
-    def list(
-        self,
-        sport: Sport | str,
-        *,
-        season_id: uuid.UUID | str | None = None,
-        live: bool | None = None,
-        status: Status | str | None = None,
-        date_from: dt.date | str | None = None,
-        date_to: dt.date | str | None = None,
-        type: FixtureType | str | None = None,
-        coverage_level: CoverageLevel | str | None = None,
-        sort: str | Sequence[str] | None = None,
-        size: int | None = None,
-        include_deleted: bool | None = None,
-        resume: ResumeToken | str | None = None,
-        concurrency: int = 1,
-        lookahead: int = 1,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Fixture] | AsyncList[RawRecord[Fixture]]:
+    ) -> AsyncList[Fixture]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
 
         Filters take the spec's values in any case or response spelling
@@ -190,8 +124,7 @@ class FixturesResource(Resource):
         The next ``lookahead`` pages are fetched while the caller works on the current
         one; once the total is known up to ``concurrency`` pages are in flight at once.
         ``resume`` takes a ``resume_token`` of an earlier listing with the same arguments
-        (a token of another listing is a ValueError). ``raw=True``: each fixture as a
-        ``RawRecord(fixture, json)``, ``json`` its bytes as sent (the same tokens apply).
+        (a token of another listing is a ValueError).
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`. ``extra_query={"subscribed": "true"}`` sends what the
         vendor's own consumer sends, which the spec omits.
         """
@@ -210,30 +143,8 @@ class FixturesResource(Resource):
         )
         req = q.options(req, extra)
 
-        body: Body[FixturePage | list[Fixture]] = Body(FixturePage | list[Fixture])
-
-        read = self._session.read
-
-        async def fetch(number: int) -> Page[Fixture]:
-            return to_page(await read(req.with_params(("page", str(number))), body))
-
-        async def fetch_raw(number: int) -> Page[RawRecord[Fixture]]:
-            body: RawRecord[FixturePage | list[Fixture]] = await self._one_raw(
-                req.with_params(("page", str(number))), FixturePage | list[Fixture]
-            )
-            return to_raw_page(body.value, body.json)
-
-        if raw:
-            return AsyncList.paged(
-                fetch_raw,
-                size or DEFAULT_SIZE,
-                resume,
-                concurrency=concurrency,
-                lookahead=lookahead,
-                listing=req.fingerprint(),
-            )
         return AsyncList.paged(
-            fetch,
+            self._pages(req, "page", _PAGE, to_page, key="content"),
             size or DEFAULT_SIZE,
             resume,
             concurrency=concurrency,
@@ -241,41 +152,20 @@ class FixturesResource(Resource):
             listing=req.fingerprint(),
         )
 
-    @overload
     async def get(
         self,
         sport: Sport | str,
         fixture_id: uuid.UUID | str,
-        *,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> Fixture: ...
-    @overload
-    async def get(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> RawRecord[Fixture]: ...
-    async def get(
-        self,
-        sport: Sport | str,
-        fixture_id: uuid.UUID | str,
-        *,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> Fixture | RawRecord[Fixture]:
-        """One fixture by id (``raw=True``: a ``RawRecord(fixture, json)``).
+    ) -> Fixture:
+        """One fixture by id.
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
         req = q.options(Request(path), extra)
-        if raw:
-            return await self._one_raw(req, Fixture)
-        return await self._session.read(req, _FIXTURE)
+        return await self._one(req, _FIXTURE)
 
 
+_PAGE: Body[FixturePage | list[Fixture]] = Body(FixturePage | list[Fixture])
 _FIXTURE: Body[Fixture] = Body(Fixture)

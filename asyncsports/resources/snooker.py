@@ -10,9 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, Unpack, overload
-
-import msgspec
+from typing import Any, TypeVar, Unpack, cast
 
 from asyncsports import _request as q
 from asyncsports._request import Param, Request, RequestOptions
@@ -29,10 +27,9 @@ from asyncsports.models import (
     Tournament,
     TournamentPlayer,
 )
-from asyncsports.models._types import decode
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.raw import RawRecord, elements
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Body, Resource
 
 T = TypeVar("T")
 Id = int | str | uuid.UUID
@@ -61,20 +58,6 @@ def sort_params(sort_options: SortOptions | None, *, boolean: bool = False) -> l
     return q.sort_params("sort_options", sort_options, wire="sortOptions")
 
 
-class _RawData(msgspec.Struct, gc=False):
-    """The ``data`` of a snooker body as JSON (the record, or the array of them)."""
-
-    data: msgspec.Raw = msgspec.Raw(b"null")
-
-
-_RAW_DATA = msgspec.json.Decoder(_RawData)
-
-
-def _decoded(tp: Any, resp: Response) -> Data[Any]:
-    body: Data[Any] = decode(tp, resp.body, url=resp.url, status=resp.status)
-    return body
-
-
 def _records(body: Data[Any]) -> list[Any]:
     data = body.data
     if data is None:
@@ -95,33 +78,9 @@ class SnookerResource(Resource):
         """The request of ``suffix``, with a method's ``extra_query`` and ``extra_headers``."""
         return q.options(Request(f"{self._prefix}/{suffix}", tuple(params)), extra or {})
 
-    def _list(
-        self, req: Request, tp: type[T], resume: ResumeToken | str | None, raw: bool
-    ) -> AsyncList[Any]:
-        return self._stream_list(req, tp, key="data", resume=resume, raw=raw)
+    def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[Any]:
+        return self._stream_list(req, tp, key="data", resume=resume)
 
-    async def _single(self, req: Request, tp: type[T], raw: bool = False) -> Any:
-        """The one record in ``data``; NoRecordError when the service sent none.
-
-        A 404 from the service is a NotFoundError (from the session); a successful
-        answer whose ``data`` is null or ``[]`` is a NoRecordError, since the service
-        did not say the thing does not exist, only sent nothing. With ``raw`` the
-        record comes as a RawRecord, its JSON that of the record in ``data``.
-        """
-        tp_ = Data[tp | list[tp] | None]  # type: ignore[valid-type]
-        resp, body = await self._session.read(req, lambda r: (r, _decoded(tp_, r)))
-        records = _records(body)
-        if not records:
-            shown = "null" if body.data is None else "[]"
-            raise NoRecordError(
-                f"the body held no record: 'data' was {shown}", status=resp.status, url=resp.url
-            )
-        record: T = records[0]
-        if raw:
-            return RawRecord(record, elements(_RAW_DATA.decode(resp.body).data)[0])
-        return record
-
-    @overload
     def tournaments(
         self,
         *,
@@ -130,32 +89,8 @@ class SnookerResource(Resource):
         end: dt.date | str | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Tournament]: ...
-    @overload
-    def tournaments(
-        self,
-        *,
-        season_id: int | None = None,
-        start: dt.date | str | None = None,
-        end: dt.date | str | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[Tournament]]: ...
-    def tournaments(
-        self,
-        *,
-        season_id: int | None = None,
-        start: dt.date | str | None = None,
-        end: dt.date | str | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Tournament] | AsyncList[RawRecord[Tournament]]:
+    ) -> AsyncList[Tournament]:
         """Tournaments, optionally of one season or between ``start`` and ``end``."""
         params: list[Param] = []
         if season_id is not None:
@@ -165,9 +100,8 @@ class SnookerResource(Resource):
         if end is not None:
             params.append(("end", q.date("end", end)))
         params += sort_params(sort_options)
-        return self._list(self._request("tournaments", params, extra), Tournament, resume, raw)
+        return self._list(self._request("tournaments", params, extra), Tournament, resume)
 
-    @overload
     def matches(
         self,
         tournament: Id,
@@ -175,39 +109,16 @@ class SnookerResource(Resource):
         round_number: int | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Match]: ...
-    @overload
-    def matches(
-        self,
-        tournament: Id,
-        *,
-        round_number: int | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[Match]]: ...
-    def matches(
-        self,
-        tournament: Id,
-        *,
-        round_number: int | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Match] | AsyncList[RawRecord[Match]]:
+    ) -> AsyncList[Match]:
         """Matches of a tournament, optionally of one round."""
         params: list[Param] = []
         if round_number is not None:
             params.append(("roundNumber", q.integer("round_number", round_number, low=0)))
         params += sort_params(sort_options)
         req = self._request(f"matches/{id_path('tournament', tournament)}", params, extra)
-        return self._list(req, Match, resume, raw)
+        return self._list(req, Match, resume)
 
-    @overload
     def ast(
         self,
         tournament: Id,
@@ -215,39 +126,15 @@ class SnookerResource(Resource):
         for_season: bool | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[PlayerAst]: ...
-    @overload
-    def ast(
-        self,
-        tournament: Id,
-        *,
-        for_season: bool | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[PlayerAst]]: ...
-    def ast(
-        self,
-        tournament: Id,
-        *,
-        for_season: bool | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[PlayerAst] | AsyncList[RawRecord[PlayerAst]]:
+    ) -> AsyncList[PlayerAst]:
         """Players' average shot times in a tournament (or its season with ``for_season``)."""
         return self._list(
             self._season_request("ast", tournament, for_season, sort_options, extra),
             PlayerAst,
             resume,
-            raw,
         )
 
-    @overload
     def centuries(
         self,
         tournament: Id,
@@ -255,36 +142,13 @@ class SnookerResource(Resource):
         for_season: bool | None = None,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Break]: ...
-    @overload
-    def centuries(
-        self,
-        tournament: Id,
-        *,
-        for_season: bool | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[Break]]: ...
-    def centuries(
-        self,
-        tournament: Id,
-        *,
-        for_season: bool | None = None,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Break] | AsyncList[RawRecord[Break]]:
+    ) -> AsyncList[Break]:
         """Century breaks of a tournament (or its season with ``for_season``)."""
         return self._list(
             self._season_request("centuries", tournament, for_season, sort_options, extra),
             Break,
             resume,
-            raw,
         )
 
     def _season_request(
@@ -301,35 +165,14 @@ class SnookerResource(Resource):
         params += sort_params(sort_options)
         return self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
 
-    @overload
     def tournament_players(
         self,
         tournament: Id,
         *,
         sort_options: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[TournamentPlayer]: ...
-    @overload
-    def tournament_players(
-        self,
-        tournament: Id,
-        *,
-        sort_options: SortOptions | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[TournamentPlayer]]: ...
-    def tournament_players(
-        self,
-        tournament: Id,
-        *,
-        sort_options: SortOptions | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[TournamentPlayer] | AsyncList[RawRecord[TournamentPlayer]]:
+    ) -> AsyncList[TournamentPlayer]:
         """Players entered in a tournament. The external path types ``sort_options`` as a bool."""
         path = id_path("tournament", tournament)
         params = sort_params(sort_options, boolean=path.startswith("external/"))
@@ -337,149 +180,96 @@ class SnookerResource(Resource):
             self._request(f"tournament-players/{path}", params, extra),
             TournamentPlayer,
             resume,
-            raw,
         )
 
-    @overload
     def tour_players(
         self,
         *,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[TournamentPlayer]: ...
-    @overload
-    def tour_players(
-        self,
-        *,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[TournamentPlayer]]: ...
-    def tour_players(
-        self,
-        *,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[TournamentPlayer] | AsyncList[RawRecord[TournamentPlayer]]:
+    ) -> AsyncList[TournamentPlayer]:
         """Players of the tour."""
         req = self._request("tour-players", sort_params(sort_options), extra)
-        return self._list(req, TournamentPlayer, resume, raw)
+        return self._list(req, TournamentPlayer, resume)
 
-    @overload
     async def current_tournament_winner(
         self,
         tournament: Id,
-        *,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> PlayerProfile: ...
-    @overload
-    async def current_tournament_winner(
-        self,
-        tournament: Id,
-        *,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> RawRecord[PlayerProfile]: ...
-    async def current_tournament_winner(
-        self,
-        tournament: Id,
-        *,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> PlayerProfile | RawRecord[PlayerProfile]:
+    ) -> PlayerProfile:
         """The current winner of a tournament.
 
         NotFoundError if the service answers 404; NoRecordError if it answers with an
-        empty ``data`` (null or ``[]``). ``raw=True``: a ``RawRecord(profile, json)``.
+        empty ``data`` (null or ``[]``).
         """
         req = self._request(
             f"current-tournament-winner/{id_path('tournament', tournament)}", extra=extra
         )
-        result: PlayerProfile | RawRecord[PlayerProfile] = await self._single(
-            req, PlayerProfile, raw
-        )
-        return result
+        return await self._one(req, _WINNER)
 
-    @overload
     def previous_tournament_winners(
         self,
         tournament: Id,
         *,
         sort_options: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[PreviousWinner]: ...
-    @overload
-    def previous_tournament_winners(
-        self,
-        tournament: Id,
-        *,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[PreviousWinner]]: ...
-    def previous_tournament_winners(
-        self,
-        tournament: Id,
-        *,
-        sort_options: str | Sequence[str] | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[PreviousWinner] | AsyncList[RawRecord[PreviousWinner]]:
+    ) -> AsyncList[PreviousWinner]:
         """Earlier winners of a tournament."""
         req = self._request(
             f"previous-tournament-winner/{id_path('tournament', tournament)}",
             sort_params(sort_options),
             extra,
         )
-        return self._list(req, PreviousWinner, resume, raw)
+        return self._list(req, PreviousWinner, resume)
 
-    @overload
     async def player_info(
         self,
         player: Id,
         tournament: Id,
-        *,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> PlayerImage: ...
-    @overload
-    async def player_info(
-        self,
-        player: Id,
-        tournament: Id,
-        *,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> RawRecord[PlayerImage]: ...
-    async def player_info(
-        self,
-        player: Id,
-        tournament: Id,
-        *,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> PlayerImage | RawRecord[PlayerImage]:
+    ) -> PlayerImage:
         """A player's image (``file_content`` holds the decoded bytes).
 
         Both ids are numeric, or both external. NotFoundError if the service answers
         404; NoRecordError if it answers with an empty ``data`` (null or ``[]``).
-        ``raw=True``: a ``RawRecord(image, json)``.
         """
         p, t = id_path("player", player), id_path("tournament", tournament)
         if p.startswith("external/") != t.startswith("external/"):
             raise ValueError("player, tournament: pass two int ids or two external ids")
         suffix = f"external/{p[9:]}/{t[9:]}" if p.startswith("external/") else f"{p}/{t}"
-        result: PlayerImage | RawRecord[PlayerImage] = await self._single(
-            self._request(f"player-info/{suffix}", extra=extra), PlayerImage, raw
-        )
-        return result
+        return await self._one(self._request(f"player-info/{suffix}", extra=extra), _IMAGE)
+
+
+class _One(Body[T]):
+    """The one record in a body's ``data`` (of type ``tp``); NoRecordError when there is none.
+
+    A 404 from the service is a NotFoundError (from the session); a successful answer
+    whose ``data`` is null or ``[]`` is a NoRecordError, since the service did not say
+    the thing does not exist, only sent nothing. Paired, its JSON is that of the record
+    in ``data``.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, tp: type[T]) -> None:
+        super().__init__(Data[tp | list[tp] | None])  # type: ignore[valid-type]
+
+    def __call__(self, resp: Response) -> T:
+        body = cast(Data[Any], super().__call__(resp))
+        records = _records(body)
+        if not records:
+            shown = "null" if body.data is None else "[]"
+            raise NoRecordError(
+                f"the body held no record: 'data' was {shown}", status=resp.status, url=resp.url
+            )
+        record: T = records[0]
+        return record
+
+    def paired(self, resp: Response) -> RawRecord[T]:
+        return RawRecord(self(resp), elements(resp.body, "data")[0])
+
+
+_WINNER = _One(PlayerProfile)
+_IMAGE = _One(PlayerImage)

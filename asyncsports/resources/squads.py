@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import Literal, Unpack, overload
+from typing import Unpack
 
 from asyncsports import _request as q
 from asyncsports._request import Request, RequestOptions, Sport
 from asyncsports.models import Squad
 from asyncsports.paging import AsyncList, ResumeToken
-from asyncsports.raw import RawRecord
 from asyncsports.resources._base import Resource
 
 
@@ -31,7 +30,6 @@ def list_request(
 class SquadsResource(Resource):
     """``client.squads``: squads per season or per team."""
 
-    @overload
     def list(
         self,
         sport: Sport | str,
@@ -39,35 +37,13 @@ class SquadsResource(Resource):
         season_id: uuid.UUID | str | None = None,
         team_id: uuid.UUID | str | None = None,
         resume: ResumeToken | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Squad]: ...
-    @overload
-    def list(
-        self,
-        sport: Sport | str,
-        *,
-        season_id: uuid.UUID | str | None = None,
-        team_id: uuid.UUID | str | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[RawRecord[Squad]]: ...
-    def list(
-        self,
-        sport: Sport | str,
-        *,
-        season_id: uuid.UUID | str | None = None,
-        team_id: uuid.UUID | str | None = None,
-        resume: ResumeToken | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> AsyncList[Squad] | AsyncList[RawRecord[Squad]]:
+    ) -> AsyncList[Squad]:
         """Squad records of a season or of a team: pass exactly one of the two ids.
 
         ``season_id`` is any id the service gives (the spec calls it a string identifier),
-        ``team_id`` a UUID. ``raw=True``: each as a ``RawRecord(squad, json)``.
+        ``team_id`` a UUID.
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         req = q.options(list_request(sport, season_id, team_id), extra)
-        return self._stream_list(req, Squad, resume=resume, raw=raw)
+        return self._stream_list(req, Squad, resume=resume)

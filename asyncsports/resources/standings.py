@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import Literal, Unpack, overload
+from typing import Unpack
 
 from asyncsports import _request as q
 from asyncsports._request import Request, RequestOptions, Sport
 from asyncsports.models import Standings
-from asyncsports.raw import RawRecord
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Body, Resource
 
 
 def get_request(
@@ -27,35 +26,14 @@ def get_request(
 class StandingsResource(Resource):
     """``client.standings``: team standings."""
 
-    @overload
     async def get(
         self,
         sport: Sport | str,
         *,
         season_id: uuid.UUID | str | None = None,
         stage_id: uuid.UUID | str | None = None,
-        raw: Literal[False] = False,
         **extra: Unpack[RequestOptions],
-    ) -> list[Standings]: ...
-    @overload
-    async def get(
-        self,
-        sport: Sport | str,
-        *,
-        season_id: uuid.UUID | str | None = None,
-        stage_id: uuid.UUID | str | None = None,
-        raw: Literal[True],
-        **extra: Unpack[RequestOptions],
-    ) -> list[RawRecord[Standings]]: ...
-    async def get(
-        self,
-        sport: Sport | str,
-        *,
-        season_id: uuid.UUID | str | None = None,
-        stage_id: uuid.UUID | str | None = None,
-        raw: bool = False,
-        **extra: Unpack[RequestOptions],
-    ) -> list[Standings] | list[RawRecord[Standings]]:
+    ) -> list[Standings]:
         """The standings of a season or of a stage as a LIST of packets, one per table.
 
         Pass exactly one of the two ids. The service keeps one standings table per group
@@ -63,13 +41,15 @@ class StandingsResource(Resource):
         ``stage`` and ``group``; a season without groups gives a list of one. The name
         ``get`` is kept (it is a fixed public name): it gets the standings, which are
         several packets. A body holding one packet object is returned as a list of one.
-        ``raw=True``: each packet as a ``RawRecord(packet, json)``. The ids are any the
+        The ids are any the
         service gives (the spec calls them string identifiers). ``extra_query``,
         ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         req = q.options(get_request(sport, season_id, stage_id), extra)
-        records = await self._records(req, list[Standings] | Standings, _as_list, raw)
-        return list(records)
+        return list(await self._records(req, _PACKETS, _as_list))
+
+
+_PACKETS: Body[list[Standings] | Standings] = Body(list[Standings] | Standings)
 
 
 def _as_list(body: list[Standings] | Standings) -> list[Standings]:

@@ -34,13 +34,13 @@ _BATCH = 2000  # records pending at most: the feeds wait (their sockets are not 
 
 def sockets(client: Client) -> tuple[ActionFeed, StatisticsFeed]:
     """The live websockets of ``client`` (``client.live``) as the mirror's feeds."""
-    live = client.live
+    live = client.with_json.live
 
     def actions(sport: str, fixture_id: str, start_position: int) -> Any:
-        return live.actions(sport, fixture_id, start_position=start_position, raw=True)
+        return live.actions(sport, fixture_id, start_position=start_position)
 
     def statistics(sport: str, fixture_id: str, start_position: int) -> Any:
-        return live.statistics(sport, fixture_id, start_position=start_position, raw=True)
+        return live.statistics(sport, fixture_id, start_position=start_position)
 
     return actions, statistics
 

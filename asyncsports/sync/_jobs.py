@@ -134,8 +134,8 @@ class Jobs:
             return near_window(now) if which == "near" else window(now, self.back, self.ahead)
 
         def read(span: Dates) -> Awaitable[list[RawRecord[Fixture]]]:
-            return self.client.fixtures.list(
-                sport, date_from=span[0], date_to=span[1], include_deleted=True, size=100, raw=True
+            return self.client.with_json.fixtures.list(
+                sport, date_from=span[0], date_to=span[1], include_deleted=True, size=100
             ).collect()
 
         done = Done("fixtures")
@@ -176,7 +176,7 @@ class Jobs:
     async def _timeline(self, sport: str, fid: str) -> tuple[list[Row], bool]:
         """The timeline's rows, and whether it holds the record that closes the fixture."""
         try:
-            actions = await self.client.actions.list(sport, fid, raw=True).collect()
+            actions = await self.client.with_json.actions.list(sport, fid).collect()
         except NotFoundError:
             return [], False  # a sport without timelines
         # A timeline may hold an action more than once (a later version of it): the last
@@ -190,7 +190,7 @@ class Jobs:
         actions, _ = await self._timeline(sport, fid)
         done.writes.append(Write("actions", actions, ("fixture_id", fid)))
         try:
-            packet, json = await self.client.statistics.get(sport, fid, raw=True)
+            packet, json = await self.client.with_json.statistics.get(sport, fid)
         except NotFoundError:
             # Not there yet: keep the timeline, ask again later.
             done.status, done.again = 404, self.every["retry"]
@@ -210,7 +210,7 @@ class Jobs:
         """A season's standings (after a match of it ended)."""
         done = Done("standings", unmarks=[f"standings:{sport}:{season}"])
         try:
-            packets = await self.client.standings.get(sport, season_id=season, raw=True)
+            packets = await self.client.with_json.standings.get(sport, season_id=season)
         except NotFoundError:
             done.status = 404
             done.marks.append(f"nostandings:{season}")  # a competition without standings
@@ -223,7 +223,7 @@ class Jobs:
         """A season's squads (daily)."""
         done = Done("squads", marks=[f"squads:{sport}:{season}"])
         try:
-            squads = await self.client.squads.list(sport, season_id=season, raw=True).collect()
+            squads = await self.client.with_json.squads.list(sport, season_id=season).collect()
         except NotFoundError:
             done.status = 404
             return done
@@ -234,7 +234,7 @@ class Jobs:
     async def events(self, live_before: Sequence[Row]) -> Done:
         """The live stream events that are live now; those that left the list end."""
         done = Done("events")
-        events = await self.client.events.list(live=True, raw=True).collect()
+        events = await self.client.with_json.events.list(live=True).collect()
         rows = [event_row(e, json, True) for e, json in events]
         listed = {r[0] for r in rows}
         ended = [(*r[:4], 0, r[5]) for r in live_before if r[4] and r[0] not in listed]
@@ -245,7 +245,7 @@ class Jobs:
         """Snooker tournaments from a year back to a year ahead (daily)."""
 
         def read(span: Dates) -> Awaitable[list[RawRecord[Tournament]]]:
-            return self.client.snooker.tournaments(start=span[0], end=span[1], raw=True).collect()
+            return self.client.with_json.snooker.tournaments(start=span[0], end=span[1]).collect()
 
         done = Done("snooker", marks=["snooker"])
         rows = [tournament_row(t, json) for t, json in await self._dated(_year, read)]
