@@ -1,7 +1,7 @@
 """The mirror's live feeds: a task per feed, committing each record as it comes.
 
-A live fixture has an actions feed and a statistics feed (``client.live`` with
-``raw=True`` by default, or any :class:`~asyncsports.sync.ActionFeed`); each record is
+A live fixture has an actions feed and a statistics feed (``client.with_json.live``
+by default, or any :class:`~asyncsports.sync.ActionFeed`); each record is
 committed with the feed's position, in one transaction, so that a restart resumes the
 feed at the records committed, no fewer (no duplicates) and no more (nothing lost).
 Records of every feed go to one committer, which commits whatever came while the last
