@@ -1,27 +1,31 @@
-"""Export a backfill's tables (SQLite or PostgreSQL) to Parquet, partitioned by sport and
-season (hive style), for DuckDB, Spark, pandas and the like. Needs the ``parquet`` extra
-(pyarrow).
+"""Export a store's tables (SQLite or PostgreSQL) to Parquet, partitioned hive style,
+for DuckDB, Spark, pandas and the like. Needs the ``parquet`` extra (pyarrow).
 
 ::
 
     rows = await export_parquet("sports.sqlite", Path("lake"))
 
-writes ``lake/fixtures/sport=basketball/season_id=123/part-0-0.parquet`` and so on for
-``fixtures``, ``actions`` and ``statistics``; ``actions`` and ``statistics`` get their
-fixture's ``season_id`` (as the partition). A fixture without a season goes under
-``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as NULL). Values are typed from the
-one schema description (:mod:`asyncsports.store._schema`): ``time`` columns are UTC timestamps
-(microseconds), flags booleans, ``json`` the record's JSON text. Each table's directory is
-replaced as a whole, and PostgreSQL's tables are read in one snapshot (repeatable read),
-so an export is a snapshot even of a database being written. Rows are read and written in
-chunks: memory stays bounded whatever the database's size.
+writes ``lake/fixtures/sport=basketball/season_id=123/part-0-0.parquet`` and so on:
+
+- ``fixtures``, ``actions`` and ``statistics`` always, by sport and season; ``actions`` and
+  ``statistics`` get their fixture's ``season_id`` (as the partition);
+- the mirror's tables when they hold rows: ``standings`` and ``squads`` by sport and
+  season, ``snooker_tournaments`` by season, ``events`` (a few hundred rows) in one
+  folder without partitions.
+
+A row without a season goes under ``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as
+NULL). Values are typed from the one schema description (:mod:`asyncsports.store._schema`):
+``time`` columns are UTC timestamps (microseconds), flags booleans, ``json`` the record's
+JSON text. Each table's directory is replaced as a whole, and the tables are read in one
+snapshot (:func:`asyncsports.store.open`), so an export is a snapshot even of a database
+being written. Rows are read and written in chunks: memory stays bounded whatever the
+database's size.
 """
 
 from __future__ import annotations
 
 import functools
 import shutil
-import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,15 +35,22 @@ import anyio.to_thread
 
 from asyncsports._optional import need
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT, _asyncpg, is_postgres, redact_url, unusable
-from asyncsports.store._schema import RESOURCE_TABLES, Kind, Table
+from asyncsports.store._pg import CONNECT_TIMEOUT
+from asyncsports.store._reader import CHUNK, open
+from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Kind, Table
 
-__all__ = ["CHUNK", "export_parquet"]
+__all__ = ["PARTITIONS", "export_parquet"]
 
-CHUNK = 50_000
-"""Rows read, converted and written at a time."""
-
-PARTITION = ("sport", "season_id")
+PARTITIONS: dict[str, tuple[str, ...]] = {
+    "fixtures": ("sport", "season_id"),
+    "actions": ("sport", "season_id"),
+    "statistics": ("sport", "season_id"),
+    "standings": ("sport", "season_id"),
+    "squads": ("sport", "season_id"),
+    "snooker_tournaments": ("season_id",),
+    "events": (),
+}
+"""Each exported table's partition columns (hive style), in folder order."""
 
 
 def _pyarrow() -> Any:
@@ -56,15 +67,17 @@ def _arrow_type(pa: Any, kind: Kind) -> Any:
         "flag": pa.bool_(),
         "time": pa.timestamp("us", tz="UTC"),
         "json": pa.string(),
+        "real": pa.float64(),
+        "seq": pa.int64(),
     }[kind]
 
 
 def _query(table: Table) -> str:
     """The table's rows, with the fixture's season when the table has none, ordered by
     partition so that a chunk touches few partitions (few, larger files)."""
-    if "season_id" in table.names:
+    if table.name not in _BY_FIXTURE:
         cols = ", ".join(table.names)
-        order = ", ".join((*PARTITION, *table.key))
+        order = ", ".join(dict.fromkeys((*PARTITIONS[table.name], *table.key)))
         return f"SELECT {cols} FROM {table.name} ORDER BY {order}"
     cols = ", ".join(f"t.{c}" for c in table.names)
     order = ", ".join(("t.sport", "f.season_id", *(f"t.{k}" for k in table.key)))
@@ -74,26 +87,7 @@ def _query(table: Table) -> str:
     )
 
 
-async def _sqlite_chunks(path: Path, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
-    try:
-        # Read-only, and no file made where there was none (a mistyped path).
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise SinkError(f"cannot read {path}: {exc}") from exc
-    try:
-        cursor = await anyio.to_thread.run_sync(conn.execute, sql)
-        while rows := await anyio.to_thread.run_sync(cursor.fetchmany, CHUNK):
-            yield rows
-    except sqlite3.Error as exc:
-        raise SinkError(f"cannot read {path}: {exc}") from exc
-    finally:
-        conn.close()
-
-
-async def _pg_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
-    cursor = await conn.cursor(sql)  # in the caller's transaction
-    while rows := await cursor.fetch(CHUNK):
-        yield [tuple(r) for r in rows]
+_BY_FIXTURE = ("actions", "statistics")  # filed under their fixture's season
 
 
 def _batch(pa: Any, schema: Any, kinds: Sequence[Kind], rows: list[tuple[Any, ...]]) -> Any:
@@ -115,12 +109,15 @@ async def _write_table(
 ) -> int:
     kinds: list[Kind] = [c.kind for c in table.columns]
     fields = [(c.name, _arrow_type(pa, c.kind)) for c in table.columns]
-    if "season_id" not in table.names:
+    if table.name in _BY_FIXTURE:
         kinds.append("text")
         fields.append(("season_id", pa.string()))
     schema = pa.schema(fields)
-    partitioning = pa.dataset.partitioning(
-        pa.schema([(name, pa.string()) for name in PARTITION]), flavor="hive"
+    names = PARTITIONS[table.name]
+    partitioning = (
+        pa.dataset.partitioning(pa.schema([schema.field(n) for n in names]), flavor="hive")
+        if names
+        else None
     )
     n = 0
     try:
@@ -158,32 +155,20 @@ async def _enumerate(chunks: AsyncIterator[Any]) -> AsyncIterator[tuple[int, Any
 async def export_parquet(
     db: str | Path, directory: Path, *, connect_timeout: float = CONNECT_TIMEOUT
 ) -> dict[str, int]:
-    """Write every resource table of ``db`` (a SQLite file or a ``postgresql://`` URL)
-    under ``directory``/TABLE, partitioned by sport and season; returns rows per table.
-    A database that cannot be reached fails within ``connect_timeout`` seconds."""
+    """Write the tables of ``db`` (a SQLite file or a ``postgresql://`` URL) under
+    ``directory``/TABLE: the resource tables, and the mirror's that hold rows; returns
+    rows per table written. A database that cannot be reached fails within
+    ``connect_timeout`` seconds."""
     pa = _pyarrow()
     directory = Path(directory)
     counts: dict[str, int] = {}
-    if not is_postgres(db):
-        for table in RESOURCE_TABLES:
-            chunks = _sqlite_chunks(Path(db), _query(table))
+    async with open(db, connect_timeout=connect_timeout) as store:
+        missing = [t.name for t in RESOURCE_TABLES if t.name not in store.tables]
+        if missing:
+            raise SinkError(f"{store.name} has no table {missing[0]}: not a store to export")
+        mirrored = [t for t in MIRROR_TABLES if t.name in store.tables]
+        with_rows = [t for t in mirrored if await store._value(f"SELECT count(*) FROM {t.name}")]
+        for table in (*RESOURCE_TABLES, *with_rows):
+            chunks = store.query(_query(table), chunk=CHUNK)
             counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
-        return counts
-    url, apg = str(db), _asyncpg()
-    try:
-        conn = await apg.connect(url, timeout=connect_timeout)
-    except Exception as exc:
-        raise unusable(url, exc, connect_timeout, verb="read") from exc
-    try:
-        # One snapshot for every table, even while a backfill writes.
-        async with conn.transaction(isolation="repeatable_read", readonly=True):
-            for table in RESOURCE_TABLES:
-                chunks = _pg_chunks(conn, _query(table))
-                counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
-    except SinkError:
-        raise
-    except Exception as exc:
-        raise SinkError(f"cannot read {redact_url(url)}: {exc}") from exc
-    finally:
-        await conn.close()
     return counts
