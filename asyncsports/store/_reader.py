@@ -48,14 +48,14 @@ class Reader:
             raise SinkError(f"{self.name} has no table {table!r}")
         t = TABLES[table]
         sql = f"SELECT {', '.join(t.names)} FROM {table} ORDER BY {', '.join(t.key)}"
-        return self.query(sql, chunk=chunk)
+        return self._query(sql, chunk=chunk)
 
-    def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
-        """The rows ``sql`` selects, ``chunk`` at a time (for this package's own readers)."""
+    def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
+        """The rows ``sql`` selects, ``chunk`` at a time (for this package's export)."""
         raise NotImplementedError
 
     async def _value(self, sql: str) -> Any:
-        async for rows in self.query(sql, chunk=1):
+        async for rows in self._query(sql, chunk=1):
             return rows[0][0]
         return None
 
@@ -71,7 +71,7 @@ class _SqliteReader(Reader):
         except sqlite3.Error as exc:
             raise SinkError(f"cannot read {self.name}: {exc}") from exc
 
-    async def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
+    async def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         cursor = await self._run(lambda: self._conn.execute(sql))
         try:
             while rows := await self._run(lambda: cursor.fetchmany(chunk)):
@@ -85,7 +85,7 @@ class _PgReader(Reader):
         super().__init__(redact_url(url), version, tables)
         self._conn = conn
 
-    async def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
+    async def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         try:
             cursor = await self._conn.cursor(sql)  # in the snapshot's transaction
             while rows := await cursor.fetch(chunk):

@@ -72,7 +72,7 @@ def _arrow_type(pa: Any, kind: Kind) -> Any:
     }[kind]
 
 
-def _query(table: Table) -> str:
+def _select(table: Table) -> str:
     """The table's rows, with the fixture's season when the table has none, ordered by
     partition so that a chunk touches few partitions (few, larger files)."""
     if table.name not in _BY_FIXTURE:
@@ -169,6 +169,6 @@ async def export_parquet(
         mirrored = [t for t in MIRROR_TABLES if t.name in store.tables]
         with_rows = [t for t in mirrored if await store._value(f"SELECT count(*) FROM {t.name}")]
         for table in (*RESOURCE_TABLES, *with_rows):
-            chunks = store.query(_query(table), chunk=CHUNK)
+            chunks = store._query(_select(table), chunk=CHUNK)
             counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
     return counts
