@@ -11,8 +11,8 @@ unit. As fixtures arrive, those that have started get an *actions* unit and a
 *statistics* unit (a 404 there means the service has none yet, which is normal), fetched
 by ``concurrency`` workers. Units are committed in batches by one writer
 (:class:`asyncsports.store.Writer`: SQLite in a thread of its own, PostgreSQL in the event
-loop), each with its checkpoint in the same transaction, so a run stopped at any point, even by SIGKILL, resumes where it stood and ends with the rows a
-clean run gives. A run of a job whose last run finished starts it afresh and upserts.
+loop), each with its checkpoint in the same transaction, so a run stopped at any point,
+even by SIGKILL, resumes where it stood and ends with the rows a clean run gives. A run of a job whose last run finished starts it afresh and upserts.
 """
 
 from __future__ import annotations

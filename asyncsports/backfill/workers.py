@@ -7,8 +7,8 @@
         report = await Worker(client, url, "nightly").run()
 
 Each worker claims units (a listing, or a fixture's actions and statistics) from the job
-table (:class:`asyncsports.store.Shards`), renews its leases while it works, and commits each unit's
-rows in the transaction that marks it done, if it still holds it. A worker that dies
+table (:class:`asyncsports.store.Shards`), renews its leases while it works, and commits
+each unit's rows in the transaction that marks it done, if it still holds it. A worker that dies
 (even by SIGKILL) leaves its units to the others once their leases lapse; the rows at the
 end are those of a single :class:`asyncsports.backfill.Backfill` run of the scope.
 """

@@ -1,9 +1,9 @@
 """The job table of sharded backfills, in PostgreSQL (asyncpg): plan, claim, renew, commit.
 
-``shard_jobs`` holds each job's scope; ``shard_units`` its units of work
-(named, with a sport and a season; what a unit means is the backfill's business), each claimed by one worker at a time under a lease
-(``owner``, ``lease_until``), taken with ``FOR UPDATE SKIP LOCKED`` so that claimers never
-wait on each other. Leases run on the database's clock, the one clock every machine shares.
+``shard_jobs`` holds each job's scope; ``shard_units`` its units of work (named, with a
+sport and a season: what a unit means is the backfill's business), each claimed by one
+worker at a time under a lease (``owner``, ``lease_until``), taken with ``FOR UPDATE SKIP
+LOCKED`` so that claimers never wait on each other. Leases run on the database's clock, the one clock every machine shares.
 
 A commit is one transaction: it locks the units it completes and keeps only those the
 worker still owns (a worker whose lease lapsed and whose unit was taken over writes
