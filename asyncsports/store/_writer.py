@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -93,9 +94,10 @@ class Writer(Generic[B]):
         self.rows: dict[str, int] = {}
         """Rows per table at the end of a run that ended well."""
         self._wrote = wrote
-        self._queue: asyncio.Queue[B | None] = asyncio.Queue()
+        self._items: deque[B] = deque()
+        self._wake = anyio.Event()
         self._slots = anyio.Semaphore(pending)
-        self._finished = False
+        self._closed = self._finished = False
 
     async def run(self, *, task_status: TaskStatus[JobState] = anyio.TASK_STATUS_IGNORED) -> None:
         """Open the engine, report the job's state, write until :meth:`close`; raise
@@ -125,41 +127,35 @@ class Writer(Generic[B]):
     async def put(self, item: B) -> None:
         """Queue an item for writing (waits while ``pending`` items wait already)."""
         await self._slots.acquire()
-        self._queue.put_nowait(item)
+        self._items.append(item)
+        if len(self._items) == 1 or len(self._items) >= self.pending:
+            self._wake.set()  # the first of a batch, or a full one
 
     def close(self, *, finished: bool) -> None:
         """Write what is queued, mark the job finished if ``finished``, and stop."""
         self._finished = finished
-        self._queue.put_nowait(None)
+        self._closed = True
+        self._wake.set()
 
     async def _batch(self) -> tuple[list[B], bool]:
         """The items of the next transaction, and whether the queue has ended.
 
-        Waits for the first item, then gathers more for up to ``linger`` seconds (or
-        until every slot is taken): a transaction per unit would write the tables' last
-        pages and their indexes' pages again at every commit, which costs more than the
-        rows (SQLite), or a dozen round trips (PostgreSQL).
+        Waits for the first item, then for more for up to ``linger`` seconds (or until
+        every slot is taken): a transaction per unit would write the tables' last pages
+        and their indexes' pages again at every commit, which costs more than the rows
+        (SQLite), or a dozen round trips (PostgreSQL). One wait per batch, not per item:
+        the items are many and small.
         """
-        items: list[B] = []
-        item = await self._queue.get()
-        deadline = anyio.current_time() + self.linger
-        while item is not None:
-            items.append(item)
-            if len(items) >= self.pending:
-                break
-            try:
-                item = self._queue.get_nowait()
-                continue
-            except asyncio.QueueEmpty:
-                pass
-            wait = deadline - anyio.current_time()
-            if wait <= 0:
-                break
-            with anyio.move_on_after(wait):
-                item = await self._queue.get()
-                continue
-            break
-        return items, item is None
+        items = self._items
+        while not items and not self._closed:
+            self._wake = anyio.Event()
+            await self._wake.wait()
+        if not self._closed and len(items) < self.pending:
+            self._wake = anyio.Event()
+            with anyio.move_on_after(self.linger):
+                await self._wake.wait()
+        batch = [items.popleft() for _ in range(min(len(items), self.pending))]
+        return batch, self._closed and not items
 
 
 class SqliteEngine:
