@@ -22,8 +22,8 @@ from typer.testing import CliRunner
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
-from asyncsports.store._pg import PgLink, PgWriter
-from asyncsports.store._sqlite import SinkError
+from asyncsports.errors import SinkError
+from asyncsports.store import PgEngine, PgLink, Writer
 
 # As tests/test_backfill.py: several pages per sport, a few hundred units.
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
@@ -139,7 +139,7 @@ async def test_a_database_restarted_mid_run_is_waited_for_and_nothing_is_lost(
             await anyio.to_thread.run_sync(postgres.start)
     (report,) = done
     assert report.finished
-    assert work._writer.reconnects >= 1  # type: ignore[union-attr]
+    assert work._writer.engine.reconnects >= 1  # type: ignore[attr-defined]
     assert await pg_tables(postgres_url) == reference
 
 
@@ -161,13 +161,13 @@ def test_the_command_takes_a_postgresql_url_and_never_shows_its_password(
 async def test_a_database_never_reached_fails_at_once_not_after_the_patience() -> None:
     port = free_port()
     url = f"postgresql://postgres:s3cret@127.0.0.1:{port}/sports"
-    writer = PgWriter(url, "job", restart=False, pending=4, patience=60)
+    engine = PgEngine(url, "job", patience=60)
     with anyio.fail_after(5), pytest.raises(SinkError) as caught:
-        await writer.run(task_status=anyio.TASK_STATUS_IGNORED)
+        await Writer(engine, pending=4).run()
     assert str(caught.value).startswith(
         f"cannot reach the database at 127.0.0.1:{port}: connection refused"
     )
-    assert "s3cret" not in str(caught.value) and writer.reconnects == 0
+    assert "s3cret" not in str(caught.value) and engine.reconnects == 0
 
 
 async def test_a_database_lost_is_waited_for_then_fails(postgres: PostgresServer) -> None:

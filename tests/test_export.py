@@ -5,7 +5,10 @@ PostgreSQL (a throwaway server, tests/servers.py)."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,11 @@ from test_backfill_postgres import pg_tables, sqlite_tables
 from test_sinks import KINDS, plain
 from typer.testing import CliRunner
 
+from asyncsports import store
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.cli import app
 from asyncsports.emulator import Emulator
+from asyncsports.errors import SinkError
 from asyncsports.store.export import export_parquet
 
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 4,
@@ -120,4 +125,75 @@ def test_a_missing_database_is_one_line_and_exit_13(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 13, result.output
     assert result.stderr.count("\n") == 1 and "nope.sqlite" in result.stderr
+    assert not (tmp_path / "nope.sqlite").exists()
+
+
+MIRRORED = ("squads", "events", "snooker_tournaments")  # what the emulator's mirror fills
+
+
+def test_a_mirror_exports_its_own_tables_too(tmp_path: Path) -> None:
+    db, out = tmp_path / "m.sqlite", tmp_path / "lake"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    scale = "fixtures_per_season=3,actions_per_fixture=10"
+    sync = subprocess.run(
+        [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
+         "sync", "--once", "--db", str(db)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert sync.returncode == 0, sync.stderr
+    with sqlite3.connect(db) as conn:
+        stored = {
+            t: {r[0] for r in conn.execute(f"SELECT json FROM {t}")}
+            for t in ("fixtures", "actions", "statistics", "standings", *MIRRORED)
+        }
+    result = CliRunner().invoke(app, ["export", "--db", str(db), "--parquet", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    counts = msgspec.json.decode(result.stdout)["rows"]
+    # The resource tables always; the mirror's when they hold rows (standings here: none).
+    want = {t: len(j) for t, j in stored.items() if t not in ("standings", *MIRRORED) or j}
+    assert counts == want and set(MIRRORED) <= set(counts)
+    for table, n in want.items():
+        if n == 0:
+            continue
+        read = duckdb.sql(
+            f"SELECT json FROM read_parquet('{out}/{table}/**/*.parquet', hive_partitioning = true)"
+        ).fetchall()
+        assert len(read) == n and {r[0] for r in read} == stored[table], table  # byte for byte
+    assert list(out.glob("squads/sport=*/season_id=*/*.parquet"))
+    assert list(out.glob("snooker_tournaments/season_id=*/*.parquet"))
+    assert [p.suffix for p in (out / "events").iterdir()] == [".parquet"]  # one, unpartitioned
+    described = duckdb.sql(
+        f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "
+        f"read_parquet('{out}/events/*.parquet'))"
+    ).fetchall()
+    types = dict(described)
+    assert types["id"] == "BIGINT" and types["live"] == "BOOLEAN"
+    assert types["start_date"] == "TIMESTAMP WITH TIME ZONE"
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_open_reads_a_store_on_either_engine_and_refuses_what_is_not_one(
+    sports_emulator: Emulator, postgres_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.sqlite"
+    async with sports_emulator.client() as client:
+        for db in (path, postgres_url):
+            assert (await Backfill(client, db, SCOPE).run()).finished
+    want = sqlite_tables(path)
+    for db in (path, postgres_url):
+        async with store.open(db) as reader:
+            assert reader.version == store.SCHEMA_VERSION
+            counts = await reader.counts()
+            assert {t: counts[t] for t in want} == {t: len(r) for t, r in want.items()}
+            chunks = [len(c) async for c in reader.rows("actions", chunk=7)]
+            assert sum(chunks) == len(want["actions"]) and max(chunks) == 7
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE fixtures (x)")
+    with pytest.raises(SinkError, match="not an asyncsports database"):
+        async with store.open(other):
+            pass
+    with pytest.raises(SinkError, match="cannot read"):
+        async with store.open(tmp_path / "nope.sqlite"):
+            pass
     assert not (tmp_path / "nope.sqlite").exists()

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import asyncpg
 import msgspec
 import pytest
 from samples import FIXTURE_ID, action, fixture
 
 from asyncsports.models import Action, Fixture, decode
+from asyncsports.store import JobState, SqliteEngine, Writer
 from asyncsports.store._pg import PgSink, redact_url
 from asyncsports.store._rows import action_row, fixture_row
 from asyncsports.store._rows import utc_text as _iso
@@ -276,3 +280,88 @@ def test_a_url_is_shown_without_its_password() -> None:
     assert redact_url("postgresql://db/sports?user=me&password=s3cret&sslmode=require") == (
         "postgresql://db/sports?user=me&password=***&sslmode=require"
     )
+
+
+# ------------------------------------------------------------------ the writer
+
+
+class Held:
+    """An engine whose writes wait for ``go``: what the writer batches, and when."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.go = anyio.Event()
+        self.aborted = self.closed = False
+
+    async def open(self) -> JobState:
+        return JobState(resumed=False)
+
+    async def write(self, batch: Sequence[int]) -> Sequence[int]:
+        self.batches.append(list(batch))
+        await self.go.wait()
+        return batch[1:]  # as the workers' engine, it may write less than it was given
+
+    async def finish(self) -> None:
+        pass
+
+    async def counts(self) -> dict[str, int]:
+        return {"n": sum(map(len, self.batches))}
+
+    async def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+async def test_the_writer_batches_holds_producers_back_and_reports_what_was_written() -> None:
+    engine, wrote = Held(), []
+    writer = Writer(engine, pending=3, wrote=lambda batch, done: wrote.append(list(done)))
+    async with anyio.create_task_group() as tg:
+        await tg.start(writer.run)
+        for i in range(3):
+            await writer.put(i)  # three slots: none waits
+        with anyio.move_on_after(0.3) as waited:
+            await writer.put(3)  # every slot is taken until the first batch is written
+        assert waited.cancelled_caught and engine.batches == [[0, 1, 2]]
+        engine.go.set()
+        await writer.put(3)
+        writer.close(finished=True)
+    assert engine.batches == [[0, 1, 2], [3]] and wrote == [[1, 2], []]
+    assert writer.rows == {"n": 4} and engine.closed and not engine.aborted
+
+
+async def test_a_cancelled_writer_aborts_its_engine_and_writes_nothing_more() -> None:
+    engine = Held()
+    writer = Writer(engine, pending=8)
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            await tg.start(writer.run)
+            await writer.put(1)
+            await anyio.sleep(0.1)  # the write is under way
+            await writer.put(2)
+            scope.cancel()
+    assert engine.aborted and engine.closed and engine.batches == [[1]]
+
+
+async def test_a_cancelled_sqlite_write_is_interrupted_and_rolled_back(tmp_path: Path) -> None:
+    # A batch big enough to take a while: cancelled under way, SQLite's statement is
+    # interrupted from the loop's thread, nothing of it is committed, the thread is gone.
+    db = tmp_path / "s.sqlite"
+    row = fixture_unit("one", 1).rows[0]
+    rows = [(f"f{i}", *row[1:]) for i in range(80_000)]
+    big = [Unit(f"page {n}", "fixtures", rows[n * 2000 : (n + 1) * 2000]) for n in range(40)]
+    writer = Writer(SqliteEngine(db, "job"), pending=len(big))
+    t0 = time.monotonic()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            await tg.start(writer.run)
+            for unit in big:
+                await writer.put(unit)
+            await anyio.sleep(0.2)  # past the linger: the write is under way
+            scope.cancel()
+    assert time.monotonic() - t0 < 2.0  # it did not write 80,000 rows first
+    assert not [t for t in threading.enumerate() if t.name == "asyncsports-writer"]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM fixtures").fetchone() == (0,)

@@ -37,9 +37,7 @@ from asyncsports.backfill.workers import Worker, job_progress, plan_job
 from asyncsports.cli import app
 from asyncsports.cli.workers import WORKER_KILLED
 from asyncsports.emulator import Emulator
-from asyncsports.store import _jobs as store
-from asyncsports.store._pg import PgSink
-from asyncsports.store._sqlite import Unit
+from asyncsports.store import Item, Shards, Unit
 
 SCOPE = Scope(page_size=5)
 names = st.text(st.characters(codec="utf-8", exclude_characters=" /"), min_size=1, max_size=12)
@@ -149,45 +147,47 @@ async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(
     postgres_url: str,
 ) -> None:
     await plan_job(postgres_url, "j", Scope(("soccer",)))
-    sink = await PgSink.open(postgres_url)
+    store = Shards(postgres_url)
     try:
-        conn = sink.connection
-        (work,) = await store.claim(conn, "j", "a", 5, 0.2)
-        assert await store.claim(conn, "j", "b", 5, 60) == []  # held: not claimable
+        (work,) = await store.claim("j", "a", 5, 0.2)
+        assert await store.claim("j", "b", 5, 60) == []  # held: not claimable
         await anyio.sleep(0.3)  # a's lease lapses (the database's clock)
-        assert await store.claim(conn, "j", "b", 5, 60) == [work]
-        item = store.Item(work.name, [Unit("listed soccer", "fixtures")], done=True)
-        assert await store.commit(sink, "j", "a", [item]) == []  # a lost it: nothing written
-        assert await conn.fetchval("SELECT count(*) FROM checkpoints") == 0
-        assert await store.commit(sink, "j", "b", [item]) == [item]
-        assert await store.remaining(conn, "j") == 0
-        assert await store.commit(sink, "j", "b", [item]) == []  # done: never twice
+        assert await store.claim("j", "b", 5, 60) == [work]
+        item = Item(work[0], [Unit("listed soccer", "fixtures")], done=True)
+        assert await store.commit("j", "a", [item]) == []  # a lost it: nothing written
+        count = await store.link.do(
+            lambda s: s.connection.fetchval("SELECT count(*) FROM checkpoints")
+        )
+        assert count == 0
+        assert await store.commit("j", "b", [item]) == [item]
+        assert await store.remaining("j") == 0
+        assert await store.commit("j", "b", [item]) == []  # done: never twice
     finally:
-        await sink.close()
+        await store.close()
 
 
 async def test_a_renewed_lease_holds_and_a_unit_failing_thrice_is_given_up(
     postgres_url: str,
 ) -> None:
     await plan_job(postgres_url, "j", Scope(("soccer",)))
-    sink = await PgSink.open(postgres_url)
+    store = Shards(postgres_url)
     try:
-        conn = sink.connection
-        (work,) = await store.claim(conn, "j", "a", 5, 0.3)
+        (work,) = await store.claim("j", "a", 5, 0.3)
+        assert parse_unit(*work) == Work("list", "soccer")
         for _ in range(3):  # 0.45 s in all: past the first lease, renewed all along
             await anyio.sleep(0.15)
-            assert await store.renew(conn, "j", "a", 0.3) == 1
-            assert await store.claim(conn, "j", "b", 5, 60) == []
-        await store.release(conn, "j", "a")  # given back: claimable at once, no failure
+            assert await store.renew("j", "a", 0.3) == 1
+            assert await store.claim("j", "b", 5, 60) == []
+        await store.release("j", "a")  # given back: claimable at once, no failure
         for attempt in range(3):
-            assert await store.claim(conn, "j", "b", 5, 60) == [work], attempt
-            await store.release(conn, "j", "b", work.name, "boom")
-        assert await store.claim(conn, "j", "c", 5, 60) == []
-        assert await store.remaining(conn, "j") == 0
-        (progress,) = await store.progress(conn, "j")
+            assert await store.claim("j", "b", 5, 60) == [work], attempt
+            await store.release("j", "b", work[0], "boom")
+        assert await store.claim("j", "c", 5, 60) == []
+        assert await store.remaining("j") == 0
+        (progress,) = await store.progress("j")
         assert progress.finished and progress.units["list"]["failed"] == 1
     finally:
-        await sink.close()
+        await store.close()
 
 
 async def test_a_worker_without_its_job_is_one_line_and_exit_13(postgres_url: str) -> None:

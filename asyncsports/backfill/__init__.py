@@ -1,5 +1,5 @@
 """The bulk backfill: fixtures, then each fixture's actions and statistics, into SQLite
-or PostgreSQL (``db`` a ``postgresql://`` URL; needs the ``postgres`` extra, asyncpg).
+or PostgreSQL (``db`` a ``postgresql://`` URL; needs the ``postgres`` extra).
 
 ::
 
@@ -9,11 +9,10 @@ or PostgreSQL (``db`` a ``postgresql://`` URL; needs the ``postgres`` extra, asy
 Fixture listings (a sport, or a sport's season) are walked page by page; each page is a
 unit. As fixtures arrive, those that have started get an *actions* unit and a
 *statistics* unit (a 404 there means the service has none yet, which is normal), fetched
-by ``concurrency`` workers. Units are committed by one writer (a thread for SQLite,
-:mod:`asyncsports.store._sqlite`; a task for PostgreSQL, :mod:`asyncsports.store._pg`), each with
-its checkpoint in the same transaction, so a run
-stopped at any point, even by SIGKILL, resumes where it stood and ends with the rows a
-clean run gives. A run of a job whose last run finished starts it afresh and upserts.
+by ``concurrency`` workers. Units are committed in batches by one writer
+(:class:`asyncsports.store.Writer`: SQLite in a thread of its own, PostgreSQL in the event
+loop), each with its checkpoint in the same transaction, so a run stopped at any point,
+even by SIGKILL, resumes where it stood and ends with the rows a clean run gives. A run of a job whose last run finished starts it afresh and upserts.
 """
 
 from __future__ import annotations
@@ -41,10 +40,18 @@ from asyncsports.errors import (
     TransportError,
 )
 from asyncsports.paging import ResumeToken
-from asyncsports.store._pg import CONNECT_TIMEOUT, PgWriter, is_postgres, redact_url
-from asyncsports.store._rows import ActionRows, fixture_row, statistics_row
-from asyncsports.store._sqlite import JobState, Unit
-from asyncsports.store._writer import Writer
+from asyncsports.store import (
+    CONNECT_TIMEOUT,
+    ActionRows,
+    JobState,
+    Unit,
+    Writer,
+    engine,
+    fixture_row,
+    is_postgres,
+    redact_url,
+    statistics_row,
+)
 
 __all__ = ["DEFAULT_SPORTS", "PHASES", "Backfill", "Progress", "Report", "Scope"]
 
@@ -227,7 +234,7 @@ class Backfill:
 
     ``progress`` hears of nothing before the database is open. A PostgreSQL database
     that cannot be reached fails the run within ``connect_timeout`` seconds; one lost
-    later is waited for (see :mod:`asyncsports.store._pg`).
+    later is waited for (see :class:`asyncsports.store.PgLink`).
     """
 
     def __init__(
@@ -246,17 +253,16 @@ class Backfill:
         self.client = client
         self.scope = scope
         self.concurrency = concurrency
-        self._writer: Writer | PgWriter
         pending = 4 * concurrency
         if is_postgres(db):
             self.report = Report(scope.key, redact_url(str(db)))
             # Four times the units per batch: a PostgreSQL transaction costs a dozen round
             # trips whatever its size, and the server's time, not the client's, paces it.
-            self._writer = PgWriter(str(db), scope.key, restart=restart, pending=4 * pending,
-                                    connect_timeout=connect_timeout)  # fmt: skip
+            pending *= 4
         else:
             self.report = Report(scope.key, Path(db))
-            self._writer = Writer(Path(db), scope.key, restart=restart, pending=pending)
+        store = engine(db, scope.key, restart=restart, connect_timeout=connect_timeout)
+        self._writer = Writer(store, pending=pending, wrote=self._wrote)
         self._restart = restart
         self._progress: Progress = progress or _Silent()
         self._scope = anyio.CancelScope()
@@ -297,7 +303,6 @@ class Backfill:
         finally:
             self._ran = True
         report.rows = self._writer.rows
-        report.written = self._writer.written
         report.requests = self.client.requests_sent - requests
         report.retries = self.client.retries - retries
         report.seconds = time.monotonic() - t0
@@ -415,6 +420,10 @@ class Backfill:
         await self._writer.put(unit)
         self.report.units += 1
 
+    def _wrote(self, batch: Sequence[Unit], written: Sequence[Unit]) -> None:
+        for unit in written:
+            self.report.written[unit.table] += len(unit.rows)
+
     def _failed(self, unit: str, exc: AsyncSportsError) -> None:
         if isinstance(exc, FATAL):
             if self._fatal is None:
@@ -430,7 +439,7 @@ async def fetch_unit(client: Client, kind: str, sport: str, fid: str) -> tuple[U
     name = f"{kind} {fid}"
     if kind == "actions":
         try:
-            # Rows straight from the wire (asyncsports.store._rows): the sink's columns and
+            # Rows straight from the wire (asyncsports.store.ActionRows): the sink's columns and
             # each record's JSON, without building the full models.
             actions = await client.actions._rows(sport, fid, ActionRows(sport, fid))
         except NotFoundError:

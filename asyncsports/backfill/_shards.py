@@ -1,7 +1,7 @@
 """Sharded backfills, the pure parts: units of work, their names, and lease arithmetic.
 
 A sharded job splits a backfill (:class:`asyncsports.backfill.Scope`) into *work units*
-that any number of workers claim from the database (:mod:`asyncsports.store._jobs`):
+that any number of workers claim from the database (:class:`asyncsports.store.Shards`):
 
 - ``list SPORT`` or ``list SPORT/seasons/ID``: walk one fixture listing (a sport x season),
   writing its pages and planning a ``fixture`` unit per started fixture it lists;
@@ -23,7 +23,6 @@ from asyncsports.backfill import Scope, listing_key, started
 
 __all__ = [
     "LEASE",
-    "MAX_ATTEMPTS",
     "Work",
     "fixture_units",
     "lapsed",
@@ -38,9 +37,6 @@ __all__ = [
 LEASE = 30.0
 """Seconds a claim lasts unless renewed: how long a dead worker's units wait."""
 
-MAX_ATTEMPTS = 3
-"""Claims of a unit whose fetch failed (not fatally) before the job gives up on it."""
-
 
 @dataclass(frozen=True, slots=True)
 class Work:
@@ -51,6 +47,12 @@ class Work:
     sport: str
     season: str | None = None
     fixture: str | None = None
+
+    @property
+    def stored(self) -> tuple[str, str, str | None]:
+        """The unit as the job table keeps it: name, sport, season (the listing's, or
+        the fixture's)."""
+        return self.name, self.sport, self.season
 
     @property
     def name(self) -> str:

@@ -6,28 +6,26 @@
     async with Client(base_url, token=token) as client:                # on every machine
         report = await Worker(client, url, "nightly").run()
 
-Each worker claims units (:mod:`asyncsports.backfill._shards`) from the job table
-(:mod:`asyncsports.store._jobs`), renews its leases while it works, and commits each unit's
-rows in the transaction that marks it done, if it still holds it. A worker that dies
+Each worker claims units (a listing, or a fixture's actions and statistics) from the job
+table (:class:`asyncsports.store.Shards`), renews its leases while it works, and commits
+each unit's rows in the transaction that marks it done, if it still holds it. A worker that dies
 (even by SIGKILL) leaves its units to the others once their leases lapse; the rows at the
 end are those of a single :class:`asyncsports.backfill.Backfill` run of the scope.
 """
 
 from __future__ import annotations
 
-import functools
+import json
 import os
 import socket
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
-from anyio.abc import ObjectSendStream
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from asyncsports.backfill import (
     FATAL,
@@ -38,18 +36,22 @@ from asyncsports.backfill import (
     fixture_pages,
     listing_key,
 )
-from asyncsports.backfill._shards import LEASE, Work, fixture_units, poll_every, renew_every
+from asyncsports.backfill._shards import (
+    LEASE,
+    Work,
+    fixture_units,
+    listing_units,
+    parse_unit,
+    poll_every,
+    renew_every,
+    scope_from_json,
+    scope_to_json,
+)
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
-from asyncsports.store import _jobs as store
-from asyncsports.store._pg import CONNECT_TIMEOUT, LINGER, PgLink, PgSink, unusable
-from asyncsports.store._sqlite import Unit
+from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, Item, JobProgress, Shards, Unit, Writer
 
-__all__ = ["Worker", "WorkerReport", "job_progress", "plan_job"]
-
-T = TypeVar("T")
-PATIENCE = 120.0
-"""Seconds a worker keeps trying while a database it had reached is unreachable."""
+__all__ = ["LEASE", "JobProgress", "Worker", "WorkerReport", "job_progress", "plan_job"]
 
 
 @dataclass
@@ -77,13 +79,6 @@ class WorkerReport:
                 "requests": self.requests, "seconds": round(self.seconds, 3)}  # fmt: skip
 
 
-async def _connect(url: str, connect_timeout: float) -> PgSink:
-    try:
-        return await PgSink.open(url, connect_timeout=connect_timeout)
-    except Exception as exc:
-        raise unusable(url, exc, connect_timeout) from exc
-
-
 async def plan_job(
     url: str,
     job: str,
@@ -93,40 +88,24 @@ async def plan_job(
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> bool:
     """Create ``job`` for ``scope`` (or find it unfinished: True, it resumes)."""
-    sink = await _connect(url, connect_timeout)
+    shards = Shards(url, connect_timeout=connect_timeout)
     try:
-        return await store.plan(sink.connection, job, scope, restart=restart)
+        units = [w.stored for w in listing_units(scope)]
+        text = json.dumps(scope_to_json(scope))
+        return await shards.plan(job, text, units, restart=restart)
     finally:
-        await sink.close()
+        await shards.close()
 
 
 async def job_progress(
     url: str, job: str | None = None, *, connect_timeout: float = CONNECT_TIMEOUT
-) -> list[store.JobProgress]:
+) -> list[JobProgress]:
     """The progress of every sharded job in the database (or of ``job``)."""
-    sink = await _connect(url, connect_timeout)
+    shards = Shards(url, connect_timeout=connect_timeout)
     try:
-        return await store.progress(sink.connection, job)
+        return await shards.progress(job)
     finally:
-        await sink.close()
-
-
-class _Db(PgLink):
-    """A :class:`~asyncsports.store._pg.PgLink` used by one operation at a time (the
-    worker's tasks share it)."""
-
-    def __init__(self, url: str, patience: float, connect_timeout: float) -> None:
-        super().__init__(url, patience=patience, connect_timeout=connect_timeout)
-        self._lock = anyio.Lock()
-
-    async def sql(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """``fn(connection, *args)``, done again on a new connection if the database
-        was lost (every operation of the job store is idempotent)."""
-        return await self.do(lambda s: fn(s.connection, *args))
-
-    async def do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        async with self._lock:
-            return await super().do(op)
+        await shards.close()
 
 
 class Worker:
@@ -136,6 +115,8 @@ class Worker:
     ``concurrency`` is the number of units in hand at once; ``lease`` the seconds a
     claim lasts unless renewed (renewed every third of it). A database never reached
     fails within ``connect_timeout``; one lost later is waited for ``patience`` seconds.
+    What the units fetch is committed by a :class:`asyncsports.store.Writer` (batches,
+    as the backfill's).
     """
 
     def __init__(
@@ -157,7 +138,12 @@ class Worker:
         self.lease = lease
         self.owner = owner or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:6]}"
         self.report = WorkerReport(job, self.owner)
-        self._db = _Db(url, patience, connect_timeout)
+        self._db = Shards(url, patience=patience, connect_timeout=connect_timeout)
+        # Room for what is fetched while the writer commits (as the backfill's writer):
+        # fetchers stop only when the database falls behind.
+        self._writer = Writer(
+            self._db.engine(job, self.owner), pending=4 * concurrency, wrote=self._wrote
+        )
         self._scope = Scope()
         self._held: set[str] = set()
         self._freed = anyio.Event()
@@ -166,15 +152,15 @@ class Worker:
         """Work until the job has no unit left to claim; raise what stopped it."""
         t0, requests = time.monotonic(), self.client.requests_sent
         try:
-            self._scope = await self._db.sql(store.load, self.job)
-            # Room for what is fetched while the writer commits (as the backfill's writer):
-            # fetchers stop only when the database falls behind.
-            send, receive = anyio.create_memory_object_stream[store.Item](4 * self.concurrency)
+            self._scope = scope_from_json(json.loads(await self._db.scope(self.job)))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._renew)
-                tg.start_soon(self._write, receive)
-                async with send:
-                    await self._claim_loop(send)
+                async with anyio.create_task_group() as work:
+                    await work.start(self._writer.run)
+                    try:
+                        await self._claim_loop()
+                    finally:
+                        self._writer.close(finished=True)
                 tg.cancel_scope.cancel()  # the writer is done: stop renewing
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -192,27 +178,28 @@ class Worker:
             return  # it holds nothing, and connecting again would only delay the error
         try:
             with anyio.fail_after(5):
-                await self._db.sql(store.release, self.job, self.owner)
+                await self._db.release(self.job, self.owner)
         except Exception:
             pass  # the leases lapse by themselves
         self._db.abort()
 
-    async def _claim_loop(self, send: MemoryObjectSendStream[store.Item]) -> None:
+    async def _claim_loop(self) -> None:
         idle = 0
         async with anyio.create_task_group() as tg:
             while True:
                 free = self.concurrency - len(self._held)
                 works: list[Work] = []
                 if free > 0:
-                    works = await self._db.sql(store.claim, self.job, self.owner, free, self.lease)
+                    claimed = await self._db.claim(self.job, self.owner, free, self.lease)
+                    works = [parse_unit(*c) for c in claimed]
                 for work in works:
                     self._held.add(work.name)
-                    tg.start_soon(self._do, work, send.clone())
+                    tg.start_soon(self._do, work)
                 if works:
                     idle = 0
                     continue
                 if not self._held:
-                    left = await self._db.sql(store.remaining, self.job)
+                    left = await self._db.remaining(self.job)
                     if left == 0:
                         return
                 self._freed = anyio.Event()
@@ -220,23 +207,22 @@ class Worker:
                     await self._freed.wait()
                 idle += 1
 
-    async def _do(self, work: Work, send: ObjectSendStream[store.Item]) -> None:
-        async with send:
-            try:
-                if work.kind == "list":
-                    await self._walk(work, send)
-                else:
-                    await self._fixture(work, send)
-            except AsyncSportsError as exc:
-                if isinstance(exc, FATAL):
-                    raise
-                self.report.failed.append((work.name, str(exc)))
-                await self._db.sql(store.release, self.job, self.owner, work.name, str(exc))
-            finally:
-                self._held.discard(work.name)
-                self._freed.set()
+    async def _do(self, work: Work) -> None:
+        try:
+            if work.kind == "list":
+                await self._walk(work)
+            else:
+                await self._fixture(work)
+        except AsyncSportsError as exc:
+            if isinstance(exc, FATAL):
+                raise
+            self.report.failed.append((work.name, str(exc)))
+            await self._db.release(self.job, self.owner, work.name, str(exc))
+        finally:
+            self._held.discard(work.name)
+            self._freed.set()
 
-    async def _fixture(self, work: Work, send: ObjectSendStream[store.Item]) -> None:
+    async def _fixture(self, work: Work) -> None:
         assert work.fixture is not None
         fid, units = work.fixture, {}
 
@@ -246,47 +232,32 @@ class Worker:
         async with anyio.create_task_group() as tg:  # both requests at once
             for kind in PHASES[1:]:
                 tg.start_soon(fetch, kind)
-        await send.send(store.Item(work.name, [units[k] for k in PHASES[1:]], done=True))
+        await self._writer.put(Item(work.name, [units[k] for k in PHASES[1:]], done=True))
 
-    async def _walk(self, work: Work, send: ObjectSendStream[store.Item]) -> None:
+    async def _walk(self, work: Work) -> None:
         key = listing_key(work.sport, work.season)
         prefix = f"page {key} "
-        pages = await self._db.sql(store.pages_done, self.job, prefix)
-        start = first_missing(pages)
+        start = first_missing(await self._db.pages_done(self.job, prefix))
+        put = self._writer.put
         try:
             walk = fixture_pages(self.client, self._scope, work.sport, work.season, start)
             async for number, rows in walk:
                 unit = Unit(f"{prefix}{number}", "fixtures", rows, members=[r[0] for r in rows])
-                await send.send(store.Item(work.name, [unit], fixture_units(rows)))
+                await put(Item(work.name, [unit], [w.stored for w in fixture_units(rows)]))
         except NotFoundError:
             self.report.not_found.append(key)
-            await send.send(store.Item(work.name, [Unit(f"missing {key}", "fixtures")], done=True))
+            await put(Item(work.name, [Unit(f"missing {key}", "fixtures")], done=True))
             return
-        await send.send(store.Item(work.name, [Unit(f"listed {key}", "fixtures")], done=True))
+        await put(Item(work.name, [Unit(f"listed {key}", "fixtures")], done=True))
 
-    async def _write(self, receive: MemoryObjectReceiveStream[store.Item]) -> None:
-        async with receive:
-            async for item in receive:
-                items = [item]
-                # Gather for a moment: a transaction costs a dozen round trips whatever
-                # its size (as asyncsports.store._pg.LINGER).
-                with anyio.move_on_after(LINGER):
-                    while len(items) < 4 * self.concurrency:
-                        try:
-                            items.append(await receive.receive())
-                        except anyio.EndOfStream:
-                            break
-                commit = functools.partial(
-                    store.commit, job=self.job, owner=self.owner, items=items
-                )
-                kept = await self._db.do(commit)
-                self.report.dropped += len(items) - len(kept)
-                for k in kept:
-                    self.report.units += k.done
-                    for unit in k.units:
-                        self.report.written[unit.table] += len(unit.rows)
+    def _wrote(self, batch: Sequence[Item], kept: Sequence[Item]) -> None:
+        self.report.dropped += len(batch) - len(kept)
+        for k in kept:
+            self.report.units += k.done
+            for unit in k.units:
+                self.report.written[unit.table] += len(unit.rows)
 
     async def _renew(self) -> None:
         while True:
             await anyio.sleep(renew_every(self.lease))
-            await self._db.sql(store.renew, self.job, self.owner, self.lease)
+            await self._db.renew(self.job, self.owner, self.lease)

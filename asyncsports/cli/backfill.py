@@ -33,7 +33,7 @@ from rich.text import Text
 from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError, SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
+from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 
 from .app import command
 from .interrupts import interrupts

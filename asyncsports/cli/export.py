@@ -1,4 +1,4 @@
-"""``asyncsports export``: a backfill's tables as Parquet, partitioned by sport and season."""
+"""``asyncsports export``: a store's tables as Parquet, partitioned by sport and season."""
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 import typer
 
-from asyncsports.store._pg import CONNECT_TIMEOUT, is_postgres, redact_url
+from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 from asyncsports.store.export import export_parquet
 
 from .app import command
@@ -36,7 +36,8 @@ def export(
 ) -> None:
     """Write the tables fixtures, actions and statistics as Parquet under DIR/TABLE,
     partitioned by sport and season (hive style: sport=X/season_id=Y), readable as
-    they are by DuckDB, Spark, pandas. Needs asyncsports[parquet] (pyarrow).
+    they are by DuckDB, Spark, pandas; and a mirror's standings, squads, events and
+    snooker_tournaments, those with rows. Needs asyncsports[parquet] (pyarrow).
 
     Each table's folder is replaced: the export is a snapshot of the database.
     """

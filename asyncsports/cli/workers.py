@@ -22,12 +22,10 @@ from rich.progress import Progress as Bars
 from rich.table import Table
 
 from asyncsports.backfill import Scope
-from asyncsports.backfill._shards import LEASE
-from asyncsports.backfill.workers import Worker, job_progress, plan_job
+from asyncsports.backfill.workers import LEASE, JobProgress, Worker, job_progress, plan_job
 from asyncsports.client import Client
 from asyncsports.errors import SinkError
-from asyncsports.store._jobs import JobProgress
-from asyncsports.store._pg import CONNECT_TIMEOUT, is_postgres, redact_url
+from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
 from .options import Settings

@@ -1,77 +1,54 @@
 """The job table of sharded backfills, in PostgreSQL (asyncpg): plan, claim, renew, commit.
 
-``shard_jobs`` holds each job's scope; ``shard_units`` its units of work
-(:mod:`asyncsports.backfill._shards`), each claimed by one worker at a time under a lease
-(``owner``, ``lease_until``), taken with ``FOR UPDATE SKIP LOCKED`` so that claimers never
-wait on each other. Leases run on the database's clock, the one clock every machine shares.
+``shard_jobs`` holds each job's scope; ``shard_units`` its units of work (named, with a
+sport and a season: what a unit means is the backfill's business), each claimed by one
+worker at a time under a lease (``owner``, ``lease_until``), taken with ``FOR UPDATE SKIP
+LOCKED`` so that claimers never wait on each other. Leases run on the database's clock, the one clock every machine shares.
 
 A commit is one transaction: it locks the units it completes and keeps only those the
 worker still owns (a worker whose lease lapsed and whose unit was taken over writes
 nothing of it), writes their rows (:meth:`asyncsports.store._pg.PgSink.write`), plans the
-fixture units a listing page found, and marks units done. So every unit's rows are
-committed exactly once, by its last owner.
+units a listing page found, and marks units done. So every unit's rows are committed
+exactly once, by its last owner. Every operation goes through one
+:class:`~asyncsports.store._pg.PgLink`: a database lost for a while is reconnected to, and
+the operation done again (each is idempotent).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from asyncsports.backfill import Scope
-from asyncsports.backfill._shards import (
-    MAX_ATTEMPTS,
-    Work,
-    listing_units,
-    parse_unit,
-    scope_from_json,
-    scope_to_json,
-)
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import PgSink
-from asyncsports.store._sqlite import Unit
+from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, PgLink, PgSink
+from asyncsports.store._schema import SHARD_DDL
+from asyncsports.store._sqlite import JobState, Unit
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["Item", "JobProgress", "claim", "commit", "plan", "progress", "release", "renew"]
+__all__ = ["MAX_ATTEMPTS", "Item", "JobProgress", "Shard", "ShardEngine", "Shards"]
+
+MAX_ATTEMPTS = 3
+"""Claims of a unit whose fetch failed (not fatally) before the job gives up on it."""
 
 _LOCK = 0x6173_7368_6172_6473  # "asshards": one creation of the job tables at a time
-_DDL = (
-    """CREATE TABLE IF NOT EXISTS shard_jobs (
-    job text PRIMARY KEY,
-    scope jsonb NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    finished_at timestamptz
-)""",
-    """CREATE TABLE IF NOT EXISTS shard_units (
-    job text NOT NULL,
-    unit text NOT NULL,
-    sport text NOT NULL,
-    season text,
-    owner text,                     -- the worker holding it, or that did it
-    lease_until timestamptz,        -- the claim lapses then unless renewed
-    attempts integer NOT NULL DEFAULT 0,  -- failed fetches
-    error text,
-    rows bigint,
-    done_at timestamptz,
-    position bigint GENERATED ALWAYS AS IDENTITY,
-    PRIMARY KEY (job, unit)
-)""",
-    "CREATE INDEX IF NOT EXISTS shard_units_todo ON shard_units (job, position) "
-    "WHERE done_at IS NULL",
-)
+T = TypeVar("T")
+
+Shard = tuple[str, str, str | None]
+"""A unit of work as stored: its name (unique in its job), its sport and its season."""
 
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """What a worker hands its writer: ``units`` (rows) of work unit ``work``; the
-    ``planned`` units they found; ``done`` when ``work`` is complete with them."""
+    """What a worker hands its writer: ``units`` (rows) of work unit ``work`` (its name);
+    the ``planned`` units they found; ``done`` when ``work`` is complete with them."""
 
     work: str
     units: Sequence[Unit] = ()
-    planned: Sequence[Work] = ()
+    planned: Sequence[Shard] = ()
     done: bool = False
 
 
@@ -92,18 +69,165 @@ class JobProgress:
                 "units": self.units, "workers": self.workers}  # fmt: skip
 
 
-async def ensure(conn: asyncpg.Connection) -> None:
+class Shards:
+    """The sharded jobs of the PostgreSQL database at ``url``, through one
+    :class:`~asyncsports.store._pg.PgLink` (its tasks take turns on one connection).
+
+    A database never reached fails within ``connect_timeout`` (SinkError); one lost later
+    is waited for up to ``patience`` seconds.
+    """
+
+    def __init__(
+        self, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+    ) -> None:
+        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
+        self._ready = False
+
+    async def _do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
+        async def ready(sink: PgSink) -> T:
+            if not self._ready:  # once: the tables outlive connections
+                await _ensure(sink.connection)
+                self._ready = True
+            return await op(sink)
+
+        return await self.link.do(ready)
+
+    async def _sql(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        return await self._do(lambda sink: fn(sink.connection, *args))
+
+    async def plan(self, job: str, scope: str, units: Sequence[Shard], *, restart: bool) -> bool:
+        """Create ``job`` with ``scope`` (JSON text, kept for the workers) and its first
+        ``units``; an unfinished one is resumed as it stands (unless ``restart``).
+        Returns whether it was resumed."""
+        return await self._sql(_plan, job, scope, units, restart)
+
+    async def scope(self, job: str) -> str:
+        """The scope (JSON text) of ``job``; SinkError if there is no such job."""
+        text: str | None = await self._sql(
+            lambda c: c.fetchval("SELECT scope::text FROM shard_jobs WHERE job = $1", job)
+        )
+        if text is None:
+            raise SinkError(f"no job {job!r} in the database: start it with backfill --workers")
+        return text
+
+    async def claim(self, job: str, owner: str, n: int, lease: float) -> list[Shard]:
+        """Claim up to ``n`` units nobody holds (never claimed, released, or lease
+        lapsed), each for ``lease`` seconds."""
+        rows = await self._sql(_claim, job, owner, n, lease)
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    async def renew(self, job: str, owner: str, lease: float) -> int:
+        """Extend the leases of every unit ``owner`` holds; returns how many it holds."""
+        status: str = await self._sql(
+            lambda c: c.execute(
+                "UPDATE shard_units SET lease_until = now() + make_interval(secs => $3) "
+                "WHERE job = $1 AND owner = $2 AND done_at IS NULL",
+                job,
+                owner,
+                lease,
+            )
+        )
+        return int(status.rsplit(" ", 1)[1])
+
+    async def release(self, job: str, owner: str, unit: str | None = None, error: str = "") -> None:
+        """Give back ``unit`` (or every unit ``owner`` holds); ``error`` counts a failure."""
+        await self._sql(
+            lambda c: c.execute(
+                "UPDATE shard_units SET lease_until = NULL, "
+                "attempts = attempts + (CASE WHEN $4 = '' THEN 0 ELSE 1 END), "
+                "error = coalesce(nullif($4, ''), error) WHERE job = $1 AND owner = $2 "
+                "AND done_at IS NULL AND ($3::text IS NULL OR unit = $3)",
+                job,
+                owner,
+                unit,
+                error,
+            )
+        )
+
+    async def remaining(self, job: str) -> int:
+        """Units of ``job`` still to do (not done, not given up on); at 0 the job is
+        marked finished."""
+        return await self._sql(_remaining, job)
+
+    async def pages_done(self, job: str, prefix: str) -> set[int]:
+        """The numbers ``N`` of the units ``PREFIX N`` committed already (a listing's pages)."""
+        rows = await self._sql(
+            lambda c: c.fetch(
+                "SELECT unit FROM checkpoints WHERE job = $1 AND starts_with(unit, $2)",
+                job,
+                prefix,
+            )
+        )
+        return {int(r[0][len(prefix) :]) for r in rows}
+
+    async def commit(self, job: str, owner: str, items: Sequence[Item]) -> list[Item]:
+        """Write ``items`` in one transaction, those of units ``owner`` still holds;
+        returns the items written."""
+        return await self._do(lambda sink: _commit(sink, job, owner, items))
+
+    async def progress(self, job: str | None = None) -> list[JobProgress]:
+        """Every sharded job's progress (or ``job``'s), oldest first."""
+        return await self._sql(_progress, job)
+
+    def engine(self, job: str, owner: str) -> ShardEngine:
+        """The engine of a :class:`~asyncsports.store._writer.Writer` committing ``owner``'s
+        items."""
+        return ShardEngine(self, job, owner)
+
+    @property
+    def reached(self) -> bool:
+        """Whether the database was ever reached."""
+        return self.link.reached
+
+    def abort(self) -> None:
+        """Drop the connection at once (what was under way is rolled back)."""
+        self.link.abort()
+
+    async def close(self) -> None:
+        """Close the connection, if open."""
+        await self.link.close()
+
+
+class ShardEngine:
+    """A worker's engine: :meth:`write` commits a batch of items (:meth:`Shards.commit`).
+    The worker opens and closes its :class:`Shards` itself; there are no job runs to
+    start or finish here."""
+
+    def __init__(self, shards: Shards, job: str, owner: str) -> None:
+        self.shards = shards
+        self.job = job
+        self.owner = owner
+
+    async def open(self) -> JobState:
+        return JobState(resumed=False)
+
+    async def write(self, batch: Sequence[Item]) -> Sequence[Item]:
+        return await self.shards.commit(self.job, self.owner, batch)
+
+    async def finish(self) -> None:
+        pass
+
+    async def counts(self) -> dict[str, int]:
+        return {}
+
+    async def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        self.shards.abort()
+
+
+async def _ensure(conn: asyncpg.Connection) -> None:
     """Create the job tables if they are not there."""
     async with conn.transaction():
         await conn.execute(f"SELECT pg_advisory_xact_lock({_LOCK})")
-        for statement in _DDL:
+        for statement in SHARD_DDL:
             await conn.execute(statement)
 
 
-async def plan(conn: asyncpg.Connection, job: str, scope: Scope, *, restart: bool) -> bool:
-    """Create ``job`` with its listing units; an unfinished one is resumed as it stands
-    (unless ``restart``). Returns whether it was resumed."""
-    await ensure(conn)
+async def _plan(
+    conn: asyncpg.Connection, job: str, scope: str, units: Sequence[Shard], restart: bool
+) -> bool:
     async with conn.transaction():
         row = await conn.fetchrow(
             "SELECT finished_at FROM shard_jobs WHERE job = $1 FOR UPDATE", job
@@ -116,81 +240,44 @@ async def plan(conn: asyncpg.Connection, job: str, scope: Scope, *, restart: boo
             "INSERT INTO shard_jobs (job, scope) VALUES ($1, $2::jsonb) ON CONFLICT (job) "
             "DO UPDATE SET scope = excluded.scope, created_at = now(), finished_at = NULL",
             job,
-            json.dumps(scope_to_json(scope)),
+            scope,
         )
-        await _add(conn, job, listing_units(scope))
+        await _add(conn, job, units)
     return False
 
 
-async def load(conn: asyncpg.Connection, job: str) -> Scope:
-    """The scope of ``job``; SinkError if there is no such job."""
-    await ensure(conn)
-    text = await conn.fetchval("SELECT scope::text FROM shard_jobs WHERE job = $1", job)
-    if text is None:
-        raise SinkError(f"no job {job!r} in the database: start it with backfill --workers")
-    return scope_from_json(json.loads(text))
-
-
-async def _add(conn: asyncpg.Connection, job: str, works: Sequence[Work]) -> None:
-    if works:
+async def _add(conn: asyncpg.Connection, job: str, units: Sequence[Shard]) -> None:
+    if units:
+        names, sports, seasons = zip(*units, strict=True)
         await conn.execute(
             "INSERT INTO shard_units (job, unit, sport, season) "
             "SELECT $1, u, s, n FROM unnest($2::text[], $3::text[], $4::text[]) "
             "WITH ORDINALITY AS t(u, s, n, i) ORDER BY i ON CONFLICT DO NOTHING",
             job,
-            [w.name for w in works],
-            [w.sport for w in works],
-            [w.season for w in works],
+            list(names),
+            list(sports),
+            list(seasons),
         )
 
 
-async def claim(conn: asyncpg.Connection, job: str, owner: str, n: int, lease: float) -> list[Work]:
-    """Claim up to ``n`` units nobody holds (never claimed, released, or lease lapsed)."""
-    rows = await conn.fetch(
-        "UPDATE shard_units u SET owner = $2, lease_until = now() + make_interval(secs => $4) "
-        "FROM (SELECT unit FROM shard_units WHERE job = $1 AND done_at IS NULL "
-        f"AND attempts < {MAX_ATTEMPTS} AND (lease_until IS NULL OR lease_until <= now()) "
-        "ORDER BY position LIMIT $3 FOR UPDATE SKIP LOCKED) t "
-        "WHERE u.job = $1 AND u.unit = t.unit RETURNING u.unit, u.sport, u.season",
-        job,
-        owner,
-        n,
-        lease,
-    )
-    return [parse_unit(r[0], r[1], r[2]) for r in rows]
-
-
-async def renew(conn: asyncpg.Connection, job: str, owner: str, lease: float) -> int:
-    """Extend the leases of every unit ``owner`` holds; returns how many it holds."""
-    status = await conn.execute(
-        "UPDATE shard_units SET lease_until = now() + make_interval(secs => $3) "
-        "WHERE job = $1 AND owner = $2 AND done_at IS NULL",
-        job,
-        owner,
-        lease,
-    )
-    return int(status.rsplit(" ", 1)[1])
-
-
-async def release(
-    conn: asyncpg.Connection, job: str, owner: str, unit: str | None = None, error: str = ""
-) -> None:
-    """Give back ``unit`` (or every unit ``owner`` holds); ``error`` counts a failure."""
-    await conn.execute(
-        "UPDATE shard_units SET lease_until = NULL, "
-        "attempts = attempts + (CASE WHEN $4 = '' THEN 0 ELSE 1 END), "
-        "error = coalesce(nullif($4, ''), error) "
-        "WHERE job = $1 AND owner = $2 AND done_at IS NULL AND ($3::text IS NULL OR unit = $3)",
-        job,
-        owner,
-        unit,
-        error,
+async def _claim(conn: asyncpg.Connection, job: str, owner: str, n: int, lease: float) -> list[Any]:
+    return list(
+        await conn.fetch(
+            "UPDATE shard_units u SET owner = $2, "
+            "lease_until = now() + make_interval(secs => $4) "
+            "FROM (SELECT unit FROM shard_units WHERE job = $1 AND done_at IS NULL "
+            f"AND attempts < {MAX_ATTEMPTS} AND (lease_until IS NULL OR lease_until <= now()) "
+            "ORDER BY position LIMIT $3 FOR UPDATE SKIP LOCKED) t "
+            "WHERE u.job = $1 AND u.unit = t.unit RETURNING u.unit, u.sport, u.season",
+            job,
+            owner,
+            n,
+            lease,
+        )
     )
 
 
-async def remaining(conn: asyncpg.Connection, job: str) -> int:
-    """Units of ``job`` still to do (not done, not given up on); at 0 the job is marked
-    finished."""
+async def _remaining(conn: asyncpg.Connection, job: str) -> int:
     n = int(
         await conn.fetchval(
             "SELECT count(*) FROM shard_units WHERE job = $1 AND done_at IS NULL "
@@ -206,17 +293,7 @@ async def remaining(conn: asyncpg.Connection, job: str) -> int:
     return n
 
 
-async def pages_done(conn: asyncpg.Connection, job: str, prefix: str) -> set[int]:
-    """The page numbers of a listing (``prefix``: ``page KEY ``) committed already."""
-    rows = await conn.fetch(
-        "SELECT unit FROM checkpoints WHERE job = $1 AND starts_with(unit, $2)", job, prefix
-    )
-    return {int(r[0][len(prefix) :]) for r in rows}
-
-
-async def commit(sink: PgSink, job: str, owner: str, items: Sequence[Item]) -> list[Item]:
-    """Write ``items`` in one transaction, those of units ``owner`` still holds; returns
-    the items written."""
+async def _commit(sink: PgSink, job: str, owner: str, items: Sequence[Item]) -> list[Item]:
     conn = sink.connection
     async with conn.transaction():
         rows = await conn.fetch(
@@ -243,9 +320,7 @@ async def commit(sink: PgSink, job: str, owner: str, items: Sequence[Item]) -> l
     return kept
 
 
-async def progress(conn: asyncpg.Connection, job: str | None = None) -> list[JobProgress]:
-    """Every sharded job's progress (or ``job``'s), oldest first."""
-    await ensure(conn)
+async def _progress(conn: asyncpg.Connection, job: str | None) -> list[JobProgress]:
     jobs = await conn.fetch(
         "SELECT job, scope::text, finished_at IS NOT NULL FROM shard_jobs "
         "WHERE $1::text IS NULL OR job = $1 ORDER BY created_at",

@@ -6,8 +6,8 @@ moved by one ``INSERT ... SELECT ... ON CONFLICT`` (which also turns the values 
 ``json``, ``timestamptz`` and ``boolean``); the units' checkpoints go in the same
 transaction, so after a crash a unit is wholly there and checkpointed, or not at all.
 
-:class:`PgWriter` runs in the event loop (asyncpg is asynchronous) and has the interface of
-:class:`asyncsports.store._writer.Writer`. A database that cannot be reached at the start fails
+:class:`PgEngine` is the :class:`asyncsports.store._writer.Writer`'s engine for it, in the
+event loop (asyncpg is asynchronous). A database that cannot be reached at the start fails
 at once, within the connect timeout (:data:`CONNECT_TIMEOUT`), naming its host and port.
 When it dies or restarts later, the writer backs off and tries the batch again on a new
 connection (the batch is idempotent), for up to ``patience`` seconds; meanwhile the
@@ -16,7 +16,6 @@ fetchers wait on its back pressure, so nothing is lost (:class:`PgLink`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
@@ -24,12 +23,10 @@ import operator
 import re
 import time
 import urllib.parse
-from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from anyio.abc import TaskStatus
 
 from asyncsports._optional import need
 from asyncsports.errors import AsyncSportsError, SinkError
@@ -49,9 +46,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECT_TIMEOUT",
     "PATIENCE",
+    "PgEngine",
     "PgLink",
     "PgSink",
-    "PgWriter",
     "address",
     "failed",
     "is_postgres",
@@ -67,9 +64,6 @@ PATIENCE = 120.0
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to connect to a database (TCP, TLS, logging in) before giving up."""
-
-LINGER = 0.05
-"""Seconds the writer gathers units into one transaction after the first arrives."""
 
 _LOCK = 0x6173_7370_6F72_7473  # "asports": one schema creation at a time
 _TABLES = {t.name: t for t in RESOURCE_TABLES}
@@ -412,9 +406,16 @@ class PgLink:
         """Attempts made again after the database was lost."""
         self.reached = False
         """Whether a connection was ever made."""
+        self._lock = anyio.Lock()
 
     async def do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        """``op`` on an open sink; on a lost database, reconnect and do it again."""
+        """``op`` on an open sink; on a lost database, reconnect and do it again.
+
+        Tasks that share the link take turns (a connection does one thing at a time)."""
+        async with self._lock:
+            return await self._do(op)
+
+    async def _do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
         delay, give_up = 0.1, time.monotonic() + self.patience
         while True:
             try:
@@ -453,86 +454,44 @@ class PgLink:
             await sink.close()
 
 
-class PgWriter:
-    """The backfill's writer for PostgreSQL: the interface of :class:`~asyncsports.store._writer.Writer`,
-    as a task of the event loop. A database never reached fails within
-    ``connect_timeout``; one that goes away is waited for (:class:`PgLink`) for up to
-    ``patience`` seconds."""
+class PgEngine:
+    """The PostgreSQL engine of :class:`~asyncsports.store._writer.Writer`: job ``job`` of the
+    database at ``url``, through a :class:`PgLink` (a database never reached fails within
+    ``connect_timeout``; one that goes away is waited for up to ``patience`` seconds)."""
 
     def __init__(
         self,
         url: str,
         job: str,
         *,
-        restart: bool,
-        pending: int,
+        restart: bool = False,
         patience: float = PATIENCE,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
-        self.url = url
         self.job = job
         self.restart = restart
-        self.pending = pending
-        self.written: Counter[str] = Counter()
-        self.rows: dict[str, int] = {}
-        self._link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
-        self._queue: asyncio.Queue[Unit | None] = asyncio.Queue()
-        self._finished = False
-        self._slots: anyio.Semaphore | None = None
+        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
 
     @property
     def reconnects(self) -> int:
         """Attempts made again after the database was lost."""
-        return self._link.reconnects
+        return self.link.reconnects
 
-    async def run(self, *, task_status: TaskStatus[JobState]) -> None:
-        """Open the database, report the job's state, write until :meth:`close`."""
-        self._slots = anyio.Semaphore(self.pending)
-        link = self._link
-        try:
-            state = await link.do(lambda s: s.start(self.job, restart=self.restart))
-            task_status.started(state)
-            closing = False
-            while not closing:
-                units, closing = await self._batch()
-                if units:
-                    await link.do(functools.partial(PgSink.write, job=self.job, units=units))
-                    for unit in units:
-                        self.written[unit.table] += len(unit.rows)
-                    for _ in units:
-                        self._slots.release()
-            if self._finished:
-                await link.do(lambda s: s.finish(self.job))
-            self.rows = await link.do(lambda s: s.counts())
-        except BaseException:
-            link.abort()  # whatever was under way is rolled back
-            raise
-        await link.close()
+    async def open(self) -> JobState:
+        return await self.link.do(lambda s: s.start(self.job, restart=self.restart))
 
-    async def put(self, unit: Unit) -> None:
-        """Queue a unit for writing (waits while ``pending`` units wait already)."""
-        assert self._slots is not None
-        await self._slots.acquire()
-        self._queue.put_nowait(unit)
+    async def write(self, batch: Sequence[Unit]) -> Sequence[Unit]:
+        await self.link.do(functools.partial(PgSink.write, job=self.job, units=batch))
+        return batch
 
-    def close(self, *, finished: bool) -> None:
-        """Write what is queued, mark the job finished if ``finished``, and stop."""
-        self._finished = finished
-        self._queue.put_nowait(None)
+    async def finish(self) -> None:
+        await self.link.do(lambda s: s.finish(self.job))
 
-    async def _batch(self) -> tuple[list[Unit], bool]:
-        units: list[Unit] = []
-        item = await self._queue.get()
-        deadline = time.monotonic() + LINGER
-        while item is not None:
-            units.append(item)
-            wait = deadline - time.monotonic()
-            if len(units) >= self.pending or wait <= 0:
-                break
-            got = False
-            with anyio.move_on_after(wait):
-                item = await self._queue.get()
-                got = True
-            if not got:
-                break
-        return units, item is None
+    async def counts(self) -> dict[str, int]:
+        return await self.link.do(lambda s: s.counts())
+
+    async def close(self) -> None:
+        await self.link.close()
+
+    def abort(self) -> None:
+        self.link.abort()

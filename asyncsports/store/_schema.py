@@ -26,6 +26,7 @@ __all__ = [
     "MIRROR_TABLES",
     "RESOURCE_TABLES",
     "SCHEMA_VERSION",
+    "SHARD_DDL",
     "Column",
     "Kind",
     "Table",
@@ -239,6 +240,35 @@ JOB_TABLES: tuple[Table, ...] = (
 
 ALL_TABLES: tuple[Table, ...] = (*RESOURCE_TABLES, *MIRROR_TABLES, *FEED_TABLES, *JOB_TABLES)
 """Every table, in the order they are created."""
+
+
+SHARD_DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS shard_jobs (
+    job text PRIMARY KEY,
+    scope jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    finished_at timestamptz
+)""",
+    """CREATE TABLE IF NOT EXISTS shard_units (
+    job text NOT NULL,
+    unit text NOT NULL,
+    sport text NOT NULL,
+    season text,
+    owner text,                     -- the worker holding it, or that did it
+    lease_until timestamptz,        -- the claim lapses then unless renewed
+    attempts integer NOT NULL DEFAULT 0,  -- failed fetches
+    error text,
+    rows bigint,
+    done_at timestamptz,
+    position bigint GENERATED ALWAYS AS IDENTITY,
+    PRIMARY KEY (job, unit)
+)""",
+    "CREATE INDEX IF NOT EXISTS shard_units_todo ON shard_units (job, position) "
+    "WHERE done_at IS NULL",
+)
+"""The sharded workers' job tables (PostgreSQL only: :mod:`asyncsports.store._jobs`), as
+statements: defaults, an identity and a partial index that :class:`Table` does not
+describe. ``scope`` is ``jsonb``: it is ours, read back as values, never as bytes."""
 
 
 def _ddl(table: Table, types: dict[Kind, str], extra: tuple[str, ...] = ()) -> list[str]:

@@ -331,7 +331,11 @@ class Sink:
         self.path = Path(path)
         self._closing = threading.Lock()  # interrupt() never touches a closed connection
         self._closed = False
+        self._interrupted = False
         self._db = connect(self.path)
+        # interrupt() holds for every statement after it: sqlite3_interrupt aborts only
+        # the step running, and executemany's rows are steps of their own.
+        self._db.set_progress_handler(lambda: self._interrupted, 1000)
 
     def close(self) -> None:
         """Close the connection (an unfinished transaction is rolled back)."""
@@ -342,11 +346,12 @@ class Sink:
     def interrupt(self) -> None:
         """Abort the statement running now, if any; callable from any thread.
 
-        The statement fails (its transaction rolls back: SinkError in the thread using
-        the sink), so what is committed is exactly what was before it.
+        The statement fails, and every later one (its transaction rolls back: SinkError
+        in the thread using the sink), so what is committed is exactly what was before.
         """
         with self._closing:
             if not self._closed:
+                self._interrupted = True
                 self._db.interrupt()
 
     def start(self, job: str, *, restart: bool = False) -> JobState:

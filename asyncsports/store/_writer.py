@@ -1,7 +1,12 @@
-"""The backfill's writer: one thread that owns the database, fed through a queue.
+"""One batching writer over an engine: SQLite (in a thread of its own) or PostgreSQL.
 
-Units are committed in batches, each batch one transaction, so the event loop never waits
-on SQLite; the thread never waits on the loop (see :class:`Writer`).
+:class:`Writer` gathers what its producers :meth:`~Writer.put` into batches (for up to
+:data:`LINGER` seconds after the first item, or ``pending`` items), hands each batch to its
+:class:`Engine` as one transaction, and holds the producers back while ``pending`` items
+wait (back pressure). The engines: :class:`SqliteEngine` (the blocking
+:class:`~asyncsports.store._sqlite.Sink` in its own thread), :class:`asyncsports.store._pg.PgEngine`
+(asyncpg, reconnecting through :class:`~asyncsports.store._pg.PgLink`), and the sharded
+workers' :class:`asyncsports.store._jobs.ShardEngine`.
 """
 
 from __future__ import annotations
@@ -10,168 +15,246 @@ import asyncio
 import contextlib
 import queue
 import threading
-import time
-from collections import Counter
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 
 from asyncsports.store._sqlite import JobState, Sink, Unit
 
-__all__ = ["JOIN_TIMEOUT", "LINGER", "Writer"]
+__all__ = ["JOIN_TIMEOUT", "LINGER", "Engine", "SqliteEngine", "Writer"]
 
 LINGER = 0.05
-"""Seconds the writer gathers units into one transaction after the first arrives: a
+"""Seconds the writer gathers items into one transaction after the first arrives: a
 stopped run loses at most this much fetched work (refetched when it resumes)."""
 
 JOIN_TIMEOUT = 5.0
-"""Seconds a cancelled run waits for the writer thread to abandon its work (it takes
+"""Seconds a cancelled run waits for its engine to abandon its work (it takes
 milliseconds; only SQLite waiting on another process's lock takes longer)."""
 
+B = TypeVar("B")
+T = TypeVar("T")
 
-class Writer:
-    """The one thread that owns the database: units come in through a queue and are
-    committed in batches, each batch one transaction, so the event loop never waits on
-    SQLite. At most ``pending`` units wait in the queue (back pressure on the fetchers).
 
-    The thread never waits on the event loop: it reports to it with
-    ``call_soon_threadsafe`` (the database is open, units are written, it has ended),
-    and blocks only on its queue and on SQLite. So it ends whatever the loop is doing,
-    as soon as :meth:`close` (write what is queued, then stop) or a cancellation (drop
-    what is queued, abort the statement running) tells it to; and the loop always waits
-    for its end before going on, so the database is never closed under it (the thread
-    closes it itself, last). It is a daemon thread: should a cancelled run give up
-    waiting for it (after JOIN_TIMEOUT), the process can still exit, and SQLite keeps
-    only committed transactions.
+class Engine(Protocol[B]):
+    """A database the :class:`Writer` writes batches of ``B`` (units, or the workers'
+    items) into. Its methods are called one at a time, from one task."""
+
+    async def open(self) -> JobState:
+        """Open the database and begin the job's run; where the job stands."""
+        ...
+
+    async def write(self, batch: Sequence[B]) -> Sequence[B]:
+        """Write ``batch`` in one transaction; returns what was written of it."""
+        ...
+
+    async def finish(self) -> None:
+        """Mark the job's run finished."""
+        ...
+
+    async def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        ...
+
+    async def close(self) -> None:
+        """Close the database (after :meth:`abort`: wait until it is let go)."""
+        ...
+
+    def abort(self) -> None:
+        """Stop at once, from any task: what was under way is rolled back."""
+        ...
+
+
+class Writer(Generic[B]):
+    """Batches what producers :meth:`put` and writes each batch through ``engine``.
+
+    At most ``pending`` items wait or are being written (back pressure: :meth:`put`
+    waits). ``wrote(batch, written)`` is called after each batch's transaction. Run
+    :meth:`run` as a task; :meth:`close` ends it once what is queued is written. A
+    cancelled run writes nothing more: it aborts the engine (the transaction under way
+    is rolled back) and waits up to :data:`JOIN_TIMEOUT` for it to let go.
     """
 
-    def __init__(self, path: Path, job: str, *, restart: bool, pending: int) -> None:
-        self.path = path
-        self.job = job
-        self.restart = restart
+    def __init__(
+        self,
+        engine: Engine[B],
+        *,
+        pending: int,
+        wrote: Callable[[Sequence[B], Sequence[B]], None] | None = None,
+        linger: float = LINGER,
+    ) -> None:
+        if pending < 1:
+            raise ValueError(f"pending: must be >= 1, got {pending}")
+        self.engine = engine
         self.pending = pending
-        self.written: Counter[str] = Counter()
+        self.linger = linger
         self.rows: dict[str, int] = {}
-        self._queue: queue.SimpleQueue[Unit | None] = queue.SimpleQueue()
-        self._finished = False
-        self._abandoned = threading.Event()
-        self._sink: Sink | None = None
-        self._state = JobState(resumed=False)
-        self._error: BaseException | None = None
+        """Rows per table at the end of a run that ended well."""
+        self._wrote = wrote
+        self._items: deque[B] = deque()
+        self._wake = anyio.Event()
+        self._slots = anyio.Semaphore(pending)
+        self._closed = self._finished = False
 
-    async def run(self, *, task_status: TaskStatus[JobState]) -> None:
-        """Run the writer thread; reports the job's state once the database is open.
-
-        Returns when the thread has ended (after :meth:`close`); raises what made it
-        fail. Cancelled, it makes the thread abandon its work and waits for it to end.
-        """
-        self._loop = asyncio.get_running_loop()
-        self._slots = anyio.Semaphore(self.pending)
-        self._ready = anyio.Event()
-        self._ended = anyio.Event()
-        thread = threading.Thread(target=self._thread, name="asyncsports-writer", daemon=True)
-        thread.start()
+    async def run(self, *, task_status: TaskStatus[JobState] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Open the engine, report the job's state, write until :meth:`close`; raise
+        what made it fail."""
+        engine = self.engine
         try:
-            await self._ready.wait()
-            if self._error is None:
-                task_status.started(self._state)
-            await self._ended.wait()
+            task_status.started(await engine.open())
+            closing = False
+            while not closing:
+                batch, closing = await self._batch()
+                if batch:
+                    written = await engine.write(batch)
+                    if self._wrote is not None:
+                        self._wrote(batch, written)
+                    for _ in batch:
+                        self._slots.release()
+            if self._finished:
+                await engine.finish()
+            self.rows = await engine.counts()
         except BaseException:
-            self._abandon()
+            engine.abort()
             with anyio.move_on_after(JOIN_TIMEOUT, shield=True):
-                await self._ended.wait()
-            _join(thread, self._ended)
+                await engine.close()
             raise
-        _join(thread, self._ended)
-        if self._error is not None:
-            raise self._error
+        await engine.close()
 
-    async def put(self, unit: Unit) -> None:
-        """Queue a unit for writing (waits while the queue is full)."""
+    async def put(self, item: B) -> None:
+        """Queue an item for writing (waits while ``pending`` items wait already)."""
         await self._slots.acquire()
-        self._queue.put(unit)
+        self._items.append(item)
+        if len(self._items) == 1 or len(self._items) >= self.pending:
+            self._wake.set()  # the first of a batch, or a full one
 
     def close(self, *, finished: bool) -> None:
         """Write what is queued, mark the job finished if ``finished``, and stop."""
         self._finished = finished
-        self._queue.put(None)
+        self._closed = True
+        self._wake.set()
 
-    def _abandon(self) -> None:
-        """Stop at once: drop what is queued, abort the statement running."""
+    async def _batch(self) -> tuple[list[B], bool]:
+        """The items of the next transaction, and whether the queue has ended.
+
+        Waits for the first item, then for more for up to ``linger`` seconds (or until
+        every slot is taken): a transaction per unit would write the tables' last pages
+        and their indexes' pages again at every commit, which costs more than the rows
+        (SQLite), or a dozen round trips (PostgreSQL). One wait per batch, not per item:
+        the items are many and small.
+        """
+        items = self._items
+        while not items and not self._closed:
+            self._wake = anyio.Event()
+            await self._wake.wait()
+        if not self._closed and len(items) < self.pending:
+            self._wake = anyio.Event()
+            with anyio.move_on_after(self.linger):
+                await self._wake.wait()
+        batch = [items.popleft() for _ in range(min(len(items), self.pending))]
+        return batch, self._closed and not items
+
+
+class SqliteEngine:
+    """The SQLite engine: one thread owns the database (a :class:`Sink`) and runs the
+    calls sent to it, so the event loop never waits on SQLite.
+
+    The thread never waits on the event loop: it takes calls from a queue and reports
+    their results with ``call_soon_threadsafe``, so it ends whatever the loop is doing.
+    :meth:`abort` drops the calls queued and interrupts the statement running (its
+    transaction rolls back); the thread closes the database itself, last. It is a
+    daemon thread: should a cancelled run give up waiting for it, the process can still
+    exit, and SQLite keeps only committed transactions.
+    """
+
+    def __init__(self, path: Path, job: str, *, restart: bool = False) -> None:
+        self.path = Path(path)
+        self.job = job
+        self.restart = restart
+        self._calls: queue.SimpleQueue[tuple[Callable[[Sink], Any], asyncio.Future[Any]] | None]
+        self._calls = queue.SimpleQueue()
+        self._abandoned = threading.Event()
+        self._sink: Sink | None = None
+        self._thread: threading.Thread | None = None
+
+    async def open(self) -> JobState:
+        self._loop = asyncio.get_running_loop()
+        self._ended = anyio.Event()
+        self._thread = threading.Thread(target=self._serve, name="asyncsports-writer", daemon=True)
+        self._thread.start()
+        return await self._call(lambda sink: sink.start(self.job, restart=self.restart))
+
+    async def write(self, batch: Sequence[Unit]) -> Sequence[Unit]:
+        await self._call(lambda sink: sink.write(self.job, batch))
+        return batch
+
+    async def finish(self) -> None:
+        await self._call(lambda sink: sink.finish(self.job))
+
+    async def counts(self) -> dict[str, int]:
+        return await self._call(Sink.counts)
+
+    async def close(self) -> None:
+        thread = self._thread
+        if thread is None:
+            return
+        self._calls.put(None)
+        await self._ended.wait()
+        # Telling the loop it ended is the thread's last act: it is gone within
+        # microseconds, and a run that returns leaves no writer thread behind.
+        thread.join(timeout=1.0)
+
+    def abort(self) -> None:
         self._abandoned.set()
-        self._queue.put(None)
+        self._calls.put(None)
         sink = self._sink
         if sink is not None:
             sink.interrupt()
 
-    def _release(self, n: int) -> None:
-        for _ in range(n):
-            self._slots.release()
+    async def _call(self, fn: Callable[[Sink], T]) -> T:
+        future: asyncio.Future[T] = self._loop.create_future()
+        self._calls.put((fn, future))
+        return await future
 
     def _tell(self, callback: Callable[..., object], *args: object) -> None:
         """Run ``callback`` on the loop, without waiting for it (from the thread)."""
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
             self._loop.call_soon_threadsafe(callback, *args)
 
-    def _thread(self) -> None:
+    def _serve(self) -> None:
         try:
-            sink = self._sink = Sink(self.path)
             try:
-                if self._abandoned.is_set():
-                    return
-                self._state = sink.start(self.job, restart=self.restart)
-                self._tell(self._ready.set)
-                self._write(sink)
-            finally:
-                self._sink = None
-                sink.close()
-        except BaseException as exc:
-            self._error = exc
+                self._sink = Sink(self.path)
+            except BaseException as exc:
+                self._fail_all(exc)
+                return
+            while (call := self._calls.get()) is not None and not self._abandoned.is_set():
+                fn, future = call
+                try:
+                    result = fn(self._sink)
+                except BaseException as exc:
+                    self._tell(_settle, future, None, exc)
+                else:
+                    self._tell(_settle, future, result, None)
         finally:
-            self._tell(self._ready.set)
+            sink, self._sink = self._sink, None
+            if sink is not None:
+                sink.close()
             self._tell(self._ended.set)
 
-    def _batch(self) -> tuple[list[Unit], bool]:
-        """The units of the next transaction, and whether the queue has ended.
-
-        Waits for the first unit, then gathers more for up to LINGER seconds (or until
-        every slot is taken): a transaction per unit would write the tables' last pages
-        and their indexes' pages again at every commit, which costs more than the rows.
-        """
-        units: list[Unit] = []
-        item = self._queue.get()
-        deadline = time.monotonic() + LINGER
-        while item is not None:
-            units.append(item)
-            wait = deadline - time.monotonic()
-            if len(units) >= self.pending or wait <= 0:
-                break
-            try:
-                item = self._queue.get(timeout=wait)
-            except queue.Empty:
-                break
-        return units, item is None
-
-    def _write(self, sink: Sink) -> None:
-        closing = False
-        while not closing:
-            units, closing = self._batch()
-            if self._abandoned.is_set():
-                return
-            if units:
-                sink.write(self.job, units)
-                for unit in units:
-                    self.written[unit.table] += len(unit.rows)
-                self._tell(self._release, len(units))
-        if self._finished:
-            sink.finish(self.job)
-        self.rows = sink.counts()
+    def _fail_all(self, exc: BaseException) -> None:
+        """The database did not open: every call waiting fails with why."""
+        while (call := self._calls.get()) is not None:
+            self._tell(_settle, call[1], None, exc)
 
 
-def _join(thread: threading.Thread, ended: anyio.Event) -> None:
-    # Telling the loop it ended is the thread's last act: it is gone within microseconds,
-    # and a run that returns leaves no writer thread behind.
-    if ended.is_set():
-        thread.join(timeout=1.0)
+def _settle(future: asyncio.Future[Any], result: object, exc: BaseException | None) -> None:
+    if future.done():  # its caller was cancelled
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)

@@ -1,20 +1,25 @@
-"""Export a backfill's tables (SQLite or PostgreSQL) to Parquet, partitioned by sport and
-season (hive style), for DuckDB, Spark, pandas and the like. Needs the ``parquet`` extra
-(pyarrow).
+"""Export a store's tables (SQLite or PostgreSQL) to Parquet, partitioned hive style,
+for DuckDB, Spark, pandas and the like. Needs the ``parquet`` extra (pyarrow).
 
 ::
 
     rows = await export_parquet("sports.sqlite", Path("lake"))
 
-writes ``lake/fixtures/sport=basketball/season_id=123/part-0-0.parquet`` and so on for
-``fixtures``, ``actions`` and ``statistics``; ``actions`` and ``statistics`` get their
-fixture's ``season_id`` (as the partition). A fixture without a season goes under
-``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as NULL). Values are typed from the
-one schema description (:mod:`asyncsports.store._schema`): ``time`` columns are UTC timestamps
-(microseconds), flags booleans, ``json`` the record's JSON text. Each table's directory is
-replaced as a whole, and PostgreSQL's tables are read in one snapshot (repeatable read),
-so an export is a snapshot even of a database being written. Rows are read and written in
-chunks: memory stays bounded whatever the database's size.
+writes ``lake/fixtures/sport=basketball/season_id=123/part-0-0.parquet`` and so on:
+
+- ``fixtures``, ``actions`` and ``statistics`` always, by sport and season; ``actions`` and
+  ``statistics`` get their fixture's ``season_id`` (as the partition);
+- the mirror's tables when they hold rows: ``standings`` and ``squads`` by sport and
+  season, ``snooker_tournaments`` by season, ``events`` (a few hundred rows) in one
+  folder without partitions.
+
+A row without a season goes under ``season_id=__HIVE_DEFAULT_PARTITION__`` (read back as
+NULL). Values are typed from the one schema description (:mod:`asyncsports.store._schema`):
+``time`` columns are UTC timestamps (microseconds), flags booleans, ``json`` the record's
+JSON text. Each table's directory is replaced as a whole, and the tables are read in one
+snapshot (:func:`asyncsports.store.open`), so an export is a snapshot even of a database
+being written. Rows are read and written in chunks: memory stays bounded whatever the
+database's size.
 """
 
 from __future__ import annotations
@@ -30,23 +35,22 @@ import anyio.to_thread
 
 from asyncsports._optional import need
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import (
-    CONNECT_TIMEOUT,
-    _asyncpg,
-    is_postgres,
-    ours,
-    redact_url,
-    unusable,
-)
-from asyncsports.store._schema import RESOURCE_TABLES, Kind, Table
-from asyncsports.store._sqlite import connect
+from asyncsports.store._pg import CONNECT_TIMEOUT
+from asyncsports.store._reader import CHUNK, open
+from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Kind, Table
 
-__all__ = ["CHUNK", "export_parquet"]
+__all__ = ["PARTITIONS", "export_parquet"]
 
-CHUNK = 50_000
-"""Rows read, converted and written at a time."""
-
-PARTITION = ("sport", "season_id")
+PARTITIONS: dict[str, tuple[str, ...]] = {
+    "fixtures": ("sport", "season_id"),
+    "actions": ("sport", "season_id"),
+    "statistics": ("sport", "season_id"),
+    "standings": ("sport", "season_id"),
+    "squads": ("sport", "season_id"),
+    "snooker_tournaments": ("season_id",),
+    "events": (),
+}
+"""Each exported table's partition columns (hive style), in folder order."""
 
 
 def _pyarrow() -> Any:
@@ -63,15 +67,17 @@ def _arrow_type(pa: Any, kind: Kind) -> Any:
         "flag": pa.bool_(),
         "time": pa.timestamp("us", tz="UTC"),
         "json": pa.string(),
+        "real": pa.float64(),
+        "seq": pa.int64(),
     }[kind]
 
 
-def _query(table: Table) -> str:
+def _select(table: Table) -> str:
     """The table's rows, with the fixture's season when the table has none, ordered by
     partition so that a chunk touches few partitions (few, larger files)."""
-    if "season_id" in table.names:
+    if table.name not in _BY_FIXTURE:
         cols = ", ".join(table.names)
-        order = ", ".join((*PARTITION, *table.key))
+        order = ", ".join(dict.fromkeys((*PARTITIONS[table.name], *table.key)))
         return f"SELECT {cols} FROM {table.name} ORDER BY {order}"
     cols = ", ".join(f"t.{c}" for c in table.names)
     order = ", ".join(("t.sport", "f.season_id", *(f"t.{k}" for k in table.key)))
@@ -81,17 +87,7 @@ def _query(table: Table) -> str:
     )
 
 
-async def _sqlite_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
-    # The connection's errors are SinkErrors naming the file (store._sqlite.connect).
-    cursor = await anyio.to_thread.run_sync(conn.execute, sql)
-    while rows := await anyio.to_thread.run_sync(cursor.fetchmany, CHUNK):
-        yield rows
-
-
-async def _pg_chunks(conn: Any, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
-    cursor = await conn.cursor(sql)  # in the caller's transaction
-    while rows := await cursor.fetch(CHUNK):
-        yield [tuple(r) for r in rows]
+_BY_FIXTURE = ("actions", "statistics")  # filed under their fixture's season
 
 
 def _batch(pa: Any, schema: Any, kinds: Sequence[Kind], rows: list[tuple[Any, ...]]) -> Any:
@@ -113,12 +109,15 @@ async def _write_table(
 ) -> int:
     kinds: list[Kind] = [c.kind for c in table.columns]
     fields = [(c.name, _arrow_type(pa, c.kind)) for c in table.columns]
-    if "season_id" not in table.names:
+    if table.name in _BY_FIXTURE:
         kinds.append("text")
         fields.append(("season_id", pa.string()))
     schema = pa.schema(fields)
-    partitioning = pa.dataset.partitioning(
-        pa.schema([(name, pa.string()) for name in PARTITION]), flavor="hive"
+    names = PARTITIONS[table.name]
+    partitioning = (
+        pa.dataset.partitioning(pa.schema([schema.field(n) for n in names]), flavor="hive")
+        if names
+        else None
     )
     n = 0
     try:
@@ -156,40 +155,20 @@ async def _enumerate(chunks: AsyncIterator[Any]) -> AsyncIterator[tuple[int, Any
 async def export_parquet(
     db: str | Path, directory: Path, *, connect_timeout: float = CONNECT_TIMEOUT
 ) -> dict[str, int]:
-    """Write every resource table of ``db`` (a SQLite file or a ``postgresql://`` URL)
-    under ``directory``/TABLE, partitioned by sport and season; returns rows per table.
-    A database that cannot be reached fails within ``connect_timeout`` seconds."""
+    """Write the tables of ``db`` (a SQLite file or a ``postgresql://`` URL) under
+    ``directory``/TABLE: the resource tables, and the mirror's that hold rows; returns
+    rows per table written. A database that cannot be reached fails within
+    ``connect_timeout`` seconds."""
     pa = _pyarrow()
     directory = Path(directory)
     counts: dict[str, int] = {}
-    if not is_postgres(db):
-        # Checked before any output is touched; read-only: a file that is not ours, or is
-        # missing, is refused and left as it was.
-        conn = await anyio.to_thread.run_sync(functools.partial(connect, Path(db), readonly=True))
-        try:
-            for table in RESOURCE_TABLES:
-                chunks = _sqlite_chunks(conn, _query(table))
-                counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
-        finally:
-            conn.close()
-        return counts
-    url, apg = str(db), _asyncpg()
-    try:
-        conn = await apg.connect(url, timeout=connect_timeout)
-    except Exception as exc:
-        raise unusable(url, exc, connect_timeout, verb="read") from exc
-    try:
-        # One snapshot for every table, even while a backfill writes.
-        async with conn.transaction(isolation="repeatable_read", readonly=True):
-            if await ours(conn, url) is None:  # another application's tables are refused
-                raise SinkError(f"{redact_url(url)} holds no asyncsports tables to export")
-            for table in RESOURCE_TABLES:
-                chunks = _pg_chunks(conn, _query(table))
-                counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
-    except SinkError:
-        raise
-    except Exception as exc:
-        raise SinkError(f"cannot read {redact_url(url)}: {exc}") from exc
-    finally:
-        await conn.close()
+    async with open(db, connect_timeout=connect_timeout) as store:
+        missing = [t.name for t in RESOURCE_TABLES if t.name not in store.tables]
+        if missing:
+            raise SinkError(f"{store.name} has no table {missing[0]}: not a store to export")
+        mirrored = [t for t in MIRROR_TABLES if t.name in store.tables]
+        with_rows = [t for t in mirrored if await store._value(f"SELECT count(*) FROM {t.name}")]
+        for table in (*RESOURCE_TABLES, *with_rows):
+            chunks = store._query(_select(table), chunk=CHUNK)
+            counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
     return counts
