@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
+from asyncsports.store._lease import Lease
 from asyncsports.store._mirror import Change, Store
 
 from ._clock import ServiceClock
@@ -97,6 +98,7 @@ class Mirror:
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: Store | None = None
+        self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
         self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
