@@ -8,6 +8,21 @@ the Parquet export (:mod:`asyncsports.store.export`) are built on it.
 
 from __future__ import annotations
 
+from asyncsports.store._mirror import KEYS as MIRROR_KEYS
+from asyncsports.store._mirror import TABLES as MIRROR_COLUMNS
+from asyncsports.store._mirror import Change, MirrorStore, Row, Write, open_mirror
+from asyncsports.store._mirror import Store as MirrorFile
 from asyncsports.store._pg import is_postgres, redact_url
 
-__all__ = ["is_postgres", "redact_url"]
+__all__ = [
+    "MIRROR_COLUMNS",
+    "MIRROR_KEYS",
+    "Change",
+    "MirrorFile",
+    "MirrorStore",
+    "Row",
+    "Write",
+    "is_postgres",
+    "open_mirror",
+    "redact_url",
+]

@@ -1,4 +1,4 @@
-"""The mirror's SQLite database: resource tables, the change log, cursors and marks. No network.
+"""The mirror's database: resource tables, the change log, cursors and marks. No network.
 
 The resource tables ``fixtures``, ``actions`` and ``statistics`` have the backfill's columns
 and keys (fixtures by id, actions by fixture and action id, statistics by fixture); the
@@ -13,25 +13,50 @@ changes. ``cursors`` keeps where each named consumer of the change feed stands; 
 when each piece of once-in-a-while work was last done, and ``positions`` how many records
 of each live feed are committed, so that a restart carries on.
 
-One :class:`Store` is one connection, used from one thread at a time.
+Both engines have one interface, :class:`MirrorStore` (async methods), opened by
+:func:`open_mirror` from a path (SQLite: :class:`Store`, one connection, run in a thread of
+its own by :class:`SqliteMirror`) or a ``postgresql://`` URL
+(:class:`~asyncsports.store._mirror_pg.PgMirror`). A follower of the change feed calls
+:meth:`MirrorStore.changes` until it is empty, then :meth:`MirrorStore.wait`: PostgreSQL
+wakes it by ``LISTEN/NOTIFY`` (each write NOTIFYs in its transaction), SQLite by polling.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import datetime as dt
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from asyncsports.errors import SinkError
+from asyncsports.store._lease import Lease
+from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
 from asyncsports.store._sqlite import Transaction, connect
 
-__all__ = ["KEYS", "TABLES", "Change", "Row", "Store", "Write"]
+__all__ = [
+    "KEYS",
+    "POLL",
+    "TABLES",
+    "Change",
+    "MirrorStore",
+    "Row",
+    "SqliteMirror",
+    "Store",
+    "Write",
+    "open_mirror",
+]
+
+T = TypeVar("T")
+
+POLL = 0.25
+"""Seconds between looks at a SQLite file's change feed by a follower (no NOTIFY there)."""
 
 Row = tuple[Any, ...]
 
@@ -83,14 +108,120 @@ class Change:
         }
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def now_text() -> str:
+    """This moment as ``changes.committed_at`` keeps it (ISO 8601 UTC, microseconds)."""
+    return time_text(dt.datetime.now(dt.UTC))
 
 
-def _op(table: str, old: Row | None, new: Row) -> str:
+def time_text(at: dt.datetime) -> str:
+    """``at`` (aware) as ``changes.committed_at`` keeps it."""
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def change_op(table: str, new: Row, inserted: bool) -> str:
+    """The op a changed row is logged as."""
     if table == "fixtures" and new[TABLES["fixtures"].index("deleted")]:
         return "delete"  # fixtureDeleted: the service says to disregard it
-    return "insert" if old is None else "update"
+    return "insert" if inserted else "update"
+
+
+def last_states(changes: Iterable[Change]) -> dict[tuple[str, tuple[Any, ...]], Change]:
+    """The last change of each row: replaying a feed leaves each row as its last change
+    says (written, or gone), whatever came before."""
+    return {(c.table, tuple(c.key)): c for c in changes}
+
+
+class MirrorStore(Protocol):
+    """An open mirror database, on either engine: every method is a coroutine.
+
+    ``name`` is how messages name it (a URL without its password).
+    """
+
+    name: str
+
+    async def close(self) -> None:
+        """Close it (an unfinished transaction is rolled back)."""
+
+    async def write(
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
+        positions: Mapping[str, int] | None = None,
+    ) -> Counter[str]:
+        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
+        feeds' ``positions``, in one transaction; returns the changes made per table.
+        Only rows whose content changed are written, each with one line in ``changes``."""
+        ...
+
+    async def apply(self, changes: Iterable[Change]) -> None:
+        """Replay changes from a feed in one transaction (a consumer rebuilding tables)."""
+
+    async def changes(self, after: int, limit: int = 500) -> list[Change]:
+        """Committed changes with ``seq > after``, in commit order."""
+        ...
+
+    async def wait(self, at_most: float) -> None:
+        """Return when changes may have been committed since the last :meth:`changes`
+        (at the latest after ``at_most`` seconds)."""
+
+    async def cursor(self, name: str) -> int:
+        """Where consumer ``name`` stands (0: at the start)."""
+        ...
+
+    async def save_cursor(self, name: str, seq: int) -> None:
+        """Consumer ``name`` is done with every change up to ``seq`` (it only moves on)."""
+
+    async def marks(self) -> dict[str, float]:
+        """Every mark and when it was set."""
+        ...
+
+    async def rows(self, table: str) -> list[Row]:
+        """Every row of ``table`` (values as written: time as text, flags as 0/1), by key."""
+        ...
+
+    async def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        ...
+
+    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
+        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
+        ...
+
+    async def count_actions(self, fixture_id: str) -> int:
+        """How many actions of a fixture are stored."""
+        ...
+
+    async def position(self, name: str) -> int | None:
+        """Records of the live feed ``name`` committed (None: it never ran)."""
+        ...
+
+    async def has(self, table: str, column: str, value: Any) -> bool:
+        """Whether ``table`` holds a row with ``column = value``."""
+        ...
+
+
+async def open_mirror(
+    db: str | Path,
+    *,
+    patience: float = PATIENCE,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    fence: Lease | None = None,
+) -> MirrorStore:
+    """Open (or create) the mirror database ``db``: a SQLite path or a ``postgresql://``
+    URL. PostgreSQL: a database never reached fails within ``connect_timeout``; one lost
+    later is waited for, for up to ``patience`` seconds, and each call is done again;
+    with a standby's ``fence`` (its lease), each write first checks the lease is ours."""
+    if is_postgres(db):
+        from asyncsports.store._mirror_pg import PgMirror
+
+        return await PgMirror.open(
+            str(db), patience=patience, connect_timeout=connect_timeout, fence=fence
+        )
+    if fence is not None:
+        raise ValueError("a lease fences a PostgreSQL mirror only")
+    return await SqliteMirror.open(Path(db))
 
 
 class Store:
@@ -124,7 +255,7 @@ class Store:
         feeds' ``positions``, in one transaction; returns the changes made per table."""
         changed: Counter[str] = Counter()
         with Transaction(self._db, self.path):
-            now = _now()
+            now = now_text()
             for w in writes:
                 changed[w.table] += self._apply(w, now)
             for name in unmarks:
@@ -151,7 +282,8 @@ class Store:
             if old is not None and tuple(old) == tuple(row):
                 continue  # the same content: no write, no change
             self._db.execute(self._put[table], row)
-            self._log(now, _op(table, old, row), table, key, dict(zip(cols, row, strict=True)))
+            op = change_op(table, row, inserted=old is None)
+            self._log(now, op, table, key, dict(zip(cols, row, strict=True)))
             changed += 1
         if w.scope is not None:
             column, value = w.scope
@@ -175,7 +307,7 @@ class Store:
         """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
         a row with its JSON is written as it is, one without (a row gone) is deleted."""
         with Transaction(self._db, self.path):
-            for c in changes:
+            for c in last_states(changes).values():
                 if c.row.get("json") is None:
                     where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
                     self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
@@ -248,3 +380,93 @@ class Store:
         """Whether ``table`` holds a row with ``column = value``."""
         row = self._db.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1", (value,))
         return row.fetchone() is not None
+
+
+class SqliteMirror:
+    """A :class:`Store` behind the async interface of :class:`MirrorStore`: every call
+    runs on one thread of its own (a call and the close never overlap)."""
+
+    def __init__(self, store: Store, io: concurrent.futures.ThreadPoolExecutor) -> None:
+        self.store = store
+        self.name = str(store.path)
+        self._io = io
+
+    @classmethod
+    async def open(cls, path: Path) -> SqliteMirror:
+        """Open (or create) the file at ``path``."""
+        io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
+        try:
+            store = await asyncio.get_running_loop().run_in_executor(io, Store, path)
+        except BaseException:
+            io.shutdown(wait=False)
+            raise
+        return cls(store, io)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
+
+    async def close(self) -> None:
+        """Close the connection (an unfinished transaction is rolled back)."""
+        try:
+            await asyncio.shield(self._call(self.store.close))
+        finally:
+            self._io.shutdown(wait=False)
+
+    async def write(
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
+        positions: Mapping[str, int] | None = None,
+    ) -> Counter[str]:
+        """As :meth:`MirrorStore.write`."""
+        return await self._call(self.store.write, writes, marks, at, unmarks, positions)
+
+    async def apply(self, changes: Iterable[Change]) -> None:
+        """As :meth:`MirrorStore.apply`."""
+        await self._call(self.store.apply, list(changes))
+
+    async def changes(self, after: int, limit: int = 500) -> list[Change]:
+        """As :meth:`MirrorStore.changes`."""
+        return await self._call(self.store.changes, after, limit)
+
+    async def wait(self, at_most: float) -> None:
+        """A SQLite file tells no one of its commits: look again after :data:`POLL`."""
+        await asyncio.sleep(min(at_most, POLL))
+
+    async def cursor(self, name: str) -> int:
+        """As :meth:`MirrorStore.cursor`."""
+        return await self._call(self.store.cursor, name)
+
+    async def save_cursor(self, name: str, seq: int) -> None:
+        """As :meth:`MirrorStore.save_cursor`."""
+        await self._call(self.store.save_cursor, name, seq)
+
+    async def marks(self) -> dict[str, float]:
+        """As :meth:`MirrorStore.marks`."""
+        return await self._call(self.store.marks)
+
+    async def rows(self, table: str) -> list[Row]:
+        """As :meth:`MirrorStore.rows`."""
+        return await self._call(self.store.rows, table)
+
+    async def counts(self) -> dict[str, int]:
+        """As :meth:`MirrorStore.counts`."""
+        return await self._call(self.store.counts)
+
+    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
+        """As :meth:`MirrorStore.fixtures`."""
+        return await self._call(self.store.fixtures)
+
+    async def count_actions(self, fixture_id: str) -> int:
+        """As :meth:`MirrorStore.count_actions`."""
+        return await self._call(self.store.count_actions, fixture_id)
+
+    async def position(self, name: str) -> int | None:
+        """As :meth:`MirrorStore.position`."""
+        return await self._call(self.store.position, name)
+
+    async def has(self, table: str, column: str, value: Any) -> bool:
+        """As :meth:`MirrorStore.has`."""
+        return await self._call(self.store.has, table, column, value)

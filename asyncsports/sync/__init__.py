@@ -16,9 +16,12 @@ transactions that only change rows whose content changed; each change is logged 
 served by :meth:`Mirror.changes` in commit order, resumable by cursor.
 """
 
-from asyncsports.store._mirror import KEYS, TABLES, Change, Store
+from asyncsports.store import MIRROR_COLUMNS as TABLES
+from asyncsports.store import MIRROR_KEYS as KEYS
+from asyncsports.store import Change, MirrorStore, open_mirror
+from asyncsports.store import MirrorFile as Store
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
-from asyncsports.sync._mirror import ALL_SPORTS, Mirror
+from asyncsports.sync._mirror import ALL_SPORTS, Mirror, feed
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
 
 __all__ = [
@@ -30,7 +33,10 @@ __all__ = [
     "ActionFeed",
     "Change",
     "Mirror",
+    "MirrorStore",
     "StatisticsFeed",
     "Store",
+    "feed",
+    "open_mirror",
     "parse_every",
 ]

@@ -16,7 +16,7 @@ from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
 from asyncsports.models import Action, Fixture, Statistics, Tournament
 from asyncsports.raw import RawRecord
-from asyncsports.store._mirror import Row, Write
+from asyncsports.store import Row, Write
 from asyncsports.store._rows import (
     action_row,
     event_row,

@@ -4,30 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import contextlib
 import logging
 import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
+from asyncsports.store import Change, MirrorStore, is_postgres, open_mirror, redact_url
 from asyncsports.store._lease import Lease
-from asyncsports.store._mirror import Change, Store
 
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._plan import PRIORITY, Plan, Task, wanted, window
 
-__all__ = ["ALL_SPORTS", "Mirror"]
+__all__ = ["ALL_SPORTS", "RECHECK", "Mirror", "feed"]
 
 log = logging.getLogger("asyncsports.sync")
-T = TypeVar("T")
 
 ALL_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
 """Every sport the mirror follows unless told otherwise (the values of ``Sport``)."""
@@ -35,9 +33,72 @@ ALL_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
 FATAL = (AuthenticationError, BadRequestError)
 _LONG = 3600.0  # cadences above this are not waited for by caught_up()
 
+RECHECK = 10.0
+"""Seconds a follower of a PostgreSQL feed waits for a NOTIFY before it looks anyway (a
+connection cut without a word tells nothing)."""
+
+
+async def feed(
+    db: str | Path,
+    after: int = 0,
+    *,
+    consumer: str | None = None,
+    follow: bool = True,
+    until: asyncio.Event | None = None,
+    wake: asyncio.Event | None = None,
+) -> AsyncIterator[Change]:
+    """Each change committed to the mirror database ``db`` (a path or a
+    ``postgresql://`` URL) after ``after`` (or ``consumer``'s saved cursor), in commit
+    order, at least once, on a connection of its own: from any process, while a mirror
+    writes it or not. ``follow=False`` ends at the last one committed, ``until`` once it
+    is set and every change committed before has been given. A PostgreSQL database wakes
+    the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
+    :data:`~asyncsports.store._mirror.POLL` seconds, or when ``wake`` is set (a writer
+    in this process).
+
+    A named ``consumer``'s cursor moves past a change when the next one is asked
+    for (the consumer is done with it): one that restarts resumes from there.
+    """
+    reader = await open_mirror(db)
+    try:
+        if consumer is not None and after == 0:
+            after = await reader.cursor(consumer)
+        while True:
+            if wake is not None:
+                wake.clear()  # before the read: a commit during it sets it again
+            batch = await reader.changes(after)
+            for change in batch:
+                yield change
+                after = change.seq
+                if consumer is not None:
+                    await reader.save_cursor(consumer, after)
+            if batch:
+                continue
+            if not follow or (until is not None and until.is_set()):
+                return
+            await _wait(reader, until, wake)
+    finally:
+        await reader.close()
+
+
+async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
+    """Until the store says changes may be there, or one of ``events`` is set."""
+    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(RECHECK))]
+    waits += [asyncio.ensure_future(e.wait()) for e in events if e is not None]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+        # The reader's connection is free again only once its wait has unwound.
+        await asyncio.gather(*waits, return_exceptions=True)
+
 
 class Mirror:
-    """Keeps a SQLite database current for ``sports``, within the client's rate budget.
+    """Keeps a database current for ``sports``, within the client's rate budget.
+
+    ``db``: a SQLite file or a ``postgresql://`` URL (see
+    :func:`~asyncsports.store.open_mirror`).
 
     ``every`` overrides cadences (seconds, keys of :data:`~asyncsports.sync.DEFAULT_EVERY`);
     ``days_back``/``days_ahead`` bound the fixtures followed; ``concurrency`` is how many
@@ -73,7 +134,9 @@ class Mirror:
         statistics_feed: StatisticsFeed | None = None,
     ) -> None:
         self.client = client
-        self.db = Path(db)
+        self.db: str | Path = db if is_postgres(db) else Path(db)
+        self.name = redact_url(str(db)) if is_postgres(db) else str(db)
+        """The database, as messages name it (no password)."""
         self.sports = tuple(dict.fromkeys(sports))
         self.plan = Plan(every)
         self.every = self.plan.every
@@ -97,9 +160,8 @@ class Mirror:
         self.feeds = self.live.tasks  # the feeds running, by live:<id> and stats:<id>
         self.started = math.nan
         self._marks: dict[str, float] = {}
-        self._store: Store | None = None
+        self._store: MirrorStore | None = None
         self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
-        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
@@ -164,40 +226,10 @@ class Mirror:
         A named ``consumer``'s cursor moves past a change when the next one is asked
         for (the consumer is done with it): one that restarts resumes from there.
         """
-        loop = asyncio.get_running_loop()
-        # One thread for this reader's connection: a call and the close never overlap.
-        io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-feed")
-        reader = await loop.run_in_executor(io, Store, self.db)
-        try:
-            if consumer is not None and after == 0:
-                after = await loop.run_in_executor(io, reader.cursor, consumer)
-            while True:
-                batch = await loop.run_in_executor(io, reader.changes, after)
-                for change in batch:
-                    yield change
-                    after = change.seq
-                    if consumer is not None:
-                        await loop.run_in_executor(io, reader.save_cursor, consumer, after)
-                if batch:
-                    continue
-                if not follow or (until is not None and until.is_set()):
-                    return
-                self._changed.clear()
-                await self._wait_changes(until)
-        finally:
-            io.submit(reader.close)
-            io.shutdown(wait=False)
-
-    async def _wait_changes(self, until: asyncio.Event | None) -> None:
-        """Until a commit, ``until`` or half a second (another process may be the writer)."""
-        waits = [asyncio.ensure_future(self._changed.wait())]
-        if until is not None:
-            waits.append(asyncio.ensure_future(until.wait()))
-        try:
-            await asyncio.wait(waits, timeout=0.5, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in waits:
-                w.cancel()
+        async for change in feed(
+            self.db, after, consumer=consumer, follow=follow, until=until, wake=self._changed
+        ):
+            yield change
 
     # ------------------------------------------------------------------ the loop
 
@@ -205,8 +237,8 @@ class Mirror:
         loop = asyncio.get_running_loop()
         self._once, self.started = once, loop.time()
         self.plan = Plan(self.every)
-        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
-        self._store = await self._call(Store, self.db)
+        self._error = None  # a run after a standby's lost term starts afresh
+        self._store = await open_mirror(self.db, fence=self.fence)
         try:
             await self._restore(loop.time())
             self._say_start(once)
@@ -221,14 +253,13 @@ class Mirror:
             self._ready.clear()
             self._stopping.clear()  # a stop asked before the run starts is kept
             store, self._store = self._store, None
-            await self._call(store.close)
-            self._io.shutdown(wait=False)
+            await store.close()
         if self._error is not None:
             raise self._error
 
     async def _restore(self, now: float) -> None:
         """Plan the listings, and carry on with what the database says is under way."""
-        self._marks = await self._call(self._db().marks)
+        self._marks = await self._db().marks()
         plan = self.plan
         for sport in self.sports:
             plan.add(f"fixtures:{sport}", "fixtures", (sport, "near"), at=now)
@@ -244,7 +275,7 @@ class Mirror:
                 # Owed by a fixture that ended before a stop.
                 key = f"standings:{owed_season}"
                 plan.add(key, "standings", (owed_sport, owed_season), at=now)
-        for fid, sport, season, status, deleted in await self._call(self._db().fixtures):
+        for fid, sport, season, status, deleted in await self._db().fixtures():
             if sport not in self.sports:
                 continue
             need = wanted(status, deleted, f"final:{fid}" in self._marks)
@@ -260,7 +291,7 @@ class Mirror:
             "mirror: %s %s into %s within %s; carrying on with %d live and %d ended fixtures",
             "one pass over" if once else "following",
             ", ".join(self.sports),
-            self.db,
+            self.name,
             f"{rate:g} requests a second" if rate else "no rate limit",
             kinds["live"],
             kinds["backlog"],
@@ -343,9 +374,7 @@ class Mirror:
         if not done.writes and not done.marks and not done.unmarks:
             return
         at = time.time()
-        n = await self._call(
-            self._db().write, done.writes, done.marks, at, done.unmarks, done.positions
-        )
+        n = await self._db().write(done.writes, done.marks, at, done.unmarks, done.positions)
         for mark in done.unmarks:
             self._marks.pop(mark, None)
         for mark in done.marks:
@@ -392,7 +421,7 @@ class Mirror:
             case "squads":
                 return await j.squads(a[0], a[1])
             case "events":
-                return await j.events(await self._call(self._db().rows, "events"))
+                return await j.events(await self._db().rows("events"))
             case "snooker":
                 return await j.snooker()
         raise AssertionError(task.kind)
@@ -409,9 +438,9 @@ class Mirror:
     async def _position(self, name: str, fid: str) -> int:
         """Where a live feed resumes: its records committed; for an actions feed that
         never ran, the actions stored (polled before): at least once, never a gap."""
-        n = await self._call(self._db().position, name)
+        n = await self._db().position(name)
         if n is None and fid:
-            n = await self._call(self._db().count_actions, fid)
+            n = await self._db().count_actions(fid)
         return n or 0
 
     def _ended(self, final: Next) -> None:
@@ -445,11 +474,7 @@ class Mirror:
                             "up to %.1f s: raise --rate-limit or lengthen --every",
                             len(late), worst)  # fmt: skip
 
-    def _db(self) -> Store:
+    def _db(self) -> MirrorStore:
         if self._store is None:
             raise RuntimeError("the mirror is not running")
         return self._store
-
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a database call on the mirror's one database thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)

@@ -1,0 +1,401 @@
+"""The mirror's PostgreSQL database: the interface and guarantees of the SQLite one.
+
+A write is one transaction. Each table's rows go in by one ``INSERT ... SELECT FROM
+unnest(...) ON CONFLICT DO UPDATE ... WHERE (old) IS DISTINCT FROM (new) RETURNING``: the
+database compares each row with the stored one and writes (and returns) only those whose
+content changed; their lines go into ``changes`` in the same transaction, which ends with a
+``NOTIFY`` (:data:`CHANNEL`) carrying the last ``seq``. A transaction that is lost, or
+whose commit is not known, is done again on a new connection (:class:`PgLink`): the rows
+it did commit compare equal the second time, so nothing is logged twice.
+
+``seq`` is in commit order because each write first takes a transaction-scoped advisory
+lock (:data:`FEED_LOCK`): writers to one database take turns, and a follower reading
+``seq > cursor`` never passes a change committed later with a smaller ``seq``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from asyncsports.store._lease import Lease, fence
+from asyncsports.store._mirror import (
+    Change,
+    Row,
+    Write,
+    change_op,
+    last_states,
+    time_text,
+)
+from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, PgLink, PgSink, redact_url
+from asyncsports.store._rows import utc_text
+from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Column, Table, pg_convert
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["CHANNEL", "FEED_LOCK", "PgMirror"]
+
+CHANNEL = "asyncsports_changes"
+"""The channel each write NOTIFYs (payload: the last ``seq`` it logged)."""
+
+FEED_LOCK = 0x6173_7370_6F72_7466  # "asportf": one writer of the change feed at a time
+T = TypeVar("T")
+
+_TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES)}
+# What a row's value travels as, in an array parameter of unnest().
+_ARRAY = {"text": "text", "int": "bigint", "flag": "integer", "time": "text", "json": "text",
+          "real": "double precision", "seq": "bigint"}  # fmt: skip
+_KEY_TYPE = {"text": "text", "int": "bigint"}
+
+
+def _compared(c: Column, side: str) -> str:
+    # json has no equality operator: its text is compared (the bytes as sent).
+    return f"{side}.{c.name}::text" if c.kind == "json" else f"{side}.{c.name}"
+
+
+def _upsert(t: Table) -> str:
+    names = ", ".join(t.names)
+    arrays = ", ".join(f"${i}::{_ARRAY[c.kind]}[]" for i, c in enumerate(t.columns, 1))
+    rest = [c for c in t.columns if c.name not in t.key]
+    sets = ", ".join(f"{c.name} = excluded.{c.name}" for c in rest)
+    old = ", ".join(_compared(c, t.name) for c in rest)
+    new = ", ".join(_compared(c, "excluded") for c in rest)
+    return (
+        f"INSERT INTO {t.name} ({names}) "
+        f"SELECT {', '.join(pg_convert(c) for c in t.columns)} "
+        f"FROM unnest({arrays}) AS v({names}) "
+        f"ON CONFLICT ({', '.join(t.key)}) DO UPDATE SET {sets} "
+        f"WHERE ROW({old}) IS DISTINCT FROM ROW({new}) "
+        f"RETURNING {', '.join(t.key)}, (xmax = 0) AS inserted"
+    )
+
+
+def _key_types(t: Table) -> list[str]:
+    kinds = {c.name: c.kind for c in t.columns}
+    return [_KEY_TYPE[kinds[k]] for k in t.key]
+
+
+def _scope_delete(t: Table, column: str) -> str:
+    keys = ", ".join(t.key)
+    arrays = ", ".join(f"${i}::{k}[]" for i, k in enumerate(_key_types(t), 2))
+    return (
+        f"DELETE FROM {t.name} WHERE {column} = $1 "
+        f"AND ({keys}) NOT IN (SELECT * FROM unnest({arrays})) "
+        f"RETURNING {', '.join(t.names)}"
+    )
+
+
+def _delete(t: Table) -> str:
+    keys = ", ".join(t.key)
+    arrays = ", ".join(f"${i}::{k}[]" for i, k in enumerate(_key_types(t), 1))
+    return f"DELETE FROM {t.name} WHERE ({keys}) IN (SELECT * FROM unnest({arrays}))"
+
+
+def _order(t: Table) -> str:
+    # Keys in byte order, as SQLite sorts them (not the database's collation).
+    kinds = {c.name: c.kind for c in t.columns}
+    return ", ".join(f'{k} COLLATE "C"' if kinds[k] == "text" else k for k in t.key)
+
+
+_UPSERT = {name: _upsert(t) for name, t in _TABLES.items()}
+_DELETE = {name: _delete(t) for name, t in _TABLES.items()}
+_REPLACE = {name: s.removesuffix(s[s.index(" WHERE ROW(") :]) for name, s in _UPSERT.items()}
+_LOG = (
+    "WITH c AS (INSERT INTO changes (committed_at, op, tbl, key, row) "
+    "SELECT $1::timestamptz, o, t, k, r "
+    "FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(o, t, k, r, i) "
+    "ORDER BY i RETURNING seq) "
+    f"SELECT pg_notify('{CHANNEL}', max(seq)::text) FROM c"
+)
+
+
+def _plain(t: Table, record: Sequence[Any]) -> Row:
+    """A row read back as the values it was written from (time as text, flags 0/1)."""
+    out = []
+    for c, v in zip(t.columns, record, strict=True):
+        if v is not None and c.kind == "time":
+            v = utc_text(v)
+        elif v is not None and c.kind == "flag":
+            v = int(v)
+        out.append(v)
+    return tuple(out)
+
+
+def _columns(t: Table, rows: Sequence[Row]) -> list[list[Any]]:
+    """The rows as one array per column (flags as integers)."""
+    cols = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in t.columns]
+    for i, c in enumerate(t.columns):
+        if c.kind == "flag":
+            cols[i] = [None if v is None else int(v) for v in cols[i]]
+    return cols
+
+
+def _layers(rows: Sequence[Row], nkeys: int) -> list[list[Row]]:
+    """The rows in turns where no key comes twice (one statement cannot change a row
+    twice): almost always one; a row written twice in a write is logged twice, in order,
+    as SQLite logs it."""
+    layers: list[list[Row]] = []
+    seen: list[set[tuple[Any, ...]]] = []
+    depth: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        key = tuple(row[:nkeys])
+        n = depth.get(key, -1) + 1
+        depth[key] = n
+        if n == len(layers):
+            layers.append([])
+            seen.append(set())
+        layers[n].append(row)
+    return layers
+
+
+class PgMirror:
+    """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._mirror.MirrorStore`.
+
+    Every call goes through one :class:`PgLink` (one connection, reconnected when the
+    database restarts, the call done again).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        fence: Lease | None = None,
+    ) -> None:
+        self.url = url
+        self.name = redact_url(url)
+        self.fence = fence  # a standby's lease: each write first checks it is still ours
+        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
+        self._listening: asyncpg.Connection | None = None
+        self._woken = asyncio.Event()
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        fence: Lease | None = None,
+    ) -> PgMirror:
+        """Connect, create the tables if needed (checking the schema's version)."""
+        mirror = cls(url, patience=patience, connect_timeout=connect_timeout, fence=fence)
+        await mirror._do(lambda conn: conn.fetchval("SELECT 1"))
+        return mirror
+
+    async def _do(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        async def run(sink: PgSink) -> T:
+            return await op(sink.connection)
+
+        return await self.link.do(run)
+
+    async def close(self) -> None:
+        """Close the connection."""
+        self._listening = None
+        await self.link.close()
+
+    # ------------------------------------------------------------------ writes
+
+    async def write(
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
+        positions: Mapping[str, int] | None = None,
+    ) -> Counter[str]:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.write`."""
+        todo = list(writes)
+        marked, unmarked = list(marks), list(unmarks)
+        moved = dict(positions or {})
+
+        async def op(conn: asyncpg.Connection) -> Counter[str]:
+            changed: Counter[str] = Counter()
+            lines: list[tuple[str, str, str, str]] = []
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", FEED_LOCK)
+                if self.fence is not None:
+                    await fence(conn, self.fence)
+                for w in todo:
+                    changed[w.table] += await self._write(conn, w, lines)
+                if lines:
+                    ops, tables, keys, rows = (list(x) for x in zip(*lines, strict=True))
+                    now = dt.datetime.now(dt.UTC)
+                    await conn.execute(_LOG, now, ops, tables, keys, rows)
+                if unmarked:
+                    await conn.execute("DELETE FROM marks WHERE name = ANY($1::text[])", unmarked)
+                if marked:
+                    await conn.execute(
+                        "INSERT INTO marks (name, done_at) SELECT unnest($1::text[]), $2 "
+                        "ON CONFLICT (name) DO UPDATE SET done_at = excluded.done_at",
+                        marked,
+                        at,
+                    )
+                if moved:
+                    await conn.execute(
+                        "INSERT INTO positions (name, position) "
+                        "SELECT * FROM unnest($1::text[], $2::bigint[]) "
+                        "ON CONFLICT (name) DO UPDATE SET position = excluded.position",
+                        list(moved),
+                        list(moved.values()),
+                    )
+            return changed
+
+        return await self._do(op)
+
+    async def _write(
+        self, conn: asyncpg.Connection, w: Write, lines: list[tuple[str, str, str, str]]
+    ) -> int:
+        t = _TABLES[w.table]
+        nkeys = len(t.key)
+        changed = 0
+        for layer in _layers(w.rows, nkeys):
+            got = await conn.fetch(_UPSERT[t.name], *_columns(t, layer))
+            done = {tuple(r[:nkeys]): r["inserted"] for r in got}
+            for row in layer:
+                key = tuple(row[:nkeys])
+                if key in done:
+                    op = change_op(t.name, row, inserted=done[key])
+                    lines.append(_line(op, t, key, row))
+                    changed += 1
+        if w.scope is not None:
+            column, value = w.scope
+            kept = [list(k) for k in zip(*{tuple(r[:nkeys]) for r in w.rows}, strict=True)]
+            gone = await conn.fetch(_scope_delete(t, column), value, *(kept or [[]] * nkeys))
+            for r in sorted((_plain(t, r) for r in gone), key=lambda r: r[:nkeys]):
+                lines.append(_line("delete", t, r[:nkeys], (*r[:-1], None)))
+                changed += 1
+        return changed
+
+    async def apply(self, changes: Iterable[Change]) -> None:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.apply`."""
+        last = list(last_states(changes).values())
+
+        async def op(conn: asyncpg.Connection) -> None:
+            async with conn.transaction():
+                for name, t in _TABLES.items():
+                    mine = [c for c in last if c.table == name]
+                    gone = [c.key for c in mine if c.row.get("json") is None]
+                    kept = [tuple(c.row[k] for k in t.names) for c in mine if c.row.get("json")]
+                    if gone:
+                        await conn.execute(
+                            _DELETE[name], *(list(k) for k in zip(*gone, strict=True))
+                        )
+                    if kept:
+                        await conn.execute(_REPLACE[name], *_columns(t, kept))
+
+        await self._do(op)
+
+    async def save_cursor(self, name: str, seq: int) -> None:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.save_cursor`."""
+        await self._do(
+            lambda conn: conn.execute(
+                "INSERT INTO cursors (name, seq) VALUES ($1, $2) ON CONFLICT (name) "
+                "DO UPDATE SET seq = greatest(cursors.seq, excluded.seq)",
+                name,
+                seq,
+            )
+        )
+
+    # ------------------------------------------------------------------ the feed
+
+    async def changes(self, after: int, limit: int = 500) -> list[Change]:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.changes`."""
+
+        async def op(conn: asyncpg.Connection) -> list[Change]:
+            self._woken.clear()  # a NOTIFY from now on wakes the next wait()
+            return [
+                Change(r[0], r[1], r[2], tuple(json.loads(r[3])), json.loads(r[4]), time_text(r[5]))
+                for r in await conn.fetch(
+                    "SELECT seq, op, tbl, key, row, committed_at FROM changes "
+                    "WHERE seq > $1 ORDER BY seq LIMIT $2",
+                    after,
+                    limit,
+                )
+            ]
+
+        return await self._do(op)
+
+    async def wait(self, at_most: float) -> None:
+        """Until a write's NOTIFY (or the connection's end, or ``at_most`` seconds). The first
+        call on a connection LISTENs and returns at once: what was committed before
+        the LISTEN is read by the next :meth:`changes`."""
+        if await self._do(self._listen):
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._woken.wait(), at_most)
+
+    async def _listen(self, conn: asyncpg.Connection) -> bool:
+        if self._listening is conn and not conn.is_closed():  # type: ignore[union-attr]
+            return False
+        self._listening = None
+        await conn.add_listener(CHANNEL, self._notified)
+        conn.add_termination_listener(self._ended)
+        self._listening = conn
+        return True
+
+    def _notified(self, *_: Any) -> None:
+        self._woken.set()
+
+    def _ended(self, *_: Any) -> None:
+        self._listening = None
+        self._woken.set()  # the next changes() reconnects, the next wait() LISTENs again
+
+    # ------------------------------------------------------------------ reads
+
+    async def cursor(self, name: str) -> int:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.cursor`."""
+        seq = await self._do(lambda c: c.fetchval("SELECT seq FROM cursors WHERE name = $1", name))
+        return int(seq) if seq is not None else 0
+
+    async def marks(self) -> dict[str, float]:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.marks`."""
+        rows = await self._do(lambda c: c.fetch("SELECT name, done_at FROM marks"))
+        return {r[0]: r[1] for r in rows}
+
+    async def rows(self, table: str) -> list[Row]:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.rows`."""
+        t = _TABLES[table]
+        q = f"SELECT {', '.join(t.names)} FROM {table} ORDER BY {_order(t)}"
+        return [_plain(t, r) for r in await self._do(lambda c: c.fetch(q))]
+
+    async def counts(self) -> dict[str, int]:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.counts`."""
+        q = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in _TABLES)
+        return {r[0]: r[1] for r in await self._do(lambda c: c.fetch(q))}
+
+    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.fixtures`."""
+        q = "SELECT id, sport, season_id, status, deleted FROM fixtures"
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in await self._do(lambda c: c.fetch(q))]
+
+    async def count_actions(self, fixture_id: str) -> int:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.count_actions`."""
+        q = "SELECT count(*) FROM actions WHERE fixture_id = $1"
+        return int(await self._do(lambda c: c.fetchval(q, fixture_id)))
+
+    async def position(self, name: str) -> int | None:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.position`."""
+        q = "SELECT position FROM positions WHERE name = $1"
+        n = await self._do(lambda c: c.fetchval(q, name))
+        return int(n) if n is not None else None
+
+    async def has(self, table: str, column: str, value: Any) -> bool:
+        """As :meth:`~asyncsports.store._mirror.MirrorStore.has`."""
+        t = _TABLES[table]
+        if column not in t.names:
+            raise ValueError(f"{table} has no column {column}")
+        q = f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {column} = $1)"
+        return bool(await self._do(lambda c: c.fetchval(q, value)))
+
+
+def _line(op: str, t: Table, key: Sequence[Any], row: Sequence[Any]) -> tuple[str, str, str, str]:
+    whole = dict(zip(t.names, row, strict=True))
+    return op, t.name, json.dumps(list(key)), json.dumps(whole)
