@@ -1,7 +1,10 @@
-"""`asyncsports sync` in subprocesses: --once with --changes, kill -9 and a restart, SIGTERM."""
+"""`asyncsports sync` in subprocesses: --once with --changes, kill -9 and a restart, SIGTERM,
+on SQLite and on PostgreSQL (a throwaway server, tests/servers.py); `asyncsports changes`
+following a database's feed from another process; PostgreSQL restarted mid-run."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import json
@@ -13,12 +16,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 
-from asyncsports.sync import TABLES, Store
+from asyncsports.store import is_postgres
+from asyncsports.sync import TABLES, Change, open_mirror
 
 CLI = [sys.executable, "-m", "asyncsports.cli"]
 TIMEOUT = 60
@@ -51,14 +56,35 @@ def base_url() -> Iterator[str]:
         assert proc.wait(10) == 0
 
 
-def sync_args(base_url: str, db: Path, *more: str) -> list[str]:
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
+    """Makes new empty databases of each engine: a file, or a PostgreSQL database."""
+    if request.param == "sqlite":
+        return lambda name: str(tmp_path / f"{name}.sqlite")
+    postgres = request.getfixturevalue("postgres")
+    return lambda name: str(postgres.create_database())
+
+
+def sync_args(base_url: str, db: Path | str, *more: str) -> list[str]:
     return [*CLI, "sync", "--base-url", base_url, "--token", "emulator-token", "--rate-limit",
             "0", "-s", "basketball", "-s", "soccer", "--db", str(db), *more]  # fmt: skip
 
 
-def committed(db: Path) -> int:
+async def _pg_committed(url: str) -> int:
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
+    except asyncpg.UndefinedTableError:
+        return 0  # the schema is not there yet
+    finally:
+        await conn.close()
+
+
+def committed(db: Path | str) -> int:
     """The last change committed to ``db`` (0: none, or no database yet)."""
-    if not db.exists():
+    if is_postgres(db):
+        return asyncio.run(_pg_committed(str(db)))
+    if not Path(db).exists():
         return 0
     with contextlib.closing(sqlite3.connect(db, timeout=5)) as c:
         try:
@@ -67,16 +93,42 @@ def committed(db: Path) -> int:
             return 0  # the schema is not there yet
 
 
-def tables(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    store = Store(db)
+async def _tables(db: Path | str) -> dict[str, list[tuple[object, ...]]]:
+    store = await open_mirror(db)
     try:
-        return {t: store.rows(t) for t in TABLES}
+        return {t: await store.rows(t) for t in TABLES}
     finally:
-        store.close()
+        await store.close()
 
 
-def test_once_with_changes_prints_the_feed_and_resumes(base_url: str, tmp_path: Path) -> None:
-    db = tmp_path / "m.sqlite"
+def tables(db: Path | str) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows, by key (the same values on both engines)."""
+    return asyncio.run(_tables(db))
+
+
+async def _changes(db: Path | str) -> list[Change]:
+    store = await open_mirror(db)
+    try:
+        return await store.changes(0, limit=1_000_000)
+    finally:
+        await store.close()
+
+
+async def _replayed(db: Path | str, into: Path | str) -> dict[str, list[tuple[object, ...]]]:
+    """The change feed of ``db`` from the start, applied to the empty ``into``."""
+    source, copy = await open_mirror(db), await open_mirror(into)
+    try:
+        await copy.apply(await source.changes(0, limit=1_000_000))
+        return {t: await copy.rows(t) for t in TABLES}
+    finally:
+        await source.close()
+        await copy.close()
+
+
+def test_once_with_changes_prints_the_feed_and_resumes(
+    base_url: str, new_db: Callable[[str], str]
+) -> None:
+    db = new_db("m")
     first = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
                            text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
     assert first.returncode == 0, first.stderr
@@ -89,10 +141,15 @@ def test_once_with_changes_prints_the_feed_and_resumes(base_url: str, tmp_path: 
     again = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
                            text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
     assert again.returncode == 0 and again.stdout == ""  # nothing changed, nothing repeated
+    # The feed read back by `asyncsports changes`, from another process, is the same.
+    read = subprocess.run([*CLI, "changes", "--db", db], capture_output=True, text=True,
+                          env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert read.returncode == 0, read.stderr
+    assert [json.loads(line) for line in read.stdout.splitlines()] == feed
 
 
 def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
-    base_url: str, tmp_path: Path
+    base_url: str, tmp_path: Path, new_db: Callable[[str], str]
 ) -> None:
     reference = tmp_path / "ref.sqlite"
     clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
@@ -101,7 +158,7 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
     want = tables(reference)
     assert want["actions"] and want["statistics"]
     rng = random.Random(13)
-    db = tmp_path / "killed.sqlite"
+    db = new_db("killed")
     total = sum(map(len, want.values()))  # a clean pass inserts each row once
     partial = []
     for _ in range(3):
@@ -123,13 +180,15 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
     done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
                           env=env(), timeout=TIMEOUT)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert tables(db) == want
+    assert tables(db) == want  # the same rows as one clean pass into SQLite
+    # Nothing lost or doubled in the log: one change for each row (PostgreSQL may skip
+    # seq numbers a killed transaction took, never repeat or reorder them).
+    log = asyncio.run(_changes(db))
+    assert len(log) == total and "update" not in {c.op for c in log}
+    assert len({(c.table, c.key) for c in log}) == total
+    assert [c.seq for c in log] == sorted({c.seq for c in log})
     # The log holds every committed change: replayed, it rebuilds the same tables.
-    store, copy = Store(db), Store(tmp_path / "replayed.sqlite")
-    copy.apply(store.changes(0, limit=1_000_000))
-    assert {t: copy.rows(t) for t in TABLES} == want
-    store.close()
-    copy.close()
+    assert asyncio.run(_replayed(db, new_db("replayed"))) == want
 
 
 def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path: Path) -> None:

@@ -190,21 +190,25 @@ async def test_a_follower_on_another_connection_sees_each_change_once_in_order(
     got: list[Change] = []
     done = asyncio.Event()
 
+    moved = asyncio.Event()
+
     async def follow() -> None:
         async for change in feed(db, consumer="app", until=done):
             got.append(change)
+            moved.set()
 
     follower = asyncio.create_task(follow())
     try:
-        await asyncio.sleep(0.2)  # the follower waits for the first commit
-        for writes in todo:
-            await writer.write(writes)
-            await asyncio.sleep(0.005 * random.random())
+        committed = 0
+        for i, writes in enumerate(todo):
+            committed += (await writer.write(writes)).total()
+            # Every other write waits for the follower to see it: it is woken by the
+            # commit, while it waits (not by the next write, nor by until=).
+            while i % 2 and committed and (not got or got[-1].seq < committed):
+                moved.clear()
+                await asyncio.wait_for(moved.wait(), 5)
         total = len(await writer.changes(0, limit=100_000))
-        async with asyncio.timeout(20):
-            while len(got) < total:
-                await asyncio.sleep(0.02)
-        done.set()
+        done.set()  # the follower ends once it has given every change committed before
         await asyncio.wait_for(follower, 20)
         assert [c.seq for c in got] == list(range(1, total + 1))  # each once, in order
         assert await writer.cursor("app") == total

@@ -1,4 +1,5 @@
-"""``asyncsports sync``: keep a SQLite database current, optionally printing its change feed."""
+"""``asyncsports sync``: keep a SQLite or PostgreSQL database current, optionally printing
+its change feed."""
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
@@ -7,7 +8,6 @@ import dataclasses
 import logging
 import signal
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import msgspec
@@ -28,7 +28,8 @@ EPILOG = (
     + ". SIGTERM (and a first Ctrl-C) finishes what is in flight, then exits 0 (Ctrl-C: "
     f"{INTERRUPTED}); a restart carries on. --changes prints each committed change as a "
     "JSON line (seq, op, table, key, committed_at, record) from the --consumer's cursor, "
-    "saved in the database: a restarted consumer resumes where it stopped."
+    "saved in the database: a restarted consumer resumes where it stopped; "
+    "asyncsports changes --db follows the same feed from any other process."
 )
 
 
@@ -84,9 +85,13 @@ def sync(
         list[str] | None,
         typer.Option("--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable."),
     ] = None,
-    db: Annotated[Path, typer.Option(dir_okay=False, help="SQLite database to keep.")] = Path(
-        "asyncsports-mirror.sqlite"
-    ),
+    db: Annotated[
+        str,
+        typer.Option(
+            metavar="FILE|URL",
+            help="SQLite file to keep, or a PostgreSQL URL: postgresql://user:pass@host/db.",
+        ),
+    ] = "asyncsports-mirror.sqlite",
     every: Annotated[
         list[str] | None,
         typer.Option(metavar="KIND=SECONDS", help="A cadence (see below); repeatable."),
@@ -112,7 +117,8 @@ def sync(
     *,
     cfg: Settings,
 ) -> None:
-    """Keep a SQLite database current for the chosen sports, and tell what changed.
+    """Keep a SQLite or PostgreSQL database current for the chosen sports, and tell
+    what changed.
 
     Follows fixtures around now, live fixtures' actions and statistics
     (over the live websockets with --live-url or --emulator, else actions

@@ -158,7 +158,8 @@ class PgMirror:
     """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._mirror.MirrorStore`.
 
     Every call goes through one :class:`PgLink` (one connection, reconnected when the
-    database restarts, the call done again).
+    database restarts, the call done again), one call at a time: callers from several
+    tasks queue, as they do on SQLite's one thread.
     """
 
     def __init__(
@@ -175,6 +176,7 @@ class PgMirror:
         self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
         self._listening: asyncpg.Connection | None = None
         self._woken = asyncio.Event()
+        self._turn = asyncio.Lock()
 
     @classmethod
     async def open(
@@ -194,12 +196,14 @@ class PgMirror:
         async def run(sink: PgSink) -> T:
             return await op(sink.connection)
 
-        return await self.link.do(run)
+        async with self._turn:
+            return await self.link.do(run)
 
     async def close(self) -> None:
         """Close the connection."""
         self._listening = None
-        await self.link.close()
+        async with self._turn:
+            await self.link.close()
 
     # ------------------------------------------------------------------ writes
 

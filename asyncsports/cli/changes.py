@@ -1,0 +1,93 @@
+"""``asyncsports changes``: a mirror database's change feed as JSON Lines, from any process."""
+
+# No `from __future__ import annotations` here: typer reads the annotations at runtime.
+
+import asyncio
+import os
+import signal
+import sys
+from typing import Annotated
+
+import msgspec
+import typer
+
+from asyncsports.sync import feed
+
+from .app import command
+from .interrupts import interrupts
+from .options import Settings
+from .running import INTERRUPTED, PIPE_CLOSED, fail, say, setup_logging
+
+__all__ = ["changes"]
+
+EPILOG = (
+    "Each line: seq, op (insert, update or delete), table, key, committed_at and the "
+    "record as the service sent it (null for a row gone). With --consumer, the cursor "
+    "NAME is kept in the database and moves past each change printed: a restarted "
+    "follower resumes where it stopped (the same cursors as sync --changes). --follow "
+    "on PostgreSQL is woken by each commit (LISTEN/NOTIFY); a SQLite file is looked at "
+    "four times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
+    f"committed so far, exit 0 (Ctrl-C: {INTERRUPTED})."
+)
+
+
+async def _print(db: str, after: int, consumer: str | None, follow: bool) -> None:
+    stop = asyncio.Event()
+    with interrupts.stopping(stop.set):
+        async for change in feed(db, after, consumer=consumer, follow=follow, until=stop):
+            sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
+            sys.stdout.flush()
+
+
+async def _main(db: str, after: int, consumer: str | None, follow: bool) -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    interrupts.attach(task)
+    try:
+        await _print(db, after, consumer, follow)
+    finally:
+        interrupts.detach()
+
+
+@command(epilog=EPILOG)
+def changes(
+    db: Annotated[
+        str,
+        typer.Option(
+            metavar="FILE|URL", help="The mirror's SQLite file, or a postgresql://... URL."
+        ),
+    ] = "asyncsports-mirror.sqlite",
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing changes as they are committed.")
+    ] = False,
+    consumer: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Start from NAME's cursor and move it on."),
+    ] = None,
+    after: Annotated[
+        int,
+        typer.Option(min=0, metavar="SEQ", help="Start after this seq (default: the cursor)."),
+    ] = 0,
+    *,
+    cfg: Settings,
+) -> None:
+    """Print a mirror database's change feed (asyncsports sync writes it) as JSON Lines,
+    in commit order, without running a mirror: from this machine or any other."""
+    setup_logging(cfg.verbose)
+    with interrupts.installed():
+        try:
+            if interrupts.received:
+                raise asyncio.CancelledError
+            with asyncio.Runner() as runner:
+                runner.run(_main(db, after, consumer, follow))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            say("asyncsports: interrupted")
+            raise typer.Exit(interrupts.code or INTERRUPTED) from None
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as `yes | head` does.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(PIPE_CLOSED) from None
+        except Exception as exc:
+            fail(cfg, exc)
+    if interrupts.received and interrupts.received[0] == signal.SIGINT:
+        raise typer.Exit(INTERRUPTED)  # SIGTERM is how a follower is stopped: exit 0
