@@ -129,23 +129,21 @@ class Standby:
         finally:
             if not running.done():
                 self.mirror.stop()
-                done, _ = await asyncio.wait([running], timeout=GRACE)
-                if not done:
-                    running.cancel()
-            try:
-                await running
-            except Deposed:
-                lost = True
-            except Exception:
-                if not lost:
-                    raise
-                # A writer cut off fails as it stops: what it did is fenced off anyway.
-            finally:
-                self.mirror.fence = None
-                self.role = "standby"
-                if not lost:
-                    with contextlib.suppress(Exception):
-                        await self.election.release(lease)
+                await asyncio.wait([running], timeout=GRACE)
+                if not running.done():
+                    running.cancel()  # stuck on a database that does not answer
+                    await asyncio.wait([running])
+            self.mirror.fence = None
+            self.role = "standby"
+        error = None if running.cancelled() else running.exception()
+        if isinstance(error, Deposed):
+            lost = True
+        elif error is not None and not lost:
+            raise error
+        # else a writer cut off failed as it stopped: what it did is fenced off anyway.
+        if not lost:
+            with contextlib.suppress(Exception):
+                await self.election.release(lease)
         if lost:
             log.warning("mirror: lost the lease of %s (term %d): another process writes it "
                         "now; standing by", redact_url(self.url), lease.term)  # fmt: skip
