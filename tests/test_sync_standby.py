@@ -15,9 +15,10 @@ from typing import Any
 
 import asyncpg
 import pytest
-from servers import PostgresServer
+from servers import PostgresServer, free_port
 from test_sync_cli import _changes, base_url, env, sync_args, tables
 
+from asyncsports.errors import SinkError
 from asyncsports.store._lease import Deposed, Election, fence
 
 __all__ = ["base_url"]  # the standalone emulator, frozen (tests/test_sync_cli.py)
@@ -95,6 +96,22 @@ async def test_the_fence_refuses_an_old_term_and_a_takeover_waits_for_a_fenced_w
         await conn.close()
         await a.close()
         await b.close()
+
+
+async def test_a_database_never_reached_or_not_the_mirror_s_is_an_error_at_once(
+    postgres_url: str,
+) -> None:
+    gone = Election(f"postgresql://postgres@127.0.0.1:{free_port()}/x", "sync", "a")
+    with pytest.raises(SinkError, match=r"cannot reach the database at 127\.0\.0\.1:\d+"):
+        await gone.take(60)
+    conn = await asyncpg.connect(postgres_url)
+    await conn.execute("CREATE TABLE asyncsports_schema (version integer NOT NULL)")
+    await conn.execute("INSERT INTO asyncsports_schema VALUES (99)")
+    await conn.close()
+    newer = Election(postgres_url, "sync", "a")
+    with pytest.raises(SinkError, match="schema version 99"):
+        await newer.take(60)
+    await newer.close()
 
 
 # --------------------------------------------------------------------------- processes

@@ -8,6 +8,7 @@ the Parquet export (:mod:`asyncsports.store.export`) are built on it.
 
 from __future__ import annotations
 
+from asyncsports.store._lease import Deposed, Election, Lease
 from asyncsports.store._mirror import KEYS as MIRROR_KEYS
 from asyncsports.store._mirror import TABLES as MIRROR_COLUMNS
 from asyncsports.store._mirror import Change, MirrorStore, Row, Write, open_mirror
@@ -18,6 +19,9 @@ __all__ = [
     "MIRROR_COLUMNS",
     "MIRROR_KEYS",
     "Change",
+    "Deposed",
+    "Election",
+    "Lease",
     "MirrorFile",
     "MirrorStore",
     "Row",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from asyncsports._optional import need
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT
+from asyncsports.store._pg import CONNECT_TIMEOUT, PgSink, transient, unusable
 
 if TYPE_CHECKING:
     import asyncpg
@@ -106,16 +106,25 @@ class Lease:
 class Election:
     """The connection that takes, renews and gives up the lease ``name`` for ``who``.
 
-    A call that finds the database unreachable raises (asyncpg's errors or OSError);
-    the next call connects again.
+    The first connection checks the mirror's schema (:class:`~asyncsports.store._pg.PgSink`
+    refuses a database that is not the mirror's before anything is written to it); a
+    database never reached, or an error that is not the database being unreachable, is
+    a :class:`~asyncsports.errors.SinkError`. Once reached, a call that finds it
+    unreachable raises asyncpg's error (or OSError, TimeoutError) and the next call
+    connects again.
     """
 
     def __init__(self, url: str, name: str, who: str) -> None:
         self.url, self.name, self.who = url, name, who
         self._conn: asyncpg.Connection | None = None
+        self._reached = False
 
     async def _db(self) -> asyncpg.Connection:
-        if self._conn is None or self._conn.is_closed():
+        if self._conn is not None and not self._conn.is_closed():
+            return self._conn
+        try:
+            if not self._reached:
+                await (await PgSink.open(self.url)).close()
             apg = need("asyncpg", "a postgresql:// database")
             conn = await apg.connect(self.url, timeout=CONNECT_TIMEOUT,
                                      server_settings=ELECTION_SETTINGS)  # fmt: skip
@@ -128,44 +137,50 @@ class Election:
             except BaseException:
                 conn.terminate()
                 raise
-            self._conn = conn
-        return self._conn
+        except Exception as exc:
+            if self._reached and transient(exc):
+                raise
+            raise unusable(self.url, exc) from exc
+        self._conn, self._reached = conn, True
+        return conn
 
-    async def _call(self, query: str, *args: Any) -> Any:
+    async def _call(self, how: str, query: str, *args: Any) -> Any:
         conn = await self._db()
         try:
             async with asyncio.timeout(CALL_TIMEOUT):
-                return await conn.fetchval(query, *args)
+                return await getattr(conn, how)(query, *args)
         except BaseException as exc:
+            if isinstance(exc, _lock_busy()):
+                raise
             # An answer that did not come (or an error) leaves the session in doubt.
-            if not isinstance(exc, _lock_busy()):
-                self.abort()
+            self.abort()
+            if isinstance(exc, Exception) and not transient(exc):
+                raise unusable(self.url, exc) from exc
             raise
 
     async def take(self, ttl: float) -> Lease | None:
         """The lease for ``ttl`` seconds if it is free, lapsed or its holder's connection
         is gone; else None. A takeover blocked by a fenced write under way longer than
         ``lock_timeout`` is None too (the caller tries again)."""
-        if not await self._call(_FREE, self.name):
+        if not await self._call("fetchval", _FREE, self.name):
             return None
         try:
-            term = await self._call(_TAKE, self.name, self.who, ttl)
+            term = await self._call("fetchval", _TAKE, self.name, self.who, ttl)
         except _lock_busy():
             return None
         return Lease(self.name, int(term), self.who) if term is not None else None
 
     async def renew(self, lease: Lease, ttl: float) -> bool:
         """Push the lease's expiry ``ttl`` seconds on; False: its term is over."""
-        return await self._call(_RENEW, lease.name, lease.term, ttl) is not None
+        return await self._call("fetchval", _RENEW, lease.name, lease.term, ttl) is not None
 
     async def release(self, lease: Lease) -> None:
         """Give the lease up now (a clean stop: a standby need not wait for the lapse)."""
-        await self._call(_RELEASE, lease.name, lease.term)
+        await self._call("execute", _RELEASE, lease.name, lease.term)
 
     async def holder(self) -> tuple[int, str, bool] | None:
         """``(term, holder, unexpired)`` of the lease, or None: never taken."""
-        conn = await self._db()
-        row = await conn.fetchrow(_HOLDER, self.name)
+        row = await self._call("fetchrow", _HOLDER, self.name)
         return (int(row[0]), str(row[1]), bool(row[2])) if row is not None else None
 
     def abort(self) -> None:

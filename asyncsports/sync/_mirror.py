@@ -15,8 +15,7 @@ from typing import Any
 from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
-from asyncsports.store import Change, MirrorStore, is_postgres, open_mirror, redact_url
-from asyncsports.store._lease import Lease
+from asyncsports.store import Change, Lease, MirrorStore, is_postgres, open_mirror, redact_url
 
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets

@@ -19,8 +19,8 @@ import os
 import secrets
 import socket
 
-from asyncsports.store import redact_url
-from asyncsports.store._lease import Deposed, Election, Lease
+from asyncsports.errors import AsyncSportsError
+from asyncsports.store import Deposed, Election, Lease, redact_url
 
 from ._mirror import Mirror
 
@@ -99,6 +99,8 @@ class Standby:
                 held = await self.election.holder()
                 self.holder = held[1] if held else None
                 self.reachable = True
+            except AsyncSportsError:
+                raise  # not the mirror's database, refused, ...: nothing to wait for
             except Exception as exc:  # unreachable for now: look again
                 if self.reachable or said is None:
                     log.warning("mirror: standby: cannot reach %s (%s); trying again",
