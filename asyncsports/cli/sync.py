@@ -55,7 +55,7 @@ async def _print(mirror: Mirror, consumer: str, until: asyncio.Event) -> None:
 
 async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | None) -> None:
     # On PostgreSQL, processes following one database elect its writer; the others wait.
-    standby = Standby(mirror, str(mirror.db)) if is_postgres(mirror.db) else None
+    standby = Standby(mirror) if is_postgres(mirror.db) else None
     runner = None
     if port is not None:
         from asyncsports.sync._metrics import serve_metrics

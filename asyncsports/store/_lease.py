@@ -81,9 +81,11 @@ UPDATE sync_lease SET expires = clock_timestamp() + $3 * interval '1 second',
 RETURNING term
 """
 _RELEASE = "UPDATE sync_lease SET expires = '-infinity' WHERE name = $1 AND term = $2"
+# One round trip: the row held (shared) and, for this transaction only, the server told
+# to end it when it sits idle STRANDED seconds (its writer cut off).
 _FENCE = (
-    "SELECT 1 FROM sync_lease WHERE name = $1 AND term = $2 "
-    "AND expires > clock_timestamp() FOR SHARE"
+    "SELECT set_config('idle_in_transaction_session_timeout', $3, true) FROM sync_lease "
+    "WHERE name = $1 AND term = $2 AND expires > clock_timestamp() FOR SHARE"
 )
 _DDL_LOCK = 0x6173_7370_6C65_6173  # "aspleas": one CREATE TABLE at a time
 _HOLDER = "SELECT term, holder, expires > clock_timestamp() FROM sync_lease WHERE name = $1"
@@ -208,8 +210,7 @@ def _lock_busy() -> type[BaseException]:
 async def fence(conn: asyncpg.Connection, lease: Lease) -> None:
     """First in each of the writer's transactions: raise :class:`Deposed` unless the
     lease is still ours; hold the row (shared) until the transaction ends."""
-    await conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = {int(STRANDED * 1000)}")
-    if await conn.fetchval(_FENCE, lease.name, lease.term) is None:
+    if await conn.fetchval(_FENCE, lease.name, lease.term, str(int(STRANDED * 1000))) is None:
         raise Deposed(
             f"the mirror's lease {lease.name!r} (term {lease.term}) is over: "
             "another process writes it now"

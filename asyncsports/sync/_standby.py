@@ -20,7 +20,7 @@ import secrets
 import socket
 
 from asyncsports.errors import AsyncSportsError
-from asyncsports.store import Deposed, Election, Lease, redact_url
+from asyncsports.store import Deposed, Election, Lease, is_postgres, redact_url
 
 from ._mirror import Mirror
 
@@ -39,8 +39,8 @@ GRACE = 5.0
 
 
 class Standby:
-    """Runs ``mirror`` while this process holds the lease ``name`` of the PostgreSQL
-    database ``url`` (the mirror's own), and stands by while another process does.
+    """Runs ``mirror`` while this process holds the lease ``name`` of the mirror's
+    PostgreSQL database, and stands by while another process does.
 
     ``role`` is ``"standby"`` or ``"writer"``; ``holder`` names the writer (as its
     process told it: host and pid); ``takeovers`` counts the terms this process won.
@@ -49,14 +49,15 @@ class Standby:
     def __init__(
         self,
         mirror: Mirror,
-        url: str,
         *,
         name: str = "sync",
         ttl: float = TTL,
         poll: float = POLL,
     ) -> None:
+        if not is_postgres(mirror.db):
+            raise ValueError("a standby needs a postgresql:// database: SQLite has one writer")
         self.mirror = mirror
-        self.url = url
+        self.url = url = str(mirror.db)
         self.ttl, self.poll = ttl, poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
         self.election = Election(url, name, self.who)
@@ -64,6 +65,7 @@ class Standby:
         self.holder: str | None = None
         self.reachable = False  # whether the last look at the lease got an answer
         self.takeovers = 0
+        self._valid = 0.0  # the loop's time until which the lease is surely ours
         self._stopping = asyncio.Event()
 
     def stop(self) -> None:
@@ -147,8 +149,9 @@ class Standby:
             with contextlib.suppress(Exception):
                 await self.election.release(lease)
         if lost:
-            log.warning("mirror: lost the lease of %s (term %d): another process writes it "
-                        "now; standing by", redact_url(self.url), lease.term)  # fmt: skip
+            log.warning("mirror: lost the lease of %s (term %d): not renewed in time, or "
+                        "another process took it; standing by", redact_url(self.url),
+                        lease.term)  # fmt: skip
         return not lost
 
     async def _renew(self, lease: Lease, running: asyncio.Task[None]) -> bool:
@@ -172,5 +175,3 @@ class Standby:
                             redact_url(self.url), " ".join(str(exc).split()) or "no answer")  # fmt: skip
             if loop.time() >= self._valid:
                 return True
-
-    _valid = 0.0  # loop time until which the lease is surely ours
