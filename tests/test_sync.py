@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime as dt
 import json
 from collections.abc import AsyncIterator
@@ -16,7 +17,7 @@ import pytest
 from asyncsports import Client
 from asyncsports.emulator import Emulator
 from asyncsports.errors import NotFoundError
-from asyncsports.sync import TABLES, Mirror, Store
+from asyncsports.sync import TABLES, Mirror, open_mirror
 from asyncsports.sync._metrics import serve_metrics
 from asyncsports.sync._plan import near_window, window
 
@@ -37,12 +38,26 @@ async def caught_up(mirror: Mirror, limit: float = 30) -> None:
         raise AssertionError(f"not caught up: {behind}") from None
 
 
-def rows(db: Path, table: str) -> list[tuple[Any, ...]]:
-    store = Store(db)
+async def _rows(db: Path | str, table: str) -> list[tuple[Any, ...]]:
+    store = await open_mirror(db)
     try:
-        return store.rows(table)
+        return await store.rows(table)
     finally:
-        store.close()
+        await store.close()
+
+
+def rows(db: Path | str, table: str) -> list[tuple[Any, ...]]:
+    """``table``'s rows in ``db`` (either engine), read on a connection of its own."""
+    with concurrent.futures.ThreadPoolExecutor(1) as io:  # callable from a running loop
+        return io.submit(asyncio.run, _rows(db, table)).result()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A new mirror database of each engine: a file, or a PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "m.sqlite"
+    return str(request.getfixturevalue("postgres_url"))
 
 
 async def rest_fixtures(client: Client, emu: Emulator, sport: str) -> dict[str, dict[str, Any]]:
@@ -65,7 +80,7 @@ def as_sent(json: str | bytes) -> Any:
 
 
 async def assert_mirrors(
-    client: Client, emu: Emulator, db: Path, sports: list[str] = SPORTS, sockets: bool = False
+    client: Client, emu: Emulator, db: Path | str, sports: list[str] = SPORTS, sockets: bool = False
 ) -> int:
     """The database holds what the REST endpoints answer now (with ``sockets``, a live
     fixture's actions as the websocket sends them); returns the fixtures checked."""
@@ -113,7 +128,7 @@ async def assert_mirrors(
 async def settled(
     client: Client,
     emu: Emulator,
-    db: Path,
+    db: Path | str,
     sports: list[str] = SPORTS,
     limit: float = 20,
     sockets: bool = False,
@@ -138,9 +153,8 @@ async def emu() -> AsyncIterator[Emulator]:
 
 
 async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
-    emu: Emulator, tmp_path: Path
+    emu: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
 ) -> None:
-    db = tmp_path / "m.sqlite"
     async with emu.client() as client:
         # Polling (live=False); over the websockets: tests/test_sync_live.py.
         mirror = Mirror(client, db, sports=SPORTS, every=FAST, days_back=1, days_ahead=1,
@@ -167,19 +181,19 @@ async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
         finally:
             mirror.stop()
             await asyncio.wait_for(running, 30)
-    # The change feed from the start rebuilds the same tables.
-    copy = Store(tmp_path / "copy.sqlite")
-    reader = Mirror(client, db)
-    copy.apply([c async for c in reader.changes(follow=False)])
-    for table in TABLES:
-        assert copy.rows(table) == rows(db, table), table
-    copy.close()
+    # The change feed from the start rebuilds the same tables, on either engine.
+    for into in (tmp_path / "copy.sqlite", request.getfixturevalue("postgres_url")):
+        copy = await open_mirror(into)
+        reader = Mirror(client, db)
+        await copy.apply([c async for c in reader.changes(follow=False)])
+        for table in TABLES:
+            assert await copy.rows(table) == rows(db, table), table
+        await copy.close()
 
 
 async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
-    emu: Emulator, tmp_path: Path
+    emu: Emulator, db: Path | str
 ) -> None:
-    db = tmp_path / "m.sqlite"
     async with emu.client() as client:
         mirror = Mirror(client, db, sports=["basketball"], clock=emu.clock.time)
         await mirror.once()
@@ -206,8 +220,7 @@ async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
         assert all(c.seq > rest[-1] for c in new)
 
 
-async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, tmp_path: Path) -> None:
-    db = tmp_path / "m.sqlite"
+async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, db: Path | str) -> None:
     async with emu.client() as client:
         mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
         running = asyncio.create_task(mirror.run())

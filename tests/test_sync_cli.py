@@ -21,6 +21,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from servers import PostgresServer, free_port
 
 from asyncsports.store import is_postgres
 from asyncsports.sync import TABLES, Change, open_mirror
@@ -245,3 +246,113 @@ def test_a_standalone_emulator_with_its_defaults_is_mirrored_around_its_now(
     starts = [r[3] for r in tables(db)["fixtures"]]
     assert starts
     assert all("2026-05-30" <= s[:10] <= "2026-06-03" for s in starts), starts
+
+
+def follow_args(db: str, *more: str) -> list[str]:
+    return [*CLI, "changes", "--db", db, "--consumer", "app", *more]
+
+
+def read_feed(proc: subprocess.Popen[str], until: int) -> list[dict[str, object]]:
+    """The JSON lines ``proc`` prints, up to the one of seq ``until``."""
+    assert proc.stdout is not None
+    got: list[dict[str, object]] = []
+    for line in proc.stdout:
+        got.append(json.loads(line))
+        if got[-1]["seq"] == until:
+            break
+    return got
+
+
+def test_a_follower_in_another_process_sees_each_change_once_in_order(
+    base_url: str, new_db: Callable[[str], str]
+) -> None:
+    db = new_db("m")
+    follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    try:
+        done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
+                              env=env(), timeout=TIMEOUT)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        last = committed(db)
+        got = read_feed(follower, last)
+        follower.send_signal(signal.SIGTERM)  # how a follower is stopped: exit 0
+        _, err = follower.communicate(timeout=TIMEOUT)
+        assert follower.returncode == 0, err
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert [c["seq"] for c in got] == [c.seq for c in asyncio.run(_changes(db))]
+    assert got[-1]["seq"] == last and len(got) == sum(map(len, tables(db).values()))
+    # Its cursor was kept: started again, it has nothing more to say.
+    again = subprocess.run(follow_args(db), capture_output=True, text=True, env=env(),
+                           timeout=TIMEOUT)  # fmt: skip
+    assert again.returncode == 0 and again.stdout == "", again.stderr
+
+
+def test_postgres_stopped_immediate_mid_run_loses_nothing(
+    base_url: str, tmp_path: Path, postgres: PostgresServer
+) -> None:
+    """A follower in another process, across the restart too, sees each change once."""
+    reference = tmp_path / "ref.sqlite"
+    clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
+                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert clean.returncode == 0, clean.stderr
+    want = tables(reference)
+    total = sum(map(len, want.values()))
+    db = postgres.create_database()
+    follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    # --verbose: the lines saying that the database was lost and is tried again (into a
+    # file: a pipe nobody reads while the test waits could fill and stall the run).
+    log_file = tmp_path / "sync.log"
+    with log_file.open("w") as out:
+        proc = subprocess.Popen(sync_args(base_url, db, "--once", "--verbose"),
+                                stdout=subprocess.DEVNULL, stderr=out, env=env())  # fmt: skip
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while proc.poll() is None and committed(db) < total // 5:
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        assert proc.poll() is None, "the pass ended before the database could be stopped"
+        postgres.stop("immediate")  # as a crash: every backend quits at once
+        time.sleep(1.0)
+        postgres.start()
+        proc.wait(TIMEOUT)
+        err = log_file.read_text()
+        assert proc.returncode == 0, err[-3000:]
+        assert "trying again" in err  # it did lose the database mid-run
+        log = asyncio.run(_changes(db))
+        got = read_feed(follower, log[-1].seq)
+        follower.send_signal(signal.SIGTERM)
+        _, ferr = follower.communicate(timeout=TIMEOUT)
+        assert follower.returncode == 0, ferr
+    finally:
+        for p in (proc, follower):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert tables(db) == want
+    assert len(log) == total and len({(c.table, c.key) for c in log}) == total
+    # The follower, across the restart too, saw each change once, in order.
+    assert [c["seq"] for c in got] == [c.seq for c in log]
+
+
+def test_a_password_in_the_url_is_never_printed(postgres: PostgresServer, tmp_path: Path) -> None:
+    url = postgres.create_database().replace("postgres@", "postgres:s3cret@")
+    args = [*CLI, "sync", "--emulator", "-s", "basketball", "--once", "--changes", "--db", url]
+    done = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert "postgres:***@" in done.stderr and "s3cret" not in done.stderr + done.stdout
+    # A database that cannot be reached: the storage error (13), named without it.
+    gone = f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/nowhere"
+    for cmd in ([*args[:-1], gone], [*CLI, "changes", "--db", gone, "--follow"]):
+        failed = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=TIMEOUT)
+        assert failed.returncode == 13, failed.stderr
+        assert "cannot reach the database" in failed.stderr
+        assert "s3cret" not in failed.stderr + failed.stdout
+    # A follower of a file that is not there says so, rather than wait on an empty one.
+    missing = subprocess.run([*CLI, "changes", "--db", str(tmp_path / "typo.sqlite")],
+                             capture_output=True, text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+    assert missing.returncode == 13 and "no mirror database at" in missing.stderr
+    assert not (tmp_path / "typo.sqlite").exists()

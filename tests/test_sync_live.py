@@ -16,13 +16,17 @@ import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from test_sync import FAST, as_sent, caught_up, rows, settled
+from test_sync import db as db  # the fixture: a new mirror database of each engine
 from test_sync_cli import CLI, env
+from test_sync_cli import new_db as new_db  # the fixture: a new database of each engine
 
 from asyncsports import Client, RequestInfo
 from asyncsports.emulator import Emulator
-from asyncsports.sync import Mirror, Store
+from asyncsports.store import is_postgres
+from asyncsports.sync import Mirror, open_mirror
 
 
 @pytest.fixture
@@ -35,7 +39,7 @@ def live_ids(mirror: Mirror) -> list[str]:
     return [t.args[1] for t in mirror.plan.tasks.values() if t.kind == "live"]
 
 
-async def same_as_rest(client: Client, db: Path, fids: list[str], limit: float = 20) -> None:
+async def same_as_rest(client: Client, db: Path | str, fids: list[str], limit: float = 20) -> None:
     """Wait until the live fixtures' stored actions are REST's timeline (as the socket
     sends it), each in its place (the ``seq`` column is REST's ``fixtureSeqNum``)."""
     loop = asyncio.get_running_loop()
@@ -62,9 +66,8 @@ def rest_actions(urls: list[str], fids: list[str]) -> int:
 
 
 async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
-    emu: Emulator, tmp_path: Path
+    emu: Emulator, db: Path | str
 ) -> None:
-    db = tmp_path / "m.sqlite"
     sent: list[str] = []  # by the mirror; the test reads REST with a client of its own
 
     def seen(info: RequestInfo) -> None:
@@ -91,9 +94,9 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
             mirror.stop()
             await running
         # Restarted: each feed resumes at the records it committed, no earlier, no later.
-        store = Store(db)
-        held = {fid: store.position(f"live:{fid}") for fid in live}
-        store.close()
+        store = await open_mirror(db)
+        held = {fid: await store.position(f"live:{fid}") for fid in live}
+        await store.close()
         sent.clear()
         emu.clock.advance(300)  # records the mirror was not there for
         mirror = Mirror(mine, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
@@ -159,8 +162,25 @@ def advance(base_url: str, seconds: float) -> None:
         assert r.status == 200
 
 
-def fed(db: Path) -> dict[str, tuple[int, int]]:
+_FED = ("SELECT p.name, p.position, (SELECT count(*) FROM changes c WHERE c.tbl = 'actions' "
+        "AND c.key LIKE '[\"' || substr(p.name, 6) || '\",%') FROM positions p "
+        "WHERE p.name LIKE 'live:%'")  # fmt: skip
+
+
+async def _pg_fed(url: str) -> dict[str, tuple[int, int]]:
+    conn = await asyncpg.connect(url)
+    try:
+        return {r[0].removeprefix("live:"): (r[1], r[2]) for r in await conn.fetch(_FED)}
+    except asyncpg.UndefinedTableError:
+        return {}  # not there yet
+    finally:
+        await conn.close()
+
+
+def fed(db: Path | str) -> dict[str, tuple[int, int]]:
     """Per fixture followed over the socket: (records committed, action changes logged)."""
+    if is_postgres(db):
+        return asyncio.run(_pg_fed(str(db)))
     with contextlib.closing(sqlite3.connect(db, timeout=5)) as c:
         try:
             pos = c.execute("SELECT name, position FROM positions WHERE name LIKE 'live:%'")
@@ -181,10 +201,10 @@ async def timelines(base_url: str, fids: Iterable[str]) -> dict[str, int]:
 
 
 def test_kill_9_then_a_restart_resumes_each_feed_without_repeats(
-    standalone: tuple[str, str], tmp_path: Path
+    standalone: tuple[str, str], new_db: Callable[[str], str]
 ) -> None:
     base_url, live_url = standalone
-    db = tmp_path / "m.sqlite"
+    db = new_db("m")
     args = [*CLI, "sync", "--base-url", base_url, "--live-url", live_url, "--token",
             "emulator-token", "--rate-limit", "0", "-s", "basketball", "--db", str(db),
             "--every", "live=0.2,fixtures=0.2,window=0.5"]  # fmt: skip

@@ -6,11 +6,14 @@ import asyncio
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
 
+from asyncsports.errors import SinkError
+from asyncsports.store import is_postgres
 from asyncsports.sync import feed
 
 from .app import command
@@ -74,6 +77,9 @@ def changes(
     """Print a mirror database's change feed (asyncsports sync writes it) as JSON Lines,
     in commit order, without running a mirror: from this machine or any other."""
     setup_logging(cfg.verbose)
+    if not is_postgres(db) and not Path(db).is_file():
+        # Opening would make an empty database, and a follower would wait on it for ever.
+        fail(cfg, SinkError(f"no mirror database at {db}: asyncsports sync --db makes one"))
     with interrupts.installed():
         try:
             if interrupts.received:

@@ -14,6 +14,15 @@ from asyncsports.store._mirror import TABLES as MIRROR_COLUMNS
 from asyncsports.store._mirror import Change, MirrorStore, Row, Write, open_mirror
 from asyncsports.store._mirror import Store as MirrorFile
 from asyncsports.store._pg import is_postgres, redact_url
+from asyncsports.store._rows import (
+    action_row,
+    event_row,
+    fixture_row,
+    squad_row,
+    standings_row,
+    statistics_row,
+    tournament_row,
+)
 
 __all__ = [
     "MIRROR_COLUMNS",
@@ -26,7 +35,14 @@ __all__ = [
     "MirrorStore",
     "Row",
     "Write",
+    "action_row",
+    "event_row",
+    "fixture_row",
     "is_postgres",
     "open_mirror",
     "redact_url",
+    "squad_row",
+    "standings_row",
+    "statistics_row",
+    "tournament_row",
 ]

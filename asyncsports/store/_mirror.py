@@ -142,6 +142,10 @@ class MirrorStore(Protocol):
     async def close(self) -> None:
         """Close it (an unfinished transaction is rolled back)."""
 
+    def abort(self) -> None:
+        """Close it at once, without waiting (a generator's finally may not wait: one
+        left unfinished is closed by the garbage collector)."""
+
     async def write(
         self,
         writes: Iterable[Write],
@@ -411,6 +415,11 @@ class SqliteMirror:
             await asyncio.shield(self._call(self.store.close))
         finally:
             self._io.shutdown(wait=False)
+
+    def abort(self) -> None:
+        """As :meth:`MirrorStore.abort`: closed on its thread, not waited for."""
+        self._io.submit(self.store.close)
+        self._io.shutdown(wait=False)
 
     async def write(
         self,

@@ -205,6 +205,11 @@ class PgMirror:
         async with self._turn:
             await self.link.close()
 
+    def abort(self) -> None:
+        """Drop the connection at once (the server rolls back what was under way)."""
+        self._listening = None
+        self.link.abort()
+
     # ------------------------------------------------------------------ writes
 
     async def write(

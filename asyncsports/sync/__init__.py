@@ -13,7 +13,9 @@ ended fixture's actions and statistics (once), standings after a match ends, squ
 daily, live stream events every 30 s and snooker tournaments daily, at the cadences of
 :data:`DEFAULT_EVERY` (overridable), within the client's ``rate_limit``. Writes are
 transactions that only change rows whose content changed; each change is logged and
-served by :meth:`Mirror.changes` in commit order, resumable by cursor.
+served by :meth:`Mirror.changes` in commit order, resumable by cursor. The database is a
+SQLite file or a ``postgresql://`` URL; :func:`feed` follows any mirror database's changes
+from another process (on PostgreSQL, woken by each commit's ``NOTIFY``).
 """
 
 from asyncsports.store import MIRROR_COLUMNS as TABLES

@@ -22,8 +22,7 @@ from typing import Any
 
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError
-from asyncsports.store import Write
-from asyncsports.store._rows import action_row, statistics_row
+from asyncsports.store import Write, action_row, statistics_row
 
 from ._jobs import ActionFeed, Done, Next, StatisticsFeed
 

@@ -16,8 +16,9 @@ from asyncsports.client import Client
 from asyncsports.errors import NotFoundError
 from asyncsports.models import Action, Fixture, Statistics, Tournament
 from asyncsports.raw import RawRecord
-from asyncsports.store import Row, Write
-from asyncsports.store._rows import (
+from asyncsports.store import (
+    Row,
+    Write,
     action_row,
     event_row,
     fixture_row,

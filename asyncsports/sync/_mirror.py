@@ -52,8 +52,7 @@ async def feed(
     writes it or not. ``follow=False`` ends at the last one committed, ``until`` once it
     is set and every change committed before has been given. A PostgreSQL database wakes
     the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
-    :data:`~asyncsports.store._mirror.POLL` seconds, or when ``wake`` is set (a writer
-    in this process).
+    quarter of a second, or when ``wake`` is set (by a writer in this process).
 
     A named ``consumer``'s cursor moves past a change when the next one is asked
     for (the consumer is done with it): one that restarts resumes from there.
@@ -77,7 +76,9 @@ async def feed(
                 return
             await _wait(reader, until, wake)
     finally:
-        await reader.close()
+        # Not awaited: a consumer that leaves its loop early leaves this generator to
+        # the garbage collector, whose finalizer must not have to wait.
+        reader.abort()
 
 
 async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
