@@ -2,8 +2,8 @@
 
 Any number of ``asyncsports sync --db postgresql://...`` processes, on any machines, may
 follow one database: :class:`Standby` elects one writer through the database's lease
-(:mod:`asyncsports.store._lease`). The others poll every :data:`POLL` seconds and take over
-when the writer's lease lapses (:data:`TTL` after its last renewal: its machine cut off)
+(:class:`~asyncsports.store.Election`). The others poll every :data:`POLL` seconds and
+take over when the writer's lease lapses (:data:`TTL` after its last renewal: its machine cut off)
 or its connection is gone (killed: at once), resuming from the positions committed.
 Every write transaction of the writer is fenced by its term, so a writer cut off and
 coming back cannot write: its next renewal or write finds the term moved on, and it
