@@ -29,7 +29,9 @@ EPILOG = (
     f"{INTERRUPTED}); a restart carries on. --changes prints each committed change as a "
     "JSON line (seq, op, table, key, committed_at, record) from the --consumer's cursor, "
     "saved in the database: a restarted consumer resumes where it stopped; "
-    "asyncsports changes --db follows the same feed from any other process."
+    "asyncsports changes --db follows the same feed from any other process. On a "
+    "postgresql:// database, sync processes (on any machines) elect one writer; the others "
+    "stand by (/healthz and /metrics say which) and one takes over within 15 s of its end."
 )
 
 
