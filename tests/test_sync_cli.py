@@ -267,6 +267,7 @@ def test_a_follower_in_another_process_sees_each_change_once_in_order(
     base_url: str, new_db: Callable[[str], str]
 ) -> None:
     db = new_db("m")
+    assert asyncio.run(_changes(db)) == []  # made, empty: a follower refuses a missing file
     follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
     try:

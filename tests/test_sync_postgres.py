@@ -215,3 +215,31 @@ async def test_a_follower_on_another_connection_sees_each_change_once_in_order(
     finally:
         follower.cancel()
         await writer.close()
+
+
+async def test_two_writers_at_once_keep_seq_in_commit_order(postgres_url: str) -> None:
+    """One writer is the rule (a standby waits); two by mistake take turns on the feed's
+    lock, so a follower reading seq > cursor never passes a change committed later."""
+    writers = [await open_mirror(postgres_url) for _ in range(2)]
+    got: list[int] = []
+    done = asyncio.Event()
+
+    async def follow() -> None:
+        async for change in feed(postgres_url, until=done):
+            got.append(change.seq)
+
+    async def write(w: MirrorStore, name: str) -> None:
+        for i in range(150):
+            await w.write([Write("actions", [action(name, f"a{i}", i)])])
+
+    follower = asyncio.create_task(follow())
+    try:
+        await asyncio.gather(write(writers[0], "f1"), write(writers[1], "f2"))
+        done.set()
+        await asyncio.wait_for(follower, 20)
+        every = [c.seq for c in await writers[0].changes(0, limit=1000)]
+        assert len(every) == 300 and got == every  # none passed, none twice
+    finally:
+        follower.cancel()
+        for w in writers:
+            await w.close()

@@ -29,7 +29,7 @@ EPILOG = (
     "NAME is kept in the database and moves past each change printed: a restarted "
     "follower resumes where it stopped (the same cursors as sync --changes). --follow "
     "on PostgreSQL is woken by each commit (LISTEN/NOTIFY); a SQLite file is looked at "
-    "four times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
+    "20 times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
     f"committed so far, exit 0 (Ctrl-C: {INTERRUPTED})."
 )
 

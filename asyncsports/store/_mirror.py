@@ -55,7 +55,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-POLL = 0.25
+POLL = 0.05
 """Seconds between looks at a SQLite file's change feed by a follower (no NOTIFY there)."""
 
 Row = tuple[Any, ...]

@@ -52,12 +52,13 @@ async def feed(
     writes it or not. ``follow=False`` ends at the last one committed, ``until`` once it
     is set and every change committed before has been given. A PostgreSQL database wakes
     the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
-    quarter of a second, or when ``wake`` is set (by a writer in this process).
+    20th of a second, or when ``wake`` is set (by a writer in this process).
 
     A named ``consumer``'s cursor moves past a change when the next one is asked
     for (the consumer is done with it): one that restarts resumes from there.
     """
     reader = await open_mirror(db)
+    ended = False
     try:
         if consumer is not None and after == 0:
             after = await reader.cursor(consumer)
@@ -73,12 +74,16 @@ async def feed(
             if batch:
                 continue
             if not follow or (until is not None and until.is_set()):
+                ended = True
                 return
             await _wait(reader, until, wake)
     finally:
-        # Not awaited: a consumer that leaves its loop early leaves this generator to
-        # the garbage collector, whose finalizer must not have to wait.
-        reader.abort()
+        if ended:
+            await reader.close()
+        else:
+            # Not awaited: a consumer that leaves its loop early leaves this generator
+            # to the garbage collector, whose finalizer must not have to wait.
+            reader.abort()
 
 
 async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
