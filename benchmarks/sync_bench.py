@@ -164,6 +164,7 @@ def _follower(db: str, out: Path) -> subprocess.Popen[bytes]:
 async def _run(urls: dict[str, str], p: dict[str, Any], db: str, tmp: Path) -> dict[str, Any]:
     from asyncsports import Client
     from asyncsports.store import open_mirror
+    from asyncsports.store._mirror import POLL
     from asyncsports.sync import Mirror
 
     wall, service_time = _clock(urls["base_url"])
@@ -207,6 +208,7 @@ async def _run(urls: dict[str, str], p: dict[str, Any], db: str, tmp: Path) -> d
         "follow_p50": _pct(follow, 0.50),
         "follow_p99": _pct(follow, 0.99),
         "follow_max": follow[-1] if follow else None,
+        "follow_poll": POLL,  # how often a SQLite follower looks
         "mode": p["mode"],
         "every": p["every"],
         "live_fixtures": live,
@@ -348,7 +350,7 @@ def _live_rows(mode: str, r: dict[str, Any]) -> list[Row]:
                    "(the database thread included)"))  # fmt: skip
     if "follow_p99" in r:
         how = ("woken by NOTIFY" if r["engine"] == "postgres"
-               else "the file looked at every 0.25 s")  # fmt: skip
+               else f"the file looked at every {r.get('follow_poll', 0.25):g} s")  # fmt: skip
         note = (f"{r['follow_samples']} changes, max {r['follow_max'] or 0:.3f} s; "
                 f"asyncsports.sync.feed in another process, {how}")  # fmt: skip
         out.append(Row("sync", case, "follower p50, commit to seen", "s", r["follow_p50"]))
