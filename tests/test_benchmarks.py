@@ -287,3 +287,35 @@ async def test_sync_case_measures_a_mirror_over_the_websockets() -> None:
     assert r["live_fixtures"] > 0 and r["feeds_open"] == 2 * r["live_fixtures"]
     assert r["actions_committed"] > 0 and r["samples"] > 0 and r["lag_p99"] is not None
     assert r["requests_per_hour"] < r["budget_per_hour"]
+    assert r["follow_samples"] > 0 and r["follow_p99"] is not None  # the follower saw them
+
+
+def test_sync_rows_of_the_follower_and_the_store() -> None:
+    live = {"mode": "ws", "engine": "postgres", "every": 5, "speed": 1.0, "live_fixtures": 50,
+            "samples": 400, "lag_p50": 0.04, "lag_p99": 0.09, "lag_max": 0.1,
+            "requests_per_hour": 1_000.0, "budget_per_hour": 18_000.0,
+            "actions_committed": 400, "cpu_per_action": 0.002, "cpu": 0.8, "wall": 120.0,
+            "follow_samples": 900, "follow_p50": 0.002, "follow_p99": 0.016,
+            "follow_max": 0.2}  # fmt: skip
+    store = {"mode": "commit", "engine": "postgres", "n": 3_000, "batch": 100, "fenced": True,
+             "one_per_s": 1_000.0, "one_cpu": 2e-4, "batch_per_s": 20_000.0,
+             "batch_cpu": 1.6e-5}  # fmt: skip
+    rows = [r for r in build_rows({"sync": {"ws-postgres": live, "commit": store}}, quick=False)
+            if r.benchmark == "sync"]  # fmt: skip
+    assert all(r.case.endswith("into PostgreSQL") for r in rows[:6])
+    follower = rows[5]
+    assert (follower.metric, follower.target, follower.passed) == (
+        "follower p99, commit to seen", 0.1, True)  # fmt: skip
+    assert [(r.metric, r.value) for r in rows[6:]] == [
+        ("commits per second, one action each", 1_000.0),
+        ("actions per second, 100 a commit", 20_000.0),
+    ]
+    assert "fenced by a standby's lease" in rows[6].case
+
+
+async def test_sync_commit_case_logs_each_change_once() -> None:
+    from benchmarks import sync_bench
+
+    p = {**sync_bench.params(quick=True)["commit"], "n": 200}
+    r = await sync_bench.sync({}, p)  # it fails unless the log holds each action once
+    assert r["n"] == 200 and r["batch_per_s"] > r["one_per_s"] > 0

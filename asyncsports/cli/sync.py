@@ -14,7 +14,8 @@ import msgspec
 import typer
 
 from asyncsports.client import Client
-from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, parse_every
+from asyncsports.store import is_postgres
+from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_every
 
 from .app import command
 from .interrupts import interrupts
@@ -28,7 +29,9 @@ EPILOG = (
     f"{INTERRUPTED}); a restart carries on. --changes prints each committed change as a "
     "JSON line (seq, op, table, key, committed_at, record) from the --consumer's cursor, "
     "saved in the database: a restarted consumer resumes where it stopped; "
-    "asyncsports changes --db follows the same feed from any other process."
+    "asyncsports changes --db follows the same feed from any other process. On a "
+    "postgresql:// database, sync processes (on any machines) elect one writer; the others "
+    "stand by (/healthz and /metrics say which) and one takes over within 15 s of its end."
 )
 
 
@@ -53,17 +56,23 @@ async def _print(mirror: Mirror, consumer: str, until: asyncio.Event) -> None:
 
 
 async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | None) -> None:
+    # On PostgreSQL, processes following one database elect its writer; the others wait.
+    standby = Standby(mirror) if is_postgres(mirror.db) else None
     runner = None
     if port is not None:
         from asyncsports.sync._metrics import serve_metrics
 
-        runner = await serve_metrics(mirror, port)
+        runner = await serve_metrics(mirror, port, standby=standby)
         say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
     over = asyncio.Event()
     printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
     try:
-        with interrupts.stopping(mirror.stop):
-            await (mirror.once() if once else mirror.run())
+        if standby is not None:
+            with interrupts.stopping(standby.stop):
+                await standby.run(once=once)
+        else:
+            with interrupts.stopping(mirror.stop):
+                await (mirror.once() if once else mirror.run())
     finally:
         over.set()  # the printer ends after the last commit's changes
         if printer is not None:

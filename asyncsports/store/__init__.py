@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from asyncsports.store._jobs import MAX_ATTEMPTS, Item, JobProgress, Shard, ShardEngine, Shards
+from asyncsports.store._lease import Deposed, Election, Lease
 from asyncsports.store._mirror import KEYS as MIRROR_KEYS
 from asyncsports.store._mirror import TABLES as MIRROR_COLUMNS
 from asyncsports.store._mirror import Change, MirrorStore, Row, Write, open_mirror
@@ -56,10 +57,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "ActionRows",
     "Change",
+    "Deposed",
+    "Election",
     "Engine",
     "Item",
     "JobProgress",
     "JobState",
+    "Lease",
     "MirrorFile",
     "MirrorStore",
     "PgEngine",

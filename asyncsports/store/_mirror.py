@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from asyncsports.errors import SinkError
+from asyncsports.store._lease import Lease
 from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
 from asyncsports.store._sqlite import Transaction, connect
@@ -206,15 +207,24 @@ class MirrorStore(Protocol):
 
 
 async def open_mirror(
-    db: str | Path, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+    db: str | Path,
+    *,
+    patience: float = PATIENCE,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    fence: Lease | None = None,
 ) -> MirrorStore:
     """Open (or create) the mirror database ``db``: a SQLite path or a ``postgresql://``
     URL. PostgreSQL: a database never reached fails within ``connect_timeout``; one lost
-    later is waited for, for up to ``patience`` seconds, and each call is done again."""
+    later is waited for, for up to ``patience`` seconds, and each call is done again;
+    with a standby's ``fence`` (its lease), each write first checks the lease is ours."""
     if is_postgres(db):
         from asyncsports.store._mirror_pg import PgMirror
 
-        return await PgMirror.open(str(db), patience=patience, connect_timeout=connect_timeout)
+        return await PgMirror.open(
+            str(db), patience=patience, connect_timeout=connect_timeout, fence=fence
+        )
+    if fence is not None:
+        raise ValueError("a lease fences a PostgreSQL mirror only")
     return await SqliteMirror.open(Path(db))
 
 

@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from asyncsports.store._lease import Lease, fence
 from asyncsports.store._mirror import (
     Change,
     Row,
@@ -162,10 +163,16 @@ class PgMirror:
     """
 
     def __init__(
-        self, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+        self,
+        url: str,
+        *,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        fence: Lease | None = None,
     ) -> None:
         self.url = url
         self.name = redact_url(url)
+        self.fence = fence  # a standby's lease: each write first checks it is still ours
         self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
         self._listening: asyncpg.Connection | None = None
         self._woken = asyncio.Event()
@@ -173,10 +180,15 @@ class PgMirror:
 
     @classmethod
     async def open(
-        cls, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+        cls,
+        url: str,
+        *,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        fence: Lease | None = None,
     ) -> PgMirror:
         """Connect, create the tables if needed (checking the schema's version)."""
-        mirror = cls(url, patience=patience, connect_timeout=connect_timeout)
+        mirror = cls(url, patience=patience, connect_timeout=connect_timeout, fence=fence)
         await mirror._do(lambda conn: conn.fetchval("SELECT 1"))
         return mirror
 
@@ -218,6 +230,8 @@ class PgMirror:
             lines: list[tuple[str, str, str, str]] = []
             async with conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock($1)", FEED_LOCK)
+                if self.fence is not None:
+                    await fence(conn, self.fence)
                 for w in todo:
                     changed[w.table] += await self._write(conn, w, lines)
                 if lines:

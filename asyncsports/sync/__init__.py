@@ -25,6 +25,7 @@ from asyncsports.store import MirrorFile as Store
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror, feed
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
+from asyncsports.sync._standby import Standby
 
 __all__ = [
     "ALL_SPORTS",
@@ -36,6 +37,7 @@ __all__ = [
     "Change",
     "Mirror",
     "MirrorStore",
+    "Standby",
     "StatisticsFeed",
     "Store",
     "feed",

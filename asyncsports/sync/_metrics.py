@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from ._mirror import Mirror
+    from ._standby import Standby
 
 __all__ = ["HEALTHY_WITHIN", "healthy", "serve_metrics"]
 
@@ -29,13 +30,24 @@ HEALTHY_WITHIN = 120.0
 """Seconds without a good read (while something is planned) before /healthz says 503."""
 
 
-def healthy(mirror: Mirror, now: float) -> tuple[bool, dict[str, object]]:
-    """Whether the mirror is doing its work, and what ``/healthz`` answers."""
+def healthy(
+    mirror: Mirror, now: float, standby: Standby | None = None
+) -> tuple[bool, dict[str, object]]:
+    """Whether the mirror is doing its work, and what ``/healthz`` answers. A standby
+    (``role``: ``standby``) is healthy while it can reach the database: it can take over."""
+    if standby is not None and standby.role == "standby":
+        return standby.reachable, {
+            "ok": standby.reachable,
+            "role": "standby",
+            "writer": standby.holder,
+            "takeovers": standby.takeovers,
+        }
     last = max(mirror.fresh.values(), default=mirror.started)
     age = now - last if last == last else None  # NaN: never started
     ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.plan.tasks)
     return ok, {
         "ok": ok,
+        "role": "writer",
         "seconds_since_last_read": age,
         "tasks": len(mirror.plan.tasks),
         "due": mirror.plan.depth(now),
@@ -45,8 +57,9 @@ def healthy(mirror: Mirror, now: float) -> tuple[bool, dict[str, object]]:
 
 
 class _Collector:
-    def __init__(self, mirror: Mirror, core: ModuleType) -> None:
+    def __init__(self, mirror: Mirror, core: ModuleType, standby: Standby | None) -> None:
         self.mirror = mirror
+        self.standby = standby
         self.core = core  # prometheus_client.core
         self.t0 = time.monotonic()
         self.sent0 = mirror.client.requests_sent
@@ -56,6 +69,20 @@ class _Collector:
         GaugeMetricFamily = self.core.GaugeMetricFamily
         m = self.mirror
         now = asyncio.get_event_loop().time()
+        role = self.standby.role if self.standby is not None else "writer"
+        roles = GaugeMetricFamily(
+            "asyncsports_sync_role", "1 for this process's role: writer (it writes the "
+            "database) or standby (another process does; this one takes over when it stops).",
+            labels=["role"],
+        )  # fmt: skip
+        for r in ("writer", "standby"):
+            roles.add_metric([r], 1.0 if r == role else 0.0)
+        yield roles
+        if self.standby is not None:
+            yield CounterMetricFamily(
+                "asyncsports_sync_takeovers", "Times this process became the writer.",
+                value=self.standby.takeovers,
+            )  # fmt: skip
         requests = CounterMetricFamily(
             "asyncsports_sync_requests", "Reads by resource and HTTP status.",
             labels=["resource", "status"],
@@ -107,20 +134,23 @@ class _Collector:
         yield lag
 
 
-async def serve_metrics(mirror: Mirror, port: int, host: str = "127.0.0.1") -> web.AppRunner:
+async def serve_metrics(
+    mirror: Mirror, port: int, host: str = "127.0.0.1", *, standby: Standby | None = None
+) -> web.AppRunner:
     """Serve ``/metrics`` and ``/healthz`` on ``host:port`` (0: a free port); returns the
-    runner (``runner.addresses`` says where; ``await runner.cleanup()`` stops it)."""
+    runner (``runner.addresses`` says where; ``await runner.cleanup()`` stops it).
+    ``standby``: the mirror runs under it, whose role they report."""
     client = need("prometheus_client", FEATURE)
     content_type = need("prometheus_client.exposition", FEATURE).CONTENT_TYPE_LATEST
     registry = client.CollectorRegistry(auto_describe=False)
-    registry.register(_Collector(mirror, need("prometheus_client.core", FEATURE)))
+    registry.register(_Collector(mirror, need("prometheus_client.core", FEATURE), standby))
 
     async def metrics(request: web.Request) -> web.Response:
         body = client.generate_latest(registry)
         return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def health(request: web.Request) -> web.Response:
-        ok, state = healthy(mirror, asyncio.get_running_loop().time())
+        ok, state = healthy(mirror, asyncio.get_running_loop().time(), standby)
         return web.json_response(state, status=200 if ok else 503)
 
     app = web.Application()

@@ -15,7 +15,7 @@ from typing import Any
 from asyncsports._request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
-from asyncsports.store import Change, MirrorStore, is_postgres, open_mirror, redact_url
+from asyncsports.store import Change, Lease, MirrorStore, is_postgres, open_mirror, redact_url
 
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
@@ -166,6 +166,7 @@ class Mirror:
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: MirrorStore | None = None
+        self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
@@ -241,7 +242,8 @@ class Mirror:
         loop = asyncio.get_running_loop()
         self._once, self.started = once, loop.time()
         self.plan = Plan(self.every)
-        self._store = await open_mirror(self.db)
+        self._error = None  # a run after a standby's lost term starts afresh
+        self._store = await open_mirror(self.db, fence=self.fence)
         try:
             await self._restore(loop.time())
             self._say_start(once)

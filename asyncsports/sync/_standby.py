@@ -1,0 +1,177 @@
+"""A mirror that writes a PostgreSQL database only while it holds its lease; a standby else.
+
+Any number of ``asyncsports sync --db postgresql://...`` processes, on any machines, may
+follow one database: :class:`Standby` elects one writer through the database's lease
+(:class:`~asyncsports.store.Election`). The others poll every :data:`POLL` seconds and
+take over when the writer's lease lapses (:data:`TTL` after its last renewal: its machine cut off)
+or its connection is gone (killed: at once), resuming from the positions committed.
+Every write transaction of the writer is fenced by its term, so a writer cut off and
+coming back cannot write: its next renewal or write finds the term moved on, and it
+stands by again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+
+from asyncsports.errors import AsyncSportsError
+from asyncsports.store import Deposed, Election, Lease, is_postgres, redact_url
+
+from ._mirror import Mirror
+
+__all__ = ["GRACE", "POLL", "TTL", "Standby"]
+
+log = logging.getLogger("asyncsports.sync")
+
+TTL = 8.0
+"""Seconds a lease lasts after its last renewal (renewed every quarter of it)."""
+
+POLL = 1.0
+"""Seconds between a standby's looks at the lease."""
+
+GRACE = 5.0
+"""Seconds a deposed writer's mirror has to stop before it is cancelled."""
+
+
+class Standby:
+    """Runs ``mirror`` while this process holds the lease ``name`` of the mirror's
+    PostgreSQL database, and stands by while another process does.
+
+    ``role`` is ``"standby"`` or ``"writer"``; ``holder`` names the writer (as its
+    process told it: host and pid); ``takeovers`` counts the terms this process won.
+    """
+
+    def __init__(
+        self,
+        mirror: Mirror,
+        *,
+        name: str = "sync",
+        ttl: float = TTL,
+        poll: float = POLL,
+    ) -> None:
+        if not is_postgres(mirror.db):
+            raise ValueError("a standby needs a postgresql:// database: SQLite has one writer")
+        self.mirror = mirror
+        self.url = url = str(mirror.db)
+        self.ttl, self.poll = ttl, poll
+        self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
+        self.election = Election(url, name, self.who)
+        self.role = "standby"
+        self.holder: str | None = None
+        self.reachable = False  # whether the last look at the lease got an answer
+        self.takeovers = 0
+        self._valid = 0.0  # the loop's time until which the lease is surely ours
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Stop standing by, or stop the mirror (which then gives the lease up)."""
+        self._stopping.set()
+        self.mirror.stop()
+
+    async def run(self, *, once: bool = False) -> None:
+        """Stand by, write while the lease is ours, until :meth:`stop` (``once``: one
+        pass of the mirror, once the lease is ours)."""
+        try:
+            while not self._stopping.is_set():
+                lease = await self._wait()
+                if lease is None:
+                    return
+                if await self._write(lease, once) and once:
+                    return
+        finally:
+            self.role = "standby"
+            await self.election.close()
+
+    async def _wait(self) -> Lease | None:
+        """Poll until the lease is ours (None: stopped first)."""
+        loop = asyncio.get_running_loop()
+        said: str | None = None
+        while not self._stopping.is_set():
+            t0 = loop.time()
+            try:
+                lease = await self.election.take(self.ttl)
+                if lease is not None:
+                    self._valid = t0 + self.ttl
+                    return lease
+                held = await self.election.holder()
+                self.holder = held[1] if held else None
+                self.reachable = True
+            except AsyncSportsError:
+                raise  # not the mirror's database, refused, ...: nothing to wait for
+            except Exception as exc:  # unreachable for now: look again
+                if self.reachable or said is None:
+                    log.warning("mirror: standby: cannot reach %s (%s); trying again",
+                                redact_url(self.url), " ".join(str(exc).split()))  # fmt: skip
+                self.reachable = False
+                said = "unreachable"
+            else:
+                if said != self.holder:
+                    log.info("mirror: standby for %s: %s writes it; taking over when it "
+                             "stops", redact_url(self.url), self.holder)  # fmt: skip
+                    said = self.holder
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll):
+                    await self._stopping.wait()
+        return None
+
+    async def _write(self, lease: Lease, once: bool) -> bool:
+        """Run the mirror under ``lease`` until it ends or the lease is lost; True: the
+        mirror ended of itself (a stop, or ``once``'s pass)."""
+        self.role, self.holder, self.reachable = "writer", self.who, True
+        self.takeovers += 1
+        log.info("mirror: writing %s (lease term %d)", redact_url(self.url), lease.term)
+        self.mirror.fence = lease
+        running = asyncio.create_task(self.mirror.once() if once else self.mirror.run())
+        lost = False
+        try:
+            lost = await self._renew(lease, running)
+        finally:
+            if not running.done():
+                self.mirror.stop()
+                await asyncio.wait([running], timeout=GRACE)
+                if not running.done():
+                    running.cancel()  # stuck on a database that does not answer
+                    await asyncio.wait([running])
+            self.mirror.fence = None
+            self.role = "standby"
+        error = None if running.cancelled() else running.exception()
+        if isinstance(error, Deposed):
+            lost = True
+        elif error is not None and not lost:
+            raise error
+        # else a writer cut off failed as it stopped: what it did is fenced off anyway.
+        if not lost:
+            with contextlib.suppress(Exception):
+                await self.election.release(lease)
+        if lost:
+            log.warning("mirror: lost the lease of %s (term %d): not renewed in time, or "
+                        "another process took it; standing by", redact_url(self.url),
+                        lease.term)  # fmt: skip
+        return not lost
+
+    async def _renew(self, lease: Lease, running: asyncio.Task[None]) -> bool:
+        """Renew every quarter of the lease until the mirror ends (False) or the lease
+        is lost (True): its term over, or no renewal before it lapses by this machine's
+        clock (which the database's cannot be behind: each renewal counts from before
+        it was sent)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            done, _ = await asyncio.wait([running], timeout=self.ttl / 4)
+            if done:
+                return False
+            t0 = loop.time()
+            try:
+                async with asyncio.timeout(max(0.1, self._valid - t0)):
+                    if not await self.election.renew(lease, self.ttl):
+                        return True
+                self._valid = t0 + self.ttl
+            except Exception as exc:
+                log.warning("mirror: cannot renew the lease of %s (%s)",
+                            redact_url(self.url), " ".join(str(exc).split()) or "no answer")  # fmt: skip
+            if loop.time() >= self._valid:
+                return True
