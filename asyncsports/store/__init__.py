@@ -20,7 +20,7 @@ from asyncsports.store._jobs import MAX_ATTEMPTS, Item, JobProgress, Shard, Shar
 from asyncsports.store._lease import Deposed, Election, Lease
 from asyncsports.store._mirror import KEYS as MIRROR_KEYS
 from asyncsports.store._mirror import TABLES as MIRROR_COLUMNS
-from asyncsports.store._mirror import Change, MirrorStore, Row, Write, open_mirror
+from asyncsports.store._mirror import Change, MirrorStore, Write, open_mirror
 from asyncsports.store._mirror import Store as MirrorFile
 from asyncsports.store._pg import (
     CONNECT_TIMEOUT,
@@ -33,6 +33,7 @@ from asyncsports.store._pg import (
 from asyncsports.store._reader import CHUNK, Reader, open
 from asyncsports.store._rows import (
     ActionRows,
+    Row,
     action_row,
     event_row,
     fixture_row,

@@ -37,6 +37,7 @@ from typing import Any, Protocol, TypeVar
 from asyncsports.errors import SinkError
 from asyncsports.store._lease import Lease
 from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres
+from asyncsports.store._rows import Row
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
 from asyncsports.store._sqlite import Transaction, connect
 
@@ -58,7 +59,6 @@ T = TypeVar("T")
 POLL = 0.05
 """Seconds between looks at a SQLite file's change feed by a follower (no NOTIFY there)."""
 
-Row = tuple[Any, ...]
 
 _MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES)
 TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in _MIRRORED}
