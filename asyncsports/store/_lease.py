@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 from asyncsports._optional import need
 from asyncsports.errors import SinkError
 from asyncsports.store._pg import CONNECT_TIMEOUT, PgSink, transient, unusable
+from asyncsports.store._schema import LEASE_DDL
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["CALL_TIMEOUT", "DDL", "ELECTION_SETTINGS", "STRANDED", "Deposed", "Election",
+__all__ = ["CALL_TIMEOUT", "ELECTION_SETTINGS", "STRANDED", "Deposed", "Election",
            "Lease", "fence"]  # fmt: skip
 
 CALL_TIMEOUT = 3.0
@@ -51,11 +52,6 @@ ELECTION_SETTINGS: dict[str, str] = {
     "application_name": "asyncsports sync (election)",
 }
 """Session settings of the connection that takes and renews the lease."""
-
-DDL = (
-    "CREATE TABLE IF NOT EXISTS sync_lease (name text PRIMARY KEY, term bigint NOT NULL, "
-    "holder text NOT NULL, pid integer NOT NULL, expires timestamptz NOT NULL)"
-)
 
 _TAKE = """
 INSERT INTO sync_lease AS l (name, term, holder, pid, expires)
@@ -133,7 +129,7 @@ class Election:
             try:
                 await conn.execute(f"SELECT pg_advisory_lock({_DDL_LOCK})")
                 try:
-                    await conn.execute(DDL)
+                    await conn.execute(LEASE_DDL)
                 finally:
                     await conn.execute(f"SELECT pg_advisory_unlock({_DDL_LOCK})")
             except BaseException:

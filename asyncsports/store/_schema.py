@@ -23,6 +23,7 @@ __all__ = [
     "ALL_TABLES",
     "FEED_TABLES",
     "JOB_TABLES",
+    "LEASE_DDL",
     "MIRROR_TABLES",
     "RESOURCE_TABLES",
     "SCHEMA_VERSION",
@@ -269,6 +270,14 @@ SHARD_DDL: tuple[str, ...] = (
 """The sharded workers' job tables (PostgreSQL only: :mod:`asyncsports.store._jobs`), as
 statements: defaults, an identity and a partial index that :class:`Table` does not
 describe. ``scope`` is ``jsonb``: it is ours, read back as values, never as bytes."""
+
+LEASE_DDL = (
+    "CREATE TABLE IF NOT EXISTS sync_lease (name text PRIMARY KEY, term bigint NOT NULL, "
+    "holder text NOT NULL, pid integer NOT NULL, expires timestamptz NOT NULL)"
+)
+"""The mirror's writer lease (PostgreSQL only: :mod:`asyncsports.store._lease`): the term,
+who holds it, the server pid of its renewing connection, and its expiry by the
+database's clock."""
 
 
 def _ddl(table: Table, types: dict[Kind, str], extra: tuple[str, ...] = ()) -> list[str]:
