@@ -69,7 +69,12 @@ def changes(
     ] = None,
     after: Annotated[
         int,
-        typer.Option(min=0, metavar="SEQ", help="Start after this seq (default: the cursor)."),
+        typer.Option(
+            min=0,
+            metavar="SEQ",
+            show_default=False,
+            help="Start after this seq (default: the --consumer's cursor, else the start).",
+        ),
     ] = 0,
     *,
     cfg: Settings,
