@@ -81,6 +81,17 @@ async def _pg_committed(url: str) -> int:
         await conn.close()
 
 
+async def _backends(url: str) -> int:
+    base, _, name = url.rpartition("/")
+    conn = await asyncpg.connect(f"{base}/postgres")
+    try:
+        return int(
+            await conn.fetchval("SELECT count(*) FROM pg_stat_activity WHERE datname = $1", name)
+        )
+    finally:
+        await conn.close()
+
+
 def committed(db: Path | str) -> int:
     """The last change committed to ``db`` (0: none, or no database yet)."""
     if is_postgres(db):
@@ -304,6 +315,12 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
     db = postgres.create_database()
     follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    # The follower has reached the database before it is stopped: one never reached is
+    # an error at once, not waited for (a loaded machine starts the process slowly).
+    deadline = time.monotonic() + TIMEOUT
+    while asyncio.run(_backends(db)) < 1:
+        assert follower.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
     # --verbose: the lines saying that the database was lost and is tried again (into a
     # file: a pipe nobody reads while the test waits could fill and stall the run).
     log_file = tmp_path / "sync.log"
