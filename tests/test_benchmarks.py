@@ -423,3 +423,29 @@ def test_a_quick_run_writes_its_table(tmp_path: Path) -> None:
     assert [r["benchmark"] for r in data["rows"]] == ["decode", "decode", "fan-out"]
     assert all(r["value"] > 0 for r in data["rows"])
     assert "| fan-out |" in (tmp_path / "quick.md").read_text()
+
+
+def test_cases_that_share_a_together_run_in_one_go() -> None:
+    from benchmarks.harness.children import QUICK, Context
+    from benchmarks.harness.registry import Case, discover, run_cases
+
+    calls: list[dict[str, Any]] = []
+
+    def together(ctx: Context, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        calls.append(settings)
+        return {name: {"n": s["n"]} for name, s in settings.items()}
+
+    def case(name: str, shared: bool) -> Case:
+        def run(ctx: Context, s: dict[str, Any]) -> dict[str, Any]:
+            return {"alone": s["n"]}
+
+        return Case(name, run, lambda *a: [], {"n": len(name)}, {}, 0,
+                    together=together if shared else None)  # fmt: skip
+
+    raw = run_cases(
+        Context({}, None, QUICK), [case("a", True), case("bb", False), case("ccc", True)]
+    )
+    assert raw == {"a": {"n": 1}, "bb": {"alone": 2}, "ccc": {"n": 3}}
+    assert calls == [{"a": {"n": 1}, "ccc": {"n": 3}}]
+    shared = {c.name for c in discover() if c.together is not None}
+    assert shared == {"walk", "walk20", "gets"}  # one set of processes, as before

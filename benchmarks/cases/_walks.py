@@ -341,16 +341,38 @@ def pool(results: list[Result]) -> Result:
     return out
 
 
-def run_group(ctx: Context, name: str, group: dict[str, int], s: dict[str, Any]) -> Result:
-    """One request-path group (``requests``) in ``processes`` fresh processes, pooled.
+def run_together(ctx: Context, settings: dict[str, dict[str, Any]]) -> dict[str, Result]:
+    """The selected request-path cases in the same ``processes`` fresh processes, pooled.
 
-    Several processes: where code and heap land shifts these close comparisons by a few
-    percent from one process to the next, so no one process decides.
+    Every round of a process runs every variant of every case one after another, so they
+    share the load and the process. Several processes: where code and heap land shifts
+    these close comparisons by a few percent from one process to the next, so no one
+    process decides.
     """
+    first = next(iter(settings.values()))
+    groups = {
+        name: {"gets": s["gets"]}
+        if "gets" in s
+        else {"size": s["size"], "fixtures": ctx.sizes.walk_fixtures}
+        for name, s in settings.items()
+    }
     runs = [
-        ctx.child(requests, groups={name: group}, repeat=s["repeat"]) for _ in range(s["processes"])
+        ctx.child(requests, groups=groups, repeat=first["repeat"])
+        for _ in range(first["processes"])
     ]
-    return pool([r.get(name, r) for r in runs])
+    return {name: pool([r.get(name, r) for r in runs]) for name in groups}
+
+
+def run_alone(name: str) -> Callable[[Context, dict[str, Any]], Result]:
+    """``run`` of one request-path case: :func:`run_together` with itself only."""
+
+    def run(ctx: Context, s: dict[str, Any]) -> Result:
+        return run_together(ctx, {name: s})[name]
+
+    return run
+
+
+SETTINGS = {"quick": {"repeat": 12, "processes": 2}, "full": {"repeat": 9, "processes": 5}}
 
 
 def count(ctx: Context, params: dict[str, Any], variants: tuple[str, ...], requests: int) -> Result:
@@ -372,9 +394,6 @@ def walk_case(name: str, size: int, target: float, order: int) -> Case:
     """The case of a whole walk of the big season at ``size`` a page."""
     default = size == 20
 
-    def run(ctx: Context, s: dict[str, Any]) -> Result:
-        return run_group(ctx, name, {"size": size, "fixtures": ctx.sizes.walk_fixtures}, s)
-
     def rows(w: Result | None, c: Result | None, quick: bool) -> list[Row]:
         out = _walk_rows(w, target, default) if w is not None else []
         return out + (_walk_instruction_rows(c, target, default) if c is not None else [])
@@ -386,10 +405,11 @@ def walk_case(name: str, size: int, target: float, order: int) -> Case:
 
     return Case(
         name=name,
-        run=run,
+        run=run_alone(name),
         rows=rows,
-        quick={"repeat": 12, "processes": 2},
-        full={"repeat": 9, "processes": 5},
+        quick={**SETTINGS["quick"], "size": size},
+        full={**SETTINGS["full"], "size": size},
         order=order,
         count=counts,
+        together=run_together,
     )

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.cases._walks import GET_FLOOR, GET_TARGET, count, get_rows, run_group
+from benchmarks.cases._walks import (
+    GET_FLOOR,
+    GET_TARGET,
+    SETTINGS,
+    count,
+    get_rows,
+    run_alone,
+    run_together,
+)
 from benchmarks.harness.children import Context
 from benchmarks.harness.registry import Case, Result
 from benchmarks.harness.report import Row
-
-
-def run(ctx: Context, s: dict[str, Any]) -> Result:
-    return run_group(ctx, "gets", {"gets": s["gets"]}, s)
 
 
 def counts(ctx: Context, s: dict[str, Any]) -> Result:
@@ -43,11 +47,12 @@ def rows(g: Result | None, c: Result | None, quick: bool) -> list[Row]:
 
 CASE = Case(
     name="gets",
-    run=run,
+    run=run_alone("gets"),
     rows=rows,
-    quick={"gets": 100, "repeat": 12, "processes": 2},
-    full={"gets": 1_000, "repeat": 9, "processes": 5},
+    quick={**SETTINGS["quick"], "gets": 100},
+    full={**SETTINGS["full"], "gets": 1_000},
     order=40,
     count=counts,
     label="get",
+    together=run_together,
 )

@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.harness.children import FULL, QUICK, Context, Server, Sizes, cpus
 from benchmarks.harness.measure import machine, versions
-from benchmarks.harness.registry import Case, build_rows, discover
+from benchmarks.harness.registry import Case, build_rows, discover, run_cases
 from benchmarks.harness.report import markdown, write
 
 __all__ = ["main"]
@@ -61,14 +61,12 @@ def run_all(
     )
     server = Server(sizes, server_cpu)
     ctx = Context(server.manifest, client_cpus, sizes)
-    raw: dict[str, Any] = {}
     counts: dict[str, Any] = {}
     try:
-        for case in cases:
-            settings = case.settings(ctx.quick)
-            raw[case.name] = case.run(ctx, settings)
-            if instructions and case.count is not None:
-                counts[case.name] = _count(case, ctx, settings)
+        raw = run_cases(ctx, cases)
+        for case in cases if instructions else []:
+            if case.count is not None:
+                counts[case.name] = _count(case, ctx, case.settings(ctx.quick))
     finally:
         server.close()
     if counts:

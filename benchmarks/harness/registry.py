@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks.harness.children import Context
 from benchmarks.harness.report import Row, missing
 
-__all__ = ["Case", "build_rows", "discover"]
+__all__ = ["Case", "build_rows", "discover", "run_cases"]
 
 PACKAGE = "benchmarks.cases"
 
@@ -24,6 +24,7 @@ Result = dict[str, Any]
 Run = Callable[[Context, dict[str, Any]], Result]
 Rows = Callable[[Result | None, Result | None, bool], list[Row]]
 Count = Callable[[Context, dict[str, Any]], Result]
+Together = Callable[[Context, dict[str, dict[str, Any]]], dict[str, Result]]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class Case:
     ``--instructions``. ``count(ctx, settings)``, when given, counts instructions with
     callgrind. ``order`` places the case in the run and in the table; ``label`` names it
     in a "not measured" row (its name by default).
+
+    ``together``, when given, runs the selected cases that share it in one go (the same
+    child processes, their rounds interleaved), from each one's settings by name; the
+    harness then calls it instead of ``run``.
     """
 
     name: str
@@ -47,6 +52,7 @@ class Case:
     order: int
     count: Count | None = None
     label: str = ""
+    together: Together | None = None
     doc: str = field(default="", compare=False)
 
     def settings(self, quick: bool) -> dict[str, Any]:
@@ -88,3 +94,17 @@ def build_rows(raw: dict[str, Any], quick: bool, cases: list[Case] | None = None
         if result is not None or count is not None:
             rows += case.rows(result, count, quick)
     return rows
+
+
+def run_cases(ctx: Context, cases: list[Case]) -> Result:
+    """Each case's raw result by name, in the order of ``cases``."""
+    raw: Result = {}
+    for case in cases:
+        if case.name in raw:
+            continue  # ran together with an earlier one
+        if case.together is not None:
+            peers = [c for c in cases if c.together is case.together]
+            raw.update(case.together(ctx, {c.name: c.settings(ctx.quick) for c in peers}))
+        else:
+            raw[case.name] = case.run(ctx, case.settings(ctx.quick))
+    return raw
