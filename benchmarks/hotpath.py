@@ -110,8 +110,9 @@ def turns(gets: int = 100) -> None:
     from benchmarks.harness.children import QUICK, Server, cpus
 
     server_cpu, client_cpus = cpus(True)
-    # The quick season (2,000 fixtures), without the big timeline: nothing here streams.
-    server = Server(dataclasses.replace(QUICK, memory_records=0), server_cpu)
+    # The quick season (2,000 fixtures), without the big timeline or live feeds: nothing here
+    # streams.
+    server = Server(dataclasses.replace(QUICK, memory_records=0, live_packets=0), server_cpu)
     try:
         if client_cpus and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, set(client_cpus))

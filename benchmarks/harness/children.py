@@ -137,6 +137,7 @@ class Context:
 
     @property
     def quick(self) -> bool:
+        """Whether this is a quick run (CI's sizes)."""
         return self.sizes.mode == "quick"
 
     def child(self, fn: Child, **params: Any) -> dict[str, Any]:

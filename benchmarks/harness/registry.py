@@ -7,6 +7,7 @@ Modules whose name starts with ``_`` hold what several cases share and are not c
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -56,6 +57,7 @@ class Case:
     doc: str = field(default="", compare=False)
 
     def settings(self, quick: bool) -> dict[str, Any]:
+        """A copy of the settings of quick or full mode."""
         return dict(self.quick if quick else self.full)
 
 
@@ -72,7 +74,7 @@ def discover() -> list[Case]:
             raise TypeError(f"{module.__name__} exports no CASE")
         doc = (module.__doc__ or "").strip().splitlines()
         summary = doc[0].removeprefix(f"{case.name}: ") if doc else ""
-        found.append(Case(**{**case.__dict__, "doc": summary}))
+        found.append(dataclasses.replace(case, doc=summary))
     return sorted(found, key=lambda c: (c.order, c.name))
 
 
