@@ -3,7 +3,7 @@
     python -m benchmarks.budget            # writes benchmarks/results/budget/latest.{json,md}
     python -m benchmarks.budget --quick    # smaller, one rate
 
-The emulator runs in its own process (benchmarks/server.py, its bodies cached). For each
+The emulator runs in its own process (benchmarks/harness/server.py, its bodies cached). For each
 rate R, one backfill into a fresh SQLite file in this process: its wall time against the
 least a budget allows, ``requests / R``, as a ratio (target: at most 1.05x); and its
 requests against the fewest the scope needs (``asyncsports.backfill.requests_needed``:

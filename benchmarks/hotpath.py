@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from unittest import mock
 
-from benchmarks.measure import callgrind
+from benchmarks.harness.measure import callgrind
 
 HERE = Path(__file__).resolve().parent
 USES = 2_000
@@ -38,7 +38,9 @@ async def _turns(m: dict[str, Any], gets: int) -> list[tuple[str, dict[str, floa
 
     import aiohttp
 
-    from benchmarks.cases import SPORT, _client, _fixture_ids, get_variants, walk_variants
+    from benchmarks.cases._walks import _fixture_ids, get_variants, walk_variants
+    from benchmarks.harness.manifest import SPORT
+    from benchmarks.harness.manifest import client as _client
 
     counts = {"turns": 0, "callbacks": 0, "tasks": 0, "timers": 0}
     loop = asyncio.get_running_loop()
@@ -105,11 +107,12 @@ async def _turns(m: dict[str, Any], gets: int) -> list[tuple[str, dict[str, floa
 
 def turns(gets: int = 100) -> None:
     """Print the counts per request of each variant, against a fresh benchmark server."""
-    from benchmarks.__main__ import QUICK, Server, _cpus
+    from benchmarks.harness.children import QUICK, Server, cpus
 
-    server_cpu, client_cpus = _cpus(True)
-    # The quick season (2,000 fixtures), without the big timeline: nothing here streams.
-    server = Server(dataclasses.replace(QUICK, memory_records=0), server_cpu)
+    server_cpu, client_cpus = cpus(True)
+    # The quick season (2,000 fixtures), without the big timeline or live feeds: nothing here
+    # streams.
+    server = Server(dataclasses.replace(QUICK, memory_records=0, live_packets=0), server_cpu)
     try:
         if client_cpus and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, set(client_cpus))
@@ -127,20 +130,121 @@ def turns(gets: int = 100) -> None:
 # --------------------------------------------------------------------------- costs
 
 
-def _mechanisms() -> dict[str, Callable[[], Any]]:
-    """name -> a sync function or a coroutine function using one mechanism once."""
+_ITEMS = list(range(20))
+
+
+@contextlib.asynccontextmanager
+async def _acm() -> Any:
+    yield
+
+
+class _Plain:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+class _Records:
+    """An async iterator whose __anext__ is a coroutine (AsyncList's shape)."""
+
+    def __init__(self) -> None:
+        self.i = 0
+
+    def __aiter__(self) -> _Records:
+        return self
+
+    async def __anext__(self) -> int:
+        if self.i == len(_ITEMS):
+            raise StopAsyncIteration
+        self.i += 1
+        return _ITEMS[self.i - 1]
+
+
+async def _agen() -> Any:
+    for x in _ITEMS:
+        yield x
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _loop_mechanisms() -> dict[str, Callable[[], Any]]:
+    """name -> a coroutine function (or a function) using one of the loop's mechanisms once."""
     import anyio
-    import yarl
 
     loop = asyncio.get_running_loop()
+    nothing = _nothing
+
+    async def a_await() -> None:
+        await nothing()
+
+    async def a_task() -> None:
+        await asyncio.ensure_future(nothing())
+
+    async def a_create_task() -> None:
+        await loop.create_task(nothing())
+
+    async def a_turn() -> None:
+        await asyncio.sleep(0)
+
+    async def a_acm() -> None:
+        async with _acm():
+            pass
+
+    async def a_plain() -> None:
+        async with _Plain():
+            pass
+
+    async def a_fail_after() -> None:
+        with anyio.fail_after(30):
+            await nothing()
+
+    async def a_fail_after_none() -> None:
+        with anyio.fail_after(None):
+            await nothing()
+
+    async def a_asyncio_timeout() -> None:
+        async with asyncio.timeout(30):
+            await nothing()
+
+    async def a_records() -> None:
+        async for _ in _Records():
+            pass
+
+    async def a_agen() -> None:
+        async for _ in _agen():
+            pass
+
+    def timer() -> None:
+        loop.call_later(30, print).cancel()
+
+    return {
+        "await a coroutine (the loop's own cost)": a_await,
+        "a Task: asyncio.ensure_future(coro) + await (2 loop turns)": a_task,
+        "a Task: loop.create_task(coro) + await": a_create_task,
+        "one loop turn: asyncio.sleep(0)": a_turn,
+        "@asynccontextmanager enter + exit": a_acm,
+        "class with __aenter__/__aexit__ enter + exit": a_plain,
+        "anyio.fail_after(30) around an await": a_fail_after,
+        "anyio.fail_after(None) around an await": a_fail_after_none,
+        "asyncio.timeout(30) around an await": a_asyncio_timeout,
+        "a timer: loop.call_later(30) + cancel": timer,
+        "20 records through a coroutine __anext__": a_records,
+        "20 records through an async generator": a_agen,
+    }
+
+
+def _object_mechanisms() -> dict[str, Callable[[], Any]]:
+    """name -> a function building one kind of object once."""
+    import yarl
+
     url = "http://127.0.0.1:8080/basketball/seasons/0e8a6c5e-6a5a-4a8f-8f22-3a7e4e1b3c55/fixtures"
     query = [("paged", "true"), ("size", "20"), ("page", "3")]
     built = yarl.URL(url).with_query(query)
     params = (("paged", "true"), ("size", "20"))
-    items = list(range(20))
-
-    async def nothing() -> None:
-        return None
 
     @dataclasses.dataclass(frozen=True, slots=True)
     class Frozen:
@@ -160,93 +264,7 @@ def _mechanisms() -> dict[str, Callable[[], Any]]:
         host: str = "data"
 
     frozen = Frozen("/x", params)
-
-    @contextlib.asynccontextmanager
-    async def acm() -> Any:
-        yield
-
-    class Plain:
-        async def __aenter__(self) -> None:
-            return None
-
-        async def __aexit__(self, *exc: object) -> None:
-            return None
-
-    class Records:
-        """An async iterator whose __anext__ is a coroutine (AsyncList's shape)."""
-
-        def __init__(self) -> None:
-            self.i = 0
-
-        def __aiter__(self) -> Records:
-            return self
-
-        async def __anext__(self) -> int:
-            if self.i == len(items):
-                raise StopAsyncIteration
-            self.i += 1
-            return items[self.i - 1]
-
-    async def agen() -> Any:
-        for x in items:
-            yield x
-
-    async def a_await() -> None:
-        await nothing()
-
-    async def a_task() -> None:
-        await asyncio.ensure_future(nothing())
-
-    async def a_create_task() -> None:
-        await loop.create_task(nothing())
-
-    async def a_turn() -> None:
-        await asyncio.sleep(0)
-
-    async def a_acm() -> None:
-        async with acm():
-            pass
-
-    async def a_plain() -> None:
-        async with Plain():
-            pass
-
-    async def a_fail_after() -> None:
-        with anyio.fail_after(30):
-            await nothing()
-
-    async def a_fail_after_none() -> None:
-        with anyio.fail_after(None):
-            await nothing()
-
-    async def a_asyncio_timeout() -> None:
-        async with asyncio.timeout(30):
-            await nothing()
-
-    async def a_records() -> None:
-        async for _ in Records():
-            pass
-
-    async def a_agen() -> None:
-        async for _ in agen():
-            pass
-
-    def timer() -> None:
-        loop.call_later(30, print).cancel()
-
     return {
-        "await a coroutine (the loop's own cost)": a_await,
-        "a Task: asyncio.ensure_future(coro) + await (2 loop turns)": a_task,
-        "a Task: loop.create_task(coro) + await": a_create_task,
-        "one loop turn: asyncio.sleep(0)": a_turn,
-        "@asynccontextmanager enter + exit": a_acm,
-        "class with __aenter__/__aexit__ enter + exit": a_plain,
-        "anyio.fail_after(30) around an await": a_fail_after,
-        "anyio.fail_after(None) around an await": a_fail_after_none,
-        "asyncio.timeout(30) around an await": a_asyncio_timeout,
-        "a timer: loop.call_later(30) + cancel": timer,
-        "20 records through a coroutine __anext__": a_records,
-        "20 records through an async generator": a_agen,
         "frozen slots dataclass (3 fields)": lambda: Frozen("/x", params),
         "dataclasses.replace of it": lambda: dataclasses.replace(frozen, params=params),
         "__slots__ class (3 fields)": lambda: Slots("/x", params),
@@ -255,6 +273,11 @@ def _mechanisms() -> dict[str, Callable[[], Any]]:
         "str(yarl.URL) of a built URL": lambda: str(built),
         "header dict of 3": lambda: {"Accept": "a", "Content-Type": "b", "Authorization": "c"},
     }
+
+
+def _mechanisms() -> dict[str, Callable[[], Any]]:
+    """name -> a sync function or a coroutine function using one mechanism once."""
+    return {**_loop_mechanisms(), **_object_mechanisms()}
 
 
 async def _run_mechanisms(names: list[str]) -> None:

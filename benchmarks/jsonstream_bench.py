@@ -93,6 +93,54 @@ _TYPES = [
 ]
 
 
+def _periods(t0: dt.datetime, period: int) -> list[dict[str, Any]]:
+    """The periods so far, the current one without an end."""
+    return [
+        {
+            "id": p,
+            "type": "Regular",
+            "label": f"Q{p}",
+            "start": (t0 + dt.timedelta(minutes=15 * p)).isoformat(),
+            "end": None if p == period else (t0 + dt.timedelta(minutes=15 * p + 14)).isoformat(),
+            "awayTeamScore": 3 * p,
+            "homeTeamScore": 7 * p,
+            "awayTeamPeriodScore": 3,
+            "homeTeamPeriodScore": 7,
+        }
+        for p in range(1, period + 1)
+    ]
+
+
+def _metadata(
+    r: random.Random, type_id: int, team: str, lineup: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The metadata of an action of type ``type_id`` (None for most types)."""
+    if type_id == 233:
+        return {
+            "courtPosition": {
+                "x": round(r.random() * 94, 3),
+                "y": round(r.random() * 50, 3),
+                "zone": "Left Wing",
+            }
+        }
+    elif type_id == 2:
+        return {"awayTeamColour": "255, 0, 0", "homeTeamColour": "0, 0, 255"}
+    elif type_id == 19:
+        return {"latitude": 29.951065, "longitude": -90.081142}
+    elif type_id == 1:
+        return {
+            "pitchConditions": {"quality": 1, "surface": 2},
+            "weatherConditions": {"rain": 0, "wind": 3, "temperature": 21},
+        }
+    elif type_id == 3:
+        return {
+            "teamId": team,
+            "startingLineup": lineup[:11],
+            "substitutes": lineup[11:16],
+        }
+    return None
+
+
 def build(records: int, seed: int = 7) -> bytes:
     """A body of ``records`` action records, wire-shaped (camelCase, ISO datetimes)."""
     r = random.Random(seed)
@@ -117,49 +165,9 @@ def build(records: int, seed: int = 7) -> bytes:
     out = []
     for i in range(records):
         period = min(4, 1 + i * 4 // records)
-        periods = [
-            {
-                "id": p,
-                "type": "Regular",
-                "label": f"Q{p}",
-                "start": (t0 + dt.timedelta(minutes=15 * p)).isoformat(),
-                "end": None
-                if p == period
-                else (t0 + dt.timedelta(minutes=15 * p + 14)).isoformat(),
-                "awayTeamScore": 3 * p,
-                "homeTeamScore": 7 * p,
-                "awayTeamPeriodScore": 3,
-                "homeTeamPeriodScore": 7,
-            }
-            for p in range(1, period + 1)
-        ]
+        periods = _periods(t0, period)
         type_id, type_name = _TYPES[6] if r.random() < 0.6 else r.choice(_TYPES)
-        meta: dict[str, Any] | None
-        if type_id == 233:
-            meta = {
-                "courtPosition": {
-                    "x": round(r.random() * 94, 3),
-                    "y": round(r.random() * 50, 3),
-                    "zone": "Left Wing",
-                }
-            }
-        elif type_id == 2:
-            meta = {"awayTeamColour": "255, 0, 0", "homeTeamColour": "0, 0, 255"}
-        elif type_id == 19:
-            meta = {"latitude": 29.951065, "longitude": -90.081142}
-        elif type_id == 1:
-            meta = {
-                "pitchConditions": {"quality": 1, "surface": 2},
-                "weatherConditions": {"rain": 0, "wind": 3, "temperature": 21},
-            }
-        elif type_id == 3:
-            meta = {
-                "teamId": teams[i % 2]["id"],
-                "startingLineup": lineup[:11],
-                "substitutes": lineup[11:16],
-            }
-        else:
-            meta = None
+        meta = _metadata(r, type_id, teams[i % 2]["id"], lineup)
         stamp = dt.datetime(2024, 2, 11, 23, 30, tzinfo=dt.UTC) + dt.timedelta(seconds=i * 3.217)
         action: dict[str, Any] = {
             "actionId": uid(),

@@ -1,6 +1,6 @@
 """Sharded backfill workers: the speed-up of N worker processes over one, without a rate
 budget, into a throwaway PostgreSQL (tests/servers.py), the emulator in its own process
-(benchmarks/server.py, its bodies cached, pinned to the last CPU).
+(benchmarks/harness/server.py, its bodies cached, pinned to the last CPU).
 
     python -m benchmarks.workers            # writes benchmarks/results/workers/latest.{json,md}
     python -m benchmarks.workers --quick    # smaller, one round
@@ -37,7 +37,7 @@ RUNS = (0, *WORKERS)  # 0: a plain one-process backfill, the baseline without a 
 def _server(scale: str, cpu: int | None) -> tuple[Any, dict[str, Any]]:
     import subprocess
 
-    args = [sys.executable, "-m", "benchmarks.server", f"--plain-scale={scale}"]
+    args = [sys.executable, "-m", "benchmarks.harness.server", f"--plain-scale={scale}"]
     if cpu is not None:
         args.append(f"--cpu={cpu}")
     proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import pkgutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,7 +20,8 @@ from conftest import Serve
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from asyncsports.emulator import Emulator
-from benchmarks.live import (
+from benchmarks.cases import sync as sync_case
+from benchmarks.cases._live import (
     DECODE,
     IDLE_VARIANTS,
     LIVE_VARIANTS,
@@ -28,9 +32,10 @@ from benchmarks.live import (
     idle,
     live,
 )
-from benchmarks.liveserver import LiveCache, render_packets
-from benchmarks.report import Row, build_rows, markdown
-from benchmarks.server import Cache, State, Stored, timeline_id
+from benchmarks.harness.liveserver import LiveCache, render_packets
+from benchmarks.harness.registry import build_rows
+from benchmarks.harness.report import Row, markdown
+from benchmarks.harness.server import Cache, State, Stored, timeline_id
 
 
 def test_verdicts_follow_the_kind_of_ratio() -> None:
@@ -279,11 +284,9 @@ def test_sync_rows_follow_their_targets() -> None:
 
 
 async def test_sync_case_measures_a_mirror_over_the_websockets() -> None:
-    from benchmarks import sync_bench
-
-    p = sync_bench.params(quick=True)["ws"]
+    p = sync_case.params(quick=True)["ws"]
     p.update(scale={**p["scale"], "competitions": 1}, warm=0.5, measure=3.0)
-    r = await sync_bench.sync({}, p)
+    r = await sync_case.sync({}, p)
     assert r["live_fixtures"] > 0 and r["feeds_open"] == 2 * r["live_fixtures"]
     assert r["actions_committed"] > 0 and r["samples"] > 0 and r["lag_p99"] is not None
     assert r["requests_per_hour"] < r["budget_per_hour"]
@@ -314,8 +317,135 @@ def test_sync_rows_of_the_follower_and_the_store() -> None:
 
 
 async def test_sync_commit_case_logs_each_change_once() -> None:
-    from benchmarks import sync_bench
-
-    p = {**sync_bench.params(quick=True)["commit"], "n": 200}
-    r = await sync_bench.sync({}, p)  # it fails unless the log holds each action once
+    p = {**sync_case.params(quick=True)["commit"], "n": 200}
+    r = await sync_case.sync({}, p)  # it fails unless the log holds each action once
     assert r["n"] == 200 and r["batch_per_s"] > r["one_per_s"] > 0
+
+
+# --------------------------------------------------------------------------- the harness' shape
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+CASE_MODULES = sorted(m.name for m in pkgutil.iter_modules([str(BENCH / "cases")]))
+
+
+@pytest.mark.parametrize("name", CASE_MODULES)
+def test_every_case_module_imports_alone(name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", f"import benchmarks.cases.{name}"],
+        cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """The ``benchmarks`` modules ``path`` imports anywhere in it (functions too)."""
+    out: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}
+    return {m for m in out if m in known and m != module}
+
+
+def test_benchmarks_have_no_import_cycle() -> None:
+    files = {
+        ".".join(("benchmarks", *p.relative_to(BENCH).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        ): p
+        for p in BENCH.rglob("*.py")
+    }
+    graph = {m: _imports(p, m, set(files)) for m, p in files.items()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            assert state.get(n) != 1, "import cycle: " + " -> ".join([*path, m, n])
+            if n not in state:
+                visit(n, [*path, m])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+
+
+def test_no_function_in_benchmarks_is_over_80_lines() -> None:
+    long = []
+    for path in BENCH.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if (node.end_lineno or 0) - first + 1 > 80:
+                    long.append(f"{path.relative_to(BENCH)}:{node.lineno} {node.name}")
+    assert long == []
+
+
+def test_list_names_every_case_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--list"],
+        cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    cases = [m for m in CASE_MODULES if not m.startswith("_")]
+    assert sorted(names) == cases and len(set(names)) == len(names)
+    # The names --only takes, as the README and the guide give them.
+    assert names == ["decode", "walk", "walk20", "gets", "peers", "stream", "framing",
+                     "memory", "fanout", "backfill", "live", "fanin", "idle", "sync"]  # fmt: skip
+
+
+def test_a_quick_run_writes_its_table(tmp_path: Path) -> None:
+    args = ["--quick", "--only", "decode,fanout", "--no-pin", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args],
+        cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "quick.json").read_text())
+    assert set(data["raw"]) == {"decode", "fanout"}
+    assert [r["benchmark"] for r in data["rows"]] == ["decode", "decode", "fan-out"]
+    assert all(r["value"] > 0 for r in data["rows"])
+    assert "| fan-out |" in (tmp_path / "quick.md").read_text()
+
+
+def test_cases_that_share_a_together_run_in_one_go() -> None:
+    from benchmarks.harness.children import QUICK, Context
+    from benchmarks.harness.registry import Case, discover, run_cases
+
+    calls: list[dict[str, Any]] = []
+
+    def together(ctx: Context, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        calls.append(settings)
+        return {name: {"n": s["n"]} for name, s in settings.items()}
+
+    def case(name: str, shared: bool) -> Case:
+        def run(ctx: Context, s: dict[str, Any]) -> dict[str, Any]:
+            return {"alone": s["n"]}
+
+        return Case(name, run, lambda *a: [], {"n": len(name)}, {}, 0,
+                    together=together if shared else None)  # fmt: skip
+
+    raw = run_cases(
+        Context({}, None, QUICK), [case("a", True), case("bb", False), case("ccc", True)]
+    )
+    assert raw == {"a": {"n": 1}, "bb": {"alone": 2}, "ccc": {"n": 3}}
+    assert calls == [{"a": {"n": 1}, "ccc": {"n": 3}}]
+    shared = {c.name for c in discover() if c.together is not None}
+    assert shared == {"walk", "walk20", "gets"}  # one set of processes, as before

@@ -11,21 +11,25 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "Sample",
+    "Series",
+    "Variants",
     "machine",
     "measure",
     "measure_sync",
     "peak_kb",
     "reset_peak",
+    "rounds",
     "rss_kb",
     "series",
     "versions",
+    "warm",
 ]
 
 PACKAGES = ("asyncsports", "aiohttp", "msgspec", "anyio", "pydantic", "pydantic-core", "httpx")
@@ -207,3 +211,25 @@ def callgrind(argv: list[str], windows: int, cwd: Path, timeout: float | None = 
             )
             for path in dumps
         ]
+
+
+Variants = Mapping[str, Callable[[], Awaitable[int]]]
+Series = dict[str, dict[str, list[float]]]
+
+
+async def warm(variants: Variants, expect: int) -> None:
+    """Run every variant once, unmeasured, and check it saw ``expect`` records."""
+    for name, fn in variants.items():
+        n = await fn()
+        if n != expect:
+            raise AssertionError(f"{name}: {n} records, expected {expect}")
+
+
+async def rounds(variants: Variants, repeat: int) -> Series:
+    """``repeat`` interleaved measured rounds: each variant's figures, round by round."""
+    samples: dict[str, list[Sample]] = {name: [] for name in variants}
+    for _ in range(repeat):
+        for name, fn in variants.items():
+            sample, _n = await measure(fn)
+            samples[name].append(sample)
+    return {name: series(s) for name, s in samples.items()}

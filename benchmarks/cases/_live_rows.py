@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.report import Row, median, paired
+from benchmarks.harness.report import Row, median, paired
 
-__all__ = ["LIVE_FLOOR", "live_rows"]
+__all__ = ["LIVE_FLOOR", "fanin_rows", "idle_rows", "live_rows"]
 
 LIVE_FLOOR = "floor: aiohttp ws_connect + msgspec decode of each message, no checks"
 LIVE_TARGET = 1.10  # CPU per delivered action against the floor (issue 12)
@@ -220,18 +220,16 @@ def _idle(r: dict[str, Any]) -> list[Row]:
     return rows
 
 
-def live_rows(raw: dict[str, Any], quick: bool) -> list[Row]:
-    """The rows of the live cases in ``raw`` (a case's ``error`` becomes a note)."""
-    rows: list[Row] = []
-    for key, make in (("live", _one_feed), ("fanin", _fanin), ("idle", _idle)):
-        r = raw.get(key)
-        if r is None:
-            continue
-        if "error" in r:
-            rows.append(Row(key, "not measured", "", "", None, note=r["error"]))
-            continue
-        rows += make(r)
-        ic = (raw.get("instructions") or {}).get("live")
-        if key == "live" and ic is not None:
-            rows += _counts(ic)
-    return rows
+def live_rows(r: dict[str, Any] | None, counts: dict[str, Any] | None, quick: bool) -> list[Row]:
+    """The rows of ``live``: one feed flat out, then its instruction counts."""
+    return (_one_feed(r) if r is not None else []) + (_counts(counts) if counts else [])
+
+
+def fanin_rows(r: dict[str, Any] | None, counts: dict[str, Any] | None, quick: bool) -> list[Row]:
+    """The rows of ``fanin``: many feeds at a pace, latency and CPU per packet."""
+    return _fanin(r) if r is not None else []
+
+
+def idle_rows(r: dict[str, Any] | None, counts: dict[str, Any] | None, quick: bool) -> list[Row]:
+    """The rows of ``idle``: resident memory per idle connected feed."""
+    return _idle(r) if r is not None else []

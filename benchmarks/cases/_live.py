@@ -1,6 +1,6 @@
-"""The live feeds' benchmarks (issue 12), each run in a fresh child (``benchmarks.child``).
+"""The live feeds' benchmarks (issue 12), each run in a fresh child process (``benchmarks.harness.child``).
 
-Against the benchmark server's streams host (:mod:`benchmarks.liveserver`, another
+Against the benchmark server's streams host (:mod:`benchmarks.harness.liveserver`, another
 process): packets the emulator rendered, replayed to any fixture id, each stamped with
 the server's send time (``traceId``, ``time.monotonic()``).
 
@@ -37,8 +37,11 @@ import aiohttp
 import msgspec
 
 from asyncsports import Client
+from asyncsports._live import FeedState
 from asyncsports.models import Action
-from benchmarks.measure import rss_kb
+from benchmarks.harness.measure import rounds as _rounds
+from benchmarks.harness.measure import rss_kb
+from benchmarks.harness.measure import warm as _warm
 
 # aiohttp 3.14 hands text frames over as bytes when asked (as the client does); older ones
 # only as str, which msgspec decodes as well.
@@ -48,7 +51,16 @@ RAW: dict[str, Any] = (
     else {}
 )
 
-__all__ = ["IDLE_VARIANTS", "LIVE_CASES", "LIVE_VARIANTS", "PEERS", "fixture_ids"]
+__all__ = [
+    "IDLE_VARIANTS",
+    "LIVE_VARIANTS",
+    "PEERS",
+    "fanin",
+    "fixture_ids",
+    "idle",
+    "live",
+    "sketch_loops",
+]
 
 Manifest = dict[str, Any]
 Params = dict[str, Any]
@@ -284,12 +296,65 @@ def _timed_floor(m: Manifest, http: aiohttp.ClientSession) -> Loop:
     return timed
 
 
+# The sketches of the live path's reading loop priced by ``benchmarks.live_watchdog``.
+IDLE = 60.0
+
+
+_TEXT = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
+
+
+def sketch_loops(m: dict[str, Any], http: aiohttp.ClientSession) -> dict[str, Loop]:
+    """The two sketches of the live path's reading loop (see ``benchmarks.live_watchdog``)."""
+    auth = _auth(m)
+
+    async def records(url: str, start: int, lazy: bool) -> AsyncIterator[Any]:
+        state = FeedState(start, kind="actions")
+        state.connect()
+        async with http.ws_connect(url, **RAW) as ws:
+            await ws.send_str(auth)
+            loop = asyncio.get_running_loop()
+            last = loop.time()
+            closing: list[asyncio.Task[bool]] = []
+            timer: asyncio.TimerHandle | None = None
+
+            def check() -> None:
+                nonlocal timer
+                if loop.time() - last >= IDLE:
+                    closing.append(loop.create_task(ws.close()))  # stalled: the reader sees it
+                else:
+                    timer = loop.call_at(last + IDLE, check)
+
+            timer = loop.call_at(last + IDLE, check) if lazy else None
+            try:
+                while (msg := await ws.receive()).type in _TEXT:
+                    if lazy:
+                        last = loop.time()
+                    step = state.feed(msg.data, url)
+                    for record in step.records:
+                        yield record
+                    if step.finished:
+                        return
+            finally:
+                if timer is not None:
+                    timer.cancel()
+
+    def sketch(lazy: bool) -> Loop:
+        async def run(fid: str, fast: bool, start: int, take: Take) -> int:
+            n = 0
+            async for record in records(_url(m, fid, fast, start), start, lazy):
+                take(record)
+                n += 1
+            return n
+
+        return run
+
+    return {"sketch": sketch(False), "sketch, lazy watchdog": sketch(True)}
+
+
 def _priced(m: Manifest, http: aiohttp.ClientSession, sketches: bool) -> dict[str, Loop]:
     """The floor with a timer per message, and the sketches of ``benchmarks.live_watchdog``."""
     loops = {TIMED: _timed_floor(m, http)}
     if sketches:
-        from benchmarks.live_watchdog import sketch_loops
-
         loops.update(sketch_loops(m, http))
     return loops
 
@@ -300,8 +365,6 @@ def _ignore(record: Action) -> None:
 
 async def live(m: Manifest, p: Params) -> dict[str, Any]:
     """One feed of ``actions`` packets flat out, per variant, in interleaved rounds."""
-    from benchmarks.cases import _rounds, _warm
-
     n = p["actions"]
     await control(m, "config", count=n)
     ids = iter(fixture_ids(10_000, "live"))
@@ -489,6 +552,3 @@ async def idle(m: Manifest, p: Params) -> dict[str, Any]:
         finally:
             await _stop(tasks + first)
     return {"variant": name, "feeds": n, "rss_before_kb": before, "rss_after_kb": after}
-
-
-LIVE_CASES = {"live": live, "live_icount": live_icount, "fanin": fanin, "idle": idle}

@@ -1,5 +1,6 @@
-"""The backfill benchmark: asyncsports.backfill against its floor (benchmarks/sinkfloor.py),
-into SQLite and then PostgreSQL, and the rows of the results table it gives."""
+"""backfill: asyncsports.backfill vs its floor, into SQLite and then PostgreSQL.
+
+The floor is benchmarks/sinkfloor.py; PostgreSQL is a throwaway server (tests/servers.py)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from benchmarks.measure import measure
+from benchmarks.harness.children import Context
+from benchmarks.harness.manifest import Manifest, Params
+from benchmarks.harness.manifest import client as _client
+from benchmarks.harness.manifest import control as _server
+from benchmarks.harness.manifest import headers as _headers
+from benchmarks.harness.measure import measure
+from benchmarks.harness.registry import Case, Result
+from benchmarks.harness.report import Row, median, missing
+from benchmarks.sinkfloor import floor
 
-if TYPE_CHECKING:
-    from benchmarks.report import Row
-
-__all__ = ["backfill", "backfill_rows"]
-
-Manifest = dict[str, Any]
-Params = dict[str, Any]
-TESTS = str(Path(__file__).resolve().parent.parent / "tests")  # tests/servers.py: PostgreSQL
+__all__ = ["CASE", "backfill"]
+TESTS = str(Path(__file__).resolve().parents[2] / "tests")  # tests/servers.py: PostgreSQL
 
 
 async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
@@ -58,8 +61,6 @@ async def _backfill_rounds(
     m: Manifest, p: Params, fresh: Callable[[], str | Path]
 ) -> dict[str, Any]:
     from asyncsports.backfill import Backfill, Scope
-    from benchmarks.cases import _client, _headers, _server  # they import this module
-    from benchmarks.sinkfloor import floor
 
     runs: list[dict[str, Any]] = []
     floors: list[dict[str, Any]] = []
@@ -97,8 +98,6 @@ async def _backfill_rounds(
 
 def backfill_rows(b: dict[str, Any], engine: str, bulk: str) -> list[Row]:
     """The table's rows of one engine's backfill figures."""
-    from benchmarks.report import Row, median
-
     written = b["written"]
     wall = b["wall"]
     actions = written.get("actions", 0)
@@ -143,3 +142,30 @@ def backfill_rows(b: dict[str, Any], engine: str, bulk: str) -> list[Row]:
             note=f"client CPU {b['cpu']:.2f}s ({where}), wall {wall:.2f}s")
     )  # fmt: skip
     return rows
+
+
+def run(ctx: Context, s: dict[str, Any]) -> Result:
+    return ctx.child(backfill, **s)
+
+
+def rows(b: Result | None, counts: Result | None, quick: bool) -> list[Row]:
+    """SQLite's rows, then PostgreSQL's (or why it was not measured)."""
+    if b is None:
+        return []
+    out = backfill_rows(b, "SQLite", "executemany")
+    pg = b.get("postgres")
+    if pg is not None and "error" not in pg:
+        out += backfill_rows(pg, "PostgreSQL", "COPY")
+    elif pg is not None:
+        out.append(missing("backfill", f"PostgreSQL: {pg['error']}"))
+    return out
+
+
+CASE = Case(
+    name="backfill",
+    run=run,
+    rows=rows,
+    quick={"repeat": 2, "concurrency": 8, "postgres": True},
+    full={"repeat": 5, "concurrency": 8, "postgres": True},
+    order=100,
+)

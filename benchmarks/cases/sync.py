@@ -1,7 +1,8 @@
-"""The mirror's live path (issue 13 point 8): freshness lag, requests against the budget,
-CPU per committed action.
+"""sync: the mirror's live path, freshness lag, requests against the budget, CPU per action.
 
-The emulator runs in a process of its own (``python -m benchmarks.sync_bench serve``, on
+Issue 13 point 8.
+
+The emulator runs in a process of its own (``python -m benchmarks.cases.sync serve``, on
 the CPUs the case does not use), its clock at real time (speed 1) and at the real now,
 scaled so that about ``live`` fixtures are live. The case (a child of the harness) runs
 :class:`asyncsports.sync.Mirror` with the service's advised budget (5 requests a second)
@@ -44,16 +45,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from benchmarks.report import Row, _missing
+from benchmarks.harness.children import Context
+from benchmarks.harness.registry import Case, Result
+from benchmarks.harness.report import Row, missing
 
-__all__ = ["params", "rows", "sync"]
+__all__ = ["CASE", "params", "rows", "sync"]
 
 SPORTS = ("basketball", "soccer")
 _BACKLOG = ("backlog", "final")
 RATE = 5.0  # the service's advice
 WS_TARGET = 1.0  # p99 seconds over the websocket (issue 13)
 FOLLOW_TARGET = 0.1  # p99 seconds from commit to a follower on another connection (issue 21)
-TESTS = str(Path(__file__).resolve().parent.parent / "tests")
+TESTS = str(Path(__file__).resolve().parents[2] / "tests")
 
 
 def params(quick: bool) -> dict[str, dict[str, Any]]:
@@ -79,7 +82,7 @@ def params(quick: bool) -> dict[str, dict[str, Any]]:
 
 def _emulator(scale: dict[str, int]) -> tuple[subprocess.Popen[str], dict[str, str]]:
     """The emulator's process (on the CPUs this one does not use) and its addresses."""
-    args = [sys.executable, "-m", "benchmarks.sync_bench", "serve", json.dumps(scale)]
+    args = [sys.executable, "-m", "benchmarks.cases.sync", "serve", json.dumps(scale)]
     proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     if hasattr(os, "sched_getaffinity"):
         rest = set(range(os.cpu_count() or 1)) - os.sched_getaffinity(0)
@@ -157,7 +160,7 @@ async def _settle(mirror: Any, limit: float) -> None:
 
 def _follower(db: str, out: Path) -> subprocess.Popen[bytes]:
     """A follower of ``db``'s change feed in a process of its own, writing ``seq seen``."""
-    args = [sys.executable, "-m", "benchmarks.sync_bench", "follow", db, str(out)]
+    args = [sys.executable, "-m", "benchmarks.cases.sync", "follow", db, str(out)]
     return subprocess.Popen(args)
 
 
@@ -309,18 +312,12 @@ async def _commits(db: str, p: dict[str, Any]) -> dict[str, Any]:
 ENGINES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
 
 
-def rows(raw: dict[str, Any]) -> list[Row]:
-    """The table's rows of the ``sync`` case (``raw["sync"]``: one entry per mode of
-    :func:`params`)."""
-    s = raw.get("sync")
-    if s is None:
-        return []
-    if "error" in s:
-        return [_missing("sync", s["error"])]
+def rows(s: Result | None, counts: Result | None, quick: bool) -> list[Row]:
+    """The table's rows of the ``sync`` case: one entry per mode of :func:`params`."""
     out: list[Row] = []
-    for mode, r in s.items():
+    for mode, r in (s or {}).items():
         if "error" in r:
-            out.append(_missing("sync", f"{mode}: {r['error']}"))
+            out.append(missing("sync", f"{mode}: {r['error']}"))
         elif r.get("mode") == "commit":
             out += _commit_rows(r)
         else:
@@ -396,6 +393,12 @@ async def _follow(db: str, out: TextIO) -> None:
     async for change in feed(db, known[-1].seq if known else 0):
         out.write(f"{change.seq} {time.time():.6f}\n")
 
+
+def run(ctx: Context, s: dict[str, Any]) -> Result:
+    return {mode: ctx.child(sync, **p) for mode, p in s.items()}
+
+
+CASE = Case(name="sync", run=run, rows=rows, quick=params(True), full=params(False), order=140)
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:

@@ -1,6 +1,6 @@
 """The benchmark server's streams host: live action feeds replayed from stored packets.
 
-Like the REST cache in :mod:`benchmarks.server`, it lets the emulator render once and then
+Like the REST cache in :mod:`benchmarks.harness.server`, it lets the emulator render once and then
 only copies bytes, so that its CPU is not what a benchmark measures. At start it takes the
 first ``k`` packets of a fixture's live actions feed from the emulator (``emu.live_url``,
 ``speed=fast``: the packets the emulator's streams host sends, decimals quoted and

@@ -1,6 +1,6 @@
 """The benchmark server: emulators behind a cache of pre-rendered bodies, in its own process.
 
-``python -m benchmarks.server --big-fixture-list N --big-timeline M --prefixes 5000,20000``
+``python -m benchmarks.harness.server --big-fixture-list N --big-timeline M --prefixes 5000,20000``
 starts two :class:`~asyncsports.emulator.Emulator` instances (``big``: the big season
 and the big timeline; ``plain``: an ordinary world for the backfill, scaled by
 ``--plain-scale``) and, in front of each, a tiny aiohttp app that answers every request
@@ -18,7 +18,7 @@ every response; ``/_bench/stats`` gives ``{"hits": n, "misses": n}``; ``/_bench/
 zeroes them.
 
 With ``--live-packets K`` it also serves the live actions feeds on a port of its own
-(:mod:`benchmarks.liveserver`): the first ``K`` packets of the big timeline's live feed,
+(:mod:`benchmarks.harness.liveserver`): the first ``K`` packets of the big timeline's live feed,
 rendered once by the emulator's streams host, replayed to any fixture id.
 """
 
@@ -39,7 +39,7 @@ import msgspec
 from aiohttp import web
 
 from asyncsports.emulator import Emulator
-from benchmarks.liveserver import LiveCache, render_packets
+from benchmarks.harness.liveserver import LiveCache, render_packets
 
 # Bodies above this are written in pieces: one huge write would make asyncio (3.11) copy
 # the body into its buffer and shift it after every send.
