@@ -215,9 +215,14 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     db.path = path
     try:
         db.execute("PRAGMA busy_timeout = 5000")
+        # One read transaction: another connection may be creating the file this moment
+        # (the mirror and its change feed), and a version read before its commit beside
+        # tables read after it would look like another application's file.
+        db.execute("BEGIN")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         app = db.execute("PRAGMA application_id").fetchone()[0]
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        db.execute("COMMIT")
         names = {n for n in names if not n.startswith("sqlite_")}
         _check(path, version, app, names)
         if readonly:
