@@ -17,8 +17,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
+from asyncsports._iter.watch import Change
 from asyncsports._version import __version__
-from asyncsports._watch import Change
 from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from asyncsports._watch import Change, jittered
+from asyncsports._iter.watch import Change, jittered
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError, RateLimitError, ServerError, TransportError
 from asyncsports.live import Feed

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from asyncsports._watch import Change
+from asyncsports._iter.watch import Change
 from asyncsports.models import (
     Action,
     Break,

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from asyncsports._request import Sport
+from asyncsports._http.request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
 from asyncsports.store import Change, Lease, MirrorStore, is_postgres, open_mirror, redact_url
