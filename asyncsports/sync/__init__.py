@@ -20,8 +20,8 @@ from another process (on PostgreSQL, woken by each commit's ``NOTIFY``).
 
 from asyncsports.store import MIRROR_COLUMNS as TABLES
 from asyncsports.store import MIRROR_KEYS as KEYS
-from asyncsports.store import Change, MirrorStore, open_mirror
 from asyncsports.store import MirrorFile as Store
+from asyncsports.store import MirrorStore, RowChange, open_mirror
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror, feed
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
@@ -34,9 +34,9 @@ __all__ = [
     "PRIORITY",
     "TABLES",
     "ActionFeed",
-    "Change",
     "Mirror",
     "MirrorStore",
+    "RowChange",
     "Standby",
     "StatisticsFeed",
     "Store",

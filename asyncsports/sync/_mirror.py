@@ -15,7 +15,7 @@ from typing import Any
 from asyncsports._http.request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
-from asyncsports.store import Change, Lease, MirrorStore, is_postgres, open_mirror, redact_url
+from asyncsports.store import Lease, MirrorStore, RowChange, is_postgres, open_mirror, redact_url
 
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
@@ -45,7 +45,7 @@ async def feed(
     follow: bool = True,
     until: asyncio.Event | None = None,
     wake: asyncio.Event | None = None,
-) -> AsyncIterator[Change]:
+) -> AsyncIterator[RowChange]:
     """Each change committed to the mirror database ``db`` (a path or a
     ``postgresql://`` URL) after ``after`` (or ``consumer``'s saved cursor), in commit
     order, at least once, on a connection of its own: from any process, while a mirror
@@ -223,7 +223,7 @@ class Mirror:
         consumer: str | None = None,
         follow: bool = True,
         until: asyncio.Event | None = None,
-    ) -> AsyncIterator[Change]:
+    ) -> AsyncIterator[RowChange]:
         """Each committed change after ``after`` (or ``consumer``'s saved cursor), in
         commit order, at least once; ``follow=False`` ends at the last one committed,
         ``until`` once it is set and every change committed before has been given.
