@@ -13,10 +13,10 @@ from asyncsports._version import __version__
 # of this module. Type checkers read the name alone as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from asyncsports._request import RequestOptions, Sport
-    from asyncsports._retry import RetryPolicy
-    from asyncsports._session import RequestInfo, Timeout
-    from asyncsports._watch import Change
+    from asyncsports._http.config import RequestInfo, Timeout
+    from asyncsports._http.request import RequestOptions, Sport
+    from asyncsports._http.retry import RetryPolicy
+    from asyncsports._iter.watch import Change
     from asyncsports.auth import StreamingCredentials
     from asyncsports.client import Client
     from asyncsports.errors import (
@@ -70,12 +70,12 @@ __all__ = [
 ]
 
 _HOMES = {
-    "RequestOptions": "_request",
-    "Sport": "_request",
-    "RetryPolicy": "_retry",
-    "RequestInfo": "_session",
-    "Timeout": "_session",
-    "Change": "_watch",
+    "RequestOptions": "_http.request",
+    "Sport": "_http.request",
+    "RetryPolicy": "_http.retry",
+    "RequestInfo": "_http.config",
+    "Timeout": "_http.config",
+    "Change": "_iter.watch",
     "StreamingCredentials": "auth",
     "Client": "client",
     "AsyncList": "paging",

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Self
 
-from asyncsports._config import Hook, Settings, Timeout
-from asyncsports._request import QueryValue
-from asyncsports._retry import RetryPolicy
-from asyncsports._session import Session
-from asyncsports._sharedlimit import SharedPacer
+from asyncsports._http.config import Hook, Settings, Timeout
+from asyncsports._http.request import QueryValue
+from asyncsports._http.retry import RetryPolicy
+from asyncsports._http.session import Session
+from asyncsports._http.sharedlimit import SharedPacer
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (

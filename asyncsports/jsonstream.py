@@ -24,9 +24,9 @@ counts it. :func:`decode_array` turns that off, its typed decode checks the same
 ``skip`` it splits the leading runs with the untyped decode, so skipped elements are never
 decoded into ``T``.
 
-Layout: the byte scanning is in :mod:`asyncsports._json.scan`, the framing inside the
-array in :mod:`asyncsports._json.array`, the text around it in
-:mod:`asyncsports._json.envelope`; every DecodeError is built by :mod:`asyncsports._decoding`.
+Layout: the byte scanning is in :mod:`asyncsports._wire.json.scan`, the framing inside the
+array in :mod:`asyncsports._wire.json.array`, the text around it in
+:mod:`asyncsports._wire.json.envelope`; every DecodeError is built by :mod:`asyncsports._http.decoding`.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from asyncsports._decoding import FAILURES, Failure, Source, key_path, run_error, type_name
-from asyncsports._json.array import ArrayCutter
-from asyncsports._json.envelope import Array, Element, Envelope
-from asyncsports._json.scan import spans
+from asyncsports._http.decoding import FAILURES, Failure, Source, key_path, run_error, type_name
+from asyncsports._wire.json.array import ArrayCutter
+from asyncsports._wire.json.envelope import Array, Element, Envelope
+from asyncsports._wire.json.scan import spans
 from asyncsports.errors import BodyTooLargeError, DecodeError
 
 __all__ = ["ArrayFramer", "ListDecoder", "decode_array"]

@@ -29,10 +29,10 @@ from collections.abc import AsyncGenerator, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Generic, Literal, Self, TypeVar, Unpack
 
-from asyncsports import _request as q
-from asyncsports._live import FeedKind, FeedState, MergeBook
-from asyncsports._request import Request, RequestOptions, Sport
-from asyncsports._session.live import Progress, follow
+from asyncsports._http import request as q
+from asyncsports._http.live import Progress, follow
+from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._wire.live import FeedKind, FeedState, MergeBook
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
 from asyncsports.resources.actions import ActionsResource

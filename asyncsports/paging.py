@@ -25,8 +25,8 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import Any, Generic, NoReturn, TypeVar
 
-from asyncsports._request import integer
-from asyncsports._walk import Batch, Page, is_last, walk
+from asyncsports._http.request import integer
+from asyncsports._iter.walk import Batch, Page, is_last, walk
 from asyncsports.errors import PagingError
 
 __all__ = ["AsyncList", "Batch", "Page", "PagingError", "ResumeToken", "is_last", "walk"]

@@ -25,7 +25,7 @@ import copy
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from asyncsports._watch import Change
+from asyncsports._iter.watch import Change
 from asyncsports.live import Feed, LiveResource
 from asyncsports.paging import AsyncList
 from asyncsports.raw import RawRecord

@@ -7,7 +7,7 @@ made. Against the benchmark server's streams host, one feed flat out, CPU per ac
 - ``floor``: aiohttp ``ws_connect`` + msgspec decode, no checks (``benchmarks/cases/_live.py``);
 - ``floor, receive(timeout)``: the floor with a timer set and cancelled for each message;
 - ``sketch``: the live path's reading loop reduced to its parts, an async generator over
-  ``ws.receive()`` feeding :class:`asyncsports._live.FeedState` (ordering, duplicates,
+  ``ws.receive()`` feeding :class:`asyncsports._wire.live.FeedState` (ordering, duplicates,
   positions), with no idle watchdog;
 - ``sketch, lazy watchdog``: the same with one timer per connection that fires after
   ``idle_timeout`` and, if a message came since, re-arms itself from that message's time;

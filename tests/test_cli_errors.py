@@ -21,7 +21,7 @@ from test_cli_live import env
 
 import asyncsports
 from asyncsports import errors
-from asyncsports._request import KNOWN_SPORTS
+from asyncsports._http.request import KNOWN_SPORTS
 from asyncsports.cli.running import describe, sport_hint
 
 CLI = [sys.executable, "-m", "asyncsports"]

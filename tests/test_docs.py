@@ -222,7 +222,7 @@ def test_the_reference_check_finds_a_missing_name() -> None:
 
 def test_the_reference_check_reads_the_source() -> None:
     # The site builds with the docs extra alone: the check must import no module of the
-    # package (asyncsports.pytest_plugin imports pytest, which that extra lacks).
+    # package (asyncsports.testing.plugin imports pytest, which that extra lacks).
     code = f"""
 import importlib.util, sys
 sys.modules["pytest"] = None  # an import of pytest fails
@@ -230,7 +230,7 @@ spec = importlib.util.spec_from_file_location("coverage", {str(ROOT / "docs/_hoo
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 assert "asyncsports.sports_client" not in module.missing(set())
-assert "asyncsports.pytest_plugin.sports_client" in module.missing(set())
+assert "asyncsports.testing.plugin.sports_client" in module.missing(set())
 print(sorted(m for m in sys.modules if m.split(".")[0] == "asyncsports"))
 """
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsports._json import array as framing
+from asyncsports._wire.json import array as framing
 from asyncsports.errors import DecodeError
 from asyncsports.jsonstream import ArrayFramer, decode_array
 

@@ -1,4 +1,4 @@
-"""The live feeds' protocol core (asyncsports._live) as pure functions: no socket anywhere."""
+"""The live feeds' protocol core (asyncsports._wire.live) as pure functions: no socket anywhere."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import samples
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
-from asyncsports._live import (
+from asyncsports._http.retry import Call, RetryPolicy
+from asyncsports._wire.live import (
     Ack,
     AuthFailed,
     ConnectionEnd,
@@ -26,7 +27,6 @@ from asyncsports._live import (
     live_decoder,
     reconnect,
 )
-from asyncsports._retry import Call, RetryPolicy
 from asyncsports.errors import DecodeError
 from asyncsports.models import Action, Statistics
 from asyncsports.models._types import decode

@@ -14,7 +14,7 @@ from live_helpers import HEARTBEAT, fixture_id
 from test_live_hostile import serve
 
 from asyncsports import AuthenticationError, Client, NotFoundError, RetryPolicy
-from asyncsports._live import Ack, AuthFailed, Heartbeat, Unknown, Warned, classify
+from asyncsports._wire.live import Ack, AuthFailed, Heartbeat, Unknown, Warned, classify
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._live import DIALECTS
 

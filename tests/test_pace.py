@@ -1,6 +1,6 @@
 """Every body is paced (issue 20, point 4): ``Timeout.min_rate`` and ``Timeout.body``.
 
-The arithmetic (:class:`asyncsports._config.Pace`) with hypothesis, on times that are
+The arithmetic (:class:`asyncsports._http.config.Pace`) with hypothesis, on times that are
 binary fractions so that sums are exact; then whole bodies and listing pages dripped by a
 loopback server, against the default ``Timeout``.
 """
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from samples import envelope, fixture
 
 from asyncsports import Client, RetryPolicy, Timeout
-from asyncsports._config import Pace
+from asyncsports._http.config import Pace
 from asyncsports.errors import TimeoutError as LibraryTimeout
 
 FID = "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11"

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from asyncsports import RetryPolicy
-from asyncsports._ratelimit import MARGIN, Pacer, spacing, turn
+from asyncsports._http.ratelimit import MARGIN, Pacer, spacing, turn
 from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
 
 gaps = st.lists(st.floats(min_value=0.0, max_value=2.0, allow_nan=False), max_size=120)

@@ -1,7 +1,7 @@
 """extra_query and extra_headers on every resource method, and the pure argument helpers.
 
 The methods are driven against the stub server of conftest.py, which records what it
-received; the helpers of asyncsports._request are checked with hypothesis.
+received; the helpers of asyncsports._http.request are checked with hypothesis.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from samples import FIXTURE_ID, envelope, fixture
 
 from asyncsports import Client, RequestOptions, StreamingCredentials
-from asyncsports import _request as q
+from asyncsports._http import request as q
 from asyncsports.errors import NotFoundError
 from asyncsports.resources import (
     ActionsResource,

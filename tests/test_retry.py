@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asyncsports._retry import (
+from asyncsports._http.retry import (
     RETRY_STATUSES,
     Call,
     Decision,

@@ -15,7 +15,7 @@ from servers import RedisServer, free_port
 from test_ratelimit import Arrivals, busiest
 
 from asyncsports import RetryPolicy
-from asyncsports._sharedlimit import SharedPacer
+from asyncsports._http.sharedlimit import SharedPacer
 from asyncsports.emulator import Emulator
 
 RATE = 20

@@ -24,7 +24,7 @@ import pytest
 from servers import PostgresServer, free_port
 
 from asyncsports.store import is_postgres
-from asyncsports.sync import TABLES, Change, open_mirror
+from asyncsports.sync import TABLES, RowChange, open_mirror
 
 CLI = [sys.executable, "-m", "asyncsports.cli"]
 TIMEOUT = 60
@@ -118,7 +118,7 @@ def tables(db: Path | str) -> dict[str, list[tuple[object, ...]]]:
     return asyncio.run(_tables(db))
 
 
-async def _changes(db: Path | str) -> list[Change]:
+async def _changes(db: Path | str) -> list[RowChange]:
     store = await open_mirror(db)
     try:
         return await store.changes(0, limit=1_000_000)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from servers import PostgresServer
 
-from asyncsports.store import MIRROR_COLUMNS, Change, MirrorStore, Write, open_mirror
-from asyncsports.sync import _mirror as sync_mirror
+from asyncsports.store import MIRROR_COLUMNS, MirrorStore, RowChange, Write, open_mirror
+from asyncsports.sync import _changes as sync_changes
 from asyncsports.sync import feed
 
 
@@ -57,7 +57,7 @@ async def store(db: str) -> AsyncIterator[MirrorStore]:
         await s.close()
 
 
-def ops(changes: list[Change]) -> list[tuple[Any, ...]]:
+def ops(changes: list[RowChange]) -> list[tuple[Any, ...]]:
     return [(c.seq, c.op, c.table, c.key) for c in changes]
 
 
@@ -184,10 +184,10 @@ async def test_a_follower_on_another_connection_sees_each_change_once_in_order(
     if db.startswith("postgresql://"):
         # A follower that only looked again after RECHECK would not finish in time: the
         # NOTIFY of each commit wakes it.
-        monkeypatch.setattr(sync_mirror, "RECHECK", 3600.0)
+        monkeypatch.setattr(sync_changes, "RECHECK", 3600.0)
     writer = await open_mirror(db)
     todo = steps(seed=11, n=80)
-    got: list[Change] = []
+    got: list[RowChange] = []
     done = asyncio.Event()
 
     moved = asyncio.Event()

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asyncsports._watch import Change, Tracker, jittered
+from asyncsports._iter.watch import Change, Tracker, jittered
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
 from asyncsports.backfill._shards import (
-    Work,
+    ShardUnit,
     fixture_units,
     lapsed,
     listing_units,
@@ -37,7 +37,7 @@ from asyncsports.backfill.workers import Worker, job_progress, plan_job
 from asyncsports.cli import app
 from asyncsports.cli.workers import WORKER_KILLED
 from asyncsports.emulator import Emulator
-from asyncsports.store import Item, Shards, Unit
+from asyncsports.store import Shards, Unit, UnitBatch
 
 SCOPE = Scope(page_size=5)
 names = st.text(st.characters(codec="utf-8", exclude_characters=" /"), min_size=1, max_size=12)
@@ -50,7 +50,7 @@ names = st.text(st.characters(codec="utf-8", exclude_characters=" /"), min_size=
 def test_a_unit_name_gives_the_unit_back(
     kind: str, sport: str, season: str | None, fid: str
 ) -> None:
-    work = Work(kind, sport, season, fid if kind == "fixture" else None)
+    work = ShardUnit(kind, sport, season, fid if kind == "fixture" else None)
     assert parse_unit(work.name, sport, season) == work
     assert work.name.startswith(f"{kind} ")
 
@@ -69,8 +69,8 @@ def test_a_page_plans_a_unit_per_started_fixture_only() -> None:
             ("f2", "soccer", "s", None, "Scheduled", "b", 0, "{}"),
             ("f3", "soccer", None, None, "Live", "c", 1, "{}"),
             ("f4", "soccer", None, None, None, "d", 0, "{}")]  # fmt: skip
-    assert fixture_units(rows) == [Work("fixture", "soccer", "s", "f1"),
-                                   Work("fixture", "soccer", None, "f4")]  # fmt: skip
+    assert fixture_units(rows) == [ShardUnit("fixture", "soccer", "s", "f1"),
+                                   ShardUnit("fixture", "soccer", None, "f4")]  # fmt: skip
 
 
 @given(st.floats(0.01, 3600), st.integers(0, 1000))
@@ -153,7 +153,7 @@ async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(
         assert await store.claim("j", "b", 5, 60) == []  # held: not claimable
         await anyio.sleep(0.3)  # a's lease lapses (the database's clock)
         assert await store.claim("j", "b", 5, 60) == [work]
-        item = Item(work[0], [Unit("listed soccer", "fixtures")], done=True)
+        item = UnitBatch(work[0], [Unit("listed soccer", "fixtures")], done=True)
         assert await store.commit("j", "a", [item]) == []  # a lost it: nothing written
         count = await store.link.do(
             lambda s: s.connection.fetchval("SELECT count(*) FROM checkpoints")
@@ -173,7 +173,7 @@ async def test_a_renewed_lease_holds_and_a_unit_failing_thrice_is_given_up(
     store = Shards(postgres_url)
     try:
         (work,) = await store.claim("j", "a", 5, 0.3)
-        assert parse_unit(*work) == Work("list", "soccer")
+        assert parse_unit(*work) == ShardUnit("list", "soccer")
         for _ in range(3):  # 0.45 s in all: past the first lease, renewed all along
             await anyio.sleep(0.15)
             assert await store.renew("j", "a", 0.3) == 1
@@ -331,30 +331,30 @@ async def test_backfill_workers_runs_processes_and_jobs_shows_the_job(postgres_u
 
 
 def test_local_workers_split_the_rate_budget_unless_redis_shares_it() -> None:
-    from asyncsports.cli.options import Settings
+    from asyncsports.cli.options import Globals
     from asyncsports.cli.workers import _child_argv
 
-    def rate(cfg: Settings) -> list[str]:
+    def rate(cfg: Globals) -> list[str]:
         argv = _child_argv(cfg, "postgresql://db", "j", 4, 8)
         i = argv.index("--rate-limit")
         return argv[i + 1 : i + 2] + argv[i + 3 : i + 7 : 2]
 
-    assert rate(Settings(rate_limit=8.0)) == ["2.0"]
-    assert rate(Settings()) == ["0.0"]  # no limit, said outright (a worker defaults to 5)
-    shared = Settings(rate_limit=8.0, rate_limit_url="redis://r", rate_limit_key="k")
+    assert rate(Globals(rate_limit=8.0)) == ["2.0"]
+    assert rate(Globals()) == ["0.0"]  # no limit, said outright (a worker defaults to 5)
+    shared = Globals(rate_limit=8.0, rate_limit_url="redis://r", rate_limit_key="k")
     assert rate(shared) == ["8.0", "redis://r", "k"]
 
 
 def test_local_workers_send_the_query_items_they_were_given() -> None:
-    from asyncsports.cli.options import Settings
+    from asyncsports.cli.options import Globals
     from asyncsports.cli.workers import _child_argv
 
-    argv = _child_argv(Settings(query=["subscribed=true", "a=b"]), "db", "j", 2, 8)
+    argv = _child_argv(Globals(query=["subscribed=true", "a=b"]), "db", "j", 2, 8)
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "--query"] == [
         "subscribed=true",
         "a=b",
     ]
-    assert "--query" not in _child_argv(Settings(), "db", "j", 2, 8)
+    assert "--query" not in _child_argv(Globals(), "db", "j", 2, 8)
 
 
 def test_the_workers_benchmark_pairs_rounds_for_its_speed_up() -> None:

@@ -23,7 +23,7 @@ from asyncsports.backfill import Scope, listing_key, started
 
 __all__ = [
     "LEASE",
-    "Work",
+    "ShardUnit",
     "fixture_units",
     "lapsed",
     "listing_units",
@@ -39,8 +39,8 @@ LEASE = 30.0
 
 
 @dataclass(frozen=True, slots=True)
-class Work:
-    """A unit of work: ``kind`` ``list`` (a listing) or ``fixture``, its sport, and its
+class ShardUnit:
+    """A unit of a sharded job, which one worker claims at a time: ``kind`` ``list`` (a listing) or ``fixture``, its sport, and its
     season (a listing's, if asked per season) or fixture id."""
 
     kind: str
@@ -62,28 +62,30 @@ class Work:
         return f"fixture {self.fixture}"
 
 
-def listing_units(scope: Scope) -> list[Work]:
+def listing_units(scope: Scope) -> list[ShardUnit]:
     """The units a job starts with: one per fixture listing of the scope."""
-    return [Work("list", sport, season) for sport, season in scope.listings()]
+    return [ShardUnit("list", sport, season) for sport, season in scope.listings()]
 
 
-def fixture_units(rows: Iterable[Sequence[Any]]) -> list[Work]:
+def fixture_units(rows: Iterable[Sequence[Any]]) -> list[ShardUnit]:
     """The ``fixture`` units a page of fixture rows plans: one per started fixture.
 
     Rows are the sink's (``id, sport, season_id, start, status, name, deleted, json``).
     """
     return [
-        Work("fixture", row[1], row[2], row[0]) for row in rows if started(row[4], bool(row[6]))
+        ShardUnit("fixture", row[1], row[2], row[0])
+        for row in rows
+        if started(row[4], bool(row[6]))
     ]
 
 
-def parse_unit(name: str, sport: str, season: str | None) -> Work:
+def parse_unit(name: str, sport: str, season: str | None) -> ShardUnit:
     """The unit of a stored name (with the sport and season stored beside it)."""
     kind, _, rest = name.partition(" ")
     if kind == "list":
-        return Work("list", sport, season)
+        return ShardUnit("list", sport, season)
     if kind == "fixture" and rest:
-        return Work("fixture", sport, season, rest)
+        return ShardUnit("fixture", sport, season, rest)
     raise ValueError(f"not a unit name: {name!r}")
 
 

@@ -38,7 +38,7 @@ from asyncsports.backfill import (
 )
 from asyncsports.backfill._shards import (
     LEASE,
-    Work,
+    ShardUnit,
     fixture_units,
     listing_units,
     parse_unit,
@@ -49,7 +49,15 @@ from asyncsports.backfill._shards import (
 )
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
-from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, Item, JobProgress, Shards, Unit, Writer
+from asyncsports.store import (
+    CONNECT_TIMEOUT,
+    PATIENCE,
+    JobProgress,
+    Shards,
+    Unit,
+    UnitBatch,
+    Writer,
+)
 
 __all__ = ["LEASE", "JobProgress", "Worker", "WorkerReport", "job_progress", "plan_job"]
 
@@ -188,7 +196,7 @@ class Worker:
         async with anyio.create_task_group() as tg:
             while True:
                 free = self.concurrency - len(self._held)
-                works: list[Work] = []
+                works: list[ShardUnit] = []
                 if free > 0:
                     claimed = await self._db.claim(self.job, self.owner, free, self.lease)
                     works = [parse_unit(*c) for c in claimed]
@@ -207,7 +215,7 @@ class Worker:
                     await self._freed.wait()
                 idle += 1
 
-    async def _do(self, work: Work) -> None:
+    async def _do(self, work: ShardUnit) -> None:
         try:
             if work.kind == "list":
                 await self._walk(work)
@@ -222,7 +230,7 @@ class Worker:
             self._held.discard(work.name)
             self._freed.set()
 
-    async def _fixture(self, work: Work) -> None:
+    async def _fixture(self, work: ShardUnit) -> None:
         assert work.fixture is not None
         fid, units = work.fixture, {}
 
@@ -232,9 +240,9 @@ class Worker:
         async with anyio.create_task_group() as tg:  # both requests at once
             for kind in PHASES[1:]:
                 tg.start_soon(fetch, kind)
-        await self._writer.put(Item(work.name, [units[k] for k in PHASES[1:]], done=True))
+        await self._writer.put(UnitBatch(work.name, [units[k] for k in PHASES[1:]], done=True))
 
-    async def _walk(self, work: Work) -> None:
+    async def _walk(self, work: ShardUnit) -> None:
         key = listing_key(work.sport, work.season)
         prefix = f"page {key} "
         start = first_missing(await self._db.pages_done(self.job, prefix))
@@ -243,14 +251,14 @@ class Worker:
             walk = fixture_pages(self.client, self._scope, work.sport, work.season, start)
             async for number, rows in walk:
                 unit = Unit(f"{prefix}{number}", "fixtures", rows, members=[r[0] for r in rows])
-                await put(Item(work.name, [unit], [w.stored for w in fixture_units(rows)]))
+                await put(UnitBatch(work.name, [unit], [w.stored for w in fixture_units(rows)]))
         except NotFoundError:
             self.report.not_found.append(key)
-            await put(Item(work.name, [Unit(f"missing {key}", "fixtures")], done=True))
+            await put(UnitBatch(work.name, [Unit(f"missing {key}", "fixtures")], done=True))
             return
-        await put(Item(work.name, [Unit(f"listed {key}", "fixtures")], done=True))
+        await put(UnitBatch(work.name, [Unit(f"listed {key}", "fixtures")], done=True))
 
-    def _wrote(self, batch: Sequence[Item], kept: Sequence[Item]) -> None:
+    def _wrote(self, batch: Sequence[UnitBatch], kept: Sequence[UnitBatch]) -> None:
         self.report.dropped += len(batch) - len(kept)
         for k in kept:
             self.report.units += k.done

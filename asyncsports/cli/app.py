@@ -17,12 +17,12 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
+from asyncsports._iter.watch import Change
 from asyncsports._version import __version__
-from asyncsports._watch import Change
 from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 
-from .options import Settings, with_globals
+from .options import Globals, with_globals
 from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
 from .views import show, show_changes, show_list
 
@@ -220,7 +220,7 @@ class Query:
     watch: bool = False
 
 
-def perform(cfg: Settings, query: Query) -> None:
+def perform(cfg: Globals, query: Query) -> None:
     """Run ``query`` with a client for the settings and show its answer."""
 
     async def job(client: Client) -> None:
@@ -236,7 +236,7 @@ def perform(cfg: Settings, query: Query) -> None:
     run(cfg, job, streaming=query.streaming, live=query.watch)
 
 
-def _finish(cfg: Settings, result: Any) -> None:
+def _finish(cfg: Globals, result: Any) -> None:
     if isinstance(result, Query):
         perform(cfg, result)
 

@@ -37,7 +37,7 @@ from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 
 from .app import command
 from .interrupts import interrupts
-from .options import Settings, date_option, day
+from .options import Globals, date_option, day
 from .running import INTERRUPTED, code_for, describe, exit_code, run, say, sport_hint, stderr
 from .workers import WORKER_KILLED, ConnectTimeout, spread
 
@@ -74,7 +74,7 @@ class _BarsProgress:
         self._bars.update(task, total=self._bars.tasks[task].completed)
 
 
-def _summary(cfg: Settings, report: Report) -> None:
+def _summary(cfg: Globals, report: Report) -> None:
     if cfg.as_json:
         sys.stdout.write(msgspec.json.encode(report.as_dict()).decode() + "\n")
         return
@@ -97,7 +97,7 @@ def _summary(cfg: Settings, report: Report) -> None:
 
 
 def _fill(
-    cfg: Settings, db: str, scope: Scope, concurrency: int, restart: bool, connect_timeout: float
+    cfg: Globals, db: str, scope: Scope, concurrency: int, restart: bool, connect_timeout: float
 ) -> Report:
     """Run the backfill with progress bars on stderr (a terminal only).
 
@@ -224,7 +224,7 @@ def backfill(
     ] = None,
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
-    cfg: Settings,
+    cfg: Globals,
 ) -> None:
     """Copy fixtures, then each started fixture's actions and statistics, into SQLite
     or PostgreSQL.

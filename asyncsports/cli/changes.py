@@ -18,7 +18,7 @@ from asyncsports.sync import feed
 
 from .app import command
 from .interrupts import interrupts
-from .options import Settings
+from .options import Globals
 from .running import INTERRUPTED, PIPE_CLOSED, fail, say, setup_logging
 
 __all__ = ["changes"]
@@ -77,7 +77,7 @@ def changes(
         ),
     ] = 0,
     *,
-    cfg: Settings,
+    cfg: Globals,
 ) -> None:
     """Print a mirror database's change feed (asyncsports sync writes it) as JSON Lines,
     in commit order, without running a mirror: from this machine or any other."""

@@ -19,10 +19,10 @@ from . import follow as following
 from .app import Query, command
 from .options import (
     FixtureId,
+    Globals,
     Interval,
     Limit,
     Replay,
-    Settings,
     Speed,
     Sport,
     Via,
@@ -111,7 +111,7 @@ def squads(
 
 @command()
 def actions(
-    cfg: Settings,
+    cfg: Globals,
     sport: Sport,
     fixture_id: FixtureId,
     follow: Annotated[
@@ -147,7 +147,7 @@ def standings(
 
 @command()
 def statistics(
-    cfg: Settings,
+    cfg: Globals,
     sport: Sport,
     fixture_id: FixtureId,
     follow: Annotated[

@@ -14,7 +14,7 @@ from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 from asyncsports.store.export import export_parquet
 
 from .app import command
-from .options import Settings
+from .options import Globals
 from .running import fail, say
 from .workers import ConnectTimeout
 
@@ -32,7 +32,7 @@ def export(
     ] = "asyncsports.sqlite",
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
-    cfg: Settings,
+    cfg: Globals,
 ) -> None:
     """Write the tables fixtures, actions and statistics as Parquet under DIR/TABLE,
     partitioned by sport and season (hive style: sport=X/season_id=Y), readable as

@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from asyncsports._watch import Change, jittered
+from asyncsports._iter.watch import Change, jittered
 from asyncsports.client import Client
 from asyncsports.errors import NotFoundError, RateLimitError, ServerError, TransportError
 from asyncsports.live import Feed
 from asyncsports.models import Action, Statistics
 
-from .options import Settings, Speed, Way
+from .options import Globals, Speed, Way
 from .running import ConfigError, FeedEndedError
 
 __all__ = [
@@ -38,7 +38,7 @@ log = logging.getLogger("asyncsports")
 Via = Literal["poll", "ws"]
 
 
-def choose(cfg: Settings, via: Way | None) -> Via:
+def choose(cfg: Globals, via: Way | None) -> Via:
     """The way to follow: ``--via``, else the websocket when there is a live URL."""
     live = bool(cfg.live_url or cfg.emulator)
     if via is None:
@@ -61,7 +61,7 @@ class How:
 
 
 def actions(
-    cfg: Settings, how: How, client: Client, sport: str, fixture_id: str
+    cfg: Globals, how: How, client: Client, sport: str, fixture_id: str
 ) -> AsyncIterator[Change[Action]]:
     """A fixture's actions as changes, the way ``--via`` chooses (run inside the job, so
     that a missing live URL is reported like any configuration error)."""
@@ -71,7 +71,7 @@ def actions(
 
 
 def statistics(
-    cfg: Settings, how: How, client: Client, sport: str, fixture_id: str
+    cfg: Globals, how: How, client: Client, sport: str, fixture_id: str
 ) -> AsyncIterator[Change[Statistics]]:
     """A fixture's statistics packets as changes, the way ``--via`` chooses."""
     if choose(cfg, how.via) == "ws":

@@ -22,7 +22,7 @@ EMULATOR = "Emulator"
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class Globals:
     """The global options of one invocation, merged from both places they may appear."""
 
     base_url: str | None = None
@@ -283,7 +283,7 @@ def query_params(items: list[str] | None) -> dict[str, list[str]] | None:
     return out
 
 
-def _settings(ctx: typer.Context, given: dict[str, Any]) -> Settings:
+def _globals(ctx: typer.Context, given: dict[str, Any]) -> Globals:
     # ctx.meta is shared by the root's context and the command's, so a value typed
     # before the command is still known when the command's own values come in.
     explicit: dict[str, Any] = ctx.meta.setdefault(_EXPLICIT, {})
@@ -291,7 +291,7 @@ def _settings(ctx: typer.Context, given: dict[str, Any]) -> Settings:
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":
             explicit[name] = value
-    cfg = Settings(**{**given, **explicit})
+    cfg = Globals(**{**given, **explicit})
     _emulator_or_address(cfg, explicit)
     return cfg
 
@@ -300,7 +300,7 @@ ADDRESSES = ("base_url", "live_url", "streaming_url")
 """The services' addresses, which --emulator replaces with its own."""
 
 
-def _emulator_or_address(cfg: Settings, explicit: dict[str, Any]) -> None:
+def _emulator_or_address(cfg: Globals, explicit: dict[str, Any]) -> None:
     # An address typed on the command line with --emulator is a contradiction: say so
     # rather than pick one. One from the environment (a profile's ASYNCSPORTS_BASE_URL)
     # is a default that --emulator outranks, as any option typed outranks its variable.
@@ -327,7 +327,7 @@ def _asked(ctx: typer.Context, own: dict[str, Any]) -> tuple[tuple[str, str], ..
 
 
 def with_globals(
-    fn: Callable[..., Any], finish: Callable[[Settings, Any], None] | None = None
+    fn: Callable[..., Any], finish: Callable[[Globals, Any], None] | None = None
 ) -> Callable[..., Any]:
     """``fn`` with the global options added to its signature.
 
@@ -351,7 +351,7 @@ def with_globals(
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> None:
         ctx: typer.Context = kwargs.pop("ctx")
-        cfg = _settings(ctx, {name: kwargs.pop(name) for name in GLOBALS})
+        cfg = _globals(ctx, {name: kwargs.pop(name) for name in GLOBALS})
         cfg = dataclasses.replace(cfg, asked=_asked(ctx, kwargs))
         if "cfg" in sig.parameters:
             kwargs["cfg"] = cfg

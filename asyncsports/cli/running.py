@@ -20,13 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from asyncsports import errors
-from asyncsports._request import KNOWN_SPORTS, sport_name
+from asyncsports._http.request import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
 from . import MISSING_EXTRA  # set by the package before it imports this module
 from .interrupts import interrupts
-from .options import Settings, query_params
+from .options import Globals, query_params
 
 __all__ = [
     "EXIT_CODES",
@@ -141,7 +141,7 @@ def _live_url(value: str) -> str:
     return value
 
 
-def _credentials(cfg: Settings) -> StreamingCredentials | None:
+def _credentials(cfg: Globals) -> StreamingCredentials | None:
     if cfg.operator_id is None:
         if cfg.stream_secret or cfg.stream_auth:
             raise ConfigError("streaming credentials need --operator-id (ASYNCSPORTS_OPERATOR_ID)")
@@ -158,7 +158,7 @@ def _credentials(cfg: Settings) -> StreamingCredentials | None:
     )
 
 
-def client_kwargs(cfg: Settings, *, streaming: bool = False) -> dict[str, Any]:
+def client_kwargs(cfg: Globals, *, streaming: bool = False) -> dict[str, Any]:
     """The Client arguments the settings give, or ConfigError saying what is missing."""
     creds = _credentials(cfg)
     streaming_url = _url("--streaming-url", cfg.streaming_url) if cfg.streaming_url else None
@@ -220,7 +220,7 @@ clock); ``run(..., emulator_speed=X)`` runs that emulator's clock X times real t
 
 
 async def _session(
-    cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+    cfg: Globals, job: Job, streaming: bool, live: bool, options: dict[str, Any]
 ) -> int | None:
     rate = cfg.rate_limit if cfg.rate_limit else None
     if cfg.query:
@@ -257,7 +257,7 @@ async def _session(
 
 
 def run(
-    cfg: Settings,
+    cfg: Globals,
     job: Job,
     *,
     streaming: bool = False,
@@ -300,7 +300,7 @@ def run(
 
 
 async def _main(
-    cfg: Settings, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+    cfg: Globals, job: Job, streaming: bool, live: bool, options: dict[str, Any]
 ) -> int | None:
     task = asyncio.current_task()
     assert task is not None
@@ -414,7 +414,7 @@ def describe(
 ) -> str:
     """One line saying what went wrong and, where there is one, what to do about it.
 
-    ``asked``: what the command looked up, (name, value) pairs (``Settings.asked``),
+    ``asked``: what the command looked up, (name, value) pairs (``Globals.asked``),
     for a 404's hint. Notes on the error (``add_note``: which live feed, why a record is
     not there yet) are shown with it; a 404's notes say what was looked up better than
     ``asked`` can, so they stand in for its hint. ``verbose``: the traceback is printed,
@@ -438,7 +438,7 @@ def describe(
     return f"{text}: {hint}" if hint else text
 
 
-def fail(cfg: Settings, exc: BaseException) -> NoReturn:
+def fail(cfg: Globals, exc: BaseException) -> NoReturn:
     """Print ``exc`` as one line (with its traceback under --verbose) and exit."""
     leaf = _leaf(exc)
     if cfg.verbose:

@@ -19,7 +19,7 @@ from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_e
 
 from .app import command
 from .interrupts import interrupts
-from .options import Settings
+from .options import Globals
 from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
 
 EPILOG = (
@@ -117,7 +117,7 @@ def sync(
         typer.Option(min=0, metavar="X", help="With --emulator: its clock X times real time."),
     ] = None,
     *,
-    cfg: Settings,
+    cfg: Globals,
 ) -> None:
     """Keep a SQLite or PostgreSQL database current for the chosen sports, and tell
     what changed.

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from asyncsports._watch import Change
+from asyncsports._iter.watch import Change
 from asyncsports.models import (
     Action,
     Break,
@@ -34,7 +34,7 @@ from asyncsports.models import (
 )
 from asyncsports.paging import AsyncList
 
-from .options import Settings
+from .options import Globals
 from .running import stderr
 
 __all__ = ["VIEWS", "View", "show", "show_changes", "show_list"]
@@ -193,7 +193,7 @@ def _line(record: object) -> None:
     sys.stdout.flush()
 
 
-def show(cfg: Settings, records: Sequence[Any], what: str | None = None) -> None:
+def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
     """Print records: JSON Lines, or a table on a terminal (captioned ``N what``)."""
     if cfg.as_json:
         for record in records:
@@ -214,7 +214,7 @@ def show(cfg: Settings, records: Sequence[Any], what: str | None = None) -> None
 
 
 async def show_list(
-    cfg: Settings, listing: AsyncList[Any], what: str | None, limit: int | None
+    cfg: Globals, listing: AsyncList[Any], what: str | None, limit: int | None
 ) -> None:
     """Print a listing as it arrives (JSON Lines) or as one table at its end."""
     records: list[Any] = []  # kept for the table only: JSON Lines may be endless
@@ -233,7 +233,7 @@ async def show_list(
 
 
 async def show_changes(
-    cfg: Settings, changes: AsyncIterator[Change[Any]], limit: int | None = None
+    cfg: Globals, changes: AsyncIterator[Change[Any]], limit: int | None = None
 ) -> None:
     """Print each change of a watcher as it comes (up to ``limit`` of them): a JSON line,
     or a line of cells."""

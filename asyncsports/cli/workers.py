@@ -28,7 +28,7 @@ from asyncsports.errors import SinkError
 from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
-from .options import Settings
+from .options import Globals
 from .running import EMULATOR, fail, run, say, stderr
 
 __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
@@ -56,7 +56,7 @@ def _pg(db: str) -> str:
     return db
 
 
-def _show(cfg: Settings, progress: list[JobProgress]) -> None:
+def _show(cfg: Globals, progress: list[JobProgress]) -> None:
     if cfg.as_json:
         for p in progress:
             sys.stdout.write(msgspec.json.encode(p.as_dict()).decode() + "\n")
@@ -78,7 +78,7 @@ def jobs(
     job: Annotated[str | None, typer.Option(metavar="NAME", help="Only this job.")] = None,
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
-    cfg: Settings,
+    cfg: Globals,
 ) -> None:
     """Show the progress of sharded backfills (backfill --workers, worker): units done,
     held under a live lease, failed for good, and the workers holding leases now."""
@@ -99,7 +99,7 @@ def worker(
     ] = LEASE,
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
-    cfg: Settings,
+    cfg: Globals,
 ) -> None:
     """Work on a sharded backfill until no unit is left: start any number, anywhere.
 
@@ -128,7 +128,7 @@ def worker(
         raise typer.Exit(FAILED_UNITS)
 
 
-def _child_env(cfg: Settings) -> dict[str, str]:
+def _child_env(cfg: Globals) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_EMULATOR")}
     emulator = EMULATOR.get()
     base_url, token = (emulator.base_url, emulator.token) if emulator else (cfg.base_url, cfg.token)
@@ -139,7 +139,7 @@ def _child_env(cfg: Settings) -> dict[str, str]:
 
 
 def _child_argv(
-    cfg: Settings, db: str, job: str, n: int, concurrency: int, timeout: float = CONNECT_TIMEOUT
+    cfg: Globals, db: str, job: str, n: int, concurrency: int, timeout: float = CONNECT_TIMEOUT
 ) -> list[str]:
     # -m asyncsports, the light entry: a Ctrl-C while a worker starts is no traceback.
     argv = [sys.executable, "-m", "asyncsports", "--vendor", cfg.vendor, "worker",
@@ -172,7 +172,7 @@ async def _bar(db: str, job: str, connect_timeout: float) -> None:
 
 
 def spread(
-    cfg: Settings,
+    cfg: Globals,
     db: str,
     scope: Scope,
     n: int,

@@ -13,10 +13,10 @@ from contextlib import aclosing
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
-from asyncsports._decoding import FAILURES, Source, body_error, type_name
-from asyncsports._request import Request
-from asyncsports._session import Response, Session, StreamResponse
-from asyncsports._watch import polls
+from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
+from asyncsports._http.request import Request
+from asyncsports._http.session import Response, Session, StreamResponse
+from asyncsports._iter.watch import polls
 from asyncsports.jsonstream import ListDecoder, decode_array
 from asyncsports.models._types import decoder
 from asyncsports.paging import AsyncList, Batch, Page, ResumeToken

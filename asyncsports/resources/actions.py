@@ -8,11 +8,11 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar, Unpack
 
-from asyncsports import _request as q
-from asyncsports._decoding import FAILURES, Source, body_error, type_name
-from asyncsports._request import Request, RequestOptions, Sport
-from asyncsports._session import Response
-from asyncsports._watch import Change, Tracker
+from asyncsports._http import request as q
+from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
+from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._http.session import Response
+from asyncsports._iter.watch import Change, Tracker
 from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken

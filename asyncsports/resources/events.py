@@ -6,9 +6,9 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any, Literal, Unpack, get_args
 
-from asyncsports import _request as q
-from asyncsports._request import Param, Request, RequestOptions
-from asyncsports._watch import Change, Tracker
+from asyncsports._http import request as q
+from asyncsports._http.request import Param, Request, RequestOptions
+from asyncsports._iter.watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
 from asyncsports.resources._base import Body, Resource

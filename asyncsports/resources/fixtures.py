@@ -7,8 +7,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Literal, Unpack, get_args
 
-from asyncsports import _request as q
-from asyncsports._request import Param, Request, RequestOptions, Sport
+from asyncsports._http import request as q
+from asyncsports._http.request import Param, Request, RequestOptions, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
 from asyncsports.resources._base import Body, Resource

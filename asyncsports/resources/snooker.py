@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TypeVar, Unpack, cast
 
-from asyncsports import _request as q
-from asyncsports._request import Param, Request, RequestOptions
-from asyncsports._session import Response, Session
+from asyncsports._http import request as q
+from asyncsports._http.request import Param, Request, RequestOptions
+from asyncsports._http.session import Response, Session
 from asyncsports.errors import NoRecordError
 from asyncsports.models import (
     Break,

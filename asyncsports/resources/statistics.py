@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Unpack
 
-from asyncsports import _request as q
-from asyncsports._request import Request, RequestOptions, Sport
+from asyncsports._http import request as q
+from asyncsports._http.request import Request, RequestOptions, Sport
 from asyncsports.models import Statistics
 from asyncsports.resources._base import Body, Resource
 

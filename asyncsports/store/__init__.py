@@ -16,11 +16,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asyncsports.store._jobs import MAX_ATTEMPTS, Item, JobProgress, Shard, ShardEngine, Shards
+from asyncsports.store._jobs import (
+    MAX_ATTEMPTS,
+    JobProgress,
+    ShardEngine,
+    Shards,
+    StoredUnit,
+    UnitBatch,
+)
 from asyncsports.store._lease import Deposed, Election, Lease
 from asyncsports.store._mirror import KEYS as MIRROR_KEYS
 from asyncsports.store._mirror import TABLES as MIRROR_COLUMNS
-from asyncsports.store._mirror import Change, MirrorStore, Write, open_mirror
+from asyncsports.store._mirror import MirrorStore, RowChange, Write, open_mirror
 from asyncsports.store._mirror import Store as MirrorFile
 from asyncsports.store._pg import (
     CONNECT_TIMEOUT,
@@ -57,11 +64,9 @@ __all__ = [
     "PATIENCE",
     "SCHEMA_VERSION",
     "ActionRows",
-    "Change",
     "Deposed",
     "Election",
     "Engine",
-    "Item",
     "JobProgress",
     "JobState",
     "Lease",
@@ -71,11 +76,13 @@ __all__ = [
     "PgLink",
     "Reader",
     "Row",
-    "Shard",
+    "RowChange",
     "ShardEngine",
     "Shards",
     "SqliteEngine",
+    "StoredUnit",
     "Unit",
+    "UnitBatch",
     "Write",
     "Writer",
     "action_row",

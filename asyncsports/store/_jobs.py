@@ -29,7 +29,7 @@ from asyncsports.store._sqlite import JobState, Unit
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["MAX_ATTEMPTS", "Item", "JobProgress", "Shard", "ShardEngine", "Shards"]
+__all__ = ["MAX_ATTEMPTS", "JobProgress", "ShardEngine", "Shards", "StoredUnit", "UnitBatch"]
 
 MAX_ATTEMPTS = 3
 """Claims of a unit whose fetch failed (not fatally) before the job gives up on it."""
@@ -37,18 +37,20 @@ MAX_ATTEMPTS = 3
 _LOCK = 0x6173_7368_6172_6473  # "asshards": one creation of the job tables at a time
 T = TypeVar("T")
 
-Shard = tuple[str, str, str | None]
-"""A unit of work as stored: its name (unique in its job), its sport and its season."""
+StoredUnit = tuple[str, str, str | None]
+"""A shard unit (the backfill's ``ShardUnit``) as stored: its name (unique in its job), its
+sport and its season."""
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
-    """What a worker hands its writer: ``units`` (rows) of work unit ``work`` (its name);
-    the ``planned`` units they found; ``done`` when ``work`` is complete with them."""
+class UnitBatch:
+    """What a worker hands its writer for one shard unit (``unit``, its name): the
+    ``units`` of rows it wrote, the ``planned`` shard units they found, and ``done`` when
+    ``unit`` is complete with them."""
 
-    work: str
+    unit: str
     units: Sequence[Unit] = ()
-    planned: Sequence[Shard] = ()
+    planned: Sequence[StoredUnit] = ()
     done: bool = False
 
 
@@ -95,7 +97,9 @@ class Shards:
     async def _sql(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._do(lambda sink: fn(sink.connection, *args))
 
-    async def plan(self, job: str, scope: str, units: Sequence[Shard], *, restart: bool) -> bool:
+    async def plan(
+        self, job: str, scope: str, units: Sequence[StoredUnit], *, restart: bool
+    ) -> bool:
         """Create ``job`` with ``scope`` (JSON text, kept for the workers) and its first
         ``units``; an unfinished one is resumed as it stands (unless ``restart``).
         Returns whether it was resumed."""
@@ -110,7 +114,7 @@ class Shards:
             raise SinkError(f"no job {job!r} in the database: start it with backfill --workers")
         return text
 
-    async def claim(self, job: str, owner: str, n: int, lease: float) -> list[Shard]:
+    async def claim(self, job: str, owner: str, n: int, lease: float) -> list[StoredUnit]:
         """Claim up to ``n`` units nobody holds (never claimed, released, or lease
         lapsed), each for ``lease`` seconds."""
         rows = await self._sql(_claim, job, owner, n, lease)
@@ -160,7 +164,7 @@ class Shards:
         )
         return {int(r[0][len(prefix) :]) for r in rows}
 
-    async def commit(self, job: str, owner: str, items: Sequence[Item]) -> list[Item]:
+    async def commit(self, job: str, owner: str, items: Sequence[UnitBatch]) -> list[UnitBatch]:
         """Write ``items`` in one transaction, those of units ``owner`` still holds;
         returns the items written."""
         return await self._do(lambda sink: _commit(sink, job, owner, items))
@@ -201,7 +205,7 @@ class ShardEngine:
     async def open(self) -> JobState:
         return JobState(resumed=False)
 
-    async def write(self, batch: Sequence[Item]) -> Sequence[Item]:
+    async def write(self, batch: Sequence[UnitBatch]) -> Sequence[UnitBatch]:
         return await self.shards.commit(self.job, self.owner, batch)
 
     async def finish(self) -> None:
@@ -226,7 +230,7 @@ async def _ensure(conn: asyncpg.Connection) -> None:
 
 
 async def _plan(
-    conn: asyncpg.Connection, job: str, scope: str, units: Sequence[Shard], restart: bool
+    conn: asyncpg.Connection, job: str, scope: str, units: Sequence[StoredUnit], restart: bool
 ) -> bool:
     async with conn.transaction():
         row = await conn.fetchrow(
@@ -246,7 +250,7 @@ async def _plan(
     return False
 
 
-async def _add(conn: asyncpg.Connection, job: str, units: Sequence[Shard]) -> None:
+async def _add(conn: asyncpg.Connection, job: str, units: Sequence[StoredUnit]) -> None:
     if units:
         names, sports, seasons = zip(*units, strict=True)
         await conn.execute(
@@ -293,18 +297,20 @@ async def _remaining(conn: asyncpg.Connection, job: str) -> int:
     return n
 
 
-async def _commit(sink: PgSink, job: str, owner: str, items: Sequence[Item]) -> list[Item]:
+async def _commit(
+    sink: PgSink, job: str, owner: str, items: Sequence[UnitBatch]
+) -> list[UnitBatch]:
     conn = sink.connection
     async with conn.transaction():
         rows = await conn.fetch(
             "SELECT unit FROM shard_units WHERE job = $1 AND unit = ANY($2::text[]) "
             "AND owner = $3 AND done_at IS NULL FOR UPDATE",
             job,
-            list({i.work for i in items}),
+            list({i.unit for i in items}),
             owner,
         )
         held = {r[0] for r in rows}
-        kept = [i for i in items if i.work in held]
+        kept = [i for i in items if i.unit in held]
         await sink.write(job, [u for i in kept for u in i.units])
         await _add(conn, job, [w for i in kept for w in i.planned])
         done = [i for i in kept if i.done]
@@ -314,7 +320,7 @@ async def _commit(sink: PgSink, job: str, owner: str, items: Sequence[Item]) -> 
                 "FROM unnest($2::text[], $3::bigint[]) AS t(w, r) "
                 "WHERE u.job = $1 AND u.unit = t.w",
                 job,
-                [i.work for i in done],
+                [i.unit for i in done],
                 [sum(len(u.rows) for u in i.units) for i in done],
             )
     return kept

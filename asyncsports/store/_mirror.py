@@ -45,9 +45,9 @@ __all__ = [
     "KEYS",
     "POLL",
     "TABLES",
-    "Change",
     "MirrorStore",
     "Row",
+    "RowChange",
     "SqliteMirror",
     "Store",
     "Write",
@@ -78,8 +78,8 @@ class Write:
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
-    """One committed change: ``seq`` (the cursor), ``op`` (insert, update or delete),
+class RowChange:
+    """One committed change of a row of the mirror: ``seq`` (the cursor), ``op`` (insert, update or delete),
     ``table``, ``key`` (the key columns), ``row`` (every column; ``row["json"]`` is the
     record's wire JSON) and ``committed_at`` (ISO 8601 UTC)."""
 
@@ -125,7 +125,7 @@ def change_op(table: str, new: Row, inserted: bool) -> str:
     return "insert" if inserted else "update"
 
 
-def last_states(changes: Iterable[Change]) -> dict[tuple[str, tuple[Any, ...]], Change]:
+def last_states(changes: Iterable[RowChange]) -> dict[tuple[str, tuple[Any, ...]], RowChange]:
     """The last change of each row: replaying a feed leaves each row as its last change
     says (written, or gone), whatever came before."""
     return {(c.table, tuple(c.key)): c for c in changes}
@@ -159,10 +159,10 @@ class MirrorStore(Protocol):
         Only rows whose content changed are written, each with one line in ``changes``."""
         ...
 
-    async def apply(self, changes: Iterable[Change]) -> None:
+    async def apply(self, changes: Iterable[RowChange]) -> None:
         """Replay changes from a feed in one transaction (a consumer rebuilding tables)."""
 
-    async def changes(self, after: int, limit: int = 500) -> list[Change]:
+    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """Committed changes with ``seq > after``, in commit order."""
         ...
 
@@ -307,7 +307,7 @@ class Store:
             (now, op, table, json.dumps(list(key)), json.dumps(row)),
         )
 
-    def apply(self, changes: Iterable[Change]) -> None:
+    def apply(self, changes: Iterable[RowChange]) -> None:
         """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
         a row with its JSON is written as it is, one without (a row gone) is deleted."""
         with Transaction(self._db, self.path):
@@ -318,7 +318,7 @@ class Store:
                 else:
                     self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
 
-    def changes(self, after: int, limit: int = 500) -> list[Change]:
+    def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """Committed changes with ``seq > after``, in commit order."""
         rows = self._db.execute(
             "SELECT seq, op, tbl, key, row, committed_at FROM changes WHERE seq > ? "
@@ -326,7 +326,7 @@ class Store:
             (after, limit),
         ).fetchall()
         return [
-            Change(seq, op, tbl, tuple(json.loads(key)), json.loads(row), at)
+            RowChange(seq, op, tbl, tuple(json.loads(key)), json.loads(row), at)
             for seq, op, tbl, key, row, at in rows
         ]
 
@@ -432,11 +432,11 @@ class SqliteMirror:
         """As :meth:`MirrorStore.write`."""
         return await self._call(self.store.write, writes, marks, at, unmarks, positions)
 
-    async def apply(self, changes: Iterable[Change]) -> None:
+    async def apply(self, changes: Iterable[RowChange]) -> None:
         """As :meth:`MirrorStore.apply`."""
         await self._call(self.store.apply, list(changes))
 
-    async def changes(self, after: int, limit: int = 500) -> list[Change]:
+    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """As :meth:`MirrorStore.changes`."""
         return await self._call(self.store.changes, after, limit)
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.store._lease import Lease, fence
 from asyncsports.store._mirror import (
-    Change,
     Row,
+    RowChange,
     Write,
     change_op,
     last_states,
@@ -283,7 +283,7 @@ class PgMirror:
                 changed += 1
         return changed
 
-    async def apply(self, changes: Iterable[Change]) -> None:
+    async def apply(self, changes: Iterable[RowChange]) -> None:
         """As :meth:`~asyncsports.store._mirror.MirrorStore.apply`."""
         last = list(last_states(changes).values())
 
@@ -315,13 +315,15 @@ class PgMirror:
 
     # ------------------------------------------------------------------ the feed
 
-    async def changes(self, after: int, limit: int = 500) -> list[Change]:
+    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """As :meth:`~asyncsports.store._mirror.MirrorStore.changes`."""
 
-        async def op(conn: asyncpg.Connection) -> list[Change]:
+        async def op(conn: asyncpg.Connection) -> list[RowChange]:
             self._woken.clear()  # a NOTIFY from now on wakes the next wait()
             return [
-                Change(r[0], r[1], r[2], tuple(json.loads(r[3])), json.loads(r[4]), time_text(r[5]))
+                RowChange(
+                    r[0], r[1], r[2], tuple(json.loads(r[3])), json.loads(r[4]), time_text(r[5])
+                )
                 for r in await conn.fetch(
                     "SELECT seq, op, tbl, key, row, committed_at FROM changes "
                     "WHERE seq > $1 ORDER BY seq LIMIT $2",

@@ -20,10 +20,11 @@ from another process (on PostgreSQL, woken by each commit's ``NOTIFY``).
 
 from asyncsports.store import MIRROR_COLUMNS as TABLES
 from asyncsports.store import MIRROR_KEYS as KEYS
-from asyncsports.store import Change, MirrorStore, open_mirror
 from asyncsports.store import MirrorFile as Store
+from asyncsports.store import MirrorStore, RowChange, open_mirror
+from asyncsports.sync._changes import feed
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
-from asyncsports.sync._mirror import ALL_SPORTS, Mirror, feed
+from asyncsports.sync._mirror import ALL_SPORTS, Mirror
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
 from asyncsports.sync._standby import Standby
 
@@ -34,9 +35,9 @@ __all__ = [
     "PRIORITY",
     "TABLES",
     "ActionFeed",
-    "Change",
     "Mirror",
     "MirrorStore",
+    "RowChange",
     "Standby",
     "StatisticsFeed",
     "Store",

@@ -10,19 +10,20 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-from asyncsports._request import Sport
+from asyncsports._http.request import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
-from asyncsports.store import Change, Lease, MirrorStore, is_postgres, open_mirror, redact_url
+from asyncsports.store import Lease, MirrorStore, RowChange, is_postgres, open_mirror, redact_url
 
+from ._changes import feed
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._plan import PRIORITY, Plan, Task, wanted, window
+from ._report import report
 
-__all__ = ["ALL_SPORTS", "RECHECK", "Mirror", "feed"]
+__all__ = ["ALL_SPORTS", "Mirror"]
 
 log = logging.getLogger("asyncsports.sync")
 
@@ -31,72 +32,6 @@ ALL_SPORTS: tuple[str, ...] = tuple(s.value for s in Sport)
 # These stop the mirror: every later request would fail the same way.
 FATAL = (AuthenticationError, BadRequestError)
 _LONG = 3600.0  # cadences above this are not waited for by caught_up()
-
-RECHECK = 10.0
-"""Seconds a follower of a PostgreSQL feed waits for a NOTIFY before it looks anyway (a
-connection cut without a word tells nothing)."""
-
-
-async def feed(
-    db: str | Path,
-    after: int = 0,
-    *,
-    consumer: str | None = None,
-    follow: bool = True,
-    until: asyncio.Event | None = None,
-    wake: asyncio.Event | None = None,
-) -> AsyncIterator[Change]:
-    """Each change committed to the mirror database ``db`` (a path or a
-    ``postgresql://`` URL) after ``after`` (or ``consumer``'s saved cursor), in commit
-    order, at least once, on a connection of its own: from any process, while a mirror
-    writes it or not. ``follow=False`` ends at the last one committed, ``until`` once it
-    is set and every change committed before has been given. A PostgreSQL database wakes
-    the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
-    20th of a second, or when ``wake`` is set (by a writer in this process).
-
-    A named ``consumer``'s cursor moves past a change when the next one is asked
-    for (the consumer is done with it): one that restarts resumes from there.
-    """
-    reader = await open_mirror(db)
-    ended = False
-    try:
-        if consumer is not None and after == 0:
-            after = await reader.cursor(consumer)
-        while True:
-            if wake is not None:
-                wake.clear()  # before the read: a commit during it sets it again
-            batch = await reader.changes(after)
-            for change in batch:
-                yield change
-                after = change.seq
-                if consumer is not None:
-                    await reader.save_cursor(consumer, after)
-            if batch:
-                continue
-            if not follow or (until is not None and until.is_set()):
-                ended = True
-                return
-            await _wait(reader, until, wake)
-    finally:
-        if ended:
-            await reader.close()
-        else:
-            # Not awaited: a consumer that leaves its loop early leaves this generator
-            # to the garbage collector, whose finalizer must not have to wait.
-            reader.abort()
-
-
-async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
-    """Until the store says changes may be there, or one of ``events`` is set."""
-    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(RECHECK))]
-    waits += [asyncio.ensure_future(e.wait()) for e in events if e is not None]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for w in waits:
-            w.cancel()
-        # The reader's connection is free again only once its wait has unwound.
-        await asyncio.gather(*waits, return_exceptions=True)
 
 
 class Mirror:
@@ -223,7 +158,7 @@ class Mirror:
         consumer: str | None = None,
         follow: bool = True,
         until: asyncio.Event | None = None,
-    ) -> AsyncIterator[Change]:
+    ) -> AsyncIterator[RowChange]:
         """Each committed change after ``after`` (or ``consumer``'s saved cursor), in
         commit order, at least once; ``follow=False`` ends at the last one committed,
         ``until`` once it is set and every change committed before has been given.
@@ -251,7 +186,9 @@ class Mirror:
             async with asyncio.TaskGroup() as tg:
                 for i in range(self.concurrency):
                     tg.create_task(self._worker(), name=f"mirror-worker-{i}")
-                tg.create_task(self._watch(), name="mirror-watch")
+                tg.create_task(
+                    report(self.plan, self.committed, self._stopping), name="mirror-watch"
+                )
         finally:
             await self.live.aclose()
             self._finished.set()
@@ -452,32 +389,6 @@ class Mirror:
         """A live fixture's actions feed ended with it: its final read, now."""
         self._plan_next(Done("live", follow=[final]), asyncio.get_running_loop().time())
         self._wake.set()
-
-    # ------------------------------------------------------------------ helpers
-
-    async def _watch(self) -> None:
-        """Say, at a human pace, what the mirror does and whether the budget keeps up."""
-        loop = asyncio.get_running_loop()
-        last = sum(self.committed.values())
-        while not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(60.0):
-                    await self._stopping.wait()
-            now = loop.time()
-            total = sum(self.committed.values())
-            late = self.plan.late(now)
-            live = sum(1 for t in self.plan.tasks.values() if t.kind == "live")
-            stopping = self._stopping.is_set()
-            log.info("mirror: %d changes committed %s; %d live fixtures followed; %d tasks "
-                     "due", total - (0 if stopping else last),
-                     "in all" if stopping else "in the last minute", live,
-                     self.plan.depth(now))  # fmt: skip
-            last = total
-            if late:
-                worst = max(behind for _, behind in late)
-                log.warning("mirror: the budget is too small: %d tasks behind their cadence, "
-                            "up to %.1f s: raise --rate-limit or lengthen --every",
-                            len(late), worst)  # fmt: skip
 
     def _db(self) -> MirrorStore:
         if self._store is None:

@@ -37,7 +37,7 @@ import aiohttp
 import msgspec
 
 from asyncsports import Client
-from asyncsports._live import FeedState
+from asyncsports._wire.live import FeedState
 from asyncsports.models import Action
 from benchmarks.harness.measure import rounds as _rounds
 from benchmarks.harness.measure import rss_kb
@@ -279,7 +279,7 @@ def _timed_floor(m: Manifest, http: aiohttp.ClientSession) -> Loop:
     """The floor with a time limit on each ``receive``, as an idle watchdog armed per message.
 
     Not a peer: it prices one mechanism (a timer set and cancelled for every message),
-    which the live path's reading loop uses (``asyncsports/_session/live.py``).
+    which the live path's reading loop uses (``asyncsports/_http/live.py``).
     """
     auth = _auth(m)
 

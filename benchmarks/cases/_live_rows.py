@@ -36,7 +36,7 @@ def _one_note(r: dict[str, Any], name: str) -> str:
     if name == "floor, receive(timeout)":
         return (
             "not a peer: the price of arming a timer for every message (an idle watchdog "
-            "in the reading loop, as asyncsports/_session/live.py does)"
+            "in the reading loop, as asyncsports/_http/live.py does)"
         )
     return ""
 

@@ -6,7 +6,7 @@ which ``mkdocs build --strict`` turns into a failure.
 
 The package is read, not imported: griffe, which mkdocstrings' Python handler brings,
 reads each ``__all__`` and follows each re-export from the source, so the site needs
-nothing beyond the ``docs`` extra (``asyncsports.pytest_plugin`` imports pytest, say).
+nothing beyond the ``docs`` extra (``asyncsports.testing.plugin`` imports pytest, say).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``api`` fixture: plain aiohttp access to the ``sports_emulator`` fixture (asyncsports.pytest_plugin)."""
+"""The ``api`` fixture: plain aiohttp access to the ``sports_emulator`` fixture (asyncsports.testing.plugin)."""
 
 from __future__ import annotations
 

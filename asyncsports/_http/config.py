@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from asyncsports._request import Header, Param, QueryValue, extra_headers, extra_query
-from asyncsports._retry import RetryPolicy
+from asyncsports._http.request import Header, Param, QueryValue, extra_headers, extra_query
+from asyncsports._http.retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 
 __all__ = ["Hook", "Limits", "Pace", "RequestInfo", "Settings", "Timeout"]

@@ -16,11 +16,11 @@ import types
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import (
-    TYPE_CHECKING,
     Any,
     Generic,
     Literal,
     NamedTuple,
+    Protocol,
     TypeVar,
     Union,
     get_args,
@@ -31,12 +31,20 @@ import msgspec
 
 from asyncsports.errors import PagingError
 
-if TYPE_CHECKING:
-    from asyncsports.paging import ResumeToken
-
 __all__ = ["Batch", "Page", "is_last", "walk"]
 
 T = TypeVar("T")
+
+
+class Start(Protocol):
+    """Where a walk starts: :class:`~asyncsports.paging.ResumeToken` is one (not imported
+    here, so that paging imports the walk and not the other way round)."""
+
+    @property
+    def page(self) -> int: ...
+
+    @property
+    def index(self) -> int: ...
 
 
 class Batch(NamedTuple, Generic[T]):
@@ -62,7 +70,7 @@ class Page(NamedTuple, Generic[T]):
 
 async def walk(
     fetch: Callable[[int], Awaitable[Page[T]]],
-    start: ResumeToken,
+    start: Start,
     *,
     size: int,
     lookahead: int = 1,

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
 
-from asyncsports._config import Limits, Pace
+from asyncsports._http.config import Limits, Pace
 from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError, redact
 
 __all__ = ["Response", "StreamResponse", "builtin_timeout", "transport"]

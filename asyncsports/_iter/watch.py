@@ -15,7 +15,7 @@ from typing import Generic, Literal, TypeVar
 
 import anyio
 
-from asyncsports import _request as q
+from asyncsports._http import request as q
 from asyncsports.errors import RateLimitError, ServerError, TransportError
 
 __all__ = ["Change", "Tracker", "jittered", "polls"]

@@ -3,15 +3,15 @@
 :func:`follow` is the loop of one feed: open a websocket on the client's own aiohttp
 session (its pool, its connect timeout, its hooks, its rate limiter and 429 pause for each
 connection attempt), send the token message, hand every message to the feed's
-:class:`~asyncsports._live.FeedState` and yield the records it releases. The feed
+:class:`~asyncsports._wire.live.FeedState` and yield the records it releases. The feed
 ends after the fixture's finishing record, and only then: when a connection ends any other
 way (dropped, closed with any code, stalled, or closed by the client after a gap), the pure
-:func:`~asyncsports._live.reconnect` decides through the one retry engine: reconnect at
+:func:`~asyncsports._wire.live.reconnect` decides through the one retry engine: reconnect at
 ``startPosition`` = records delivered after a backoff, refresh the token once, or raise.
 A normal close (1000) of a connection that delivered nothing is the server saying nothing
 more is coming: the feed asks the service once (``over``) and ends without error only when
 it answers that the fixture is over with every record of its timeline delivered.
-A handshake refused with an HTTP status is decided by :func:`~asyncsports._retry.decide`
+A handshake refused with an HTTP status is decided by :func:`~asyncsports._http.retry.decide`
 like any other response.
 
 Reading is pulled by the consumer: the socket is read only when the next record is asked
@@ -35,16 +35,16 @@ import aiohttp
 import msgspec
 import yarl
 
-from asyncsports._config import RequestInfo
-from asyncsports._live import ConnectionEnd, FeedState, reconnect
-from asyncsports._live.order import UNKNOWN, Delivered
-from asyncsports._request import Request, target
-from asyncsports._retry import Call, Outcome
-from asyncsports._session import _Failed
-from asyncsports._session.bodies import builtin_timeout, transport
+from asyncsports._http.bodies import builtin_timeout, transport
+from asyncsports._http.config import RequestInfo
+from asyncsports._http.request import Request, target
+from asyncsports._http.retry import Call, Outcome
+from asyncsports._http.session import _Failed
+from asyncsports._wire.live import ConnectionEnd, FeedState, reconnect
+from asyncsports._wire.live.order import UNKNOWN, Delivered
 
 if TYPE_CHECKING:
-    from asyncsports._session import Session
+    from asyncsports._http.session import Session
 
 from asyncsports.errors import (
     AsyncSportsError,
@@ -110,7 +110,7 @@ async def follow(
 ) -> AsyncGenerator[Delivered, None]:
     """Every record of one live feed, once each and in order, across its connections.
 
-    ``session`` is the client's :class:`~asyncsports._session.Session`, ``req`` the feed's
+    ``session`` is the client's :class:`~asyncsports._http.session.Session`, ``req`` the feed's
     path and fixed query (``startPosition`` is added per connection). Ends after the
     finishing record, or when a clean close with nothing delivered and ``over`` agree that
     the fixture is over (``progress.ended`` says so). Raises AuthenticationError for a

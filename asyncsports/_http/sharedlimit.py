@@ -1,6 +1,6 @@
 """One rate budget shared through Redis by every client that names the same URL and key.
 
-The limiter is the client's own GCRA with no burst (:mod:`asyncsports._ratelimit`), its
+The limiter is the client's own GCRA with no burst (:mod:`asyncsports._http.ratelimit`), its
 state (the theoretical arrival time) kept in Redis instead of in the process, and every
 step one Lua script, so the step is atomic however many processes and machines share the
 key. The script reads Redis's clock (``TIME``), so the sharers' clocks need not agree.
@@ -21,8 +21,8 @@ import time
 import urllib.parse
 from typing import Any
 
+from asyncsports._http.ratelimit import Pacer, spacing
 from asyncsports._optional import need
-from asyncsports._ratelimit import Pacer, spacing
 
 __all__ = ["MARGIN_SHARED", "RETRY_AFTER", "SharedPacer"]
 
@@ -31,7 +31,7 @@ log = logging.getLogger("asyncsports")
 MARGIN_SHARED = 0.04
 """The margin of a shared budget: requests go ``1.04 / R`` apart (96% of it at most).
 
-Twice the local one (``_ratelimit.MARGIN``): a sharer's request leaves after a round trip
+Twice the local one (``ratelimit.MARGIN``): a sharer's request leaves after a round trip
 to Redis and reaches the server by its own path, so two sharers' turns ``1 / R`` apart can
 arrive closer than that; 40 ms a window absorbs it.
 """
@@ -75,7 +75,7 @@ def _redis(url: str) -> Any:
 
 
 class SharedPacer:
-    """The :class:`~asyncsports._ratelimit.Pacer` interface (``await wait()``) over Redis.
+    """The :class:`~asyncsports._http.ratelimit.Pacer` interface (``await wait()``) over Redis.
 
     ``rate`` is the whole budget, shared by every client of ``url`` and ``key``;
     ``sharers`` is how many are expected, for the fallback's share.

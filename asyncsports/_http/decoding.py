@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, get_args, get_origin
 
 import msgspec
 
-from asyncsports._json.scan import bad_utf8, deepest, spans
+from asyncsports._wire.json.scan import bad_utf8, deepest, spans
 from asyncsports.errors import DecodeError
 
 __all__ = [

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from asyncsports._live.messages import Record
+from asyncsports._wire.live.messages import Record
 
 # --------------------------------------------------------------------------- merging
 

@@ -3,7 +3,7 @@
 :class:`Envelope` parses it as it arrives, checking every member it skips, and reports
 where the array of interest opens (:class:`Array`) or, for a key holding an object, that
 one value as a run (:class:`Element`). It holds what it has not parsed yet; the array's
-own bytes are :class:`~asyncsports._json.array.ArrayCutter`'s.
+own bytes are :class:`~asyncsports._wire.json.array.ArrayCutter`'s.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from asyncsports._decoding import FAILURES, Source, around, error, value_error
-from asyncsports._json.scan import NONWS, SCALAR, STR_FULL, Skim
+from asyncsports._http.decoding import FAILURES, Source, around, error, value_error
+from asyncsports._wire.json.scan import NONWS, SCALAR, STR_FULL, Skim
 from asyncsports.errors import DecodeError
 
 __all__ = ["Array", "Element", "Envelope"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from asyncsports._decoding import FAILURES, Source, body_error
-from asyncsports._live.messages import (
+from asyncsports._http.decoding import FAILURES, Source, body_error
+from asyncsports._wire.live.messages import (
     _DECODERS,
     AuthFailed,
     FeedKind,

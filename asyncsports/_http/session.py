@@ -10,8 +10,8 @@ is consumed (``consume``). The loop has two steps, each in one place:
   breaks off while consumed is a failed attempt like any other. ``Timeout.total`` is
   one ``asyncio`` timeout around the attempt, entered only when a deadline is set;
 - a failure is decided in :meth:`Session._after`, which asks the pure
-  :func:`asyncsports._retry.decide`: wait (and pause the client after a 429), refresh
-  the token, or raise. One :class:`~asyncsports._retry.Call` carries the attempts,
+  :func:`asyncsports._http.retry.decide`: wait (and pause the client after a 429), refresh
+  the token, or raise. One :class:`~asyncsports._http.retry.Call` carries the attempts,
   retries and deadline of the whole call.
 
 A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it
@@ -36,12 +36,12 @@ import aiohttp
 import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
 
-from asyncsports._config import Hook, Limits, RequestInfo, Settings, Timeout
-from asyncsports._ratelimit import Limiter, Pacer
-from asyncsports._request import Request, merged_headers, target
-from asyncsports._retry import Call, Decision, Outcome, decide, parse_retry_after
-from asyncsports._session.bodies import Response, StreamResponse, builtin_timeout, transport
-from asyncsports._session.clock import parse_date
+from asyncsports._http.bodies import Response, StreamResponse, builtin_timeout, transport
+from asyncsports._http.clock import parse_date
+from asyncsports._http.config import Hook, Limits, RequestInfo, Settings, Timeout
+from asyncsports._http.ratelimit import Limiter, Pacer
+from asyncsports._http.request import Request, merged_headers, target
+from asyncsports._http.retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._version import __version__
 from asyncsports.auth import TokenProvider
 from asyncsports.errors import (
@@ -147,7 +147,7 @@ class Session:
 
     def server_date(self) -> float | None:
         """The ``Date`` of the last response, epoch seconds (None: no response yet, or no
-        sensible ``Date`` in it; see :func:`~asyncsports._session.clock.parse_date`)."""
+        sensible ``Date`` in it; see :func:`~asyncsports._http.clock.parse_date`)."""
         return None if self.seen is None else parse_date(self.seen.get("Date"))
 
     def server_time(self) -> float | None:
@@ -200,7 +200,7 @@ class Session:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         live = self._live
         if live is None:
-            from asyncsports._session.live import refuse_redirects
+            from asyncsports._http.live import refuse_redirects
 
             live = self._live = self._pool(0, (refuse_redirects(),))
         return live

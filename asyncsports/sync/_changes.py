@@ -1,0 +1,79 @@
+"""The mirror's change feed: every change committed to a mirror database, in commit order,
+followed from any process (:func:`feed`, behind ``Mirror.changes`` and ``asyncsports changes``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from asyncsports.store import MirrorStore, RowChange, open_mirror
+
+__all__ = ["RECHECK", "feed"]
+
+RECHECK = 10.0
+"""Seconds a follower of a PostgreSQL feed waits for a NOTIFY before it looks anyway (a
+connection cut without a word tells nothing)."""
+
+
+async def feed(
+    db: str | Path,
+    after: int = 0,
+    *,
+    consumer: str | None = None,
+    follow: bool = True,
+    until: asyncio.Event | None = None,
+    wake: asyncio.Event | None = None,
+) -> AsyncIterator[RowChange]:
+    """Each change committed to the mirror database ``db`` (a path or a
+    ``postgresql://`` URL) after ``after`` (or ``consumer``'s saved cursor), in commit
+    order, at least once, on a connection of its own: from any process, while a mirror
+    writes it or not. ``follow=False`` ends at the last one committed, ``until`` once it
+    is set and every change committed before has been given. A PostgreSQL database wakes
+    the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
+    20th of a second, or when ``wake`` is set (by a writer in this process).
+
+    A named ``consumer``'s cursor moves past a change when the next one is asked
+    for (the consumer is done with it): one that restarts resumes from there.
+    """
+    reader = await open_mirror(db)
+    ended = False
+    try:
+        if consumer is not None and after == 0:
+            after = await reader.cursor(consumer)
+        while True:
+            if wake is not None:
+                wake.clear()  # before the read: a commit during it sets it again
+            batch = await reader.changes(after)
+            for change in batch:
+                yield change
+                after = change.seq
+                if consumer is not None:
+                    await reader.save_cursor(consumer, after)
+            if batch:
+                continue
+            if not follow or (until is not None and until.is_set()):
+                ended = True
+                return
+            await _wait(reader, until, wake)
+    finally:
+        if ended:
+            await reader.close()
+        else:
+            # Not awaited: a consumer that leaves its loop early leaves this generator
+            # to the garbage collector, whose finalizer must not have to wait.
+            reader.abort()
+
+
+async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
+    """Until the store says changes may be there, or one of ``events`` is set."""
+    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(RECHECK))]
+    waits += [asyncio.ensure_future(e.wait()) for e in events if e is not None]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+        # The reader's connection is free again only once its wait has unwound.
+        await asyncio.gather(*waits, return_exceptions=True)
