@@ -178,6 +178,7 @@ async def test_resets_and_truncations_mid_body_lose_nothing(sports_emulator: Emu
 
 
 @pytest.mark.emulator(big_fixture_list=1000, big_timeline=100_000)
+@pytest.mark.slow
 async def test_fault_storm_gives_results_identical_to_a_clean_run(
     sports_emulator: Emulator,
 ) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
-import os
 import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -23,10 +21,9 @@ import anyio.to_thread
 import msgspec
 import pytest
 from samples import FIXTURE_ID, STATISTICS, action, fixture
-from typer.testing import CliRunner
+from support import CLI, clean_env, invoke
 
 from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
-from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
@@ -123,7 +120,6 @@ def test_helpers() -> None:
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
          "actions_per_fixture": 30}  # fmt: skip
 SCALE_ARG = ",".join(f"{k}={v}" for k, v in SCALE.items())
-CLI = [sys.executable, "-m", "asyncsports.cli"]
 
 
 def command(db: Path, *extra: str) -> list[str]:
@@ -132,12 +128,8 @@ def command(db: Path, *extra: str) -> list[str]:
             "--page-size", "5", "--json", *extra]  # fmt: skip
 
 
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
-
-
 def backfill(db: Path, *extra: str) -> dict[str, Any]:
-    proc = subprocess.run(command(db, *extra), capture_output=True, text=True, env=env(),
+    proc = subprocess.run(command(db, *extra), capture_output=True, text=True, env=clean_env(),
                           timeout=60)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     summary: dict[str, Any] = msgspec.json.decode(proc.stdout)
@@ -164,7 +156,7 @@ def checkpoints(db: Path) -> int:
 def start_and_stop(db: Path, sig: signal.Signals, after: int) -> subprocess.Popen[str]:
     """Start a slow (rate-limited) backfill and send it ``sig`` once ``after`` units are in."""
     proc = subprocess.Popen(command(db, "--rate-limit", "40"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
     deadline = time.monotonic() + 30
     while checkpoints(db) < after:
         assert proc.poll() is None, "the backfill ended before it could be stopped"
@@ -182,6 +174,7 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
     return db, backfill(db)
 
 
+@pytest.mark.slow
 def test_a_clean_run_fills_every_table_and_says_so(clean: tuple[Path, dict[str, Any]]) -> None:
     db, summary = clean
     tables = snapshot(db)
@@ -206,6 +199,7 @@ def test_a_clean_run_fills_every_table_and_says_so(clean: tuple[Path, dict[str, 
     assert summary["requests"] >= summary["units"] - summary["without_statistics"]
 
 
+@pytest.mark.slow
 def test_killed_with_sigkill_then_run_again_ends_with_the_clean_rows(
     clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -221,6 +215,7 @@ def test_killed_with_sigkill_then_run_again_ends_with_the_clean_rows(
     assert snapshot(db) == snapshot(clean[0])
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_says_how_to_resume_and_exits_130(
     clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -238,6 +233,7 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_exits_130(
     assert snapshot(db) == snapshot(clean[0])
 
 
+@pytest.mark.slow
 def test_running_a_finished_job_again_upserts_the_same_rows(
     clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -249,6 +245,7 @@ def test_running_a_finished_job_again_upserts_the_same_rows(
     assert snapshot(db) == snapshot(clean[0])
 
 
+@pytest.mark.slow
 def test_sport_season_and_dates_narrow_the_job(
     clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -280,10 +277,11 @@ def test_sport_season_and_dates_narrow_the_job(
     assert narrowed["statistics"] == [r for r in reference["statistics"] if r[0] in ids]
 
 
+@pytest.mark.slow
 def test_a_bad_db_file_is_one_line_and_exit_13(tmp_path: Path) -> None:
     db = tmp_path / "notes.txt"
     db.write_text("my notes, not a database\n" * 200)
-    proc = subprocess.run(command(db), capture_output=True, text=True, env=env(), timeout=60)
+    proc = subprocess.run(command(db), capture_output=True, text=True, env=clean_env(), timeout=60)
     assert proc.returncode == 13
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert f"cannot use {db}" in proc.stderr
@@ -317,8 +315,8 @@ def test_a_run_that_finds_nothing_asked_for_exits_5_and_says_why(
     args: list[str], code: int, said: str, tmp_path: Path
 ) -> None:
     db = tmp_path / "nothing.sqlite"
-    result = CliRunner().invoke(app, ["--emulator", "--emulator-scale", "fixtures_per_season=2",
-                                      "backfill", "--db", str(db), "--json", *args])  # fmt: skip
+    result = invoke("--emulator", "--emulator-scale", "fixtures_per_season=2",
+                                      "backfill", "--db", str(db), "--json", *args)  # fmt: skip
     assert result.exit_code == code, result.output
     assert msgspec.json.decode(result.stdout)["finished"] is True
     if said:
@@ -383,6 +381,7 @@ async def test_a_resumed_run_still_reports_the_listings_that_answered_404(
 
 
 @pytest.mark.emulator(**SCALE)
+@pytest.mark.slow
 async def test_units_that_fail_are_retried_by_the_next_run(
     sports_emulator: Emulator, clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -443,6 +442,7 @@ async def test_stop_ends_the_run_with_a_report(sports_emulator: Emulator, tmp_pa
 
 
 @pytest.mark.emulator(**SCALE)
+@pytest.mark.slow
 async def test_a_run_cancelled_from_outside_stays_resumable_and_leaves_no_thread(
     sports_emulator: Emulator, clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -518,7 +518,7 @@ def send_signals(
     db: Path, delay: float, sequence: tuple[tuple[float, signal.Signals], ...]
 ) -> Signaled:
     proc = subprocess.Popen(command(db, *SIGNALED), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
     deadline = time.monotonic() + 60
     while not handles_sigterm(proc.pid):
         assert proc.poll() is None, "the command ended without ever handling SIGTERM"
@@ -544,6 +544,7 @@ def send_signals(
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/PID/status")
 @pytest.mark.emulator(**SCALE)
+@pytest.mark.slow
 async def test_any_signals_at_any_moment_end_the_command_quickly_and_resumably(
     sports_emulator: Emulator, tmp_path: Path
 ) -> None:

@@ -3,7 +3,6 @@ same run into SQLite, resumed after a stop, and carried through a database resta
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import sys
@@ -16,16 +15,17 @@ import asyncpg
 import msgspec
 import pytest
 from servers import PostgresServer, free_port
+from support import clean_env, invoke
 from test_sinks import KINDS, plain
-from typer.testing import CliRunner
 
 from asyncsports.backfill import Backfill, Scope
-from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError
 from asyncsports.store import PgEngine, PgLink, Writer
 
 # As tests/test_backfill.py: several pages per sport, a few hundred units.
+pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
+
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
          "actions_per_fixture": 30}  # fmt: skip
 SCOPE = Scope(page_size=5)
@@ -150,7 +150,7 @@ def test_the_command_takes_a_postgresql_url_and_never_shows_its_password(
     url = postgres_url.replace("postgres@", "postgres:s3cret@")  # trust: any password does
     args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db", url,
             "--sports", "basketball", "--json"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     summary = msgspec.json.decode(result.stdout)
     assert summary["finished"] is True and summary["rows"]["fixtures"] > 0
@@ -186,7 +186,7 @@ async def test_a_database_lost_is_waited_for_then_fails(postgres: PostgresServer
 def test_a_database_that_does_not_exist_is_one_line_and_exit_13(postgres: PostgresServer) -> None:
     url = postgres.database_url("nowhere")
     args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db", url]
-    result = CliRunner().invoke(app, args)
+    result = invoke(*args)
     assert result.exit_code == 13, result.output
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert f"cannot write {url}" in result.stderr and '"nowhere" does not exist' in result.stderr
@@ -199,7 +199,7 @@ async def test_killed_with_sigkill_then_run_again_ends_with_the_clean_rows(
     scale = ",".join(f"{k}={v}" for k, v in SCALE.items())
     args = [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
             "backfill", "--db", postgres_url, "--page-size", "5", "--json"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env = clean_env()
     proc = await anyio.open_process([*args, "--rate-limit", "40"], env=env)
     try:
         with anyio.fail_after(30):

@@ -188,6 +188,7 @@ async def test_live_server_stamps_and_rewrites_the_emulator_packets(serve: Serve
     assert [r.finished for r in records] == [False, False, False, True]
 
 
+@pytest.mark.slow
 async def test_live_cases_run_and_make_rows(serve: Serve) -> None:
     async with Emulator(seed=0, big_timeline=100) as emu:
         m = await _live_manifest(serve, emu, 60)
@@ -242,6 +243,7 @@ def test_live_rows_say_what_was_not_measured() -> None:
     assert rows[4].note == "exit 1: boom"
 
 
+@pytest.mark.slow
 def test_the_budget_benchmark_runs_and_asks_for_no_request_more(tmp_path: Path) -> None:
     from benchmarks.budget import main
 
@@ -278,6 +280,7 @@ def test_sync_rows_follow_their_targets() -> None:
     assert [(r.benchmark, r.note) for r in failed] == [("sync", "exit 1: boom")]
 
 
+@pytest.mark.slow
 async def test_sync_case_measures_a_mirror_over_the_websockets() -> None:
     from benchmarks import sync_bench
 

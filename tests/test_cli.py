@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,18 +26,15 @@ from typing import Any
 
 import msgspec
 import pytest
-from typer.testing import CliRunner, Result
+from support import CLI, TIMEOUT, Standalone, clean_env, invoke, lines, run
 
 import asyncsports.emulator
 from asyncsports import errors
-from asyncsports.cli import app, main
+from asyncsports.cli import main
 from asyncsports.cli.running import OutputFileError, describe, exit_code
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
 from asyncsports.models import Action, Fixture, Standings, Statistics, decode
-
-CLI = [sys.executable, "-m", "asyncsports.cli"]
-TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -48,35 +45,16 @@ class Server:
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment of a user who exported the emulator's settings."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
-        env.update(
-            ASYNCSPORTS_BASE_URL=self.base_url,
-            ASYNCSPORTS_TOKEN=self.token,
-            ASYNCSPORTS_STREAMING_URL=self.streaming_url,
-            ASYNCSPORTS_OPERATOR_ID="1",
-            ASYNCSPORTS_STREAM_AUTH="emulator-static-auth",
-            ASYNCSPORTS_STREAM_TIMESTAMP="1385554442935",
-            COLUMNS="200",
-        )
-        env.update(extra)
-        return env
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
-    env.update(extra)
-    return env
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, env=env or clean_env(), timeout=TIMEOUT
-    )
-
-
-def lines(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    assert proc.returncode == 0, proc.stderr
-    return [msgspec.json.decode(line) for line in proc.stdout.splitlines()]
+        exported = {
+            "ASYNCSPORTS_BASE_URL": self.base_url,
+            "ASYNCSPORTS_TOKEN": self.token,
+            "ASYNCSPORTS_STREAMING_URL": self.streaming_url,
+            "ASYNCSPORTS_OPERATOR_ID": "1",
+            "ASYNCSPORTS_STREAM_AUTH": "emulator-static-auth",
+            "ASYNCSPORTS_STREAM_TIMESTAMP": "1385554442935",
+            "COLUMNS": "200",
+        }
+        return clean_env(**(exported | extra))
 
 
 def run_tty(*args: str, env: dict[str, str]) -> tuple[int, str]:
@@ -117,25 +95,9 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    """A standalone emulator with its clock frozen, served by `asyncsports emulator`."""
-    proc = subprocess.Popen(
-        [*CLI, "emulator", "--port", "0", "--frozen"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=clean_env(),
-    )
-    assert proc.stdout is not None
-    found: dict[str, str] = {}
-    for line in proc.stdout:
-        key, _, value = line.strip().partition("  ")
-        found[key] = value.strip()
-        if key == "Try:":
-            break
-    try:
-        yield Server(found["base URL"], found["streaming URL"], found["token"])
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+    """A standalone emulator with its clock frozen."""
+    with Standalone("--frozen") as emu:
+        yield Server(emu.base_url, emu.info["streaming URL"], emu.info["token"])
 
 
 @pytest.fixture(scope="module")
@@ -221,6 +183,7 @@ def outputs(server: Server, ids: dict[str, Any]) -> dict[str, subprocess.Complet
 
 
 @pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.slow
 def test_each_command_prints_json_lines_of_wire_records(
     name: str, outputs: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
@@ -231,6 +194,7 @@ def test_each_command_prints_json_lines_of_wire_records(
     assert outputs[name].stderr == ""
 
 
+@pytest.mark.slow
 def test_records_are_the_services_json(
     outputs: dict[str, subprocess.CompletedProcess[str]], ids: dict[str, Any]
 ) -> None:
@@ -262,6 +226,7 @@ def test_records_are_the_services_json(
     assert {f["coverageLevel"] for f in filtered} == {"In Venue"}
 
 
+@pytest.mark.slow
 def test_a_terminal_gets_a_table_with_whole_ids(server: Server, ids: dict[str, Any]) -> None:
     code, out = run_tty("fixture", "american-football", ids["fixture"], env=server.env())
     assert code == 0
@@ -273,6 +238,7 @@ def test_a_terminal_gets_a_table_with_whole_ids(server: Server, ids: dict[str, A
     assert code == 0 and out.lstrip().startswith("{")  # --json wins on a terminal too
 
 
+@pytest.mark.slow
 def test_help_names_every_command_and_the_exit_codes() -> None:
     out = run("--help", env=clean_env(COLUMNS="200")).stdout
     for name in ("fixtures", "fixture", "squads", "actions", "standings", "statistics",
@@ -287,6 +253,7 @@ def test_help_names_every_command_and_the_exit_codes() -> None:
         assert re.search(rf"│ {name} ", out), name
 
 
+@pytest.mark.slow
 def test_actions_follow_ends_after_the_finished_record(server: Server, ids: dict[str, Any]) -> None:
     proc = run("actions", "american-football", ids["fixture"], "--follow", "--interval", "1",
                env=server.env())  # fmt: skip
@@ -297,6 +264,7 @@ def test_actions_follow_ends_after_the_finished_record(server: Server, ids: dict
     assert len(ids_seen) == len(set(ids_seen))
 
 
+@pytest.mark.slow
 def test_events_watch_prints_live_events_until_interrupted() -> None:
     proc = subprocess.Popen(
         [*CLI, "--emulator", "events", "--watch", "--interval", "1"],
@@ -313,6 +281,7 @@ def test_events_watch_prints_live_events_until_interrupted() -> None:
     assert "Traceback" not in proc.stderr.read()
 
 
+@pytest.mark.slow
 def test_global_options_go_before_or_after_the_command(server: Server) -> None:
     env = server.env(ASYNCSPORTS_TOKEN="wrong")
     # Typed on the command line, before the command, it beats the environment ...
@@ -352,12 +321,14 @@ def free_port() -> int:
     ids=["no base url", "bad url", "no token", "no streaming url", "bad scale", "bad sport",
          "not found"],
 )  # fmt: skip
+@pytest.mark.slow
 def test_mistakes_give_one_line_and_an_exit_code(args: list[str], code: int, text: str) -> None:
     proc = run(*args)
     assert proc.returncode == code, proc.stderr
     assert text in one_line_error(proc)
 
 
+@pytest.mark.slow
 def test_a_wrong_token_is_exit_4_and_verbose_shows_the_traceback(server: Server) -> None:
     env = server.env(ASYNCSPORTS_TOKEN="not-the-token")
     proc = run("fixtures", "basketball", env=env)
@@ -370,6 +341,7 @@ def test_a_wrong_token_is_exit_4_and_verbose_shows_the_traceback(server: Server)
     assert "Traceback" in verbose.stderr and "AuthenticationError" in verbose.stderr
 
 
+@pytest.mark.slow
 def test_an_unreachable_host_is_exit_10() -> None:
     proc = run("squads", "cricket", "--team-id", str(uuid.UUID(int=2)),
                "--base-url", f"http://127.0.0.1:{free_port()}", "--token", "t")  # fmt: skip
@@ -378,6 +350,7 @@ def test_an_unreachable_host_is_exit_10() -> None:
     assert "is the host up" in err and "connect" in err.lower()
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(server: Server) -> None:
     # `asyncsports fixtures ... | head -1`
     proc = subprocess.Popen([*CLI, "fixtures", "basketball"], stdout=subprocess.PIPE,
@@ -393,21 +366,6 @@ def test_a_closed_pipe_ends_quietly(server: Server) -> None:
 #
 # Typer's CliRunner runs commands in this process: quicker than a subprocess, and the
 # emulator behind --emulator can be swapped for one with faults.
-
-
-@pytest.fixture
-def invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run the command in process with no ASYNCSPORTS_* variables; its Result."""
-    for name in list(os.environ):
-        if name.startswith("ASYNCSPORTS_"):
-            monkeypatch.delenv(name)
-
-    runner = CliRunner()  # stderr kept apart (click 8.2 and typer's own click)
-
-    def invoke(*args: str) -> Result:
-        return runner.invoke(app, list(args))
-
-    return invoke
 
 
 def faulty(
@@ -446,7 +404,6 @@ def test_an_error_in_any_command_maps_to_its_exit_code(
     args: list[str],
     status: int,
     code: int,
-    invoke: Callable[..., Result],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     faulty(monkeypatch, "*", {}, status=status)
@@ -465,12 +422,12 @@ def test_an_error_in_any_command_maps_to_its_exit_code(
     ],
     ids=["body too large", "timeout"],
 )
+@pytest.mark.slow
 def test_client_limits_have_their_exit_codes(
     client: dict[str, Any],
     fault: dict[str, Any],
     code: int,
     text: str,
-    invoke: Callable[..., Result],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     faulty(monkeypatch, "fixtures", client, **fault)
@@ -508,7 +465,7 @@ def test_each_error_class_has_a_code_and_a_description(
 
 @pytest.mark.parametrize("where", ["missing/image.png", "a-file/image.png"])
 def test_an_unwritable_save_path_is_one_line_naming_it_and_exit_17(
-    where: str, invoke: Callable[..., Result], tmp_path: Path
+    where: str, tmp_path: Path
 ) -> None:
     (tmp_path / "a-file").write_text("not a directory")
     path = tmp_path / where
@@ -527,7 +484,7 @@ def test_the_timeout_wording_comes_from_the_class_not_the_message() -> None:
     assert "timed out" in describe(errors.TimeoutError("", url="http://h:1/"))
 
 
-def test_logging_is_set_up_once_per_process(invoke: Callable[..., Result]) -> None:
+def test_logging_is_set_up_once_per_process() -> None:
     log = logging.getLogger("asyncsports")
     for args in (["--verbose", "fixtures", "soccer"], ["fixtures", "soccer"]) * 2:
         assert invoke(*args).exit_code == 3  # no --base-url: fails after logging is set up

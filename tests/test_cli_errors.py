@@ -17,21 +17,22 @@ import msgspec
 import pytest
 from aiohttp import web
 from conftest import Serve
-from test_cli_live import env
+from support import TIMEOUT, clean_env
 
 import asyncsports
 from asyncsports import errors
 from asyncsports._request import KNOWN_SPORTS
 from asyncsports.cli.running import describe, sport_hint
 
+pytestmark = pytest.mark.slow  # the command in subprocesses
+
 CLI = [sys.executable, "-m", "asyncsports"]
-TIMEOUT = 60
 
 
 def run(
     *args: str, environ: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=environ or env(),
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=environ or clean_env(),
                           cwd=cwd, timeout=TIMEOUT)  # fmt: skip
 
 
@@ -96,7 +97,7 @@ async def test_a_404_of_a_command_that_looks_up_no_id_blames_the_address(
     proc = await asyncio.create_subprocess_exec(
         *CLI, *args, "--base-url", url, "--token", "t", "--streaming-url", url,
         "--operator-id", "1", "--stream-auth", "a", "--stream-timestamp", "1",
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
     )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
     assert out == b""
@@ -145,7 +146,7 @@ def test_sport_hints_suggest_and_never_refuse() -> None:
 def test_emulator_with_a_typed_address_is_a_usage_error(
     args: list[str], extra: dict[str, str], said: str
 ) -> None:
-    proc = run(*args, environ=env(COLUMNS="300", **extra))
+    proc = run(*args, environ=clean_env(COLUMNS="300", **extra))
     assert proc.returncode == 2, proc.stderr
     assert said in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""
@@ -153,7 +154,7 @@ def test_emulator_with_a_typed_address_is_a_usage_error(
 
 def test_emulator_outranks_an_address_from_the_environment() -> None:
     # A profile that exports the real service's address does not stop a try with --emulator.
-    environ = env(ASYNCSPORTS_BASE_URL="http://127.0.0.1:9", ASYNCSPORTS_TOKEN="t")
+    environ = clean_env(ASYNCSPORTS_BASE_URL="http://127.0.0.1:9", ASYNCSPORTS_TOKEN="t")
     proc = run("--emulator", "fixtures", "soccer", "--limit", "2", environ=environ)
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) == 2
@@ -196,7 +197,7 @@ def test_ctrl_c_at_start_up_is_no_traceback(args: list[str], delay: float) -> No
     # package in time (heavy imports before its handler) fails.
     for _ in range(TRIES):
         proc = subprocess.Popen([script(), *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+                                stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
         time.sleep(delay)
         ours = taken_over(proc.pid)
         proc.send_signal(signal.SIGINT)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from support import invoke
 
 from asyncsports.cli import app
 
@@ -66,7 +66,7 @@ CLICK_PATHS = [p for p in PATHS if command(p).add_help_option]
 
 @cache
 def rendered(path: tuple[str, ...]) -> str:
-    result = CliRunner().invoke(app, [*path, "--help"], prog_name="asyncsports", env=ENV)
+    result = invoke(*path, "--help", **ENV)
     assert result.exit_code == 0, result.output
     return ANSI.sub("", result.output)
 
@@ -172,6 +172,7 @@ def test_commands_are_listed_in_the_order_they_were_added() -> None:
     assert [n for n in listed if n in names] == names
 
 
+@pytest.mark.slow
 def test_the_site_page_reads_the_same() -> None:
     # docs/_hooks/cli.py renders the page at its own width, through the same typer.
     page = _hook().render()
@@ -184,7 +185,7 @@ def test_the_site_page_reads_the_same() -> None:
 
 
 def test_a_usage_error_names_the_argument_as_the_usage_line_does() -> None:
-    result = CliRunner().invoke(app, ["actions", "soccer"], prog_name="asyncsports", env=ENV)
+    result = invoke("actions", "soccer", **ENV)
     out = ANSI.sub("", result.output)
     assert result.exit_code == 2
     assert "Usage: asyncsports actions [OPTIONS] SPORT FIXTURE_ID" in out

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 
 import pytest
 from conftest import Stub
 from samples import envelope, fixture
+from support import clean_env
+
+pytestmark = pytest.mark.slow  # the command in subprocesses
 
 
 async def cli(*args: str) -> tuple[int, str, str]:
     """Run the console script; its exit code, stdout and stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env = clean_env()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

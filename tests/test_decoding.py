@@ -244,6 +244,7 @@ garbage = st.one_of(
 
 @quick
 @given(garbage, st.sampled_from(TYPES))
+@pytest.mark.slow
 def test_garbage_never_escapes_decode_as_another_error(body: bytes, tp: Any) -> None:
     try:
         decode(tp, body)

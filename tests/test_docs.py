@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 from docblocks import blocks, python_blocks
 
+pytestmark = pytest.mark.slow  # the pages' blocks and examples run in subprocesses
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -5,28 +5,26 @@ PostgreSQL (a throwaway server, tests/servers.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import duckdb
 import msgspec
 import pytest
+from support import ainvoke, clean_env, invoke
 from test_backfill_postgres import pg_tables, sqlite_tables
 from test_sinks import KINDS, plain
-from typer.testing import CliRunner
 
 from asyncsports import store
 from asyncsports.backfill import Backfill, Scope
-from asyncsports.cli import app
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError
 from asyncsports.store.export import export_parquet
+
+pytestmark = pytest.mark.slow  # databases and the command in subprocesses
 
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 4,
          "actions_per_fixture": 10}  # fmt: skip
@@ -104,7 +102,7 @@ async def test_an_export_of_postgres_reads_back_as_the_database_and_replaces_the
     out = tmp_path / "lake"
     (out / "actions" / "sport=old").mkdir(parents=True)  # an earlier export's leftovers
     args = ["export", "--db", postgres_url, "--parquet", str(out), "--json"]
-    result = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, args))
+    result = await ainvoke(*args)
     assert result.exit_code == 0, result.output
     rows = await pg_tables(postgres_url)
     assert msgspec.json.decode(result.stdout)["rows"] == {t: len(r) for t, r in rows.items()}
@@ -122,7 +120,7 @@ async def test_an_export_of_postgres_reads_back_as_the_database_and_replaces_the
 
 def test_a_missing_database_is_one_line_and_exit_13(tmp_path: Path) -> None:
     args = ["export", "--db", str(tmp_path / "nope.sqlite"), "--parquet", str(tmp_path / "l")]
-    result = CliRunner().invoke(app, args)
+    result = invoke(*args)
     assert result.exit_code == 13, result.output
     assert result.stderr.count("\n") == 1 and "nope.sqlite" in result.stderr
     assert not (tmp_path / "nope.sqlite").exists()
@@ -133,7 +131,7 @@ MIRRORED = ("squads", "events", "snooker_tournaments")  # what the emulator's mi
 
 def test_a_mirror_exports_its_own_tables_too(tmp_path: Path) -> None:
     db, out = tmp_path / "m.sqlite", tmp_path / "lake"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env = clean_env()
     scale = "fixtures_per_season=3,actions_per_fixture=10"
     sync = subprocess.run(
         [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
@@ -146,7 +144,7 @@ def test_a_mirror_exports_its_own_tables_too(tmp_path: Path) -> None:
             t: {r[0] for r in conn.execute(f"SELECT json FROM {t}")}
             for t in ("fixtures", "actions", "statistics", "standings", *MIRRORED)
         }
-    result = CliRunner().invoke(app, ["export", "--db", str(db), "--parquet", str(out), "--json"])
+    result = invoke("export", "--db", str(db), "--parquet", str(out), "--json")
     assert result.exit_code == 0, result.output
     counts = msgspec.json.decode(result.stdout)["rows"]
     # The resource tables always; the mirror's when they hold rows (standings here: none).

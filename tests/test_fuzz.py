@@ -190,6 +190,7 @@ async def hostile(serve: Serve) -> tuple[Hostile, str]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(plan=plans)
+@pytest.mark.slow
 async def test_only_library_errors_escape_and_nothing_leaks(
     hostile: tuple[Hostile, str], kind: str, plan: Plan, caplog: pytest.LogCaptureFixture
 ) -> None:

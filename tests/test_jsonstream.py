@@ -196,6 +196,7 @@ quick = settings(max_examples=120, deadline=None, suppress_health_check=[HealthC
 
 @quick
 @given(arrays, st.integers(0, 2**32), st.lists(st.integers(0, 10**4), max_size=12), st.booleans())
+@pytest.mark.slow
 def test_any_chunking_matches_whole_body(
     value: list[Any], seed: int, cuts: list[int], fallback: bool
 ) -> None:
@@ -229,6 +230,7 @@ def keyed_bodies(draw: st.DrawFn) -> dict[str, Any]:
 
 @quick
 @given(keyed_bodies(), st.integers(0, 2**32), st.lists(st.integers(0, 10**4), max_size=12))
+@pytest.mark.slow
 def test_keyed_array_matches_whole_body(doc: dict[str, Any], seed: int, cuts: list[int]) -> None:
     body = dump(doc, random.Random(seed))
     parts = split(body, cuts)
@@ -269,6 +271,7 @@ def mutate(body: bytes, rnd: random.Random) -> bytes:
     st.integers(0, 2**32),
     st.lists(st.integers(0, 10**4), max_size=8),
 )
+@pytest.mark.slow
 def test_mutated_input_agrees_with_whole_body(value: Any, seed: int, cuts: list[int]) -> None:
     """Any bytes at all: either both succeed with the same elements, or we raise."""
     rnd = random.Random(seed)
@@ -296,6 +299,7 @@ def test_mutated_input_agrees_with_whole_body(value: Any, seed: int, cuts: list[
 @given(
     arrays, st.integers(0, 2**32), st.lists(st.integers(0, 10**4), max_size=8), st.integers(0, 15)
 )
+@pytest.mark.slow
 def test_skip_drops_leading_elements(
     value: list[Any], seed: int, cuts: list[int], skip: int
 ) -> None:

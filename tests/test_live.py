@@ -10,19 +10,16 @@ import msgspec
 import pytest
 import pytest_asyncio
 from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, plain, unseq
+from support import each_dialect
 
 from asyncsports import Client, DecodeError, RequestInfo
 from asyncsports.emulator import Emulator
-from asyncsports.emulator._live import DIALECTS
 from asyncsports.live import Feed, feed_request
 from asyncsports.models import Action, DeviceLocation, FixtureAction
 
 
-@pytest_asyncio.fixture(params=DIALECTS)
-async def emu(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
-    """The emulator, speaking each live dialect in turn (the vendor's shapes too)."""
-    async with Emulator(live_heartbeat=HEARTBEAT, live_dialect=request.param) as e:
-        yield e
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    each_dialect(metafunc, live_heartbeat=HEARTBEAT)  # the vendor's shapes too
 
 
 @pytest_asyncio.fixture

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from live_helpers import HEARTBEAT, closed, fixture_id, unseq
+from support import each_dialect
 
 from asyncsports import Client, RetryPolicy, TimeoutError, TransportError
 from asyncsports.emulator import Emulator
@@ -26,11 +27,8 @@ IDLE = 3 * HEARTBEAT
 FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
 
 
-@pytest_asyncio.fixture(params=DIALECTS)
-async def emu(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
-    """The emulator, speaking each live dialect in turn (the vendor's shapes too)."""
-    async with Emulator(live_heartbeat=HEARTBEAT, live_dialect=request.param) as e:
-        yield e
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    each_dialect(metafunc, live_heartbeat=HEARTBEAT)  # the vendor's shapes too
 
 
 @pytest_asyncio.fixture

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from live_helpers import HEARTBEAT, closed, fixture_id, unseq
+from support import each_dialect
 
 from asyncsports import (
     AuthenticationError,
@@ -20,17 +21,13 @@ from asyncsports import (
     TransportError,
 )
 from asyncsports.emulator import Emulator
-from asyncsports.emulator._live import DIALECTS
 
 IDLE = 3 * HEARTBEAT  # a few heartbeat intervals, as the default is
 FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
 
 
-@pytest_asyncio.fixture(params=DIALECTS)
-async def emu(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
-    """The emulator, speaking each live dialect in turn (the vendor's shapes too)."""
-    async with Emulator(live_heartbeat=HEARTBEAT, live_dialect=request.param) as e:
-        yield e
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    each_dialect(metafunc, live_heartbeat=HEARTBEAT)  # the vendor's shapes too
 
 
 @pytest_asyncio.fixture
@@ -133,6 +130,7 @@ async def test_accept_and_close_forever_ends_in_transport_error(
     assert client.retries >= FAST.max_retries
 
 
+@pytest.mark.slow
 async def test_a_server_that_stalls_forever_ends_in_a_timeout(emu: Emulator) -> None:
     emu.faults.live("stall", after=0, times=1000)
     async with emu.client(retry=RetryPolicy(max_retries=1, base=0.01)) as client:

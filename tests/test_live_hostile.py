@@ -86,6 +86,7 @@ async def test_a_redirected_handshake_is_refused_and_the_token_stays_home(status
 # ---------------------------------------------------------------------- pings and stalls
 
 
+@pytest.mark.slow
 async def test_pings_every_20_ms_are_not_life() -> None:
     connections = 0
 
@@ -144,6 +145,7 @@ async def flood(reset_after: float | None = None) -> AsyncIterator[str]:
         yield url
 
 
+@pytest.mark.slow
 async def test_a_stalled_socket_flooded_with_pings_is_closed_within_a_second() -> None:
     loop = asyncio.get_running_loop()
     async with flood() as url, client(url) as c:
@@ -155,6 +157,7 @@ async def test_a_stalled_socket_flooded_with_pings_is_closed_within_a_second() -
 
 
 @pytest.mark.parametrize("reset_after", [0.5, 1.5])
+@pytest.mark.slow
 async def test_a_reset_under_a_ping_flood_is_a_transport_error(reset_after: float) -> None:
     async with flood(reset_after=reset_after) as url, client(url) as c:
         with pytest.raises(TransportError) as info:

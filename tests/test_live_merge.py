@@ -20,10 +20,8 @@ from asyncsports.models import Action, Statistics
 BIG = 20_000
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(live_heartbeat=HEARTBEAT, big_timeline=BIG) as e:
-        yield e
+# The emulator of the ``emu`` fixture (tests/conftest.py).
+pytestmark = pytest.mark.emulator(live_heartbeat=HEARTBEAT, big_timeline=BIG)
 
 
 @pytest_asyncio.fixture
@@ -131,6 +129,7 @@ async def test_cancelling_a_consumer_closes_its_socket(emu: Emulator, client: Cl
 # ---------------------------------------------------------------------- backpressure
 
 
+@pytest.mark.slow
 async def test_a_slow_consumer_pauses_the_socket_and_memory_stays_bounded(
     emu: Emulator, client: Client
 ) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import pickle
 import subprocess
 import sys
@@ -14,10 +13,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support import CLI, clean_env
 
 from asyncsports._optional import EXTRAS, need
 from asyncsports.cli.running import EXIT_CODES, code_for, describe, exit_codes_text
 from asyncsports.errors import AsyncSportsError, MissingDependencyError
+
+pytestmark = pytest.mark.slow  # the command in subprocesses with modules hidden
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "asyncsports"
@@ -153,12 +155,11 @@ def hide(tmp_path: Path) -> Path:
 
 
 def _run(hide: Path, modules: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env = clean_env()
     env |= {"PYTHONPATH": str(hide), "HIDE": modules, "COLUMNS": "200"}
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
 
 
-CLI = [sys.executable, "-m", "asyncsports.cli"]
 PG = "postgresql://u:s3cret@127.0.0.1:1/sports"
 CASES = {
     "postgres": ("asyncpg", ["--emulator", "backfill", "--db", PG]),

@@ -15,6 +15,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 import msgspec
+import pytest
 from aiohttp import web
 from conftest import Serve
 from hypothesis import given
@@ -148,6 +149,7 @@ async def _timed(call: Awaitable[Any]) -> tuple[float, Any]:
     return time.monotonic() - start, result
 
 
+@pytest.mark.slow
 async def test_every_body_is_paced_with_the_default_timeout(serve: Serve) -> None:
     """One 1-byte-a-second drip on ``fixtures.get`` and one on a listing page fail within
     ``Timeout.read`` + 5 s; a body at twice min_rate for longer than a window succeeds;

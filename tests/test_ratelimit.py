@@ -105,6 +105,7 @@ class Arrivals(Clock):
 
 
 @pytest.mark.parametrize("rate", [20])
+@pytest.mark.slow
 async def test_a_burst_never_draws_a_429_nor_passes_the_rate_at_the_server(rate: int) -> None:
     arrivals = Arrivals()
     no_retry = RetryPolicy(max_retries=0)
@@ -125,6 +126,7 @@ async def test_a_burst_never_draws_a_429_nor_passes_the_rate_at_the_server(rate:
     assert busiest(arrivals.seen) <= rate
 
 
+@pytest.mark.slow
 async def test_stream_credentials_are_signed_when_the_turn_comes_not_before() -> None:
     # The emulator's clock runs a minute a second: a token signed when the request joined
     # the queue would be a minute old (over its 30 s) by the time its turn came.

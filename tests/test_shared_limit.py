@@ -12,6 +12,7 @@ from asyncio.subprocess import PIPE
 
 import pytest
 from servers import RedisServer, free_port
+from support import invoke
 from test_ratelimit import Arrivals, busiest
 
 from asyncsports import RetryPolicy
@@ -117,6 +118,7 @@ async def test_a_429_seen_by_one_client_pauses_the_others(redis_url: str) -> Non
     assert len(after) == 3 and after[0] - refused >= 0.9
 
 
+@pytest.mark.slow
 async def test_without_redis_a_client_keeps_to_its_share_and_warns(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -145,13 +147,9 @@ def test_a_shared_budget_needs_a_rate_and_a_redis_url() -> None:
 
 
 def test_the_command_shares_its_budget_through_redis(redis: RedisServer, redis_url: str) -> None:
-    from typer.testing import CliRunner
-
-    from asyncsports.cli import app
-
     args = ["--emulator", "--rate-limit", "50", "--rate-limit-url", redis_url,
             "--rate-limit-key", "cli", "fixtures", "basketball", "--limit", "3", "--json"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 3
     db = int(redis_url.rsplit("/", 1)[1])

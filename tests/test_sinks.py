@@ -16,6 +16,7 @@ import asyncpg
 import msgspec
 import pytest
 from samples import FIXTURE_ID, action, fixture
+from support import ENGINES
 
 from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer
@@ -130,7 +131,7 @@ class Postgres(Engine):
         await self.sink.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=ENGINES)
 async def sink(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Engine]:
     engine: Engine
     if request.param == "sqlite":

@@ -15,7 +15,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -27,23 +26,21 @@ import asyncpg
 import msgspec
 import pytest
 from servers import PostgresServer, pg_bin
+from support import CLI, clean_env
 
 from asyncsports.errors import SinkError
 
-CLI = [sys.executable, "-m", "asyncsports.cli"]
+pytestmark = pytest.mark.slow  # each test runs the command in a subprocess or a database server
+
 SMALL = "competitions=1,seasons=2,teams=4,fixtures_per_season=8,actions_per_fixture=60"
 EXIT_STORAGE = 13
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
 
 
 def cli(
     *args: str, scale: str | None = SMALL, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     emulator = ["--emulator", *(["--emulator-scale", scale] if scale else [])]
-    return subprocess.run([*CLI, *emulator, *args], capture_output=True, text=True, env=env(),
+    return subprocess.run([*CLI, *emulator, *args], capture_output=True, text=True, env=clean_env(),
                           timeout=timeout)  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import msgspec
 import pytest
+from support import ENGINES
 
 from asyncsports import Client
 from asyncsports.emulator import Emulator
@@ -24,6 +25,10 @@ from asyncsports.sync._plan import near_window, window
 SPORTS = ["basketball", "soccer"]
 QUOTED = msgspec.json.Decoder(float_hook=str)  # decimals as their text, quoted or not
 FAST = {k: 0.2 for k in ("live", "fixtures", "window", "events", "retry")}
+
+
+# The emulator of the ``emu`` fixture (tests/conftest.py).
+pytestmark = pytest.mark.emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40)
 
 
 async def caught_up(mirror: Mirror, limit: float = 30) -> None:
@@ -52,7 +57,7 @@ def rows(db: Path | str, table: str) -> list[tuple[Any, ...]]:
         return io.submit(asyncio.run, _rows(db, table)).result()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=ENGINES)
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
     """A new mirror database of each engine: a file, or a PostgreSQL database."""
     if request.param == "sqlite":
@@ -146,12 +151,7 @@ async def settled(
             await asyncio.sleep(0.05)
 
 
-@pytest.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40) as e:
-        yield e
-
-
+@pytest.mark.slow
 async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
     emu: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
 ) -> None:
@@ -238,6 +238,7 @@ async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, db: Path |
             await running
 
 
+@pytest.mark.slow
 async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
     async with emu.client(rate_limit=50) as client:
         mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], every=FAST,
@@ -262,6 +263,7 @@ async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
     assert 'asyncsports_sync_freshness_seconds{resource="fixtures"}' in text
 
 
+@pytest.mark.slow
 async def test_a_budget_too_small_is_said(
     emu: Emulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -291,6 +293,7 @@ def test_dates_of_the_windows() -> None:
     assert window(noon, 3, 0) == (dt.date(2026, 5, 29), dt.date(2026, 6, 1))
 
 
+@pytest.mark.slow
 async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
     emu: Emulator, tmp_path: Path
 ) -> None:

@@ -8,12 +8,10 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
-import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,42 +20,24 @@ from pathlib import Path
 import asyncpg
 import pytest
 from servers import PostgresServer, free_port
+from support import CLI, ENGINES, TIMEOUT, Standalone, clean_env
 
 from asyncsports.store import is_postgres
 from asyncsports.sync import TABLES, Change, open_mirror
 
-CLI = [sys.executable, "-m", "asyncsports.cli"]
-TIMEOUT = 60
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+pytestmark = pytest.mark.slow  # the command in subprocesses, against a standalone emulator
 
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     """A standalone emulator, its clock frozen at the real now (the mirror's own clock)."""
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "asyncsports.emulator", "--port", "0", "--frozen", "--now", now,
-         "--fixtures-per-season", "12", "--actions-per-fixture", "40"],
-        stdout=subprocess.PIPE, text=True, env=env(),
-    )  # fmt: skip
-    assert proc.stdout is not None
-    url = ""
-    for line in proc.stdout:
-        key, _, value = line.strip().partition("  ")
-        if key == "base URL":
-            url = value.strip()
-            break
-    try:
-        yield url
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+    with Standalone("--frozen", "--now", now, "--fixtures-per-season", "12",
+                    "--actions-per-fixture", "40") as emu:  # fmt: skip
+        yield emu.base_url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=ENGINES)
 def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
     """Makes new empty databases of each engine: a file, or a PostgreSQL database."""
     if request.param == "sqlite":
@@ -131,7 +111,7 @@ def test_once_with_changes_prints_the_feed_and_resumes(
 ) -> None:
     db = new_db("m")
     first = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
-                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert first.returncode == 0, first.stderr
     feed = [json.loads(line) for line in first.stdout.splitlines()]
     assert [c["seq"] for c in feed] == list(range(1, len(feed) + 1))
@@ -140,11 +120,11 @@ def test_once_with_changes_prints_the_feed_and_resumes(
     counts = {t: len(rows) for t, rows in tables(db).items()}
     assert sum(counts.values()) == len(feed)  # every row arrived by one insert
     again = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
-                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert again.returncode == 0 and again.stdout == ""  # nothing changed, nothing repeated
     # The feed read back by `asyncsports changes`, from another process, is the same.
     read = subprocess.run([*CLI, "changes", "--db", db], capture_output=True, text=True,
-                          env=env(), timeout=TIMEOUT)  # fmt: skip
+                          env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert read.returncode == 0, read.stderr
     assert [json.loads(line) for line in read.stdout.splitlines()] == feed
 
@@ -154,7 +134,7 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
 ) -> None:
     reference = tmp_path / "ref.sqlite"
     clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
-                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert clean.returncode == 0, clean.stderr
     want = tables(reference)
     assert want["actions"] and want["statistics"]
@@ -169,7 +149,7 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
             break
         target = rng.randint(before + 1, total - 1)
         proc = subprocess.Popen(sync_args(base_url, db, "--once"), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, env=env())  # fmt: skip
+                                stderr=subprocess.DEVNULL, env=clean_env())  # fmt: skip
         deadline = time.monotonic() + TIMEOUT
         while proc.poll() is None and committed(db) < target and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -179,7 +159,7 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
     # The runs really died mid-way, with part of the pass committed.
     assert any(0 < n < total for n in partial), (partial, total)
     done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
-                          env=env(), timeout=TIMEOUT)  # fmt: skip
+                          env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert tables(db) == want  # the same rows as one clean pass into SQLite
     # Nothing lost or doubled in the log: one change for each row (PostgreSQL may skip
@@ -197,7 +177,7 @@ def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path:
     args = [*CLI, "sync", "--emulator", "--speed", "60", "-s", "basketball", "--db", str(db),
             "--every", "live=0.2,fixtures=0.2,window=0.5", "--metrics-port", "0"]  # fmt: skip
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=env())  # fmt: skip
+                            env=clean_env())  # fmt: skip
     assert proc.stderr is not None
     try:
         line = proc.stderr.readline()
@@ -226,20 +206,13 @@ def test_a_standalone_emulator_with_its_defaults_is_mirrored_around_its_now(
     tmp_path: Path,
 ) -> None:
     """Its clock is 2026-06-01, not the machine's: the mirror takes now from its Date."""
-    emulator = subprocess.Popen([sys.executable, "-m", "asyncsports.emulator", "--port", "0"],
-                                stdout=subprocess.PIPE, text=True, env=env())  # fmt: skip
-    assert emulator.stdout is not None
-    try:
-        url = next(
-            line.split()[-1] for line in emulator.stdout if line.strip().startswith("base URL")
-        )
+    with Standalone() as emulator:
         db = tmp_path / "m.sqlite"
-        args = [*CLI, "sync", "--base-url", url, "--token", "emulator-token", "--rate-limit",
-                "0", "-s", "basketball", "--db", str(db), "--once"]  # fmt: skip
-        done = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT, env=env())
-    finally:
-        emulator.send_signal(signal.SIGINT)
-        assert emulator.wait(10) == 0
+        args = [*CLI, "sync", "--base-url", emulator.base_url, "--token", "emulator-token",
+                "--rate-limit", "0", "-s", "basketball", "--db", str(db), "--once"]  # fmt: skip
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=TIMEOUT, env=clean_env()
+        )
     assert done.returncode == 0, done.stderr
     assert "mirror: the service's clock reads 2026-06-01T12:" in done.stderr
     assert "no basketball fixture" not in done.stderr
@@ -269,10 +242,10 @@ def test_a_follower_in_another_process_sees_each_change_once_in_order(
     db = new_db("m")
     assert asyncio.run(_changes(db)) == []  # made, empty: a follower refuses a missing file
     follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+                                stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
     try:
         done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
-                              env=env(), timeout=TIMEOUT)  # fmt: skip
+                              env=clean_env(), timeout=TIMEOUT)  # fmt: skip
         assert done.returncode == 0, done.stderr
         last = committed(db)
         got = read_feed(follower, last)
@@ -286,7 +259,7 @@ def test_a_follower_in_another_process_sees_each_change_once_in_order(
     assert [c["seq"] for c in got] == [c.seq for c in asyncio.run(_changes(db))]
     assert got[-1]["seq"] == last and len(got) == sum(map(len, tables(db).values()))
     # Its cursor was kept: started again, it has nothing more to say.
-    again = subprocess.run(follow_args(db), capture_output=True, text=True, env=env(),
+    again = subprocess.run(follow_args(db), capture_output=True, text=True, env=clean_env(),
                            timeout=TIMEOUT)  # fmt: skip
     assert again.returncode == 0 and again.stdout == "", again.stderr
 
@@ -297,19 +270,19 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
     """A follower in another process, across the restart too, sees each change once."""
     reference = tmp_path / "ref.sqlite"
     clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
-                           text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert clean.returncode == 0, clean.stderr
     want = tables(reference)
     total = sum(map(len, want.values()))
     db = postgres.create_database()
     follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env())  # fmt: skip
+                                stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
     # --verbose: the lines saying that the database was lost and is tried again (into a
     # file: a pipe nobody reads while the test waits could fill and stall the run).
     log_file = tmp_path / "sync.log"
     with log_file.open("w") as out:
         proc = subprocess.Popen(sync_args(base_url, db, "--once", "--verbose"),
-                                stdout=subprocess.DEVNULL, stderr=out, env=env())  # fmt: skip
+                                stdout=subprocess.DEVNULL, stderr=out, env=clean_env())  # fmt: skip
     try:
         deadline = time.monotonic() + TIMEOUT
         while proc.poll() is None and committed(db) < total // 5:
@@ -342,18 +315,20 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
 def test_a_password_in_the_url_is_never_printed(postgres: PostgresServer, tmp_path: Path) -> None:
     url = postgres.create_database().replace("postgres@", "postgres:s3cret@")
     args = [*CLI, "sync", "--emulator", "-s", "basketball", "--once", "--changes", "--db", url]
-    done = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=TIMEOUT)
+    done = subprocess.run(args, capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert "postgres:***@" in done.stderr and "s3cret" not in done.stderr + done.stdout
     # A database that cannot be reached: the storage error (13), named without it.
     gone = f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/nowhere"
     for cmd in ([*args[:-1], gone], [*CLI, "changes", "--db", gone, "--follow"]):
-        failed = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=TIMEOUT)
+        failed = subprocess.run(
+            cmd, capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT
+        )
         assert failed.returncode == 13, failed.stderr
         assert "cannot reach the database" in failed.stderr
         assert "s3cret" not in failed.stderr + failed.stdout
     # A follower of a file that is not there says so, rather than wait on an empty one.
     missing = subprocess.run([*CLI, "changes", "--db", str(tmp_path / "typo.sqlite")],
-                             capture_output=True, text=True, env=env(), timeout=TIMEOUT)  # fmt: skip
+                             capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
     assert missing.returncode == 13 and "no mirror database at" in missing.stderr
     assert not (tmp_path / "typo.sqlite").exists()

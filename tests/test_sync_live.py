@@ -9,18 +9,17 @@ import json
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import asyncpg
 import pytest
+from support import CLI, Standalone, clean_env
 from test_sync import FAST, as_sent, caught_up, rows, settled
 from test_sync import db as db  # the fixture: a new mirror database of each engine
-from test_sync_cli import CLI, env
 from test_sync_cli import new_db as new_db  # the fixture: a new database of each engine
 
 from asyncsports import Client, RequestInfo
@@ -28,11 +27,11 @@ from asyncsports.emulator import Emulator
 from asyncsports.store import is_postgres
 from asyncsports.sync import Mirror, open_mirror
 
-
-@pytest.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40) as e:
-        yield e
+# The emulator of the ``emu`` fixture (tests/conftest.py).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40),
+]  # slow: mirrors over the websockets, the command in subprocesses
 
 
 def live_ids(mirror: Mirror) -> list[str]:
@@ -136,23 +135,9 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
 def standalone() -> Iterator[tuple[str, str]]:
     """A standalone emulator frozen at the real now (the mirror's own clock): base and live URLs."""
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "asyncsports.emulator", "--port", "0", "--frozen", "--now", now,
-         "--fixtures-per-season", "12", "--actions-per-fixture", "60"],
-        stdout=subprocess.PIPE, text=True, env=env(),
-    )  # fmt: skip
-    assert proc.stdout is not None
-    urls: dict[str, str] = {}
-    for line in proc.stdout:
-        key, _, value = line.strip().partition("  ")
-        urls[key] = value.strip()
-        if "live URL" in urls:
-            break
-    try:
-        yield urls["base URL"], urls["live URL"]
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+    with Standalone("--frozen", "--now", now, "--fixtures-per-season", "12",
+                    "--actions-per-fixture", "60") as emu:  # fmt: skip
+        yield emu.base_url, emu.info["live URL"]
 
 
 def advance(base_url: str, seconds: float) -> None:
@@ -211,7 +196,7 @@ def test_kill_9_then_a_restart_resumes_each_feed_without_repeats(
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=env())  # fmt: skip
+                                env=clean_env())  # fmt: skip
 
     def wait_for(done: Callable[[], bool]) -> None:
         deadline = time.monotonic() + 60

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from servers import PostgresServer
+from support import ENGINES
 
 from asyncsports.store import MIRROR_COLUMNS, Change, MirrorStore, Write, open_mirror
 from asyncsports.sync import _mirror as sync_mirror
@@ -32,7 +33,7 @@ def event(eid: int, live: int) -> tuple[Any, ...]:
     return (eid, "Open", "2026-06-01T10:00:00Z", None, live, f'{{"id": {eid}}}')
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=ENGINES)
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A new mirror database of each engine: a file, or a PostgreSQL database."""
     if request.param == "sqlite":
@@ -178,6 +179,7 @@ async def test_both_engines_log_the_same_changes_and_the_feed_rebuilds_the_table
             await x.close()
 
 
+@pytest.mark.slow
 async def test_a_follower_on_another_connection_sees_each_change_once_in_order(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,12 +16,15 @@ from typing import Any
 import asyncpg
 import pytest
 from servers import PostgresServer, free_port
-from test_sync_cli import _changes, base_url, env, sync_args, tables
+from support import clean_env
+from test_sync_cli import _changes, base_url, sync_args, tables
 
 from asyncsports.errors import SinkError
 from asyncsports.store._lease import Deposed, Election, fence
 
 __all__ = ["base_url"]  # the standalone emulator, frozen (tests/test_sync_cli.py)
+
+pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
 
 TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # Run mode, its cadences short: with the emulator's clock frozen the database settles
@@ -122,7 +125,7 @@ class Sync:
 
     def __init__(self, args: list[str]) -> None:
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=env())  # fmt: skip
+                                     text=True, env=clean_env())  # fmt: skip
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         self.seen: list[str] = []
         self.metrics = ""
@@ -183,7 +186,7 @@ def reference(base_url: str, postgres: PostgresServer) -> dict[str, list[tuple[o
     """The tables of a single uninterrupted pass at the emulator's frozen clock."""
     db = postgres.create_database()
     done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
-                          env=env(), timeout=120)  # fmt: skip
+                          env=clean_env(), timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     want = tables(db)
     assert want["actions"] and want["statistics"] and want["standings"]

@@ -10,7 +10,6 @@ import os
 import pty
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,17 +17,15 @@ from pathlib import Path
 
 import pytest
 from servers import free_port
+from support import CLI, clean_env
 
 from asyncsports.cli.running import code_for
 from asyncsports.errors import SinkError
 
-CLI = [sys.executable, "-m", "asyncsports.cli"]
+pytestmark = pytest.mark.slow  # the command in subprocesses, waiting out connect timeouts
+
 UNUSABLE = code_for(SinkError)
 SLACK = 6.0  # start-up of the interpreter and the emulator, on a busy machine
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
 
 
 @pytest.fixture
@@ -69,7 +66,7 @@ def commands(url: str, tmp: Path) -> dict[str, list[str]]:
 
 def _run(args: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
     t0 = time.monotonic()
-    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, env=env(),
+    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, env=clean_env(),
                           timeout=timeout + 30)  # fmt: skip
     return proc, time.monotonic() - t0
 
@@ -103,7 +100,7 @@ def test_a_server_that_never_answers_fails_at_the_connect_timeout(
 
 def test_the_default_connect_timeout_is_ten_seconds() -> None:
     proc = subprocess.run([*CLI, "backfill", "--help"], capture_output=True, text=True,
-                          env=env() | {"COLUMNS": "200"}, timeout=60)  # fmt: skip
+                          env=clean_env() | {"COLUMNS": "200"}, timeout=60)  # fmt: skip
     line = next(ln for ln in proc.stdout.splitlines() if "--connect-timeout" in ln)
     assert "[default: 10.0]" in line
 
@@ -113,7 +110,7 @@ def _on_a_terminal(args: list[str]) -> tuple[int, str]:
     there); its exit code and what it drew."""
     main, other = pty.openpty()
     proc = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=other, env=env() | {"COLUMNS": "120"})  # fmt: skip
+                            stderr=other, env=clean_env() | {"COLUMNS": "120"})  # fmt: skip
     os.close(other)
     drawn = b""
     while True:

@@ -88,6 +88,7 @@ def test_old_raw_keyword_is_refused(client: Client) -> None:
         client.actions.list("soccer", FIXTURE_ID, raw=True)  # type: ignore[call-arg]
 
 
+@pytest.mark.slow
 def test_mypy_types_each_shape_through_the_view(tmp_path: Path) -> None:
     """Listings, gets, a get of a list, changes and feeds, each typed with RawRecord."""
     mypy = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path)]

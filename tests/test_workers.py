@@ -18,8 +18,8 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import ainvoke, clean_env, invoke
 from test_backfill_postgres import SCALE, pg_tables, sqlite_tables
-from typer.testing import CliRunner
 
 from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
 from asyncsports.backfill._shards import (
@@ -34,7 +34,6 @@ from asyncsports.backfill._shards import (
     scope_to_json,
 )
 from asyncsports.backfill.workers import Worker, job_progress, plan_job
-from asyncsports.cli import app
 from asyncsports.cli.workers import WORKER_KILLED
 from asyncsports.emulator import Emulator
 from asyncsports.store import Item, Shards, Unit
@@ -192,7 +191,7 @@ async def test_a_renewed_lease_holds_and_a_unit_failing_thrice_is_given_up(
 
 async def test_a_worker_without_its_job_is_one_line_and_exit_13(postgres_url: str) -> None:
     args = ["--emulator", "worker", "--db", postgres_url, "--job", "nowhere"]
-    result = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, args))
+    result = await ainvoke(*args)
     assert result.exit_code == 13, result.output
     assert "no job 'nowhere'" in result.stderr and "Traceback" not in result.stderr
 
@@ -202,7 +201,7 @@ async def test_a_worker_killed_with_sigkill_leaves_its_units_to_the_others(
     sports_emulator: Emulator, reference: dict[str, Any], postgres_url: str
 ) -> None:
     await plan_job(postgres_url, "j", SCOPE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env = clean_env()
     env |= {"ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
             "ASYNCSPORTS_TOKEN": sports_emulator.token}  # fmt: skip
     argv = [sys.executable, "-m", "asyncsports.cli", "--rate-limit", "60", "worker",
@@ -249,7 +248,7 @@ def _children(pid: int) -> list[int]:
 async def test_backfill_workers_with_a_killed_worker_exits_with_the_documented_code(
     sports_emulator: Emulator, postgres_url: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
+    env = clean_env()
     env |= {"ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
             "ASYNCSPORTS_TOKEN": sports_emulator.token}  # fmt: skip
     argv = [sys.executable, "-m", "asyncsports.cli", "--rate-limit", "30", "backfill", "--db",
@@ -280,7 +279,7 @@ async def test_backfill_workers_with_a_killed_worker_exits_with_the_documented_c
         "asyncsports: error: a worker was killed by SIGKILL; run the same command again to resume\n"
     )
     # What --help says about it.
-    shown = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, ["backfill", "-h"]))
+    shown = await ainvoke("backfill", "-h")
     text = " ".join(shown.stdout.split())
     assert f"{WORKER_KILLED} when that worker was killed by a signal" in text
 
@@ -316,15 +315,13 @@ async def _held(url: str, job: str) -> int:
 async def test_backfill_workers_runs_processes_and_jobs_shows_the_job(postgres_url: str) -> None:
     args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db",
             postgres_url, "--sports", "basketball", "--workers", "2", "--job", "b", "--json"]  # fmt: skip
-    result = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, args))
+    result = await ainvoke(*args)
     assert result.exit_code == 0, result.output
     summary = msgspec.json.decode(result.stdout)
     assert summary["finished"] is True and summary["codes"] == [0, 0]
     total = sum(u["total"] for u in summary["units"].values())
     assert sum(w["units"] for w in summary["workers"]) == total > 1
-    shown = await anyio.to_thread.run_sync(
-        lambda: CliRunner().invoke(app, ["jobs", "--db", postgres_url, "--json"])
-    )
+    shown = await ainvoke("jobs", "--db", postgres_url, "--json")
     assert shown.exit_code == 0, shown.output
     (line,) = shown.stdout.splitlines()
     assert msgspec.json.decode(line)["units"] == summary["units"]
@@ -375,6 +372,6 @@ def test_the_workers_benchmark_pairs_rounds_for_its_speed_up() -> None:
 
 def test_workers_need_postgresql(tmp_path: Path) -> None:
     args = ["--emulator", "backfill", "--db", str(tmp_path / "x.sqlite"), "--workers", "2"]
-    result = CliRunner().invoke(app, args)
+    result = invoke(*args)
     assert result.exit_code == 2, result.output
     assert "postgresql://" in result.stderr and not (tmp_path / "x.sqlite").exists()
