@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, unseq
+from support import until
 
 from asyncsports import Client, NotFoundError, RetryPolicy
 from asyncsports.emulator import Emulator
@@ -40,12 +42,15 @@ async def completed(client: Client, n: int) -> list[uuid.UUID]:
 
 
 async def settled(emu: Emulator) -> int:
-    """The emulator's packets sent, once it stopped sending (the sockets are full)."""
-    last = -1
-    while emu.live_packets_sent != last:
-        last = emu.live_packets_sent
-        await asyncio.sleep(0.2)
-    return last
+    """The emulator's packets sent, once it stopped sending: every socket's transport
+    paused for writing (the kernel's buffers full), so its next drain waits."""
+
+    def paused(ws: web.WebSocketResponse) -> bool:
+        protocol = ws._req.protocol if ws._req is not None else None  # aiohttp keeps it private
+        return protocol is not None and protocol.writing_paused
+
+    await until(lambda: emu._live.sockets and all(map(paused, emu._live.sockets)), within=30)
+    return emu.live_packets_sent
 
 
 async def test_merge_keeps_each_fixtures_order_and_ends(emu: Emulator, client: Client) -> None:
@@ -114,10 +119,11 @@ async def test_cancelling_a_consumer_closes_its_socket(emu: Emulator, client: Cl
     async def consume() -> None:
         async with client.live.actions("basketball", fid, idle_timeout=5) as feed:
             async for _ in feed:
-                pass
+                reading.set()
 
+    reading = asyncio.Event()
     task = asyncio.create_task(consume())
-    await asyncio.sleep(3 * HEARTBEAT)  # connected, the backlog read, heartbeats coming
+    await asyncio.wait_for(reading.wait(), 10)  # connected, the backlog coming in
     assert len(emu._live.sockets) == 1 and not task.done()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -202,10 +202,17 @@ async def test_a_redirect_is_an_error_that_is_not_followed_and_leaks_no_secret(
     assert "SUPERSECRET" not in str(info.value) + caplog.text
 
 
+@pytest.mark.slow
 async def test_a_rate_limit_below_one_per_second_works(stub: Stub) -> None:
     stub.add(PATH, fixture())
-    async with Client(stub.url, token="t", rate_limit=0.5) as c:
-        assert (await c.fixtures.get("basketball", FIXTURE_ID)).name
+    sent: list[float] = []
+    loop = asyncio.get_running_loop()
+    on_request = lambda info: sent.append(loop.time())  # noqa: E731
+    async with Client(stub.url, token="t", rate_limit=0.8, on_request=on_request) as c:
+        got = await asyncio.gather(*(c.fixtures.get("basketball", FIXTURE_ID) for _ in range(2)))
+    assert all(f.name for f in got) and len(stub.seen) == 2
+    # One request every 1.25 s: the second waited its turn, and no longer than a turn more.
+    assert 1.2 <= sent[1] - sent[0] < 2.5
 
 
 class Drip:

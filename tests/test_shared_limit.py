@@ -12,7 +12,7 @@ from asyncio.subprocess import PIPE
 
 import pytest
 from servers import RedisServer, free_port
-from support import invoke
+from support import invoke, until
 from test_ratelimit import Arrivals, busiest
 
 from asyncsports import RetryPolicy
@@ -91,7 +91,10 @@ async def test_four_processes_share_one_budget_and_use_nearly_all_of_it(redis_ur
     assert used >= 0.8
 
 
-async def test_a_429_seen_by_one_client_pauses_the_others(redis_url: str) -> None:
+async def test_a_429_seen_by_one_client_pauses_the_others(
+    redis: RedisServer, redis_url: str
+) -> None:
+    db = int(redis_url.rsplit("/", 1)[1])
     async with Emulator() as emu:
         fid = await first_fixture(emu)
         shared = {"rate_limit": 50, "rate_limit_url": redis_url, "rate_limit_key": "pause"}
@@ -109,7 +112,10 @@ async def test_a_429_seen_by_one_client_pauses_the_others(redis_url: str) -> Non
                 await b.fixtures.get("basketball", fid)
             refused = asyncio.get_running_loop().time()
             retried = asyncio.create_task(a.statistics.get("basketball", fid))
-            await asyncio.sleep(0.2)  # the 429 is in, and shared
+            # The 429 is in, and shared: its pause is stored beside the budget.
+            await until(
+                lambda: redis.command("EXISTS", "asyncsports:{pause}:pause", db=db) == b":1"
+            )
             for _ in range(3):
                 await b.fixtures.get("basketball", fid)
             await retried

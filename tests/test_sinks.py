@@ -16,7 +16,7 @@ import asyncpg
 import msgspec
 import pytest
 from samples import FIXTURE_ID, action, fixture
-from support import ENGINES
+from support import ENGINES, until
 
 from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer
@@ -339,7 +339,7 @@ async def test_a_cancelled_writer_aborts_its_engine_and_writes_nothing_more() ->
         async with anyio.create_task_group() as tg:
             await tg.start(writer.run)
             await writer.put(1)
-            await anyio.sleep(0.1)  # the write is under way
+            await until(lambda: engine.batches)  # the write is under way
             await writer.put(2)
             scope.cancel()
     assert engine.aborted and engine.closed and engine.batches == [[1]]

@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 import pytest
 from servers import PostgresServer, free_port
-from support import clean_env
+from support import clean_env, until
 from test_sync_cli import _changes, base_url, sync_args, tables
 
 from asyncsports.errors import SinkError
@@ -63,8 +63,15 @@ async def test_a_lapsed_lease_is_taken_over_by_the_database_clock(postgres_url: 
         first = await a.take(0.5)
         assert first is not None
         assert await b.take(60) is None
-        await asyncio.sleep(0.6)  # a lives on, but renews no more (its network cut)
-        second = await b.take(60)
+        # a lives on, but renews no more (its network cut): b takes over once it lapses.
+        second = None
+
+        async def taken() -> bool:
+            nonlocal second
+            second = await b.take(60)
+            return second is not None
+
+        await until(taken, within=5, every=0.05)
         assert second is not None and second.term == first.term + 1
     finally:
         await a.close()
@@ -83,7 +90,12 @@ async def test_the_fence_refuses_an_old_term_and_a_takeover_waits_for_a_fenced_w
         tx = conn.transaction()
         await tx.start()
         await fence(conn, lease)  # the row is held until this transaction ends
-        await asyncio.sleep(0.4)  # the lease lapses meanwhile
+
+        async def lapsed() -> bool:
+            held = await b.holder()
+            return held is not None and not held[2]
+
+        await until(lapsed, within=5, every=0.05)  # meanwhile, the lease lapses
         taking = asyncio.create_task(b.take(60))
         await asyncio.sleep(0.3)
         assert not taking.done()  # the takeover waits for the write under way

@@ -18,7 +18,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import ainvoke, clean_env, invoke
+from support import ainvoke, clean_env, invoke, until
 from test_backfill_postgres import SCALE, pg_tables, sqlite_tables
 
 from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
@@ -150,8 +150,14 @@ async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(
     try:
         (work,) = await store.claim("j", "a", 5, 0.2)
         assert await store.claim("j", "b", 5, 60) == []  # held: not claimable
-        await anyio.sleep(0.3)  # a's lease lapses (the database's clock)
-        assert await store.claim("j", "b", 5, 60) == [work]
+        taken: list[Any] = []
+
+        async def lapsed() -> bool:  # a's lease (the database's clock): b can claim it
+            taken.extend(await store.claim("j", "b", 5, 60))
+            return bool(taken)
+
+        await until(lapsed, within=5, every=0.05)
+        assert taken == [work]
         item = Item(work[0], [Unit("listed soccer", "fixtures")], done=True)
         assert await store.commit("j", "a", [item]) == []  # a lost it: nothing written
         count = await store.link.do(
@@ -229,6 +235,50 @@ async def test_a_worker_killed_with_sigkill_leaves_its_units_to_the_others(
     taken = dict(await _fetch(postgres_url, "SELECT unit, owner FROM shard_units"))
     for unit, dead in orphans:  # each taken over and done by a survivor
         assert taken[unit] != dead
+
+
+@pytest.mark.emulator(**SCALE)
+async def test_a_worker_killed_midway_through_a_listing_is_resumed_at_its_next_page(
+    sports_emulator: Emulator, tmp_path: Path, postgres_url: str
+) -> None:
+    size = 2
+    scope = Scope(("basketball",), page_size=size)
+    async with sports_emulator.client() as client:
+        assert (await Backfill(client, tmp_path / "clean.sqlite", scope).run()).finished
+        reference = sqlite_tables(tmp_path / "clean.sqlite")
+        # Pages left after the kill: a batch holds at most 4 items (pending), so at most
+        # five pages are committed by then.
+        assert len(reference["fixtures"]) >= 6 * size
+        await plan_job(postgres_url, "j", scope)
+
+        class Killed(Worker):
+            """Dies once two pages of its listing are committed: it gives nothing back."""
+
+            def _wrote(self, batch: Any, kept: Any) -> None:
+                super()._wrote(batch, kept)
+                if self.report.written["fixtures"] >= 2 * size:
+                    stop.cancel()
+
+            async def _give_back(self) -> None:
+                pass  # its lease stays until it lapses; its connection is aborted
+
+        killed = Killed(client, postgres_url, "j", concurrency=1, lease=0.5)
+        with anyio.CancelScope() as stop:
+            await killed.run()
+        assert stop.cancelled_caught
+        walked = killed.report.written["fixtures"]
+        store = Shards(postgres_url)
+        try:  # the listing is partly walked: some pages committed, the unit not done
+            assert len(await store.pages_done("j", "page basketball ")) == walked // size
+            assert await store.remaining("j") > 0
+        finally:
+            await store.close()
+        report = await Worker(client, postgres_url, "j", concurrency=2, lease=0.5).run()
+    # From the first page not committed: every other page once, none skipped.
+    assert report.written["fixtures"] == len(reference["fixtures"]) - walked
+    assert await pg_tables(postgres_url) == reference
+    (progress,) = await job_progress(postgres_url, "j")
+    assert progress.finished
 
 
 def _children(pid: int) -> list[int]:

@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import msgspec
 import pytest
-from support import Standalone
+from support import Standalone, until
 
 from asyncsports.emulator import Emulator
 
@@ -454,8 +454,7 @@ async def test_a_peer_vanishing_mid_feed_is_quiet(
         assert await feed.packets(2)
         transport = feed.ws._response.connection.transport  # type: ignore[attr-defined]
         transport.abort()
-    await asyncio.sleep(0.3)
-    assert not emu._live.sockets
+    await until(lambda: not emu._live.sockets, within=5)  # each seen gone
     assert [r for r in caplog.records if r.levelname == "ERROR"] == []
 
 
