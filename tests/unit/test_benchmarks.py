@@ -14,7 +14,7 @@ import pytest
 from conftest import Serve
 
 # benchmarks/ is a directory of the repository, not part of the installed package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from asyncsports.emulator import Emulator
 from benchmarks.live import (

@@ -20,7 +20,7 @@ from support import invoke
 
 from asyncsports.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WIDTH = 200  # wide enough that no row of an option wraps before its help text
 ENV = {"COLUMNS": str(WIDTH), "TERM": "dumb", "NO_COLOR": "1", "_TYPER_FORCE_DISABLE_TERMINAL": "1"}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -21,7 +21,7 @@ from asyncsports.errors import AsyncSportsError, MissingDependencyError
 
 pytestmark = pytest.mark.slow  # the command in subprocesses with modules hidden
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "asyncsports"
 MISSING = code_for(MissingDependencyError)
 

@@ -23,7 +23,7 @@ from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError
 from asyncsports.store import PgEngine, PgLink, Writer
 
-# As tests/test_backfill.py: several pages per sport, a few hundred units.
+# As tests/storage/test_backfill.py: several pages per sport, a few hundred units.
 pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
 
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,

@@ -182,7 +182,7 @@ async def test_rate_limit_spaces_requests(stub: Stub) -> None:
         started = loop.time()
         await asyncio.gather(*(c.fixtures.get("basketball", FIXTURE_ID) for _ in range(10)))
         elapsed = loop.time() - started
-    # No burst: the tenth goes at least 9/20 s after the first (tests/test_ratelimit.py
+    # No burst: the tenth goes at least 9/20 s after the first (tests/client/test_ratelimit.py
     # counts at the server).
     assert elapsed >= 0.45
 

@@ -68,7 +68,7 @@ def test_action_and_statistics_rows_decode_back_to_the_record() -> None:
 
 
 # ------------------------------------------------------------------ sink
-# (the engine-neutral tests of the sink, against SQLite and PostgreSQL: tests/test_sinks.py)
+# (the engine-neutral tests of the sink, against SQLite and PostgreSQL: tests/storage/test_sinks.py)
 
 
 def test_a_file_that_is_not_ours_is_refused(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from docblocks import blocks, python_blocks
 
 pytestmark = pytest.mark.slow  # the pages' blocks and examples run in subprocesses
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 # Blocks that cannot run as they are (a real service's address); kept few on purpose.

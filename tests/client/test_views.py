@@ -49,7 +49,7 @@ VIEWS: dict[type, type] = {
 }
 # Merging takes feeds, plain or paired, and hands out what they give: nothing to pair.
 UNPAIRED = {(LiveResource, "merge")}
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def methods(cls: type) -> list[str]:

@@ -22,7 +22,7 @@ from test_sync_cli import _changes, base_url, sync_args, tables
 from asyncsports.errors import SinkError
 from asyncsports.store._lease import Deposed, Election, fence
 
-__all__ = ["base_url"]  # the standalone emulator, frozen (tests/test_sync_cli.py)
+__all__ = ["base_url"]  # the standalone emulator, frozen (tests/storage/test_sync_cli.py)
 
 pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
 
@@ -255,7 +255,7 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
         assert b.role() == "standby" and a.role() == "writer"
         wait_committed(db, total // 4)
         # A standby asks the service nothing: the writer alone spends the budget (with
-        # --rate-limit-url, the one shared budget: tests/test_shared_limit.py).
+        # --rate-limit-url, the one shared budget: tests/client/test_shared_limit.py).
         assert b.budget_used() == 0.0 and a.budget_used() > 0.0
         a.proc.kill()  # SIGKILL: its connections close at once
         killed = time.monotonic()

@@ -156,7 +156,7 @@ async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
     emu: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
 ) -> None:
     async with emu.client() as client:
-        # Polling (live=False); over the websockets: tests/test_sync_live.py.
+        # Polling (live=False); over the websockets: tests/storage/test_sync_live.py.
         mirror = Mirror(client, db, sports=SPORTS, every=FAST, days_back=1, days_ahead=1,
                         clock=emu.clock.time, live=False)  # fmt: skip
         assert mirror.follow_events and mirror.live.actions is None
