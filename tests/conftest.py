@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import pytest
@@ -17,6 +17,11 @@ from servers import postgres, postgres_url, redis, redis_url  # the throwaway se
 __all__ = ["postgres", "postgres_url", "redis", "redis_url"]
 
 from asyncsports import Client, RequestInfo, RetryPolicy, StreamingCredentials
+
+if TYPE_CHECKING:
+    from asyncsports.emulator import Emulator
+
+SERVERS = frozenset(__all__)  # a test on one is slow: it talks to another process
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -141,3 +146,16 @@ async def client(stub: Stub) -> AsyncIterator[Client]:
         retry=RetryPolicy(max_retries=2, base=0.0, cap=0.0),
     ) as c:
         yield c
+
+
+@pytest.fixture
+def emu(sports_emulator: Emulator) -> Emulator:
+    """The plugin's ``sports_emulator`` (configure it with ``@pytest.mark.emulator(...)``)."""
+    return sports_emulator
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that uses a database server (tests/servers.py)."""
+    for item in items:
+        if SERVERS & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

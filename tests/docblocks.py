@@ -12,7 +12,7 @@ A page closes what it opens, as a reader's session must: nothing here closes it 
 page. Run as ``python -X dev -W error tests/docblocks.py FILE`` (a page, or a script such
 as an example), it runs in a process of its own, collects what the page or script left
 behind, and so prints on stderr every "Unclosed client session", ResourceWarning or task
-left running that a reader would see; tests/test_docs.py asserts that stderr holds
+left running that a reader would see; tests/unit/test_docs.py asserts that stderr holds
 nothing but the library's own log records (a retry that a guide shows, say).
 """
 

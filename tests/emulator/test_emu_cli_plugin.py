@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
+from support import Standalone
 
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
 from asyncsports.emulator.__main__ import describe, main
 
-from .helpers import ACCEPT, Standalone
+from .helpers import ACCEPT
 
 
+@pytest.mark.slow
 async def test_the_command_serves_what_it_prints() -> None:
     server = Standalone("--seed", "3")
     try:

@@ -79,16 +79,21 @@ async def test_standings_count_fixtures_as_they_complete(api: Api) -> None:
     emu = api.emu
     f = (await api.fixtures("basketball", {"status": "scheduled"}))[0]
     season = f["stage"]["season"]["id"]
-    played = sum(
-        r["gamesPlayed"]
-        for r in (await api.json(f"/basketball/seasons/{season}/standings"))[0]["teamStatistics"]
-    )
+
+    async def counted() -> tuple[int, int]:
+        """Games played in the standings, and two per completed, official, not deleted
+        fixture of the season (what the standings count)."""
+        table = (await api.json(f"/basketball/seasons/{season}/standings"))[0]
+        fixtures = [x for x in await api.fixtures("basketball")
+                    if x["stage"]["season"]["id"] == season and x["status"] == "Completed"
+                    and x["type"] == "Official" and not x["fixtureDeleted"]]  # fmt: skip
+        return sum(r["gamesPlayed"] for r in table["teamStatistics"]), 2 * len(fixtures)
+
+    played, want = await counted()
+    assert played == want
     emu.clock.advance(2 * 86400)
-    later = sum(
-        r["gamesPlayed"]
-        for r in (await api.json(f"/basketball/seasons/{season}/standings"))[0]["teamStatistics"]
-    )
-    assert later > played
+    later, want = await counted()
+    assert later == want > played  # the fixtures completed meanwhile, each counted
 
 
 async def test_stream_events_go_live_and_end(api: Api) -> None:

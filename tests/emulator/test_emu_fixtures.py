@@ -67,6 +67,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_data_does_not_depend_on_the_process_hash_seed() -> None:
     digests = set()
     for hash_seed in ("1", "2"):

@@ -4,33 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import msgspec
 import pytest
-import pytest_asyncio
+from support import Standalone, until
 
 from asyncsports.emulator import Emulator
 
-from .helpers import Api, Standalone
+from .helpers import Api
 
 QUOTED = msgspec.json.Decoder(float_hook=str)
 INVALID = "{The supplied authentication is invalid}"
 WAIT = 3.0
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(live_heartbeat=0.3) as e:
-        yield e
-
-
-@pytest_asyncio.fixture
-async def api(emu: Emulator) -> AsyncIterator[Api]:
-    async with aiohttp.ClientSession() as session:
-        yield Api(emu, session)
+# The emulator of the ``emu`` fixture (tests/conftest.py).
+pytestmark = pytest.mark.emulator(live_heartbeat=0.3)
 
 
 class Feed:
@@ -345,6 +336,7 @@ async def test_fault_drop_after_n(emu: Emulator, api: Api) -> None:
     assert await again.packets() == rest
 
 
+@pytest.mark.slow
 async def test_fault_stall_stops_even_heartbeats(emu: Emulator, api: Api) -> None:
     feed, rest = await fault_feed(emu, api, "stall")
     assert await feed.packets(3) == rest[:3]
@@ -462,8 +454,7 @@ async def test_a_peer_vanishing_mid_feed_is_quiet(
         assert await feed.packets(2)
         transport = feed.ws._response.connection.transport  # type: ignore[attr-defined]
         transport.abort()
-    await asyncio.sleep(0.3)
-    assert not emu._live.sockets
+    await until(lambda: not emu._live.sockets, within=5)  # each seen gone
     assert [r for r in caplog.records if r.levelname == "ERROR"] == []
 
 
@@ -479,6 +470,7 @@ async def test_closing_the_emulator_closes_feeds_going_away(api: Api) -> None:
         assert (msg.type, msg.data) == (aiohttp.WSMsgType.CLOSE, 1001)
 
 
+@pytest.mark.slow
 async def test_live_url_and_standalone_prints_it() -> None:
     emu = Emulator()
     with pytest.raises(RuntimeError):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
+from support import Standalone
 
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._world import Fixture, Season, World
 
-from .helpers import ACCEPT, Api, Standalone
+from .helpers import ACCEPT, Api
 
 
 def count_fixtures_made(monkeypatch: pytest.MonkeyPatch) -> list[Fixture]:
@@ -34,6 +35,7 @@ async def test_default_scale_starts_without_making_fixtures(
     assert len(page["content"]) == len(made) == 5
 
 
+@pytest.mark.slow
 async def test_a_huge_timeline_is_streamed_in_chunks_without_being_built() -> None:
     server = Standalone("--frozen", "--big-timeline", "200000")
     try:

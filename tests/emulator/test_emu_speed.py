@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import types
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-import pytest_asyncio
 
 from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
 from asyncsports.emulator import _clock as clock_module
@@ -18,6 +16,10 @@ from .helpers import Api
 from .test_emu_live import connect, fixture_id, rest_actions
 
 T0 = DEFAULT_NOW.timestamp()
+
+
+# The emulator of the ``emu`` fixture (tests/conftest.py).
+pytestmark = pytest.mark.emulator(live_heartbeat=0.3)
 
 
 class Wall:
@@ -81,18 +83,6 @@ def test_the_command_takes_a_speed() -> None:
     assert Emulator(speed=60).clock.speed == 60
     assert Emulator(running_clock=True).clock.speed == 1
     assert Emulator().clock.speed == 0
-
-
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(live_heartbeat=0.3) as e:
-        yield e
-
-
-@pytest_asyncio.fixture
-async def api(emu: Emulator) -> AsyncIterator[Api]:
-    async with aiohttp.ClientSession() as session:
-        yield Api(emu, session)
 
 
 async def control(api: Api, body: object | None = None) -> tuple[int, dict[str, object]]:

@@ -1,0 +1,369 @@
+"""A standby that takes over: the lease (store/_lease.py) on a throwaway PostgreSQL, then two
+``asyncsports sync --db postgresql://`` processes, the writer SIGKILLed or cut off."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from typing import Any
+
+import asyncpg
+import pytest
+from servers import PostgresServer, free_port
+from support import clean_env, until
+from test_sync_cli import _changes, base_url, sync_args, tables
+
+from asyncsports.errors import SinkError
+from asyncsports.store._lease import Deposed, Election, fence
+
+__all__ = ["base_url"]  # the standalone emulator, frozen (tests/storage/test_sync_cli.py)
+
+pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
+
+TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
+# Run mode, its cadences short: with the emulator's clock frozen the database settles
+# where a single --once pass leaves it.
+# 10 requests a second: the pass lasts seconds, time enough to kill it mid-way.
+FAST = ("--every", "fixtures=1,window=2,live=1,retry=1", "--metrics-port", "0",
+        "--rate-limit", "10")  # fmt: skip
+
+
+async def test_one_holder_at_a_time_and_a_killed_holder_is_replaced_at_once(
+    postgres_url: str,
+) -> None:
+    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
+    try:
+        first = await a.take(60)
+        assert first is not None and first.term == 1
+        assert await b.take(60) is None  # held, unexpired, its connection alive
+        assert await b.holder() == (1, "a", True)
+        assert await a.renew(first, 60)
+        a.abort()  # a killed process: its connection closes at once
+        t0 = time.monotonic()
+        second = None
+        while second is None and time.monotonic() - t0 < 5:
+            second = await b.take(60)
+            await asyncio.sleep(0.05)
+        assert second is not None and second.term == 2  # long before the 60 s lapse
+        assert not await a.renew(first, 60)  # the old term cannot be renewed
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_lapsed_lease_is_taken_over_by_the_database_clock(postgres_url: str) -> None:
+    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
+    try:
+        first = await a.take(0.5)
+        assert first is not None
+        assert await b.take(60) is None
+        # a lives on, but renews no more (its network cut): b takes over once it lapses.
+        second = None
+
+        async def taken() -> bool:
+            nonlocal second
+            second = await b.take(60)
+            return second is not None
+
+        await until(taken, within=5, every=0.05)
+        assert second is not None and second.term == first.term + 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_the_fence_refuses_an_old_term_and_a_takeover_waits_for_a_fenced_write(
+    postgres_url: str,
+) -> None:
+    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
+    conn = await asyncpg.connect(postgres_url)
+    try:
+        lease = await a.take(0.3)
+        assert lease is not None
+        await conn.execute("CREATE TABLE t (x int)")
+        tx = conn.transaction()
+        await tx.start()
+        await fence(conn, lease)  # the row is held until this transaction ends
+
+        async def lapsed() -> bool:
+            held = await b.holder()
+            return held is not None and not held[2]
+
+        await until(lapsed, within=5, every=0.05)  # meanwhile, the lease lapses
+        taking = asyncio.create_task(b.take(60))
+        await asyncio.sleep(0.3)
+        assert not taking.done()  # the takeover waits for the write under way
+        await conn.execute("INSERT INTO t VALUES (1)")
+        await tx.commit()
+        second = await taking
+        assert second is not None and second.term == lease.term + 1
+        async with conn.transaction():
+            with pytest.raises(Deposed, match="term 1"):
+                await fence(conn, lease)
+        assert await conn.fetchval("SELECT count(*) FROM t") == 1
+    finally:
+        await conn.close()
+        await a.close()
+        await b.close()
+
+
+async def test_a_database_never_reached_or_not_the_mirror_s_is_an_error_at_once(
+    postgres_url: str,
+) -> None:
+    gone = Election(f"postgresql://postgres@127.0.0.1:{free_port()}/x", "sync", "a")
+    with pytest.raises(SinkError, match=r"cannot reach the database at 127\.0\.0\.1:\d+"):
+        await gone.take(60)
+    conn = await asyncpg.connect(postgres_url)
+    await conn.execute("CREATE TABLE asyncsports_schema (version integer NOT NULL)")
+    await conn.execute("INSERT INTO asyncsports_schema VALUES (99)")
+    await conn.close()
+    newer = Election(postgres_url, "sync", "a")
+    with pytest.raises(SinkError, match="schema version 99"):
+        await newer.take(60)
+    await newer.close()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+class Sync:
+    """An ``asyncsports sync`` process whose stderr lines are kept with when they came."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, env=clean_env())  # fmt: skip
+        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        self.seen: list[str] = []
+        self.metrics = ""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put((time.monotonic(), line))
+
+    def wait_for(self, text: str, timeout: float) -> float:
+        """When a line holding ``text`` came (waiting up to ``timeout`` seconds for it)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                at, line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {text!r} within {timeout:g} s: {self.seen}") from None
+            self.seen.append(line)
+            if "metrics on " in line:
+                self.metrics = line.split("metrics on ")[1].strip().removesuffix("/metrics")
+            if text in line:
+                return at
+
+    def health(self) -> dict[str, Any]:
+        try:
+            with urllib.request.urlopen(f"{self.metrics}/healthz", timeout=10) as r:
+                return dict(json.loads(r.read()))
+        except urllib.error.HTTPError as exc:
+            return dict(json.loads(exc.read()))
+
+    def scrape(self) -> list[str]:
+        with urllib.request.urlopen(f"{self.metrics}/metrics", timeout=10) as r:
+            return r.read().decode().splitlines()
+
+    def role(self) -> str:
+        return next(line.split('"')[1] for line in self.scrape()
+                    if line.startswith("asyncsports_sync_role{") and line.endswith(" 1.0"))  # fmt: skip
+
+    def budget_used(self) -> float:
+        [line] = [x for x in self.scrape() if x.startswith("asyncsports_sync_budget_used ")]
+        return float(line.split()[1])
+
+    def stop(self) -> int:
+        """SIGTERM, and the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def reference(base_url: str, postgres: PostgresServer) -> dict[str, list[tuple[object, ...]]]:
+    """The tables of a single uninterrupted pass at the emulator's frozen clock."""
+    db = postgres.create_database()
+    done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
+                          env=clean_env(), timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    want = tables(db)
+    assert want["actions"] and want["statistics"] and want["standings"]
+    return want
+
+
+async def _last(conn: asyncpg.Connection) -> int:
+    try:
+        return int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
+    except asyncpg.UndefinedTableError:
+        return 0  # the schema is not there yet
+
+
+async def _committed(url: str, least: int = 0) -> int:
+    """The last change committed (once it is at least ``least``, within a minute)."""
+    conn = await asyncpg.connect(url)
+    try:
+        async with asyncio.timeout(60):
+            while (n := await _last(conn)) < least:  # noqa: ASYNC110 (another process)
+                await asyncio.sleep(0.005)
+        return n
+    finally:
+        await conn.close()
+
+
+def wait_committed(db: str, least: int) -> None:
+    asyncio.run(_committed(db, least))
+
+
+def settled(db: str, want: dict[str, list[tuple[object, ...]]], timeout: float = 90) -> None:
+    """Until ``db`` holds ``want``; then its change feed has each row once."""
+    deadline = time.monotonic() + timeout
+    while (got := tables(db)) != want:
+        assert time.monotonic() < deadline, {t: (len(got[t]), len(want[t])) for t in want}
+        time.sleep(0.5)
+    changes = asyncio.run(_changes(db))
+    seen = [(c.table, c.key) for c in changes]
+    assert len(seen) == len(set(seen)), "a record logged twice"
+    assert len(seen) == sum(map(len, want.values()))  # each row arrived by one insert
+
+
+def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
+    base_url: str, postgres: PostgresServer, reference: dict[str, list[tuple[object, ...]]]
+) -> None:
+    db = postgres.create_database()
+    total = sum(map(len, reference.values()))
+    a = Sync(sync_args(base_url, db, *FAST))
+    b: Sync | None = None
+    try:
+        a.wait_for("mirror: writing", 30)
+        b = Sync(sync_args(base_url, db, *FAST))
+        b.wait_for("mirror: standby for", 30)
+        assert b.health()["role"] == "standby" and b.health()["ok"] is True
+        assert b.role() == "standby" and a.role() == "writer"
+        wait_committed(db, total // 4)
+        # A standby asks the service nothing: the writer alone spends the budget (with
+        # --rate-limit-url, the one shared budget: tests/client/test_shared_limit.py).
+        assert b.budget_used() == 0.0 and a.budget_used() > 0.0
+        a.proc.kill()  # SIGKILL: its connections close at once
+        killed = time.monotonic()
+        a.proc.wait()
+        assert asyncio.run(_committed(db)) < total  # it died with the day unfinished
+        took = b.wait_for("mirror: writing", TAKEOVER) - killed
+        assert took < TAKEOVER
+        print(f"takeover after SIGKILL: {took:.2f} s")
+        assert b.role() == "writer" and b.health()["role"] == "writer"
+        settled(db, reference)
+        assert b.stop() == 0
+    finally:
+        a.stop()
+        if b is not None:
+            b.stop()
+
+
+class Proxy:
+    """A TCP proxy to PostgreSQL that can stop forwarding without closing anything: the
+    writer's machine cut off the network, as neither end can tell at once."""
+
+    def __init__(self, port: int) -> None:
+        self.upstream = port
+        self.port = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+        started = threading.Event()
+        self.thread = threading.Thread(target=asyncio.run, args=(self._main(started),))
+        self.thread.start()
+        started.wait(10)
+
+    async def _main(self, started: threading.Event) -> None:
+        self.loop, self.done = asyncio.get_running_loop(), asyncio.Event()
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        started.set()
+        async with server:
+            await self.done.wait()
+            for task in self.tasks:
+                task.cancel()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def cut(self, cut: bool = True) -> None:
+        """Stop forwarding (``cut=False``: forward again, what was held first)."""
+        self.loop.call_soon_threadsafe(self.flowing.clear if cut else self.flowing.set)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)
+        try:
+            await self.flowing.wait()
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+            await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            self.tasks.discard(task)
+
+    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        try:
+            while data := await src.read(65536):
+                await self.flowing.wait()  # a cut: what comes is held, nothing is closed
+                dst.write(data)
+                await dst.drain()
+        finally:
+            dst.close()
+
+    def url(self, db: str) -> str:
+        return db.replace(f":{self.upstream}/", f":{self.port}/")
+
+    def close(self) -> None:
+        self.cut(False)
+        self.loop.call_soon_threadsafe(self.done.set)
+        self.thread.join(10)
+
+
+def test_a_writer_cut_off_is_replaced_and_steps_down_when_it_comes_back(
+    base_url: str, postgres: PostgresServer, reference: dict[str, list[tuple[object, ...]]]
+) -> None:
+    db = postgres.create_database()
+    proxy = Proxy(postgres.port)
+    total = sum(map(len, reference.values()))
+    a = Sync(sync_args(base_url, proxy.url(db), *FAST))
+    b: Sync | None = None
+    try:
+        a.wait_for("mirror: writing", 30)
+        b = Sync(sync_args(base_url, db, *FAST))
+        b.wait_for("mirror: standby for", 30)
+        wait_committed(db, total // 4)
+        proxy.cut()  # the writer's machine drops off the network
+        cut = time.monotonic()
+        took = b.wait_for("mirror: writing", TAKEOVER) - cut
+        assert took < TAKEOVER
+        print(f"takeover after a network cut: {took:.2f} s")
+        # The old writer gives up on its own once its lease would have lapsed.
+        a.wait_for("lost the lease", 30)
+        assert a.health()["role"] == "standby"
+        proxy.cut(False)  # it comes back: the lease is another's, it stands by
+        a.wait_for("mirror: standby for", 60)
+        settled(db, reference)
+        assert a.role() == "standby" and b.role() == "writer"
+        assert b.stop() == 0
+        assert a.stop() == 0
+    finally:
+        a.stop()
+        if b is not None:
+            b.stop()
+        proxy.close()
