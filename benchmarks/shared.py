@@ -5,7 +5,7 @@
 
 Each round starts a throwaway Redis (tests/servers.py) and the emulator with its own
 limit of 20 a second (any request past it is a 429), then four processes, each with four
-calls in flight, share ``rate_limit=20`` through Redis (tests/test_shared_limit.py,
+calls in flight, share ``rate_limit=20`` through Redis (tests/client/test_shared_limit.py,
 ``share``). Measured at the server: the most requests in any sliding second (target: at
 most 20) and the share of the budget used together (target: at least 95%).
 """

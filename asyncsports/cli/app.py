@@ -51,7 +51,7 @@ HELP = (
 # <str> or <int range>, and required arguments as {sport} in the usage line; click sorts
 # commands by name; and every typer reads help texts as rich markup. Command and Group settle each parameter's type
 # column, the usage line and the help texts the same way on every typer from the lowest
-# supported; tests/test_cli_help.py holds them to it.
+# supported; tests/cli/test_cli_help.py holds them to it.
 
 # click's names of the types typer derives from an annotation (newer typer keeps the
 # annotation, not a click type).

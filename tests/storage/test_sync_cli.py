@@ -302,9 +302,8 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
                                 stdout=subprocess.DEVNULL, stderr=out, env=clean_env())  # fmt: skip
     try:
         deadline = time.monotonic() + TIMEOUT
-        while (
-            proc.poll() is None and committed(db) < total // 20
-        ):  # early: on a loaded machine a stop near the end may meet no write
+        # Early: on a loaded machine, a stop near the pass's end may meet no write.
+        while proc.poll() is None and committed(db) < total // 20:
             assert time.monotonic() < deadline
             time.sleep(0.005)
         assert proc.poll() is None, "the pass ended before the database could be stopped"
