@@ -7,5 +7,7 @@
 - :mod:`.decoding`: where every DecodeError is built;
 - :mod:`.session`: :class:`~.session.Session`, the one place that does network I/O, with
   :mod:`.bodies` (what a response's body is read as), :mod:`.clock` (the service's
-  clock) and :mod:`.live` (the live feeds' websocket loop).
+  clock) and :mod:`.live` (the live feeds' websocket loop);
+- :mod:`.transport`: the seam under the session (:class:`~.transport.Transport`) and
+  aiohttp's transport, the default: the only module of the core that imports aiohttp.
 """

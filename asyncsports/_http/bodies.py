@@ -12,9 +12,8 @@ import builtins
 import time
 from collections.abc import AsyncIterator, Mapping
 
-import aiohttp
-
 from asyncsports._http.config import Limits, Pace
+from asyncsports._http.transport import Reply
 from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError, redact
 
 __all__ = ["Response", "StreamResponse", "builtin_timeout", "transport"]
@@ -39,20 +38,21 @@ class StreamResponse(Response):
     """A good response whose body is still to be read: by :meth:`chunks`, or whole.
 
     A failure while reading raises :class:`TransportError` (or its :class:`TimeoutError`),
-    which the session's loop takes as a body that broke off. Nothing of aiohttp's own
-    exception is kept: its request headers hold the token.
+    which the session's loop takes as a body that broke off. Nothing of the transport's
+    own exception is kept: aiohttp's request headers hold the token.
     """
 
-    __slots__ = ("_limits", "_resp", "arrived", "attempts")
+    __slots__ = ("_errors", "_limits", "_resp", "arrived", "attempts")
 
     def __init__(
         self,
-        resp: aiohttp.ClientResponse,
+        resp: Reply,
         headers: Mapping[str, str],
         url: str,
         attempts: int,
         limits: Limits,
         arrived: float,
+        errors: tuple[type[BaseException], ...],
     ) -> None:
         self.status = resp.status
         self.headers = headers  # resp.headers, read once by the session
@@ -62,6 +62,7 @@ class StreamResponse(Response):
         self._limits = limits
         self.attempts = attempts
         self.arrived = arrived  # time.monotonic() when the headers came: a whole body's start
+        self._errors = errors  # the transport's (Transport.errors)
 
     def _broke(self, exc: BaseException) -> TransportError:
         return transport(exc, self.url, self.attempts, None, "body broke off")
@@ -83,12 +84,12 @@ class StreamResponse(Response):
                 yield chunk
             else:
                 return
-        except (aiohttp.ClientError, builtin_timeout) as exc:
+        except self._errors as exc:
             error = self._broke(exc)
         else:
             assert why is not None
             error = TimeoutError(why, url=self.url, attempts=self.attempts)
-        # Raised here, outside the handler: no aiohttp exception rides along as context.
+        # Raised here, outside the handler: no transport exception rides along as context.
         raise error
 
     async def whole(self) -> Response:
@@ -107,7 +108,7 @@ class StreamResponse(Response):
                 if length is not None and length > limit and "Content-Encoding" not in resp.headers:
                     raise self._too_large(f"body of {length} bytes exceeds max_body_size={limit}")
             self.body = await self._read(limit, self.arrived)
-        except (aiohttp.ClientError, builtin_timeout) as exc:
+        except self._errors as exc:
             # Our own TimeoutError (a builtin one too) keeps its words.
             error = exc if isinstance(exc, TransportError) else self._broke(exc)
         else:
@@ -117,7 +118,8 @@ class StreamResponse(Response):
         raise error
 
     async def _read(self, limit: int | None, start: float) -> bytes:
-        # aiohttp's StreamReader.read() loop, with the size and time bounds checked per piece.
+        # aiohttp's StreamReader.read() loop (on the transport's Body), with the size and
+        # time bounds checked per piece.
         content = self._resp.content
         limits = self._limits
         due = start + limits.first
@@ -160,7 +162,7 @@ def transport(
     deadline: float | None,
     what: str = "connection failed",
 ) -> TransportError:
-    """The library error for an aiohttp failure or a time limit.
+    """The library error for a transport's failure or a time limit.
 
     Described, redacted, and not chained: aiohttp's exception carries the request's
     headers (the bearer token) and its full URL (the stream auth).

@@ -1,8 +1,8 @@
 """The live feeds' I/O: one websocket connection after another, decided by the live core.
 
-:func:`follow` is the loop of one feed: open a websocket on the client's own aiohttp
-session (its pool, its connect timeout, its hooks, its rate limiter and 429 pause for each
-connection attempt), send the token message, hand every message to the feed's
+:func:`follow` is the loop of one feed: open a websocket through the client's own
+transport (:meth:`~asyncsports._http.transport.Transport.connect`: its pool, its connect
+timeout; the session's hooks, rate limiter and 429 pause for each connection attempt), send the token message, hand every message to the feed's
 :class:`~asyncsports._wire.live.FeedState` and yield the records it releases. The feed
 ends after the fixture's finishing record, and only then: when a connection ends any other
 way (dropped, closed with any code, stalled, or closed by the client after a gap), the pure
@@ -15,8 +15,9 @@ A handshake refused with an HTTP status is decided by :func:`~asyncsports._http.
 like any other response.
 
 Reading is pulled by the consumer: the socket is read only when the next record is asked
-for, so a consumer that falls behind leaves messages in aiohttp's bounded reader queue,
-which stops reading the socket when full (TCP then pushes back on the server). There is
+for, so a consumer that falls behind leaves messages in the transport's bounded queue
+(aiohttp's reader), which stops reading the socket when full (TCP then pushes back on
+the server). There is
 no task of its own: cancelling the consumer or closing the feed closes the socket at once.
 """
 
@@ -24,22 +25,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import msgspec
 import yarl
 
-from asyncsports._http.bodies import builtin_timeout, transport
+from asyncsports._http.bodies import transport
 from asyncsports._http.config import RequestInfo
 from asyncsports._http.request import Request, target
 from asyncsports._http.retry import Call, Outcome
 from asyncsports._http.session import _Failed
+from asyncsports._http.transport import Handshake, Message, Socket, Transport
 from asyncsports._wire.live import ConnectionEnd, FeedState, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
 
@@ -54,17 +54,10 @@ from asyncsports.errors import (
     error_from,
 )
 
-__all__ = ["Over", "Progress", "Warn", "follow", "refuse_redirects"]
+__all__ = ["Over", "Progress", "Warn", "follow"]
 
 log = logging.getLogger("asyncsports")
 
-_TEXT = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
-# aiohttp 3.14 can hand text frames over as bytes: the decoder then skips a str round trip.
-_RAW: dict[str, Any] = (
-    {"decode_text": False}
-    if "decode_text" in inspect.signature(aiohttp.ClientSession.ws_connect).parameters
-    else {}
-)
 _CLOSE_NORMAL = 1000
 _CLOSE_GOING_AWAY = 1001
 _ABORT_WAIT = 0.5
@@ -121,29 +114,31 @@ async def follow(
     message of unknown shape is skipped, logged once per feed at DEBUG.
     """
     unknown = False
-    http, base = _opened(session)
+    net, base = _opened(session)
+    lost: tuple[type[BaseException], ...] = (*net.errors, OSError)
+    text = net.text
     call = Call()
     token: str | None = None
     try:
         while True:
-            if http.closed:
+            if not net.is_open:
                 raise RuntimeError("the client was closed while a live feed was following it")
             url = base + target(req, (("startPosition", str(state.connect())),))
-            opened = await _open(session, http, url, call, req.headers)
+            opened = await _open(session, net, url, call, req.headers)
             if isinstance(opened, _Failed):
                 await session._after(opened, call)
                 continue
             ws, token = opened
             delivered = 0
             quiet = False  # a normal close with nothing delivered: ask the service
-            idle = _Idle(ws, idle_timeout)
+            idle = _Idle(net, ws, idle_timeout)
             try:
                 receive, step_of, clock = ws.receive, state.feed, idle.clock
                 while True:
                     idle.since = clock()
                     try:
                         msg = await receive()
-                    except (aiohttp.ClientError, OSError) as exc:
+                    except lost as exc:
                         # A reset while aiohttp answered a ping, or the transport aborted
                         # under it: a connection that ended, never a bare ConnectionError.
                         stalled = idle.aborting is not None
@@ -151,7 +146,7 @@ async def follow(
                         end = ConnectionEnd(delivered, stalled=stalled, error=text)
                         break
                     idle.since = _NOT_WAITING
-                    if msg.type in _TEXT:
+                    if msg.type in text:
                         step = step_of(msg.data, url)
                         records = step.records
                         if records:
@@ -180,7 +175,7 @@ async def follow(
                         end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
                         break
                     code = ws.close_code
-                    end = ConnectionEnd(delivered, error=_closed(msg, code))
+                    end = ConnectionEnd(delivered, error=_closed(net, msg, code))
                     # Nothing beyond this startPosition and the server says it is done: maybe
                     # the fixture is over, maybe a proxy closed. The service decides (below).
                     quiet = code == _CLOSE_NORMAL and delivered == 0
@@ -216,9 +211,10 @@ class _Idle:
     """
 
     __slots__ = (
+        "_abort",
         "_handle",
         "_loop",
-        "_transport",
+        "_quiet",
         "_ws",
         "aborting",
         "clock",
@@ -226,12 +222,13 @@ class _Idle:
         "since",
     )
 
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse, seconds: float) -> None:
+    def __init__(self, net: Transport, ws: Socket, seconds: float) -> None:
         loop = self._loop = asyncio.get_running_loop()
         self._ws = ws
-        # Taken now: aiohttp lets go of the connection when it starts closing, and a
-        # transport that cannot flush then never closes.
-        self._transport = _transport(ws)
+        # Taken now (Transport.abort): aiohttp lets go of the connection when it starts
+        # closing, and a transport that cannot flush then never closes.
+        self._abort = net.abort(ws)
+        self._quiet = _quiet(net)
         self.clock = loop.time
         self.seconds = seconds
         self.since = _NOT_WAITING
@@ -245,7 +242,7 @@ class _Idle:
             self._handle = self._loop.call_at(due, self._check)
         else:
             self.aborting = self._loop.create_task(
-                _close(self._ws, _CLOSE_GOING_AWAY, self._transport)
+                _close(self._ws, self._quiet, _CLOSE_GOING_AWAY, self._abort)
             )
 
     async def stop(self) -> None:
@@ -253,19 +250,21 @@ class _Idle:
         self._handle.cancel()
         if self.aborting is not None:
             await self.aborting
-        await _close(self._ws, transport=self._transport)
+        await _close(self._ws, self._quiet, abort=self._abort)
 
 
 _NOT_WAITING = math.inf
 
 
-def _opened(session: Session) -> tuple[aiohttp.ClientSession, str]:
-    """The live feeds' pool and the live URL, or the error saying what is missing."""
-    http = session.live_pool()
+def _opened(session: Session) -> tuple[Transport, str]:
+    """The client's transport and the live URL, or the error saying what is missing."""
+    net = session.transport
+    if not session.is_open:
+        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
     base: str | None = session.settings.live_url
     if not base:
         raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
-    return http, base
+    return net, base
 
 
 def _stopped(verdict: str, reason: str, delivered: int, url: str) -> ConnectionEnd:
@@ -296,11 +295,11 @@ async def _after_end(
 
 async def _open(
     session: Session,
-    http: aiohttp.ClientSession,
+    net: Transport,
     url: str,
     call: Call,
     headers: tuple[tuple[str, str | None], ...] = (),
-) -> tuple[aiohttp.ClientWebSocketResponse, str] | _Failed:
+) -> tuple[Socket, str] | _Failed:
     """One connection attempt: wait for the client's turn, connect, send the token
     (``headers``: the feed's ``extra_headers``, a None dropping nothing aiohttp sends)."""
     token = session._token.current
@@ -319,16 +318,13 @@ async def _open(
     started = time.monotonic()
     status: int | None = None
     refused: _Failed | None
-    connect: Any = http.ws_connect  # typed per decode_text, which older aiohttp lacks
     try:
-        ws: aiohttp.ClientWebSocketResponse = await connect(
-            yarl.URL(url, encoded=True),
-            timeout=session._ws_timeout,
-            max_msg_size=session.settings.max_element_size or 0,
-            headers={k: v for k, v in headers if v is not None} or None,
-            **_RAW,
+        ws = await net.connect(
+            url,
+            {k: v for k, v in headers if v is not None} or None,
+            session.settings.max_element_size or 0,
         )
-    except aiohttp.WSServerHandshakeError as exc:
+    except Handshake as exc:
         status = exc.status
         refusal = b"websocket handshake refused"
         if 300 <= status < 400:
@@ -342,10 +338,11 @@ async def _open(
             attempts=attempt,
         )
         refused = _Failed(error, Outcome(status, getattr(error, "retry_after", None)), token)
-    except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
-        refused = _Failed(transport(exc, url, attempt, None), Outcome(final=True), token)
-    except (aiohttp.ClientError, builtin_timeout) as exc:
-        refused = _Failed(transport(exc, url, attempt, None), Outcome(), token)
+    except net.errors as exc:
+        # Only a wrong certificate or address is final here: anything else, even an
+        # unreadable answer, is a connection that may open next time.
+        final = net.failure(exc)[0] == "final"
+        refused = _Failed(transport(exc, url, attempt, None), Outcome(final=final), token)
     else:
         status = 101
         refused = None
@@ -356,8 +353,8 @@ async def _open(
         return refused
     try:
         await ws.send_str(_auth(token))
-    except (aiohttp.ClientError, ConnectionError, builtin_timeout) as exc:
-        await _close(ws)
+    except _failing(net) as exc:
+        await _close(ws, _quiet(net), abort=net.abort(ws))
         call.attempts += 1
         return _Failed(transport(exc, url, attempt, None), Outcome(), token)
     return ws, token
@@ -368,54 +365,37 @@ def _auth(token: str) -> str:
     return msgspec.json.encode({"authToken": token}).decode()
 
 
+def _failing(net: Transport) -> tuple[type[BaseException], ...]:
+    """What a failed send on a socket raises."""
+    return (*net.errors, ConnectionError)
+
+
+def _quiet(net: Transport) -> tuple[type[BaseException], ...]:
+    """What closing a socket may raise and :func:`_close` takes as closed."""
+    return (*net.errors, OSError, RuntimeError)
+
+
 async def _close(
-    ws: aiohttp.ClientWebSocketResponse,
+    ws: Socket,
+    quiet: tuple[type[BaseException], ...],
     code: int = _CLOSE_NORMAL,
-    transport: asyncio.Transport | None = None,
+    abort: Callable[[], object] | None = None,
 ) -> None:
     """Close the socket within ``_ABORT_WAIT`` seconds, whatever the server does.
 
     A polite close first; a server that neither reads (the close frame waits behind a full
     send buffer, aiohttp's close then only asks the transport to flush and close) nor
-    answers gets its transport aborted, which also wakes a receive stuck sending a pong.
+    answers gets dropped (``abort``: :meth:`Transport.abort`, taken while it was open),
+    which also wakes a receive stuck sending a pong.
     """
-    if transport is None:
-        transport = _transport(ws)
     try:
         if not ws.closed:
-            with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError):
+            with contextlib.suppress(*quiet):
                 async with asyncio.timeout(_ABORT_WAIT):
                     await ws.close(code=code)
     finally:
-        if transport is not None:
-            transport.abort()  # a no-op once closed
-
-
-def _transport(ws: aiohttp.ClientWebSocketResponse) -> asyncio.Transport | None:
-    """The socket's transport, while aiohttp holds the connection (it has no public way)."""
-    conn = getattr(getattr(ws, "_response", None), "connection", None)
-    transport: asyncio.Transport | None = getattr(conn, "transport", None)
-    return transport
-
-
-def refuse_redirects() -> aiohttp.TraceConfig:
-    """The live pool's trace: a redirect of a websocket handshake is refused, not followed.
-
-    aiohttp's ``ws_connect`` follows redirects and has no option against it; the token
-    message would then go to whichever host the redirect names. The refusal is a
-    WSServerHandshakeError with the redirect's status, which :func:`_open` reports.
-    """
-
-    async def refuse(_: Any, __: Any, params: aiohttp.TraceRequestRedirectParams) -> None:
-        resp = params.response
-        resp.close()
-        raise aiohttp.WSServerHandshakeError(
-            resp.request_info, (resp,), status=resp.status, headers=resp.headers
-        )
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_redirect.append(refuse)
-    return trace
+        if abort is not None:
+            abort()  # a no-op once closed
 
 
 def _redirected(status: int, headers: Any) -> bytes:
@@ -441,8 +421,8 @@ def _stalled(idle_timeout: float) -> str:
     return f"stalled: no message for {idle_timeout:g} s (idle_timeout)"
 
 
-def _closed(msg: aiohttp.WSMessage, code: int | None) -> str:
-    if msg.type is aiohttp.WSMsgType.ERROR:
+def _closed(net: Transport, msg: Message, code: int | None) -> str:
+    if net.kind(msg) == "error":
         return f"websocket error: {msg.data!r}"
     name = _CLOSE_NAMES.get(code or 1006, "closed")
     return f"connection closed by the server ({code or 1006}, {name})"

@@ -1,6 +1,7 @@
 """The one place that does network I/O.
 
-:class:`Session` owns an aiohttp ClientSession. Every call goes through one loop,
+:class:`Session` reaches the network through a :class:`~asyncsports._http.transport.Transport`
+only (aiohttp's by default). Every call goes through one loop,
 :meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
 is consumed (``consume``). The loop has two steps, each in one place:
 
@@ -32,17 +33,13 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TypeVar
 
-import aiohttp
-import yarl
-from aiohttp.helpers import _SENTINEL, sentinel
-
 from asyncsports._http.bodies import Response, StreamResponse, builtin_timeout, transport
 from asyncsports._http.clock import parse_date
 from asyncsports._http.config import Hook, Limits, RequestInfo, Settings, Timeout
 from asyncsports._http.ratelimit import Limiter, Pacer
 from asyncsports._http.request import Request, merged_headers, target
 from asyncsports._http.retry import Call, Decision, Outcome, decide, parse_retry_after
-from asyncsports._version import __version__
+from asyncsports._http.transport import AiohttpTransport, Reply, Transport
 from asyncsports.auth import TokenProvider
 from asyncsports.errors import (
     AsyncSportsError,
@@ -58,11 +55,11 @@ log = logging.getLogger("asyncsports")
 T = TypeVar("T")
 E = TypeVar("E", bound=BaseException)
 
-USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
 _ERROR_BODY_LIMIT = 64 * 1024
 _BROKEN = Outcome()
 _FINAL = Outcome(final=True)
 _STALE = Outcome(stale=True)
+_OUTCOMES = {"final": _FINAL, "unreadable": _FINAL, "stale": _STALE, "broken": _BROKEN}
 
 
 class _Failed:
@@ -87,9 +84,10 @@ _WHOLE: Consume[Response] = StreamResponse.whole
 
 
 class Session:
-    """Sends requests for one client over one aiohttp connection pool.
+    """Sends requests for one client through one transport (its connection pools).
 
-    Not usable until :meth:`open`; :meth:`close` releases the pool.
+    ``transport`` defaults to :class:`~asyncsports._http.transport.AiohttpTransport`.
+    Not usable until :meth:`open`; :meth:`close` releases the pools.
     """
 
     def __init__(
@@ -98,8 +96,10 @@ class Session:
         *,
         rng: random.Random | None = None,
         limiter: Limiter | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.settings = settings
+        self.transport: Transport = transport or AiohttpTransport(settings)
         self.retry = settings.retry
         self._bases = {"data": settings.base_url, "streaming": settings.streaming_url or ""}
         self._token = TokenProvider(settings.token)
@@ -116,27 +116,14 @@ class Session:
         self._auth_headers = self._data_headers
         self._total = settings.timeout.total
         self._limits = Limits(settings)
-        t = settings.timeout
-        # Timeout.body is checked as a whole body's pieces arrive (StreamResponse.whole),
-        # and a server that sends nothing is cut off by the read timeout: no timer per
-        # request. Without a read timeout nothing would wake that check, so aiohttp's
-        # total timer bounds the body instead.
-        self._whole_timeout: aiohttp.ClientTimeout | _SENTINEL = (
-            aiohttp.ClientTimeout(total=t.body, sock_connect=t.connect)
-            if t.read is None and t.body is not None
-            else sentinel
-        )
-        # A websocket's handshake runs under the pool's timeouts (connect, read); once open,
-        # the live feed's own idle_timeout bounds each wait, and closing waits this long.
-        self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
         self._on_request = settings.on_request
         self._on_response = settings.on_response
         rate = settings.rate_limit
         # Requests spaced 1/rate apart, no burst: never more than rate in any second.
         self._limiter: Limiter | None = limiter or (Pacer(rate) if rate else None)
         self._rng = rng or random.Random()
-        self._http: aiohttp.ClientSession | None = None
-        self._live: aiohttp.ClientSession | None = None
+        # The transport while open: None is the one test of "open" on the request path.
+        self._net: Transport | None = None
         self._paused_until = 0.0
         self.requests = 0
         self.retries = 0
@@ -158,67 +145,23 @@ class Session:
     @property
     def is_open(self) -> bool:
         """Whether the session can send requests."""
-        return self._http is not None and not self._http.closed
+        return self._net is not None and self._net.is_open
 
     async def open(self) -> None:
         """Create the connection pool. Must run inside the event loop that will use it."""
         if self.is_open:
             return
-        http = self._http = self._pool(self.settings.max_connections)
-        if hasattr(http, "_retry_connection"):
-            # aiohttp would re-send a GET once, unseen, when a pooled connection turns out
-            # closed; the retry engine does that instead (decide's "resend"), so that
-            # every request on the wire is counted in attempts and requests_sent.
-            http._retry_connection = False
-
-    def _pool(
-        self, limit: int, traces: tuple[aiohttp.TraceConfig, ...] = ()
-    ) -> aiohttp.ClientSession:
-        s = self.settings
-        connector = aiohttp.TCPConnector(limit=limit, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
-        )
-        return aiohttp.ClientSession(
-            connector=connector,
-            timeout=timeout,
-            headers={"User-Agent": USER_AGENT},
-            raise_for_status=False,
-            auto_decompress=True,
-            trace_configs=list(traces) or None,
-        )
-
-    def live_pool(self) -> aiohttp.ClientSession:
-        """The live feeds' pool: their own, with no limit on connections.
-
-        A feed holds its socket for hours; in the requests' pool, ``max_connections``
-        feeds would leave no place for a single request (and the next feed would wait).
-        Made at the first feed, closed with the session. It follows no redirect (aiohttp's
-        ``ws_connect`` would, with the token message after it).
-        """
-        if not self.is_open:
-            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
-        live = self._live
-        if live is None:
-            from asyncsports._http.live import refuse_redirects
-
-            live = self._live = self._pool(0, (refuse_redirects(),))
-        return live
+        self.transport.open()
+        self._net = self.transport
 
     async def close(self) -> None:
         """Close the pools. Safe to call twice."""
-        http, self._http = self._http, None
-        live, self._live = self._live, None
-        if live is not None:
-            await live.close()
-        if http is not None:
-            await http.close()
+        self._net = None
+        await self.transport.close()
 
     def connections_in_use(self) -> int:
         """How many pooled connections are acquired right now (0 when closed)."""
-        if self._http is None or self._http.connector is None:
-            return 0
-        return len(getattr(self._http.connector, "_acquired", ()))
+        return self.transport.in_use()
 
     def get(self, req: Request) -> Coroutine[None, None, Response]:
         """Send ``req`` and read the whole body, retrying as the policy allows (await it).
@@ -302,8 +245,8 @@ class Session:
         continue a call whose last response failed after it was handed over (a streamed
         body): that failure is decided first.
         """
-        http = self._http
-        if http is None:
+        net = self._net
+        if net is None:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         base = self._bases[req.host]
         if not base:
@@ -313,14 +256,14 @@ class Session:
         while True:
             if failed is not None:
                 await self._after(failed, call)
-            result = await self._attempt(http, base, req, call, consume)
+            result = await self._attempt(net, base, req, call, consume)
             if not isinstance(result, _Failed):
                 return result
             failed = result
 
     async def _attempt(
         self,
-        http: aiohttp.ClientSession,
+        net: Transport,
         base: str,
         req: Request,
         call: Call,
@@ -364,15 +307,15 @@ class Session:
         deadline = call.deadline
         try:
             if deadline is None:
-                result = await self._send(http, url, headers, shown, attempt, token, consume)
+                result = await self._send(net, url, headers, shown, attempt, token, consume)
             else:
                 async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                    result = await self._send(http, url, headers, shown, attempt, token, consume)
+                    result = await self._send(net, url, headers, shown, attempt, token, consume)
         except TransportError as exc:
             # The body broke off while consumed.
             result = _Failed(exc, _BROKEN, token)
         except builtin_timeout as exc:
-            # Timeout.total ran out (aiohttp's own time limits are TransportErrors by now).
+            # Timeout.total ran out (the transport's own time limits are TransportErrors by now).
             result = _Failed(transport(exc, shown, attempt, deadline), _BROKEN, token)
         except AsyncSportsError as exc:
             self.scrub(exc, token, auth)
@@ -384,7 +327,7 @@ class Session:
 
     async def _send(
         self,
-        http: aiohttp.ClientSession,
+        net: Transport,
         url: str,
         headers: Mapping[str, str],
         shown: str,
@@ -395,24 +338,10 @@ class Session:
         """Send, classify the answer and consume a good one (inside the deadline, if any)."""
         started = time.monotonic() if self._on_response is not None else 0.0
         try:
-            resp = await http.get(
-                yarl.URL(url, encoded=True),
-                headers=headers,
-                allow_redirects=False,
-                timeout=self._whole_timeout if consume is _WHOLE else sentinel,
-            )
-        except (aiohttp.ClientSSLError, aiohttp.InvalidURL) as exc:
-            # Never better on a second try: a certificate or an address is wrong.
-            return _Failed(transport(exc, shown, attempt, None), _FINAL, token)
-        except aiohttp.ClientResponseError as exc:
-            # The answer could not be read as HTTP (a content encoding we cannot decode,
-            # malformed headers): the same server would say the same again.
-            what = "the response could not be read"
-            return _Failed(transport(exc, shown, attempt, None, what), _FINAL, token)
-        except aiohttp.ServerDisconnectedError as exc:
-            return _Failed(transport(exc, shown, attempt, None), _STALE, token)
-        except (aiohttp.ClientError, builtin_timeout) as exc:
-            return _Failed(transport(exc, shown, attempt, None), _BROKEN, token)
+            resp = await net.send(url, headers, consume is _WHOLE)
+        except net.errors as exc:
+            kind, what = net.failure(exc)
+            return _Failed(transport(exc, shown, attempt, None, what), _OUTCOMES[kind], token)
         # One clock reading serves the service's clock and the body's pace.
         seen = self.seen = resp.headers
         arrived = self.seen_at = time.monotonic()
@@ -424,9 +353,9 @@ class Session:
                 )
             if resp.status < 300:
                 return await consume(
-                    StreamResponse(resp, seen, shown, attempt, self._limits, arrived)
+                    StreamResponse(resp, seen, shown, attempt, self._limits, arrived, net.errors)
                 )
-            return await self._failure(resp, shown, attempt, token)
+            return await self._failure(net, resp, shown, attempt, token)
         except BaseException:
             resp.release()
             raise
@@ -483,11 +412,11 @@ class Session:
         await asyncio.sleep(decision.wait)
 
     async def _failure(
-        self, resp: aiohttp.ClientResponse, shown: str, attempt: int, token: str | None
+        self, net: Transport, resp: Reply, shown: str, attempt: int, token: str | None
     ) -> _Failed:
         try:
             raw = await resp.content.read(_ERROR_BODY_LIMIT)
-        except (aiohttp.ClientError, builtin_timeout):
+        except net.errors:
             raw = b""
         finally:
             resp.release()

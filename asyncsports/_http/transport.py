@@ -1,0 +1,349 @@
+"""The transport seam: how the session reaches the network, and aiohttp's transport.
+
+:class:`~asyncsports._http.session.Session` sends requests, reads bodies and opens
+websockets through a :class:`Transport` only, as httpx's ``_transports/``: another HTTP
+client is another module with these few names, not a fork of the session. What a
+transport hands back is read through small protocols (:class:`Reply` and its
+:class:`Body`, :class:`Socket` and its :class:`Message`) that aiohttp's own objects
+satisfy as they are, so the default transport adds no object per request or message.
+
+Everything above the seam (retries, rate limits, hooks, the body's bounds, errors and
+their redaction) stays in the session; a transport only moves bytes and says, through
+:meth:`Transport.failure`, how its own exceptions are to be taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Container, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import aiohttp
+import yarl
+from aiohttp.helpers import _SENTINEL, sentinel
+
+from asyncsports._version import __version__
+
+if TYPE_CHECKING:
+    from asyncsports._http.config import Settings
+
+__all__ = [
+    "USER_AGENT",
+    "AiohttpTransport",
+    "Body",
+    "Handshake",
+    "Kind",
+    "Message",
+    "Reply",
+    "Socket",
+    "Transport",
+]
+
+USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
+
+Kind = Literal["final", "unreadable", "stale", "broken"]
+"""How a failed send is taken: ``final`` (a certificate or an address is wrong: never
+better on a second try), ``unreadable`` (the answer was not HTTP we can read: final too),
+``stale`` (a pooled connection turned out closed: send again at once), ``broken`` (any
+other: retried with a backoff)."""
+
+
+class Body(Protocol):
+    """A response's body as it arrives (aiohttp's ``StreamReader`` as it is)."""
+
+    async def readany(self) -> bytes:
+        """The next piece that arrived (``b""`` at the end)."""
+        ...
+
+    async def read(self, n: int = -1) -> bytes:
+        """At most ``n`` bytes."""
+        ...
+
+    def iter_chunked(self, n: int) -> AsyncIterator[bytes]:
+        """The pieces as they arrive, each of at most ``n`` bytes."""
+        ...
+
+
+class Reply(Protocol):
+    """A response whose headers came (aiohttp's ``ClientResponse`` as it is)."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def content_length(self) -> int | None: ...
+
+    @property
+    def content(self) -> Body: ...
+
+    def release(self) -> Any:
+        """Give the connection back (or drop it if the body is unread)."""
+        ...
+
+
+class Message(Protocol):
+    """One websocket message: a frame when its ``type`` is in :attr:`Transport.text`
+    (``data``: str or bytes), else see :meth:`Transport.kind`."""
+
+    @property
+    def type(self) -> Any: ...
+
+    @property
+    def data(self) -> Any: ...
+
+
+class Socket(Protocol):
+    """An open websocket."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def close_code(self) -> int | None: ...
+
+    async def receive(self) -> Message:
+        """The next message; a broken connection may raise one of
+        :attr:`Transport.errors` or an :class:`OSError` instead."""
+        ...
+
+    async def send_str(self, data: str) -> None: ...
+
+    async def close(self, *, code: int = ...) -> Any: ...
+
+
+class Handshake(Exception):
+    """A websocket handshake the server answered with an HTTP status (not 101)."""
+
+    def __init__(self, status: int, headers: Mapping[str, str] | None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.headers = headers
+
+
+class Transport(Protocol):
+    """What the session needs of an HTTP client: the seam a second transport fills in.
+
+    :meth:`send` and what a :class:`Reply`'s body and a :class:`Socket` do raise one of
+    :attr:`errors` when the network fails; :meth:`failure` says how each is taken.
+    """
+
+    errors: tuple[type[BaseException], ...]
+    """What a failed send, body read or websocket raises (its time limits too)."""
+
+    text: Container[Any]
+    """The :attr:`Message.type` values of a frame (text or binary): the live loop's one test."""
+
+    @property
+    def is_open(self) -> bool:
+        """Whether :meth:`send` can be called."""
+        ...
+
+    def open(self) -> None:
+        """Make the connection pool, inside the event loop that will use it."""
+        ...
+
+    async def close(self) -> None:
+        """Close every pool (safe twice); open sockets are closed with them."""
+        ...
+
+    def in_use(self) -> int:
+        """Connections of the requests' pool acquired right now."""
+        ...
+
+    def send(self, url: str, headers: Mapping[str, str], whole: bool) -> Awaitable[Reply]:
+        """GET ``url`` (already encoded) following no redirect; ``whole``: the body
+        will be read whole (the transport may bound it with its own timer)."""
+        ...
+
+    def failure(self, exc: BaseException) -> tuple[Kind, str]:
+        """How a failed send is taken, and what to call it (``connection failed``)."""
+        ...
+
+    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
+        """Open a websocket on the live feeds' own pool, following no redirect.
+
+        Raises :class:`Handshake` for an answer with an HTTP status, or one of
+        :attr:`errors`.
+        """
+        ...
+
+    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
+        """What a :meth:`Socket.receive` message is (``error``: ``data`` is the exception)."""
+        ...
+
+    def abort(self, ws: Socket) -> Any:
+        """Something to call to drop ``ws`` without waiting on its server (taken while it
+        is open: see :meth:`AiohttpTransport.abort`), or None."""
+        ...
+
+
+_TIMEOUT = builtins.TimeoutError
+_TEXT = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
+# aiohttp 3.14 can hand text frames over as bytes: the decoder then skips a str round trip.
+_RAW: dict[str, Any] = (
+    {"decode_text": False}
+    if "decode_text" in inspect.signature(aiohttp.ClientSession.ws_connect).parameters
+    else {}
+)
+
+
+class AiohttpTransport:
+    """The default :class:`Transport`: aiohttp, one pool for requests and one for websockets."""
+
+    errors: tuple[type[BaseException], ...] = (aiohttp.ClientError, _TIMEOUT)
+    text: Container[Any] = _TEXT
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        t = settings.timeout
+        # Timeout.body is checked as a whole body's pieces arrive (StreamResponse.whole),
+        # and a server that sends nothing is cut off by the read timeout: no timer per
+        # request. Without a read timeout nothing would wake that check, so aiohttp's
+        # total timer bounds the body instead.
+        self._whole_timeout: aiohttp.ClientTimeout | _SENTINEL = (
+            aiohttp.ClientTimeout(total=t.body, sock_connect=t.connect)
+            if t.read is None and t.body is not None
+            else sentinel
+        )
+        # A websocket's handshake runs under the pool's timeouts (connect, read); once open,
+        # the live feed's own idle_timeout bounds each wait, and closing waits this long.
+        self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
+        self._http: aiohttp.ClientSession | None = None
+        self._live: aiohttp.ClientSession | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """Whether :meth:`send` can be called."""
+        return self._http is not None and not self._http.closed
+
+    def open(self) -> None:
+        """Make the requests' pool (the live one waits for the first websocket)."""
+        if self.is_open:
+            return
+        http = self._http = self._pool(self._settings.max_connections)
+        if hasattr(http, "_retry_connection"):
+            # aiohttp would re-send a GET once, unseen, when a pooled connection turns out
+            # closed; the retry engine does that instead (decide's "resend"), so that
+            # every request on the wire is counted in attempts and requests_sent.
+            http._retry_connection = False
+
+    def _pool(
+        self, limit: int, traces: tuple[aiohttp.TraceConfig, ...] = ()
+    ) -> aiohttp.ClientSession:
+        s = self._settings
+        connector = aiohttp.TCPConnector(limit=limit, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=s.timeout.connect, sock_read=s.timeout.read
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            raise_for_status=False,
+            auto_decompress=True,
+            trace_configs=list(traces) or None,
+        )
+
+    async def close(self) -> None:
+        """Close the pools. Safe to call twice."""
+        http, self._http = self._http, None
+        live, self._live = self._live, None
+        if live is not None:
+            await live.close()
+        if http is not None:
+            await http.close()
+
+    def in_use(self) -> int:
+        """How many pooled connections are acquired right now (0 when closed)."""
+        if self._http is None or self._http.connector is None:
+            return 0
+        return len(getattr(self._http.connector, "_acquired", ()))
+
+    def send(self, url: str, headers: Mapping[str, str], whole: bool) -> Awaitable[Reply]:
+        """GET ``url`` on the requests' pool (the session checked that it is open)."""
+        http = self._http
+        assert http is not None
+        return http.get(
+            yarl.URL(url, encoded=True),
+            headers=headers,
+            allow_redirects=False,
+            timeout=self._whole_timeout if whole else sentinel,
+        )
+
+    def failure(self, exc: BaseException) -> tuple[Kind, str]:
+        """aiohttp's failures, sorted."""
+        if isinstance(exc, (aiohttp.ClientSSLError, aiohttp.InvalidURL)):
+            return "final", "connection failed"
+        if isinstance(exc, aiohttp.ClientResponseError):
+            # A content encoding we cannot decode, malformed headers: the same server
+            # would say the same again.
+            return "unreadable", "the response could not be read"
+        if isinstance(exc, aiohttp.ServerDisconnectedError):
+            return "stale", "connection failed"
+        return "broken", "connection failed"
+
+    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
+        """A websocket on the live feeds' pool: their own, with no limit on connections.
+
+        A feed holds its socket for hours; in the requests' pool, ``max_connections``
+        feeds would leave no place for a single request (and the next feed would wait).
+        Made at the first feed, closed with the transport. It follows no redirect
+        (aiohttp's ``ws_connect`` would, with the token message after it).
+        """
+        if not self.is_open:
+            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+        live = self._live
+        if live is None:
+            live = self._live = self._pool(0, (_refuse_redirects(),))
+        connect: Any = live.ws_connect  # typed per decode_text, which older aiohttp lacks
+        try:
+            ws: aiohttp.ClientWebSocketResponse = await connect(
+                yarl.URL(url, encoded=True),
+                timeout=self._ws_timeout,
+                max_msg_size=max_size,
+                headers=headers,
+                **_RAW,
+            )
+        except aiohttp.WSServerHandshakeError as exc:
+            raise Handshake(exc.status, exc.headers) from None
+        return ws
+
+    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
+        """aiohttp's message types, sorted."""
+        if msg.type in _TEXT:
+            return "text"
+        return "error" if msg.type is aiohttp.WSMsgType.ERROR else "closed"
+
+    def abort(self, ws: Socket) -> Any:
+        """The socket's ``transport.abort`` while aiohttp holds the connection (it has no
+        public way, and lets go of the connection when it starts closing: a transport
+        that cannot flush then never closes)."""
+        conn = getattr(getattr(ws, "_response", None), "connection", None)
+        transport: asyncio.Transport | None = getattr(conn, "transport", None)
+        return None if transport is None else transport.abort
+
+
+def _refuse_redirects() -> aiohttp.TraceConfig:
+    """The live pool's trace: a redirect of a websocket handshake is refused, not followed.
+
+    aiohttp's ``ws_connect`` follows redirects and has no option against it; the token
+    message would then go to whichever host the redirect names. The refusal is a
+    WSServerHandshakeError with the redirect's status, which :meth:`~AiohttpTransport.connect`
+    reports as a :class:`Handshake`.
+    """
+
+    async def refuse(_: Any, __: Any, params: aiohttp.TraceRequestRedirectParams) -> None:
+        resp = params.response
+        resp.close()
+        raise aiohttp.WSServerHandshakeError(
+            resp.request_info, (resp,), status=resp.status, headers=resp.headers
+        )
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_redirect.append(refuse)
+    return trace
