@@ -15,7 +15,7 @@ from asyncsports._http.transport import AiohttpTransport, Kind, Reply, Socket, T
 from asyncsports.emulator import Emulator
 from asyncsports.errors import TransportError
 
-HTTP = Path(__file__).parent.parent / "asyncsports" / "_http"
+HTTP = Path(__file__).parents[2] / "asyncsports" / "_http"
 
 
 class Recording:
