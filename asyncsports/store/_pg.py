@@ -208,6 +208,22 @@ async def _migrate(conn: asyncpg.Connection, version: int) -> None:
     await conn.execute("UPDATE asyncsports_schema SET version = $1", SCHEMA_VERSION)
 
 
+async def _create(conn: asyncpg.Connection, url: str) -> None:
+    """Create the tables (or migrate them), one connection at a time."""
+    async with conn.transaction():
+        await conn.execute(f"SELECT pg_advisory_xact_lock({_LOCK})")
+        version = await ours(conn, url)
+        for statement in pg_ddl():
+            await conn.execute(statement)
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS asyncsports_schema (version integer NOT NULL)"
+        )
+        if version is None:
+            await conn.execute(f"INSERT INTO asyncsports_schema VALUES ({SCHEMA_VERSION})")
+        elif version < SCHEMA_VERSION:
+            await _migrate(conn, version)
+
+
 class PgSink:
     """One connection to a backfill's PostgreSQL database; :meth:`open` makes one.
 
@@ -242,18 +258,12 @@ class PgSink:
         apg = _asyncpg()
         conn = await apg.connect(url, timeout=connect_timeout)
         try:
-            async with conn.transaction():
-                await conn.execute(f"SELECT pg_advisory_xact_lock({_LOCK})")
-                version = await ours(conn, url)
-                for statement in pg_ddl():
-                    await conn.execute(statement)
-                await conn.execute(
-                    "CREATE TABLE IF NOT EXISTS asyncsports_schema (version integer NOT NULL)"
-                )
-                if version is None:
-                    await conn.execute(f"INSERT INTO asyncsports_schema VALUES ({SCHEMA_VERSION})")
-                elif version < SCHEMA_VERSION:
-                    await _migrate(conn, version)
+            # Tables at this version: no DDL. `CREATE INDEX IF NOT EXISTS` waits for a
+            # lock on its table even when the index is there, so a second connection
+            # (a feed's follower, a reader) would wait on a writer's open transaction,
+            # and forever when that writer is in the same process waiting on it.
+            if await ours(conn, url) != SCHEMA_VERSION:
+                await _create(conn, url)
             for table in RESOURCE_TABLES:
                 await conn.execute(pg_staging(table))
         except BaseException:
