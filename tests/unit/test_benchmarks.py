@@ -327,7 +327,7 @@ async def test_sync_commit_case_logs_each_change_once() -> None:
 
 # --------------------------------------------------------------------------- the harness' shape
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 CASE_MODULES = sorted(m.name for m in pkgutil.iter_modules([str(BENCH / "cases")]))
 
 
