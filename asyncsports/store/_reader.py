@@ -157,7 +157,8 @@ async def _open_pg(url: str, connect_timeout: float) -> AsyncIterator[Reader]:
     try:
         try:
             # One snapshot for every table, even while a backfill or a mirror writes.
-            await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            # asyncpg's own transaction: older asyncpg makes cursors only inside one.
+            await conn.transaction(isolation="repeatable_read", readonly=True).start()
             names = [
                 r[0]
                 for r in await conn.fetch(
