@@ -20,9 +20,7 @@ import contextlib
 import functools
 import logging
 import operator
-import re
 import time
-import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -39,6 +37,7 @@ from asyncsports.store._schema import (
     pg_upsert,
 )
 from asyncsports.store._sqlite import JobState, Unit
+from asyncsports.store._urls import address, is_postgres, redact_url
 
 if TYPE_CHECKING:
     import asyncpg
@@ -69,34 +68,6 @@ _LOCK = 0x6173_7370_6F72_7473  # "asports": one schema creation at a time
 _TABLES = {t.name: t for t in RESOURCE_TABLES}
 _KEY = {t.name: operator.itemgetter(*(t.names.index(k) for k in t.key)) for t in RESOURCE_TABLES}
 T = TypeVar("T")
-
-
-def is_postgres(db: object) -> bool:
-    """Whether ``db`` names a PostgreSQL database (a ``postgresql://`` URL)."""
-    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
-
-
-_PASSWORD_RE = re.compile(r"((?:^|[?&])(?:password|sslpassword)=)[^&]*")
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password, in the address or the query (for messages, reports)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is not None:
-        host = parts.netloc.rsplit("@", 1)[1]
-        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
-    if parts.query:
-        parts = parts._replace(query=_PASSWORD_RE.sub(r"\1***", parts.query))
-    return urllib.parse.urlunsplit(parts)
-
-
-def address(url: str) -> str:
-    """The ``host:port`` that a ``postgresql://`` URL names (port 5432 unless it says),
-    for messages: never the user or the password."""
-    hosts = urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or "localhost"
-    if "," in hosts or re.search(r":\d+$", hosts):  # several hosts, or a port given
-        return hosts
-    return f"{hosts}:5432"
 
 
 def _asyncpg() -> Any:

@@ -1,0 +1,39 @@
+"""Database URLs: which engine a name means, and how to show one without its secrets.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+__all__ = ["address", "is_postgres", "redact_url"]
+
+
+def is_postgres(db: object) -> bool:
+    """Whether ``db`` names a PostgreSQL database (a ``postgresql://`` URL)."""
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
+
+
+_PASSWORD_RE = re.compile(r"((?:^|[?&])(?:password|sslpassword)=)[^&]*")
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password, in the address or the query (for messages, reports)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[1]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if parts.query:
+        parts = parts._replace(query=_PASSWORD_RE.sub(r"\1***", parts.query))
+    return urllib.parse.urlunsplit(parts)
+
+
+def address(url: str) -> str:
+    """The ``host:port`` that a ``postgresql://`` URL names (port 5432 unless it says),
+    for messages: never the user or the password."""
+    hosts = urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or "localhost"
+    if "," in hosts or re.search(r":\d+$", hosts):  # several hosts, or a port given
+        return hosts
+    return f"{hosts}:5432"
