@@ -113,6 +113,16 @@ class Request:
         req.target = self.target + _query(extra, "&" if self.params else "?")
         return req
 
+    def page(self, name: str, number: int) -> Request:
+        """The same request asking for page ``number`` in the parameter ``name`` (a plain
+        word such as ``page``): :meth:`with_params` without encoding what needs none."""
+        req = Request.__new__(Request)
+        value = str(number)
+        req.path, req.params, req.host = self.path, (*self.params, (name, value)), self.host
+        req.headers = self.headers
+        req.target = f"{self.target}{'&' if self.params else '?'}{name}={value}"
+        return req
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Request):
             return NotImplemented

@@ -114,10 +114,10 @@ class Resource:
         read = self._session.read
 
         async def fetch(number: int) -> Page[Any]:
-            return to_page(await read(req.with_params((param, str(number))), body))
+            return to_page(await read(req.page(param, number), body))
 
         async def fetch_paired(number: int) -> Page[Any]:
-            whole = await read(req.with_params((param, str(number))), body.paired)
+            whole = await read(req.page(param, number), body.paired)
             page: Page[Any] = to_page(whole.value)
             return page._replace(items=paired(list(page.items), elements(whole.json, key)))
 

@@ -214,6 +214,9 @@ WALK_TARGET = 1.05  # 100 a page (issue 10)
 WALK20_TARGET = 1.10  # 20 a page, the service's default (issue 10)
 
 
+WALK1000_TARGET = 1.05  # 1,000 a page (issue 22)
+
+
 GET_TARGET = 1.10  # fixtures.get in a loop (issue 10)
 
 

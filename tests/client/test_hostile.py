@@ -101,6 +101,21 @@ def test_the_target_is_every_name_and_value_quoted_whatever_is_left_unquoted(
     assert req.with_params(extra).target == quoted((*params, extra))
 
 
+@given(
+    path=WORDS,
+    params=PARAMS,
+    name=st.sampled_from(["page", "page.page"]),
+    number=st.integers(0, 10**9),
+)
+def test_a_page_request_is_the_same_as_its_params_appended(
+    path: str, params: tuple[tuple[str, str], ...], name: str, number: int
+) -> None:
+    # Request.page skips the quoting a page number never needs: the same request.
+    req = Request("/" + path, params)
+    page, slow = req.page(name, number), req.with_params((name, str(number)))
+    assert (page.target, page.params, page) == (slow.target, slow.params, slow)
+
+
 PATH_SAFE = "/-._~!$'()*,;:@"
 QUERY_SAFE = "-._~!$'()*,;:@/?"
 

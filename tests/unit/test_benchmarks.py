@@ -407,7 +407,7 @@ def test_list_names_every_case_once() -> None:
     cases = [m for m in CASE_MODULES if not m.startswith("_")]
     assert sorted(names) == cases and len(set(names)) == len(names)
     # The names --only takes, as the README and the guide give them.
-    assert names == ["decode", "walk", "walk20", "gets", "peers", "stream", "framing",
+    assert names == ["decode", "walk", "walk1000", "walk20", "gets", "peers", "stream", "framing",
                      "memory", "fanout", "backfill", "live", "fanin", "idle", "sync"]  # fmt: skip
 
 
@@ -451,4 +451,4 @@ def test_cases_that_share_a_together_run_in_one_go() -> None:
     assert raw == {"a": {"n": 1}, "bb": {"alone": 2}, "ccc": {"n": 3}}
     assert calls == [{"a": {"n": 1}, "ccc": {"n": 3}}]
     shared = {c.name for c in discover() if c.together is not None}
-    assert shared == {"walk", "walk20", "gets"}  # one set of processes, as before
+    assert shared == {"walk", "walk1000", "walk20", "gets"}  # one set of processes, as before
