@@ -179,7 +179,7 @@ class Pieces:
             self._buf = buf
             return b""
         buf = self._scrub.bytes(buf)
-        cut = len(buf) - max(0, self._scrub.longest - 1)
+        cut = max(0, len(buf) - max(0, self._scrub.longest - 1))
         while 0 < cut < len(buf) and (buf[cut] & 0xC0) == 0x80:
             cut -= 1
         self._buf = buf[cut:]

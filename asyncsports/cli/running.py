@@ -225,6 +225,8 @@ async def _session(
     rate = cfg.rate_limit if cfg.rate_limit else None
     if cfg.query:
         options = {**options, "default_query": query_params(cfg.query)}
+    if cfg.record:
+        options = {**options, "record": cfg.record}
     if rate is not None and cfg.rate_limit_url:
         options = {
             **options,
