@@ -58,7 +58,11 @@ class _Writer:
             return
         self._pending.append(line)
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._drain())
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a response released outside the loop: written at close
+                return
+            self._task = loop.create_task(self._drain())
 
     async def _drain(self) -> None:
         while self._pending and self._file is not None:
