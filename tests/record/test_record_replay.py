@@ -76,6 +76,7 @@ async def test_a_live_feed_recorded_across_a_drop_replays_to_the_same_records_an
         fid = (await client.fixtures.list("basketball", status="completed").collect())[0].id
         emu.faults.live("drop", after=10)  # two connections, the second at startPosition 10
         live = [r async for r in client.live.actions("basketball", fid, speed="fast")]
+        stats = [r async for r in client.live.statistics("basketball", fid, speed="fast")]
         events = await client.events.list().collect()
         signed = [
             urllib.parse.parse_qs(r.path_qs.partition("?")[2])["auth"][0]
@@ -84,16 +85,18 @@ async def test_a_live_feed_recorded_across_a_drop_replays_to_the_same_records_an
         ]
         secrets = [emu.token, emu.stream_secret, *signed]
     text = text_of(path)
-    assert len(signed) == 1 and text.count('"e":"connect"') == 2
+    assert len(signed) == 1 and text.count('"e":"connect"') == 3
     for secret in secrets:
         assert secret not in text
-    assert text.count('"text":"{\\"authToken\\":\\"<redacted>\\"}"') == 2
+    assert text.count('"text":"{\\"authToken\\":\\"<redacted>\\"}"') == 3
     async with Emulator(replay=path) as emu, emu.client() as client:
         again = [r async for r in client.live.actions("basketball", fid, speed="fast")]
+        stats_again = [r async for r in client.live.statistics("basketball", fid, speed="fast")]
         events_again = await client.events.list().collect()
         later = [r async for r in client.live.actions("basketball", fid, start_position=50)]
     assert live[-1].finished and len(live) > 50
     assert bare(again) == bare(live)
+    assert repr(stats_again) == repr(stats) and stats[-1].finished
     assert events_again == events
     assert bare(later) == bare(live[50:])
 
