@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support import CLI, clean_env
+from support import CLI, clean_env, invoke
 from support.standalone import Standalone
 
 from asyncsports import Client
@@ -27,6 +27,17 @@ async def test_the_marker_serves_a_checked_in_recording(
     live = [r async for r in sports_client.live.actions("basketball", fixtures[0].id, speed="fast")]
     assert len(fixtures) == 8 and len(live) == 102 and live[-1].finished
     assert sports_emulator.requests["replay"] == 2 and sports_emulator.requests["live.actions"] == 1
+
+
+def test_record_from_the_environment_and_an_unwritable_file(tmp_path: Path) -> None:
+    path = tmp_path / "env.jsonl"
+    result = invoke("--emulator", "fixtures", "basketball", "--limit", "2", "--json",
+                    ASYNCSPORTS_RECORD=str(path))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert path.read_text().count('"e":"get"') >= 1
+    bad = invoke("--emulator", "--record", str(tmp_path / "no" / "such.jsonl"), "fixtures",
+                 "basketball")  # fmt: skip
+    assert bad.exit_code == 17 and "--record: cannot write" in bad.stderr
 
 
 @pytest.mark.slow
