@@ -215,3 +215,27 @@ async def test_recorded_gaps_are_kept_at_the_emulators_speed(
         assert took < 1.0  # speed=fast: at once, whatever the clock
     else:
         assert 6 / speed * 0.8 <= took < 6 / speed + 1.5  # 0.3 s, far from the recorded 6 s
+
+
+async def test_a_big_body_is_written_in_pieces_and_a_reopened_client_appends(
+    tmp_path: Path, serve: Any
+) -> None:
+    timeline = msgspec.json.encode([action(i + 1) for i in range(400)])  # about 0.5 MB
+
+    async def actions(request: web.Request) -> web.Response:
+        return web.Response(body=timeline, content_type="application/json")
+
+    url = await serve(actions)
+    path = tmp_path / "big.jsonl.gz"
+    client = Client(url, token=TOKEN, record=path)
+    for _ in range(2):  # opened, closed, opened again
+        async with client:
+            got = await client.actions.list("american-football", FIXTURE_ID).collect()
+    events = [msgspec.json.decode(line) for line in text_of(path).splitlines()]
+    assert events[0]["format"] == "asyncsports-recording"
+    assert sum("format" in e for e in events) == 1 and sum(e.get("e") == "get" for e in events) == 2
+    pieces = [e for e in events if e.get("e") == "body" and e["id"] == 1]
+    assert len(pieces) >= len(timeline) // (128 * 1024)
+    assert all(len(p["text"]) < 2 * 256 * 1024 for p in pieces)  # never the whole body at once
+    async with Emulator(replay=path) as emu, emu.client() as replayed:
+        assert await replayed.actions.list("american-football", FIXTURE_ID).collect() == got
