@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
 import warnings
 from collections.abc import Mapping
 from types import TracebackType
@@ -58,6 +59,8 @@ class Client:
     ``default_query`` and ``default_headers`` go with every request (as in openai-python):
     a method's own parameters and headers, and its ``extra_query`` and ``extra_headers``,
     take precedence; ``default_headers`` replace the client's own (``Accept``, say).
+    ``record`` (a file name; gzip when it ends ``.gz``) records every request, answer and
+    live message to it, secrets removed, for ``Emulator(replay=...)`` to serve.
     """
 
     def __init__(
@@ -86,6 +89,7 @@ class Client:
         verify_ssl: bool = True,
         default_query: Mapping[str, QueryValue] | None = None,
         default_headers: Mapping[str, str | None] | None = None,
+        record: str | os.PathLike[str] | None = None,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -126,7 +130,13 @@ class Client:
             if s.rate_limit_url is not None and s.rate_limit is not None
             else None
         )
-        self._session = Session(s, limiter=self._shared)
+        transport = None
+        if record is not None:
+            from asyncsports._http.record import RecordingTransport
+            from asyncsports._http.transport import AiohttpTransport
+
+            transport = RecordingTransport(AiohttpTransport(s), record, s)
+        self._session = Session(s, limiter=self._shared, transport=transport)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads: SquadsResource = SquadsResource(self._session)

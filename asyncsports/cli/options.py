@@ -45,6 +45,7 @@ class Globals:
     emulator_scale: str | None = None
     json: bool = False
     verbose: bool = False
+    record: str | None = None
     query: list[str] | None = None
     """``--query KEY=VALUE`` items: parameters sent with every request the command makes."""
     asked: tuple[tuple[str, str], ...] = ()
@@ -249,6 +250,18 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
         bool,
         False,
         _option("--json", env="JSON", help="JSON Lines output, even on a terminal.", panel=OUTPUT),
+    ),
+    "record": (
+        str | None,
+        None,
+        _option(
+            "--record",
+            env="RECORD",
+            help="Record every request, answer and live message to this file (JSON Lines, "
+            "gzip if it ends .gz; no secret in it): asyncsports-emulator --replay serves it.",
+            panel=OUTPUT,
+            metavar="FILE",
+        ),
     ),
     "verbose": (
         bool,

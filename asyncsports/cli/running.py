@@ -86,7 +86,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.TransportError, 10, "host unreachable or connection lost"),
     (errors.DecodeError, 11, "undecodable response"),
     (errors.SinkError, 13, "unusable or unreachable --db"),
-    (OutputFileError, 17, "unwritable output file (--save)"),
+    (OutputFileError, 17, "unwritable output file (--save, --record)"),
     (FeedEndedError, 20, "a live feed that ended without the fixture's finishing record"),
     (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
     (errors.NoRecordError, 15, "a response without the record asked for"),
@@ -225,6 +225,13 @@ async def _session(
     rate = cfg.rate_limit if cfg.rate_limit else None
     if cfg.query:
         options = {**options, "default_query": query_params(cfg.query)}
+    if cfg.record:
+        try:  # a wrong path is the user's, said before anything is sent
+            open(cfg.record, "ab").close()  # noqa: ASYNC230
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise OutputFileError(f"--record: cannot write {cfg.record}: {why}") from None
+        options = {**options, "record": cfg.record}
     if rate is not None and cfg.rate_limit_url:
         options = {
             **options,

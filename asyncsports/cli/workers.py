@@ -129,7 +129,9 @@ def worker(
 
 
 def _child_env(cfg: Globals) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_EMULATOR")}
+    # A recording is the parent's own: workers writing to one file would interleave.
+    skip = ("ASYNCSPORTS_EMULATOR", "ASYNCSPORTS_RECORD")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     emulator = EMULATOR.get()
     base_url, token = (emulator.base_url, emulator.token) if emulator else (cfg.base_url, cfg.token)
     for name, value in (("BASE_URL", base_url), ("TOKEN", token)):  # not in argv: ps shows it

@@ -37,6 +37,11 @@ Constructor (everything keyword-only after ``seed``):
   ``live_dialect`` (``"emulator"``, the default; ``"vendor"`` or ``"golf"``: the vendor's
   documented acknowledgement, heartbeats, WARN for an unknown fixture on an open socket and
   ERROR for a bad token; golf adds an ``Alarm`` status message).
+- Replay: ``replay`` (a file written by ``Client(record=...)`` or ``asyncsports --record``)
+  serves that recording instead of the generated data: REST answers as recorded, a request
+  not in it a 404 naming the nearest recorded one, live feeds with their recorded gaps at
+  the clock's speed (which then runs at 1 unless ``speed`` is given). See
+  docs/guides/recording.md.
 
 Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``live_url``
 (``ws://host:live_port``, the live feeds; ``live_heartbeat`` is assignable), ``token``

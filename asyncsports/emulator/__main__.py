@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="add an american-football fixture of N actions")  # fmt: skip
     p.add_argument("--latency", type=float, default=0.0, help="seconds added to each response")
     p.add_argument("--rate-limit", type=int, default=None, help="requests per second")
+    p.add_argument("--replay", default=None, metavar="FILE",
+                   help="serve this recording (asyncsports --record FILE) instead of generated "
+                   "data; live feeds keep their recorded gaps at --speed")  # fmt: skip
     return p
 
 
@@ -63,8 +66,11 @@ def describe(emu: Emulator) -> str:
     """What a caller needs to reach ``emu``, with curl examples."""
     accept = f"application/vnd.{emu.vendor}.dde.api+json;version=1"
     static = emu.static_streaming_credentials
+    replay = emu._replay
     lines = [
-        f"asyncsports emulator, seed {emu.seed}",
+        f"asyncsports emulator, replaying {replay.path}"
+        if replay is not None
+        else f"asyncsports emulator, seed {emu.seed}",
         f"  base URL        {emu.base_url}",
         f"  streaming URL   {emu.streaming_url}",
         f"  live URL        {emu.live_url}",
@@ -117,6 +123,7 @@ async def _serve(args: argparse.Namespace) -> None:
         latency=args.latency,
         rate_limit=args.rate_limit,
         speed=0.0 if args.frozen else args.speed if args.speed is not None else 1.0,
+        replay=args.replay,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -137,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:
         pass
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # a port in use; a file that is not a recording
         print(f"asyncsports-emulator: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import os
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from asyncsports.emulator._world import World
 
 if TYPE_CHECKING:
     from asyncsports.client import Client
+    from asyncsports.emulator._replay import Replay
 
 __all__ = ["DEFAULT_NOW", "Emulator"]
 
@@ -63,6 +65,7 @@ class Emulator:
         live_seq: str = "connection",
         live_ack: bool = True,
         live_dialect: str = "emulator",
+        replay: str | os.PathLike[str] | None = None,
     ) -> None:
         if now.tzinfo is None:
             raise ValueError("now must be timezone-aware")
@@ -80,6 +83,8 @@ class Emulator:
         self.seed = seed
         self.host = host
         self.port = port
+        # A replay's live feeds keep their recorded gaps: its clock runs unless told.
+        running_clock = running_clock or (replay is not None and speed is None)
         self.clock = Clock(now, running=running_clock, speed=speed)
         """The emulator's clock: ``advance(seconds)``, ``set(when)``, ``speed``, ``now()``."""
         self.faults = Faults()
@@ -106,6 +111,11 @@ class Emulator:
             requests=self._service.requests,
             config=LiveConfig(live_heartbeat, live_seq, live_ack, live_dialect),
         )
+        self._replay: Replay | None = None
+        if replay is not None:
+            from asyncsports.emulator._replay import Replay
+
+            self._replay = Replay(replay, self.clock, self.requests, self.log)
         self._runner: web.AppRunner | None = None
         self._live_runner: web.AppRunner | None = None
 
@@ -115,9 +125,11 @@ class Emulator:
         """Start serving (on ``port`` and ``live_port``, or free ones when they are 0)."""
         if self._runner is not None:
             raise RuntimeError("the emulator is already running")
-        runner = await self._listen(self._service.app(), self.port)
+        served = self._replay or self._service
+        runner = await self._listen(served.app(), self.port)
         try:
-            live = await self._listen(self._live.app(), self.live_port)
+            live_app = self._live.app() if self._replay is None else self._replay.live_app()
+            live = await self._listen(live_app, self.live_port)
         except BaseException:
             await runner.cleanup()
             raise
@@ -140,7 +152,7 @@ class Emulator:
         runner, self._runner = self._runner, None
         live, self._live_runner = self._live_runner, None
         if live is not None:
-            await self._live.close()
+            await (self._live if self._replay is None else self._replay).close()
             await live.cleanup()
         if runner is not None:
             await runner.cleanup()

@@ -17,6 +17,9 @@ to the constructor::
         sports_emulator.clock.advance(3600)
         ...
 
+``@pytest.mark.emulator(replay="tests/data/day.jsonl.gz")`` serves a recording instead
+(``Client(record=...)``, ``asyncsports --record``), its path taken from the rootdir.
+
 The fixtures are async (pytest-asyncio). An ``async def`` test that asks for one of them
 runs under pytest-asyncio whatever its mode: in the default strict mode it needs no
 ``@pytest.mark.asyncio`` of its own. Importing this module imports neither the emulator
@@ -91,6 +94,8 @@ async def sports_emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emula
 
     marker = request.node.get_closest_marker("emulator")
     args, kwargs = (marker.args, marker.kwargs) if marker is not None else ((), {})
+    if kwargs.get("replay") is not None:  # a recording's path is the project's, not cwd's
+        kwargs = {**kwargs, "replay": request.config.rootpath / kwargs["replay"]}
     async with Emulator(*args, **kwargs) as emu:
         yield emu
 

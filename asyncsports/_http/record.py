@@ -1,0 +1,314 @@
+"""A :class:`~asyncsports._http.transport.Transport` that records what passes through another.
+
+``Client(record=FILE)`` wraps its transport in a :class:`RecordingTransport`: every request
+(its host, path and query), its answer (status, the headers worth replaying, the body as
+it was read, after content decoding) and every live connection (what the client sent,
+each message with its time, how it closed) become events of the file, in the format of
+:mod:`asyncsports._wire.recording`, with no secret in them.
+
+Nothing is held longer than it must be: a body goes out in pieces of about 64 KiB as it
+is read, and every event is handed to one writer task that joins what is pending and
+writes it (through gzip when the name ends ``.gz``) in a worker thread, so the event
+loop never waits on the disk or on compression.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import gzip
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Container, Mapping
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from asyncsports._http.transport import Handshake, Kind, Message, Reply, Socket, Transport
+from asyncsports._version import __version__
+from asyncsports._wire.recording import FORMAT, VERSION, Pieces, Scrubber, encode, payload, split
+
+if TYPE_CHECKING:
+    from asyncsports._http.config import Settings
+
+__all__ = ["RecordingTransport"]
+
+
+class _Writer:
+    """Lines to one file, written in order by one task at a time, off the event loop."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._file: IO[bytes] | None = None
+        self._pending: list[bytes] = []
+        self._task: asyncio.Task[None] | None = None
+        self._opened = False
+
+    def open(self, header: bytes) -> None:
+        # Truncated at the first open, appended to when the client opens again (a gzip
+        # file then has two members, which gzip reads as one).
+        mode = "ab" if self._opened else "wb"
+        gz = self.path.endswith(".gz")
+        file: Any = gzip.open(self.path, mode, compresslevel=6) if gz else open(self.path, mode)  # noqa: SIM115
+        self._file = file
+        self._opened = True
+        if mode == "wb":
+            self.write(header)
+
+    def write(self, line: bytes) -> None:
+        if self._file is None:
+            return
+        self._pending.append(line)
+        if self._task is None or self._task.done():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a response released outside the loop: written at close
+                return
+            self._task = loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._pending and self._file is not None:
+            batch = b"".join(self._pending)
+            self._pending.clear()
+            await asyncio.to_thread(self._file.write, batch)
+
+    async def close(self) -> None:
+        while self._task is not None and not self._task.done():
+            await self._task
+        await self._drain()
+        file, self._file = self._file, None
+        if file is not None:
+            await asyncio.to_thread(file.close)
+
+
+class _Recorder:
+    """The events of one recording: ids, times and secrets."""
+
+    def __init__(self, path: str | os.PathLike[str], settings: Settings) -> None:
+        self.writer = _Writer(path)
+        creds = settings.streaming_credentials
+        token = settings.token if isinstance(settings.token, str) else None
+        self.scrub = Scrubber(token, *((creds.auth, creds.secret) if creds else ()))
+        self.bases = {
+            "data": settings.base_url,
+            "streaming": settings.streaming_url or "",
+            "live": settings.live_url or "",
+        }
+        self.ids = 0
+        self.t0 = time.monotonic()
+
+    def open(self) -> None:
+        started = dt.datetime.now(dt.UTC).isoformat()
+        head = {"format": FORMAT, "version": VERSION, "started": started,
+                "client": f"asyncsports/{__version__}"}  # fmt: skip
+        self.writer.open(encode(head))
+
+    def event(self, kind: str, ident: int, **fields: Any) -> None:
+        t = round(time.monotonic() - self.t0, 6)
+        self.writer.write(encode({"e": kind, "id": ident, "t": t, **fields}))
+
+    def start(self, kind: str, url: str) -> int:
+        self.ids += 1
+        host, path, query = split(url, self.bases)
+        self.event(kind, self.ids, host=host or "other", path=path, query=self.scrub.query(query))
+        return self.ids
+
+    def failed(self, ident: int, exc: BaseException) -> None:
+        self.event("failed", ident, error=self.scrub.text(type(exc).__name__))
+
+    def learn_bearer(self, headers: Mapping[str, str]) -> None:
+        auth = headers.get("Authorization")
+        if auth:
+            self.scrub.learn(auth.partition(" ")[2].strip() or auth)
+
+
+class _Body:
+    """A body that records each piece the session reads."""
+
+    __slots__ = ("_done", "_ex", "_inner", "_pieces", "_rec")
+
+    def __init__(self, inner: Any, rec: _Recorder, ex: int) -> None:
+        self._inner = inner
+        self._rec = rec
+        self._ex = ex
+        self._pieces = Pieces(rec.scrub)
+        self._done = False
+
+    def _got(self, chunk: bytes) -> bytes:
+        if not chunk:
+            self.finish(True)
+        elif piece := self._pieces.feed(chunk):
+            self._rec.event("body", self._ex, **payload(piece))
+        return chunk
+
+    def finish(self, complete: bool) -> None:
+        if self._done:
+            return
+        self._done = True
+        if rest := self._pieces.end():
+            self._rec.event("body", self._ex, **payload(rest))
+        at_eof = getattr(self._inner, "at_eof", None)
+        complete = complete or bool(at_eof is not None and at_eof())
+        self._rec.event("end", self._ex, complete=complete)
+
+    async def readany(self) -> bytes:
+        return self._got(await self._inner.readany())
+
+    async def read(self, n: int = -1) -> bytes:
+        chunk = await self._inner.read(n)
+        return self._got(chunk) if chunk or n != 0 else chunk
+
+    async def iter_chunked(self, n: int) -> AsyncIterator[bytes]:
+        async for chunk in self._inner.iter_chunked(n):
+            yield self._got(chunk)
+        self._got(b"")
+
+
+class _Reply:
+    """A reply whose body is recorded; releasing it ends the exchange's events."""
+
+    __slots__ = ("_body", "_inner")
+
+    def __init__(self, inner: Reply, body: _Body) -> None:
+        self._inner = inner
+        self._body = body
+
+    @property
+    def status(self) -> int:
+        return self._inner.status
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._inner.headers
+
+    @property
+    def content_length(self) -> int | None:
+        return self._inner.content_length
+
+    @property
+    def content(self) -> _Body:
+        return self._body
+
+    def release(self) -> Any:
+        self._body.finish(False)
+        return self._inner.release()
+
+
+class _Socket:
+    """A websocket whose messages, both ways, are recorded."""
+
+    __slots__ = ("_closed", "_id", "_inner", "_net", "_rec", "inner")
+
+    def __init__(self, inner: Socket, net: Transport, rec: _Recorder, ident: int) -> None:
+        self.inner = inner
+        self._net = net
+        self._rec = rec
+        self._id = ident
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self.inner.closed
+
+    @property
+    def close_code(self) -> int | None:
+        return self.inner.close_code
+
+    def _end(self, by: str, code: int | None, error: str | None = None) -> None:
+        if not self._closed:
+            self._closed = True
+            extra = {"error": error} if error else {}
+            self._rec.event("closed", self._id, by=by, code=code, **extra)
+
+    async def receive(self) -> Message:
+        try:
+            msg = await self.inner.receive()
+        except BaseException as exc:
+            self._end("lost", None, type(exc).__name__)
+            raise
+        if msg.type in self._net.text:
+            data = msg.data
+            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+            self._rec.event("recv", self._id, **payload(self._rec.scrub.bytes(raw)))
+        else:
+            self._end("server", self.inner.close_code)
+        return msg
+
+    async def send_str(self, data: str) -> None:
+        self._rec.event("sent", self._id, text=self._rec.scrub.sent(data))
+        await self.inner.send_str(data)
+
+    async def close(self, *, code: int = 1000) -> Any:
+        self._end("client", code)
+        return await self.inner.close(code=code)
+
+
+class RecordingTransport:
+    """``inner`` (any :class:`Transport`), with every exchange recorded to ``path``."""
+
+    def __init__(self, inner: Transport, path: str | os.PathLike[str], settings: Settings) -> None:
+        self.inner = inner
+        self.errors = inner.errors
+        self.text: Container[Any] = inner.text
+        self._rec = _Recorder(path, settings)
+
+    @property
+    def path(self) -> str:
+        """Where the recording goes."""
+        return self._rec.writer.path
+
+    @property
+    def is_open(self) -> bool:
+        return self.inner.is_open
+
+    def open(self) -> None:
+        if not self.inner.is_open:
+            self._rec.open()
+        self.inner.open()
+
+    async def close(self) -> None:
+        try:
+            await self.inner.close()
+        finally:
+            await self._rec.writer.close()
+
+    def in_use(self) -> int:
+        return self.inner.in_use()
+
+    def send(self, url: str, headers: Mapping[str, str], whole: bool) -> Awaitable[Reply]:
+        return self._send(url, headers, whole)
+
+    async def _send(self, url: str, headers: Mapping[str, str], whole: bool) -> Reply:
+        rec = self._rec
+        rec.learn_bearer(headers)
+        ex = rec.start("get", url)
+        try:
+            reply = await self.inner.send(url, headers, whole)
+        except BaseException as exc:
+            rec.failed(ex, exc)
+            raise
+        rec.event("reply", ex, status=reply.status, headers=rec.scrub.headers(reply.headers))
+        return _Reply(reply, _Body(reply.content, rec, ex))
+
+    def failure(self, exc: BaseException) -> tuple[Kind, str]:
+        return self.inner.failure(exc)
+
+    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
+        rec = self._rec
+        if headers:
+            rec.learn_bearer(headers)
+        ident = rec.start("connect", url)
+        try:
+            ws = await self.inner.connect(url, headers, max_size)
+        except Handshake as exc:
+            rec.event("refused", ident, status=exc.status)
+            raise
+        except BaseException as exc:
+            rec.failed(ident, exc)
+            raise
+        rec.event("open", ident)
+        return _Socket(ws, self.inner, rec, ident)
+
+    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
+        return self.inner.kind(msg)
+
+    def abort(self, ws: Socket) -> Any:
+        return self.inner.abort(ws.inner if isinstance(ws, _Socket) else ws)

@@ -1,0 +1,399 @@
+"""Recordings, sans I/O: the JSON Lines events ``Client(record=...)`` writes and what
+``Emulator(replay=...)`` makes of them.
+
+A recording is one JSON object a line (gzip when the file name ends ``.gz``): a header
+(``{"format": "asyncsports-recording", "version": 1, ...}``), then events in the order they
+happened, each with ``e`` (its kind), ``id`` (its exchange or connection) and ``t`` (seconds
+since the recording started):
+
+- a request: ``get`` (``host``: data, streaming or live; ``path``; ``query``: pairs), then
+  ``reply`` (``status``, ``headers``), ``body`` pieces (``text``, or ``b64`` for bytes that
+  are not UTF-8) and ``end`` (``complete``: the body was read to its end); or ``failed``;
+- a live connection: ``connect`` (as ``get``), then ``open``, ``refused`` (``status``) or
+  ``failed``; ``sent`` (what the client sent), ``recv`` (each message) and ``closed``
+  (``code``, ``by``: server or client).
+
+Secrets never reach a line: request headers are not recorded at all, the query's
+credential values (:data:`SECRET_PARAMS`) and a sent message's token keys are replaced by
+:data:`REDACTED`, and every secret seen is scrubbed from bodies, messages and headers
+(:class:`Scrubber`, :class:`Pieces`). The rules where the vendor is silent are in
+docs/wire.md, "Recordings".
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "FORMAT",
+    "REDACTED",
+    "SECRET_PARAMS",
+    "Entry",
+    "Exchange",
+    "Feed",
+    "Pieces",
+    "Recording",
+    "Scrubber",
+    "decode_payload",
+    "encode",
+    "key",
+    "nearest",
+    "payload",
+    "read",
+    "schedule",
+    "split",
+]
+
+FORMAT = "asyncsports-recording"
+VERSION = 1
+REDACTED = "<redacted>"
+SECRET_PARAMS = frozenset(
+    {"auth", "authToken", "token", "access_token", "signature", "sig", "secret", "apiKey"}
+)
+"""Query parameters and sent-message keys whose values are credentials."""
+_IGNORED = SECRET_PARAMS | {"timestamp", "operatorId"}
+"""Query parameters a replay does not match on: who asks, and when it signed, vary."""
+_LIVE_IGNORED = frozenset({"startPosition", "speed"})
+_DROPPED_HEADERS = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
+     "set-cookie", "authorization", "proxy-authorization"}
+)  # fmt: skip
+PIECE = 64 * 1024
+
+_encoder = msgspec.json.Encoder()
+_any = msgspec.json.Decoder()
+
+
+def encode(event: Mapping[str, Any]) -> bytes:
+    """One line of the file."""
+    return _encoder.encode(event) + b"\n"
+
+
+def payload(data: bytes) -> dict[str, str]:
+    """Bytes as a field: ``text`` when they are UTF-8 (JSON always is), else ``b64``."""
+    try:
+        return {"text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(data).decode("ascii")}
+
+
+def decode_payload(event: Mapping[str, Any]) -> bytes:
+    """The bytes of a :func:`payload` field."""
+    if "text" in event:
+        text: str = event["text"]
+        return text.encode("utf-8")
+    return base64.b64decode(event.get("b64", ""))
+
+
+class Scrubber:
+    """The secrets seen so far, and their removal from anything about to be written."""
+
+    __slots__ = ("_bytes", "_texts")
+
+    def __init__(self, *secrets: str | None) -> None:
+        self._texts: list[str] = []
+        self._bytes: list[bytes] = []
+        for s in secrets:
+            self.learn(s)
+
+    def learn(self, secret: str | None) -> None:
+        """Remember ``secret`` (nothing shorter than 4 characters: it would scrub words)."""
+        if secret and len(secret) >= 4 and secret not in self._texts:
+            self._texts.append(secret)
+            self._texts.sort(key=len, reverse=True)  # a longer secret holding a shorter one
+            self._bytes = [t.encode() for t in self._texts]
+
+    @property
+    def longest(self) -> int:
+        """The length of the longest secret in bytes (0: none)."""
+        return len(self._bytes[0]) if self._bytes else 0
+
+    def text(self, text: str) -> str:
+        for s in self._texts:
+            if s in text:
+                text = text.replace(s, REDACTED)
+        return text
+
+    def bytes(self, data: bytes) -> bytes:
+        for s in self._bytes:
+            if s in data:
+                data = data.replace(s, REDACTED.encode())
+        return data
+
+    def query(self, pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
+        """Query pairs with credential values learnt and replaced."""
+        out = []
+        for name, value in pairs:
+            if name in SECRET_PARAMS:
+                self.learn(value)
+                value = REDACTED
+            out.append([name, self.text(value)])
+        return out
+
+    def sent(self, text: str) -> str:
+        """A message the client sends: a JSON object's credential keys replaced (and
+        learnt), anything else scrubbed."""
+        try:
+            doc = _any.decode(text)
+        except msgspec.DecodeError:
+            return self.text(text)
+        if isinstance(doc, dict) and any(k in SECRET_PARAMS for k in doc):
+            for k in doc:
+                if k in SECRET_PARAMS:
+                    self.learn(str(doc[k]))
+                    doc[k] = REDACTED
+            return self.text(_encoder.encode(doc).decode())
+        return self.text(text)
+
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """Response headers worth replaying: transport ones and cookies dropped, scrubbed."""
+        return {k: self.text(v) for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS}
+
+
+class Pieces:
+    """A body as scrubbed pieces of about :data:`PIECE` bytes, never cutting a secret.
+
+    :meth:`feed` takes what arrived and returns a piece to write (or ``b""``); the last
+    ``longest - 1`` bytes are held back, since a secret may go on in the next chunk, and
+    the cut moves back to a UTF-8 character's start so that each piece stays text.
+    """
+
+    __slots__ = ("_buf", "_scrub", "size")
+
+    def __init__(self, scrub: Scrubber, size: int = PIECE) -> None:
+        self._scrub = scrub
+        self._buf = b""
+        self.size = size
+
+    def feed(self, chunk: bytes) -> bytes:
+        buf = self._buf + chunk if self._buf else chunk
+        if len(buf) < self.size:
+            self._buf = buf
+            return b""
+        buf = self._scrub.bytes(buf)
+        cut = max(0, len(buf) - max(0, self._scrub.longest - 1))
+        while 0 < cut < len(buf) and (buf[cut] & 0xC0) == 0x80:
+            cut -= 1
+        self._buf = buf[cut:]
+        return buf[:cut]
+
+    def end(self) -> bytes:
+        buf, self._buf = self._buf, b""
+        return self._scrub.bytes(buf)
+
+
+def split(url: str, bases: Mapping[str, str]) -> tuple[str, str, list[tuple[str, str]]]:
+    """``(host, path, query)`` of a URL under one of ``bases`` (name -> base URL); the
+    longest base wins (the emulator's streaming URL is under its base URL)."""
+    target, _, query = url.partition("?")
+    host, path = "", target
+    for name, base in sorted(bases.items(), key=lambda b: -len(b[1])):
+        if base and target.startswith(base):
+            host, path = name, target[len(base) :]
+            break
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    return host, path or "/", pairs
+
+
+def key(host: str, path: str, query: Iterable[tuple[str, str]] | Iterable[list[str]]) -> str:
+    """What a replay matches a request by: host, path and the query sorted by name (the
+    order of one name's values kept), credentials and live positions left out."""
+    ignored = _LIVE_IGNORED | _IGNORED if host == "live" else _IGNORED
+    kept = sorted(((n, v) for n, v in query if n not in ignored), key=lambda p: p[0])
+    qs = urllib.parse.urlencode(kept)
+    return f"{host} {path}" + (f"?{qs}" if qs else "")
+
+
+def nearest(target: str, keys: Iterable[str]) -> str | None:
+    """The recorded key most like ``target`` (same host first, then same path)."""
+    host, _, rest = target.partition(" ")
+    path = rest.partition("?")[0]
+    same = [k for k in keys if k.partition(" ")[0] == host]
+    pool = [k for k in same if k.partition(" ")[2].partition("?")[0] == path] or same
+    if not pool:
+        return None
+    return max(pool, key=lambda k: difflib.SequenceMatcher(None, target, k).ratio())
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass
+class Exchange:
+    """One recorded REST answer."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes = b""
+    complete: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A live message on a feed's timeline: ``index`` is the record's position from the
+    fixture's start (None: not a record, sent after record ``after``)."""
+
+    t: float
+    text: str
+    index: int | None
+    after: int
+    seq: int | None = None
+
+
+@dataclass
+class Feed:
+    """One live feed's messages across its recorded connections."""
+
+    preamble: list[str] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    close_code: int = 1000
+
+
+@dataclass
+class Recording:
+    """What a replay serves: answers per :func:`key` in the order recorded, and feeds."""
+
+    exchanges: dict[str, list[Exchange]] = field(default_factory=dict)
+    feeds: dict[str, Feed] = field(default_factory=dict)
+
+
+_MARKERS = ("fixtureAction", "fixtureSeqNum", "teamActionAggregates", "advancedSportStatistics")
+
+
+def _seq(text: str) -> tuple[bool, int | None]:
+    """Whether a live message is a record (a packet of a feed), and its fixtureSeqNum."""
+    try:
+        doc = _any.decode(text)
+    except msgspec.DecodeError:
+        return False, None
+    if not isinstance(doc, dict) or not any(m in doc for m in _MARKERS):
+        return False, None
+    action = doc.get("fixtureAction")
+    raw = action.get("fixtureSeqNum") if isinstance(action, dict) else doc.get("fixtureSeqNum")
+    try:
+        return True, int(raw) if raw is not None and not isinstance(raw, bool) else None
+    except (TypeError, ValueError):
+        return True, None
+
+
+@dataclass
+class _Conn:
+    key: str
+    start: int
+    messages: list[tuple[float, str]] = field(default_factory=list)
+    close: int | None = None
+
+
+def read(lines: Iterable[bytes]) -> Recording:
+    """A recording's lines (header first) as what a replay serves.
+
+    Raises ValueError for a file that is not a recording.
+    """
+    it = iter(lines)
+    first = next(it, b"")
+    try:
+        head = _any.decode(first)
+    except msgspec.DecodeError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise ValueError("not an asyncsports recording (its first line has no format)")
+    if head.get("version") != VERSION:
+        raise ValueError(f"recording version {head.get('version')!r}: this reads {VERSION}")
+    rec = Recording()
+    open_: dict[int, Exchange] = {}
+    keys: dict[int, str] = {}
+    conns: dict[int, _Conn] = {}
+    order: list[_Conn] = []
+    for line in it:
+        if not line.strip():
+            continue
+        ev = _any.decode(line)
+        kind, ident = ev.get("e"), ev.get("id")
+        if kind in ("get", "connect"):
+            keys[ident] = key(ev["host"], ev["path"], ev.get("query", ()))
+            if kind == "connect":
+                start = dict((n, v) for n, v in ev.get("query", ())).get("startPosition", "0")
+                conns[ident] = _Conn(keys[ident], int(start) if start.isdigit() else 0)
+        elif kind == "reply":
+            answer = Exchange(ev["status"], ev.get("headers", {}))
+            open_[ident] = answer
+            rec.exchanges.setdefault(keys[ident], []).append(answer)
+        elif kind == "body" and ident in open_:
+            open_[ident].body += decode_payload(ev)
+        elif kind == "end" and ident in open_:
+            open_.pop(ident).complete = bool(ev.get("complete"))
+        elif kind == "open" and ident in conns:
+            order.append(conns[ident])
+        elif kind == "recv" and ident in conns:
+            conns[ident].messages.append((ev["t"], decode_payload(ev).decode("utf-8", "replace")))
+        elif kind == "closed" and ident in conns and ev.get("by") == "server":
+            conns[ident].close = ev.get("code")
+    for conn in order:
+        feed = rec.feeds.setdefault(conn.key, Feed())
+        _merge(feed, conn, first=len(feed.entries) == 0 and not feed.preamble)
+    for feed in rec.feeds.values():
+        feed.entries.sort(key=lambda e: (e.after, e.index is None))
+        t = 0.0
+        for i, e in enumerate(feed.entries):  # times that never go back
+            t = max(t, e.t)
+            feed.entries[i] = Entry(t, e.text, e.index, e.after, e.seq)
+    return rec
+
+
+def _merge(feed: Feed, conn: _Conn, first: bool) -> None:
+    """Add one connection's messages to its feed: each record at its index (the first
+    arrival wins), other messages where the connection stood at the feed's front."""
+    seen = {e.index for e in feed.entries if e.index is not None}
+    front = max(seen, default=-1)
+    origin: int | None = None
+    nxt = conn.start
+    last = conn.start - 1
+    began = False
+    for t, text in conn.messages:
+        record, seq = _seq(text)
+        if not record:
+            if first and not began:
+                feed.preamble.append(text)
+            elif began and last >= front:
+                feed.entries.append(Entry(t, text, None, last))
+            continue
+        if origin is None:
+            # The vendor numbers from 1 per connection; a server may go on from the start.
+            origin = 0 if seq is not None and seq != 1 and seq == conn.start + 1 else conn.start
+        index = origin + seq - 1 if seq is not None else nxt
+        nxt, began = index + 1, True
+        if index < 0 or index in seen:
+            continue
+        seen.add(index)
+        last, front = index, max(front, index)
+        feed.entries.append(Entry(t, text, index, index, seq))
+    if conn.close is not None:
+        feed.close_code = conn.close
+
+
+_SEQ = re.compile(r'("fixtureSeqNum"\s*:\s*"?)(-?\d+)')
+
+
+def schedule(feed: Feed, start: int) -> list[tuple[float, str]]:
+    """What a connection at ``startPosition`` ``start`` is sent: (seconds after the first,
+    message), records from index ``start`` on, each numbered ``index + 1`` (rewritten only
+    where the recording numbered it otherwise)."""
+    out: list[tuple[float, str]] = []
+    t0: float | None = None
+    for e in feed.entries:
+        if e.after < start:
+            continue
+        text = e.text
+        if e.index is not None and e.seq is not None and e.seq != e.index + 1:
+            text = _SEQ.sub(rf"\g<1>{e.index + 1}", text, count=1)
+        t0 = e.t if t0 is None else t0
+        out.append((e.t - t0, text))
+    return out

@@ -1,0 +1,189 @@
+"""``Emulator(replay=FILE)``: serve a recording (``Client(record=FILE)``) instead of the world.
+
+The emulator keeps its ports, clock, counters and request log; only the two applications
+change. REST: each request is matched by host, path and query (credentials aside, see
+:func:`~asyncsports._wire.recording.key`) and answered as recorded, the answers to one
+key in the order they were recorded, the last repeated once they run out; a body the
+recording client stopped reading is sent as far as it was read, then cut. A request not
+in the recording is a 404 whose body names the nearest recorded one.
+
+Live feeds: a connection is accepted with any token (a recording holds none), sent what
+the recorded feed's first connection got before its first record (the acknowledgement),
+then the feed's messages from ``startPosition`` on, each after its recorded gap at the
+clock's speed (``speed=fast`` in the query: at once), and closed as the recording's last
+connection was (1000 otherwise). Choices in docs/wire.md, "Recordings".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import gzip
+import os
+from collections.abc import Callable, Iterator
+
+from aiohttp import WSMsgType, web
+
+from asyncsports._wire.recording import Exchange, Recording, key, nearest, read, schedule
+from asyncsports.emulator._app import STREAMING_PREFIX, RequestRecord
+from asyncsports.emulator._clock import Clock
+from asyncsports.emulator._control import clock_routes
+from asyncsports.emulator._faults import Fault
+from asyncsports.emulator._http import Reply, error_reply, send
+
+__all__ = ["Replay", "load"]
+
+AUTH_WAIT = 10.0
+
+
+def _lines(path: str) -> Iterator[bytes]:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        yield from f
+
+
+def load(path: str | os.PathLike[str]) -> Recording:
+    """The recording at ``path`` (ValueError if it is not one)."""
+    return read(_lines(os.fspath(path)))
+
+
+class Replay:
+    """The applications that serve one recording."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        clock: Clock,
+        requests: collections.Counter[str],
+        log: collections.deque[RequestRecord],
+    ) -> None:
+        self.path = os.fspath(path)
+        self.recording = load(path)
+        self.clock = clock
+        self.requests = requests
+        self.log = log
+        self.served: collections.Counter[str] = collections.Counter()
+        self.sockets: set[web.WebSocketResponse] = set()
+
+    def app(self) -> web.Application:
+        """The data service, the snooker proxy and the events listing, as recorded."""
+        app = web.Application()
+        clock_routes(app, self.clock)
+        app.router.add_route("*", "/{tail:.*}", self._rest)
+        return app
+
+    def live_app(self) -> web.Application:
+        """The live feeds, as recorded."""
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", self._live)
+        return app
+
+    async def close(self) -> None:
+        """Close every open feed (1001, going away)."""
+        for ws in list(self.sockets):
+            with contextlib.suppress(Exception):
+                await ws.close(code=1001, message=b"emulator closing")
+
+    def _missing(self, wanted: str) -> str:
+        near = nearest(wanted, [*self.recording.exchanges, *self.recording.feeds])
+        shown = wanted.partition(" ")[2]
+        where = f"; the nearest recorded: {near.partition(' ')[2]}" if near else ""
+        return f"not in the recording {os.path.basename(self.path)}: {shown}{where}"
+
+    async def _rest(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        host = "data"
+        if path.startswith(STREAMING_PREFIX + "/"):
+            host, path = "streaming", path[len(STREAMING_PREFIX) :]
+        wanted = key(host, path, request.query.items())
+        self.requests["replay"] += 1
+        answers = self.recording.exchanges.get(wanted)
+        if request.method not in ("GET", "HEAD") or not answers:
+            reply = error_reply(404, self._missing(wanted))
+            fault = None
+        else:
+            n = self.served[wanted]
+            self.served[wanted] = n + 1
+            answer = answers[min(n, len(answers) - 1)]
+            reply, fault = _reply(answer)
+        self.log.append(RequestRecord("replay", request.method, request.path_qs, reply.status))
+        return await send(request, reply, fault)
+
+    async def _live(self, request: web.Request) -> web.StreamResponse:
+        wanted = key("live", request.path, request.query.items())
+        feed = self.recording.feeds.get(wanted)
+        self.requests["live." + request.path.rpartition("/")[2]] += 1
+        if feed is None:
+            raise web.HTTPNotFound(text=self._missing(wanted))
+        raw = request.query.get("startPosition", "0")
+        if not raw.isdigit():
+            raise web.HTTPBadRequest(text=f"startPosition: expected an integer >= 0, got {raw!r}")
+        fast = request.query.get("speed") == "fast"
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self.sockets.add(ws)
+        try:
+            with contextlib.suppress(TimeoutError):
+                first = await ws.receive(timeout=AUTH_WAIT)
+                if first.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                    for text in feed.preamble:
+                        await ws.send_str(text)
+                    await self._pump(ws, schedule(feed, int(raw)), fast)
+                    await ws.close(code=feed.close_code, message=b"end of the recording")
+        except ConnectionError:
+            pass  # the client went away mid-send
+        finally:
+            self.sockets.discard(ws)
+        return ws
+
+    async def _pump(
+        self, ws: web.WebSocketResponse, plan: list[tuple[float, str]], fast: bool
+    ) -> None:
+        """Send ``plan``'s messages at their gaps on the clock, while the client is there."""
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+
+        def poke() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(wake.set)
+
+        unwatch: Callable[[], None] = self.clock.watch(poke)
+        reader = asyncio.create_task(_read(ws, wake))
+        start = self.clock.time()
+        try:
+            for gap, text in plan:
+                while not fast and not ws.closed and not reader.done():
+                    left = self.clock.until(start + gap)
+                    if left == 0:
+                        break
+                    wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(left):
+                            await wake.wait()
+                if ws.closed or reader.done():
+                    return
+                await ws.send_str(text)
+        finally:
+            unwatch()
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+
+
+async def _read(ws: web.WebSocketResponse, gone: asyncio.Event) -> None:
+    async for _ in ws:  # what the client says after its token is ignored
+        pass
+    gone.set()
+
+
+def _reply(answer: Exchange) -> tuple[Reply, Fault | None]:
+    """A recorded answer as the emulator writes replies; one read only in part is cut."""
+    headers = dict(answer.headers)
+    ctype = next((headers.pop(k) for k in list(headers) if k.lower() == "content-type"), "")
+    media, _, params = ctype.partition(";")
+    charset = params.partition("charset=")[2].strip() or None
+    reply = Reply(answer.body, answer.status, media.strip() or "application/octet-stream",
+                  headers, charset)  # fmt: skip
+    cut = not answer.complete and answer.status < 400
+    return reply, Fault(truncate=len(answer.body)) if cut else None
