@@ -58,6 +58,8 @@ class Client:
     ``default_query`` and ``default_headers`` go with every request (as in openai-python):
     a method's own parameters and headers, and its ``extra_query`` and ``extra_headers``,
     take precedence; ``default_headers`` replace the client's own (``Accept``, say).
+    ``tracing=True`` sends spans and metrics to the global OpenTelemetry providers (extra
+    ``otel``; :func:`asyncsports.telemetry.instrument`).
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class Client:
         verify_ssl: bool = True,
         default_query: Mapping[str, QueryValue] | None = None,
         default_headers: Mapping[str, str | None] | None = None,
+        tracing: bool = False,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -143,6 +146,10 @@ class Client:
         """Live stream events."""
         self.live: LiveResource = LiveResource(self._session)
         """The live feeds (websockets of the streams host, ``live_url``)."""
+        if tracing:
+            from asyncsports.telemetry import instrument
+
+            instrument(self)
 
     @functools.cached_property
     def with_json(self) -> ClientWithJSON:

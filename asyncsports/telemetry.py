@@ -1,0 +1,365 @@
+"""OpenTelemetry traces and metrics of a client (extra ``otel``).
+
+``Client(..., tracing=True)``, or :func:`instrument` on a client made without it, gives:
+
+- a span per call of a public method, named ``asyncsports.<namespace>.<method>``
+  (``asyncsports.fixtures.list``); a listing's or a generator's span lives from its
+  first page to its end or close, a live feed's from its first record to its end;
+- under it, a ``CLIENT`` span per HTTP attempt, named ``GET <url.template>``, with the
+  HTTP client semantic conventions (``http.request.method``, ``url.template``,
+  ``server.address``, ``server.port``, ``http.response.status_code``,
+  ``http.request.resend_count``, ``error.type``), ``http.response.body.size`` and
+  ``asyncsports.rate_limit.wait``: the seconds spent waiting for the client's turn
+  (the rate limit, a 429 pause), which the attempt span includes;
+- a span per live connection (``asyncsports.live.connection``) with the records it
+  delivered and, when it ended before the feed did, an ``asyncsports.live.reconnect``
+  event saying why;
+- metrics: ``http.client.request.duration`` (a histogram per attempt),
+  ``asyncsports.client.retries``, ``asyncsports.client.throttled`` (429 answers),
+  ``asyncsports.client.rate_limit.wait``, ``asyncsports.live.records`` and
+  ``asyncsports.live.lag`` (seconds from a record's timestamp to its arrival).
+
+No attribute holds a secret: no header is recorded, ``url.full`` carries only the
+request's own query (never the stream credentials nor ``default_query``), and every
+message recorded (an error's, a connection's end) goes through the client's secret filter.
+
+A client without tracing has no observer: its request path reads one attribute per call.
+This module imports OpenTelemetry only when :func:`instrument` runs.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import time
+import urllib.parse
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from asyncsports._http.observer import Attempt
+from asyncsports._http.request import Request
+from asyncsports._http.session import Response, Session, _Failed
+from asyncsports._optional import need
+from asyncsports._version import __version__
+from asyncsports.errors import redact
+from asyncsports.live import Feed
+from asyncsports.paging import AsyncList
+from asyncsports.raw import RawRecord
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import Span, TracerProvider
+
+    from asyncsports._http.retry import Call
+    from asyncsports._wire.live import ConnectionEnd
+    from asyncsports.client import Client
+
+__all__ = ["instrument"]
+
+T = TypeVar("T")
+_NAMESPACES = (
+    "fixtures",
+    "squads",
+    "actions",
+    "standings",
+    "statistics",
+    "snooker",
+    "events",
+    "live",
+)
+_QUIET = (GeneratorExit, StopAsyncIteration)
+
+
+def instrument(
+    client: Client,
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+) -> None:
+    """Trace ``client``'s calls and record its metrics, through the global OpenTelemetry
+    providers or those given. Once per client: a second call does nothing.
+
+    ``client.with_json`` is traced too (its calls have the same span names).
+    """
+    session: Session = client._session
+    if session.observer is not None:
+        return
+    trace = need("opentelemetry.trace", "Tracing")
+    metrics = need("opentelemetry.metrics", "Tracing")
+    tracer = trace.get_tracer("asyncsports", __version__, tracer_provider)
+    meter = metrics.get_meter("asyncsports", __version__, meter_provider)
+    telemetry = _Telemetry(session, trace, tracer, meter)
+    # The view first: its methods are bound to copies of the resources, made from the
+    # plain resources as they are now (before their methods are wrapped below).
+    view = client.with_json
+    for name in _NAMESPACES:
+        for namespace in (getattr(client, name), getattr(view, name)):
+            telemetry.wrap(namespace, f"asyncsports.{name}")
+    session.observer = telemetry
+
+
+class _Telemetry:
+    """The session's observer and the calls' spans: one per instrumented client."""
+
+    def __init__(self, session: Session, trace: Any, tracer: Any, meter: Any) -> None:
+        self._session = session
+        self._trace = trace
+        self._tracer = tracer
+        self._context = need("opentelemetry.context", "Tracing")
+        self._client_kind = trace.SpanKind.CLIENT
+        self._error = trace.StatusCode.ERROR
+        self._status = trace.Status
+        self._servers: dict[str, dict[str, Any]] = {}
+        # The attempt waiting for its turn, if any (the session waits in the attempt's task).
+        self._attempt: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
+            "asyncsports_attempt", default=None
+        )
+        self._duration = meter.create_histogram(
+            "http.client.request.duration", unit="s", description="Duration of HTTP requests."
+        )
+        self._retries = meter.create_counter(
+            "asyncsports.client.retries", unit="{request}", description="Requests sent again."
+        )
+        self._throttled = meter.create_counter(
+            "asyncsports.client.throttled", unit="{response}", description="429 answers."
+        )
+        self._wait = meter.create_histogram(
+            "asyncsports.client.rate_limit.wait",
+            unit="s",
+            description="Time waited for the client's turn (rate limit, 429 pause).",
+        )
+        self._records = meter.create_counter(
+            "asyncsports.live.records", unit="{record}", description="Live records delivered."
+        )
+        self._lag = meter.create_histogram(
+            "asyncsports.live.lag",
+            unit="s",
+            description="From a live record's timestamp to its arrival.",
+        )
+
+    # -- the session's observer
+
+    def attempt(self, send: Attempt[T]) -> Attempt[T]:
+        return functools.partial(self._observed, send)
+
+    async def _observed(
+        self, send: Attempt[T], net: Any, base: str, req: Request, call: Call, consume: Any
+    ) -> T:
+        server = self._server(base)
+        attributes: dict[str, Any] = {"http.request.method": "GET", **server}
+        route = req.route
+        if route is not None:
+            attributes["url.template"] = route
+        resent = call.attempts
+        if resent:
+            attributes["http.request.resend_count"] = resent
+            self._retries.add(1, server)
+        span = self._tracer.start_span(
+            f"GET {route or req.path}", kind=self._client_kind, attributes=attributes
+        )
+        span.set_attribute("url.full", redact(base + req.target))
+        token = self._context.attach(self._trace.set_span_in_context(span))
+        waiting = self._attempt.set(span)
+        started = time.monotonic()
+        try:
+            result = await send(net, base, req, call, consume)
+        except BaseException as exc:
+            if not isinstance(exc, _QUIET):
+                self._fail(span, exc)
+                attributes["error.type"] = _error_type(exc)
+            raise
+        else:
+            self._answered(span, result, attributes)
+            return result
+        finally:
+            self._attempt.reset(waiting)
+            self._context.detach(token)
+            span.end()
+            del attributes["http.request.method"]
+            attributes.pop("http.request.resend_count", None)
+            self._duration.record(
+                time.monotonic() - started, {"http.request.method": "GET", **attributes}
+            )
+
+    def _answered(self, span: Span, result: object, attributes: dict[str, Any]) -> None:
+        if isinstance(result, _Failed):
+            status = result.outcome.status
+            if status is not None:
+                span.set_attribute("http.response.status_code", status)
+                attributes["http.response.status_code"] = status
+                if status == 429:
+                    self._throttled.add(1, self._servers_of(attributes))
+            kind = str(status) if status is not None else _error_type(result.error)
+            attributes["error.type"] = kind
+            span.set_attribute("error.type", kind)
+            span.set_status(self._status(self._error, self._session.hide(str(result.error))))
+            return
+        if isinstance(result, Response):
+            span.set_attribute("http.response.status_code", result.status)
+            attributes["http.response.status_code"] = result.status
+            size: Any = len(result.body) if type(result) is Response else None
+            if size is None:
+                size = result.headers.get("Content-Length")
+                size = int(size) if size is not None and size.isdigit() else None
+            if size is not None:
+                span.set_attribute("http.response.body.size", size)
+
+    def waited(self, seconds: float) -> None:
+        span = self._attempt.get()
+        if span is not None:
+            span.set_attribute("asyncsports.rate_limit.wait", seconds)
+        self._wait.record(seconds)
+
+    def connection(self, req: Request, attempt: int) -> _Connection:
+        base = self._session.settings.live_url or ""
+        attributes: dict[str, Any] = {**self._server(base), "asyncsports.live.attempt": attempt}
+        if req.route is not None:
+            attributes["url.template"] = req.route
+        span = self._tracer.start_span(
+            "asyncsports.live.connection", kind=self._client_kind, attributes=attributes
+        )
+        return _Connection(span, self._session)
+
+    # -- the calls
+
+    def wrap(self, namespace: object, prefix: str) -> None:
+        """Trace every public method of ``namespace`` (set on the object, not its class)."""
+        for name in dir(namespace):
+            method = getattr(namespace, name)
+            if name.startswith("_") or not callable(method) or isinstance(method, type):
+                continue
+            setattr(namespace, name, self._traced(method, f"{prefix}.{name}"))
+
+    def _traced(self, method: Callable[..., Any], name: str) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)
+            if inspect.iscoroutine(result):
+                return self._coroutine(result, name)
+            if isinstance(result, AsyncList):
+                source = result._source
+                result._source = lambda start: self._steps(source(start), name)
+            elif isinstance(result, Feed):
+                result._gen = self._steps(result.__aiter__(), name, self._feed_counter(result))
+            elif inspect.isasyncgen(result):
+                return self._steps(result, name)
+            return result
+
+        return traced
+
+    async def _coroutine(self, coro: Coroutine[Any, Any, T], name: str) -> T:
+        with self._tracer.start_as_current_span(
+            name, record_exception=False, set_status_on_exception=False
+        ) as span:
+            try:
+                return await coro
+            except BaseException as exc:
+                self._fail(span, exc)
+                raise
+
+    async def _steps(
+        self,
+        source: AsyncIterator[T],
+        name: str,
+        seen: Callable[[Span, T], None] | None = None,
+    ) -> AsyncGenerator[T, None]:
+        """``source``'s items under one span, current while ``source`` runs (so that the
+        tasks it starts, a listing's page fetches, are its children) and only then."""
+        span: Span | None = None
+        context, trace = self._context, self._trace
+        try:
+            while True:
+                if span is None:
+                    span = self._tracer.start_span(name)
+                token = context.attach(trace.set_span_in_context(span))
+                try:
+                    item = await anext(source)
+                except StopAsyncIteration:
+                    return
+                finally:
+                    context.detach(token)
+                if seen is not None:
+                    seen(span, item)
+                yield item
+        except BaseException as exc:
+            if span is not None and not isinstance(exc, _QUIET):
+                self._fail(span, exc)
+            raise
+        finally:
+            aclose = getattr(source, "aclose", None)
+            try:
+                if aclose is not None:
+                    await aclose()
+            finally:
+                if span is not None:
+                    span.end()
+
+    def _feed_counter(self, feed: Feed[Any]) -> Callable[[Span, Any], None]:
+        attributes = {"asyncsports.live.kind": feed.kind}
+        count = [0]
+        records, lag = self._records, self._lag
+
+        def seen(span: Span, record: Any) -> None:
+            count[0] += 1
+            span.set_attribute("asyncsports.live.records", count[0])
+            records.add(1, attributes)
+            stamp = _timestamp(record)
+            if stamp is not None:
+                lag.record(max(0.0, time.time() - stamp), attributes)
+
+        return seen
+
+    def _fail(self, span: Span, exc: BaseException) -> None:
+        span.set_attribute("error.type", _error_type(exc))
+        span.set_status(self._status(self._error, self._session.hide(str(exc))))
+
+    def _server(self, base: str) -> dict[str, Any]:
+        server = self._servers.get(base)
+        if server is None:
+            parts = urllib.parse.urlsplit(base)
+            port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+            server = self._servers[base] = {
+                "server.address": parts.hostname or "",
+                "server.port": port,
+            }
+        return server
+
+    @staticmethod
+    def _servers_of(attributes: dict[str, Any]) -> dict[str, Any]:
+        return {k: attributes[k] for k in ("server.address", "server.port")}
+
+
+class _Connection:
+    """One live connection's span."""
+
+    __slots__ = ("_session", "_span")
+
+    def __init__(self, span: Span, session: Session) -> None:
+        self._span = span
+        self._session = session
+
+    def end(self, delivered: int, end: ConnectionEnd | None) -> None:
+        span = self._span
+        span.set_attribute("asyncsports.live.records", delivered)
+        if end is not None and end.error:
+            reason = self._session.hide(end.error)
+            span.set_attribute("asyncsports.live.end", reason)
+            span.add_event(
+                "asyncsports.live.reconnect",
+                {"reason": reason, "stalled": end.stalled, "records": delivered},
+            )
+        span.end()
+
+
+def _error_type(exc: BaseException) -> str:
+    return type(exc).__qualname__
+
+
+def _timestamp(record: Any) -> float | None:
+    """A live record's timestamp, epoch seconds (an action's or a statistics packet's)."""
+    if isinstance(record, RawRecord):
+        record = record.value
+    action = getattr(record, "fixture_action", None)
+    stamp = getattr(action if action is not None else record, "timestamp", None)
+    return None if stamp is None else float(stamp.timestamp())
