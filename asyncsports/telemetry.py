@@ -147,63 +147,58 @@ class _Telemetry:
         self, send: Attempt[T], net: Any, base: str, req: Request, call: Call, consume: Any
     ) -> T:
         server = self._server(base)
-        attributes: dict[str, Any] = {"http.request.method": "GET", **server}
+        # The metric's attributes: low cardinality (no URL, no retry number).
+        common: dict[str, Any] = {"http.request.method": "GET", **server}
         route = req.route
         if route is not None:
-            attributes["url.template"] = route
-        resent = call.attempts
-        if resent:
-            attributes["http.request.resend_count"] = resent
-            self._retries.add(1, server)
+            common["url.template"] = route
         span = self._tracer.start_span(
-            f"GET {route or req.path}", kind=self._client_kind, attributes=attributes
+            f"GET {route or req.path}", kind=self._client_kind, attributes=common
         )
         span.set_attribute("url.full", redact(base + req.target))
+        if call.attempts:
+            span.set_attribute("http.request.resend_count", call.attempts)
+            self._retries.add(1, server)
         token = self._context.attach(self._trace.set_span_in_context(span))
         waiting = self._attempt.set(span)
         started = time.monotonic()
+        outcome: dict[str, Any] = {}
         try:
             result = await send(net, base, req, call, consume)
         except BaseException as exc:
             if not isinstance(exc, _QUIET):
-                self._fail(span, exc)
-                attributes["error.type"] = _error_type(exc)
+                outcome["error.type"] = _error_type(exc)
+                span.set_status(self._status(self._error, self._session.hide(str(exc))))
             raise
         else:
-            self._answered(span, result, attributes)
+            outcome = self._outcome(span, result)
+            if outcome.get("http.response.status_code") == 429:
+                self._throttled.add(1, server)
             return result
         finally:
             self._attempt.reset(waiting)
             self._context.detach(token)
+            span.set_attributes(outcome)
             span.end()
-            del attributes["http.request.method"]
-            attributes.pop("http.request.resend_count", None)
-            self._duration.record(
-                time.monotonic() - started, {"http.request.method": "GET", **attributes}
-            )
+            self._duration.record(time.monotonic() - started, {**common, **outcome})
 
-    def _answered(self, span: Span, result: object, attributes: dict[str, Any]) -> None:
+    def _outcome(self, span: Span, result: object) -> dict[str, Any]:
+        """The status and error type of an attempt that came back (and its body's size)."""
         if isinstance(result, _Failed):
-            status = result.outcome.status
-            if status is not None:
-                span.set_attribute("http.response.status_code", status)
-                attributes["http.response.status_code"] = status
-                if status == 429:
-                    self._throttled.add(1, self._servers_of(attributes))
-            kind = str(status) if status is not None else _error_type(result.error)
-            attributes["error.type"] = kind
-            span.set_attribute("error.type", kind)
             span.set_status(self._status(self._error, self._session.hide(str(result.error))))
-            return
-        if isinstance(result, Response):
-            span.set_attribute("http.response.status_code", result.status)
-            attributes["http.response.status_code"] = result.status
-            size: Any = len(result.body) if type(result) is Response else None
-            if size is None:
-                size = result.headers.get("Content-Length")
-                size = int(size) if size is not None and size.isdigit() else None
-            if size is not None:
-                span.set_attribute("http.response.body.size", size)
+            status = result.outcome.status
+            if status is None:
+                return {"error.type": _error_type(result.error)}
+            return {"http.response.status_code": status, "error.type": str(status)}
+        if not isinstance(result, Response):
+            return {}
+        if type(result) is Response:
+            span.set_attribute("http.response.body.size", len(result.body))
+        else:  # a streamed body, read after the attempt: its announced size, if any
+            size = result.headers.get("Content-Length")
+            if size is not None and size.isdigit():
+                span.set_attribute("http.response.body.size", int(size))
+        return {"http.response.status_code": result.status}
 
     def waited(self, seconds: float) -> None:
         span = self._attempt.get()
@@ -324,10 +319,6 @@ class _Telemetry:
                 "server.port": port,
             }
         return server
-
-    @staticmethod
-    def _servers_of(attributes: dict[str, Any]) -> dict[str, Any]:
-        return {k: attributes[k] for k in ("server.address", "server.port")}
 
 
 class _Connection:

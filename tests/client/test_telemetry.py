@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from asyncsports import AuthenticationError, Client
+from asyncsports import AuthenticationError, Client, MissingDependencyError
 from asyncsports.emulator import Emulator
 from asyncsports.telemetry import instrument
 
@@ -220,9 +220,25 @@ def test_import_and_an_untraced_client_import_no_opentelemetry() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
-def test_tracing_true_uses_the_global_providers() -> None:
+def test_tracing_true_wraps_every_public_method_of_every_namespace() -> None:
     client = Client("http://127.0.0.1:9", token="t", tracing=True)
-    assert client._session.observer is not None
-    assert "list" in vars(client.fixtures) and "get" in vars(client.with_json.fixtures)
+    observer = client._session.observer
+    assert observer is not None
+    for name in ("fixtures", "squads", "actions", "standings", "statistics", "snooker"):
+        for namespace in (getattr(client, name), getattr(client.with_json, name)):
+            public = {m for m in dir(type(namespace)) if not m.startswith("_")}
+            public |= {m for m in vars(namespace) if not m.startswith("_")}
+            assert public and public <= set(vars(namespace)), (name, public)
+    assert {"actions", "statistics"} <= set(vars(client.live))
+    assert {"list", "watch", "playback"} <= set(vars(client.events))
     instrument(client)  # a second time: nothing more
-    assert client._session.observer is not None
+    assert client._session.observer is observer
+
+
+def test_tracing_without_the_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
+    with pytest.raises(MissingDependencyError, match=r"asyncsports\[otel\]"):
+        Client("http://127.0.0.1:9", token="t", tracing=True)
