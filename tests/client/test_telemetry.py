@@ -211,6 +211,7 @@ async def test_tracing_off_has_no_observer_and_no_spans(
     assert telemetry.spans() == []
 
 
+@pytest.mark.slow
 def test_import_and_an_untraced_client_import_no_opentelemetry() -> None:
     code = (
         "import sys, asyncsports, asyncsports.telemetry\n"
