@@ -78,9 +78,10 @@ def instrument(
     meter_provider: MeterProvider | None = None,
 ) -> None:
     """Trace ``client``'s calls and record its metrics, through the global OpenTelemetry
-    providers or those given. Once per client: a second call does nothing.
+        providers or those given. Once per client: a second call does nothing.
 
-    ``client.with_json`` is traced too (its calls have the same span names).
+        ``client.with_json`` is traced too (its calls have the same span names). The client's
+    resources become instances of traced subclasses of their own classes.
     """
     session: Session = client._session
     if session.observer is not None:
@@ -89,14 +90,50 @@ def instrument(
     metrics = need("opentelemetry.metrics", "Tracing")
     tracer = trace.get_tracer("asyncsports", __version__, tracer_provider)
     meter = metrics.get_meter("asyncsports", __version__, meter_provider)
-    telemetry = _Telemetry(session, trace, tracer, meter)
-    # The view first: its methods are bound to copies of the resources, made from the
-    # plain resources as they are now (before their methods are wrapped below).
-    view = client.with_json
+    session.observer = _Telemetry(session, trace, tracer, meter)
     for name in _NAMESPACES:
-        for namespace in (getattr(client, name), getattr(view, name)):
-            telemetry.wrap(namespace, f"asyncsports.{name}")
-    session.observer = telemetry
+        resource = getattr(client, name)
+        resource.__class__ = _traced_class(type(resource))
+    if "with_json" in vars(client):
+        # A view made before: its methods are bound to copies of the resources, made from
+        # them untraced (a view made later copies the traced ones).
+        for name in _NAMESPACES:
+            view = getattr(client.with_json, name)
+            for attr, method in vars(view).items():
+                twin = getattr(method, "__self__", None)
+                if twin is not None:
+                    twin.__class__ = _traced_class(type(twin))
+                    setattr(view, attr, getattr(twin, method.__name__))
+
+
+_TRACED: dict[type, type] = {}
+
+
+def _traced_class(cls: type) -> type:
+    """``cls`` with each public method traced: the class of an instrumented client's
+    resources, so that an untraced client's run none of it. Made once per class."""
+    traced = _TRACED.get(cls)
+    if traced is None:
+        namespace = cls.__name__.removesuffix("Resource").lower()
+        methods = {
+            name: _traced_method(getattr(cls, name), f"asyncsports.{namespace}.{name}")
+            for name in dir(cls)
+            if not name.startswith("_") and inspect.isfunction(getattr(cls, name))
+        }
+        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, **methods}
+        traced = _TRACED[cls] = type(cls.__name__, (cls,), attrs)
+        _TRACED[traced] = traced  # traced once, however often asked
+    return traced
+
+
+def _traced_method(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = function(self, *args, **kwargs)
+        telemetry = self._session.observer
+        return telemetry.call(result, name) if isinstance(telemetry, _Telemetry) else result
+
+    return traced
 
 
 class _Telemetry:
@@ -218,30 +255,18 @@ class _Telemetry:
 
     # -- the calls
 
-    def wrap(self, namespace: object, prefix: str) -> None:
-        """Trace every public method of ``namespace`` (set on the object, not its class)."""
-        for name in dir(namespace):
-            method = getattr(namespace, name)
-            if name.startswith("_") or not callable(method) or isinstance(method, type):
-                continue
-            setattr(namespace, name, self._traced(method, f"{prefix}.{name}"))
-
-    def _traced(self, method: Callable[..., Any], name: str) -> Callable[..., Any]:
-        @functools.wraps(method)
-        def traced(*args: Any, **kwargs: Any) -> Any:
-            result = method(*args, **kwargs)
-            if inspect.iscoroutine(result):
-                return self._coroutine(result, name)
-            if isinstance(result, AsyncList):
-                source = result._source
-                result._source = lambda start: self._steps(source(start), name)
-            elif isinstance(result, Feed):
-                result._gen = self._steps(result.__aiter__(), name, self._feed_counter(result))
-            elif inspect.isasyncgen(result):
-                return self._steps(result, name)
-            return result
-
-        return traced
+    def call(self, result: Any, name: str) -> Any:
+        """What a call of a public method returned, traced as span ``name``."""
+        if inspect.iscoroutine(result):
+            return self._coroutine(result, name)
+        if isinstance(result, AsyncList):
+            source = result._source
+            result._source = lambda start: self._steps(source(start), name)
+        elif isinstance(result, Feed):
+            result._gen = self._steps(result.__aiter__(), name, self._feed_counter(result))
+        elif inspect.isasyncgen(result):
+            return self._steps(result, name)
+        return result
 
     async def _coroutine(self, coro: Coroutine[Any, Any, T], name: str) -> T:
         with self._tracer.start_as_current_span(

@@ -13,6 +13,7 @@ import pytest
 
 from asyncsports import AuthenticationError, Client, MissingDependencyError
 from asyncsports.emulator import Emulator
+from asyncsports.resources import FixturesResource
 from asyncsports.telemetry import instrument
 
 otel_sdk = pytest.importorskip("opentelemetry.sdk")
@@ -24,6 +25,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
+
+NAMESPACES = ("fixtures", "squads", "actions", "standings", "statistics", "snooker")
+NAMESPACES += ("events", "live")
 
 
 class Telemetry:
@@ -206,7 +210,7 @@ async def test_tracing_off_has_no_observer_and_no_spans(
 ) -> None:
     async with sports_emulator.client() as client:
         assert client._session.observer is None
-        assert "list" not in vars(client.fixtures)  # the class's own method
+        assert type(client.fixtures) is FixturesResource
         await client.fixtures.list("basketball").collect()
     assert telemetry.spans() == []
 
@@ -221,19 +225,39 @@ def test_import_and_an_untraced_client_import_no_opentelemetry() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
-def test_tracing_true_wraps_every_public_method_of_every_namespace() -> None:
+def test_tracing_true_traces_every_public_method_of_every_namespace() -> None:
     client = Client("http://127.0.0.1:9", token="t", tracing=True)
     observer = client._session.observer
     assert observer is not None
-    for name in ("fixtures", "squads", "actions", "standings", "statistics", "snooker"):
-        for namespace in (getattr(client, name), getattr(client.with_json, name)):
-            public = {m for m in dir(type(namespace)) if not m.startswith("_")}
-            public |= {m for m in vars(namespace) if not m.startswith("_")}
-            assert public and public <= set(vars(namespace)), (name, public)
-    assert {"actions", "statistics"} <= set(vars(client.live))
-    assert {"list", "watch", "playback"} <= set(vars(client.events))
+    for name in NAMESPACES:
+        plain = type(getattr(client, name)).__mro__[1]
+        public = {m for m in vars(plain) if not m.startswith("_") and callable(vars(plain)[m])}
+        assert public
+        assert public <= set(vars(type(getattr(client, name))))
+        view = getattr(client.with_json, name)
+        for method in vars(view).values():  # bound to copies of the traced resources
+            assert type(method.__self__) is type(getattr(client, name))
     instrument(client)  # a second time: nothing more
     assert client._session.observer is observer
+
+
+async def test_a_view_made_before_instrument_is_traced(
+    sports_emulator: Emulator, telemetry: Telemetry
+) -> None:
+    async with sports_emulator.client() as client:
+        view = client.with_json
+        instrument(
+            client,
+            tracer_provider=telemetry.tracer_provider,
+            meter_provider=telemetry.meter_provider,
+        )
+        pairs = await view.fixtures.list("basketball").collect()
+        assert pairs and pairs[0].json.startswith(b"{")
+        await view.fixtures.get("basketball", pairs[0].value.id)
+    [call] = telemetry.spans("asyncsports.fixtures.list")
+    assert children(telemetry.spans(), call)
+    [call] = telemetry.spans("asyncsports.fixtures.get")
+    assert len(children(telemetry.spans(), call)) == 1
 
 
 def test_tracing_without_the_extra_says_how_to_install_it(
