@@ -3,8 +3,8 @@
 ``Client(..., tracing=True)``, or :func:`instrument` on a client made without it, gives:
 
 - a span per call of a public method, named ``asyncsports.<namespace>.<method>``
-  (``asyncsports.fixtures.list``); a listing's or a generator's span lives from its
-  first page to its end or close, a live feed's from its first record to its end;
+  (``asyncsports.fixtures.list``); the span of a listing, a generator or a live feed
+  lives from the first record asked for to its end or close;
 - under it, a ``CLIENT`` span per HTTP attempt, named ``GET <url.template>``, with the
   HTTP client semantic conventions (``http.request.method``, ``url.template``,
   ``server.address``, ``server.port``, ``http.response.status_code``,
@@ -78,9 +78,9 @@ def instrument(
     meter_provider: MeterProvider | None = None,
 ) -> None:
     """Trace ``client``'s calls and record its metrics, through the global OpenTelemetry
-        providers or those given. Once per client: a second call does nothing.
+    providers or those given. Once per client: a second call does nothing.
 
-        ``client.with_json`` is traced too (its calls have the same span names). The client's
+    ``client.with_json`` is traced too (its calls have the same span names). The client's
     resources become instances of traced subclasses of their own classes.
     """
     session: Session = client._session
