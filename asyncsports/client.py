@@ -61,6 +61,8 @@ class Client:
     take precedence; ``default_headers`` replace the client's own (``Accept``, say).
     ``record`` (a file name; gzip when it ends ``.gz``) records every request, answer and
     live message to it, secrets removed, for ``Emulator(replay=...)`` to serve.
+    ``tracing=True`` sends spans and metrics to the global OpenTelemetry providers (extra
+    ``otel``; :func:`asyncsports.telemetry.instrument`).
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class Client:
         default_query: Mapping[str, QueryValue] | None = None,
         default_headers: Mapping[str, str | None] | None = None,
         record: str | os.PathLike[str] | None = None,
+        tracing: bool = False,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -153,6 +156,10 @@ class Client:
         """Live stream events."""
         self.live: LiveResource = LiveResource(self._session)
         """The live feeds (websockets of the streams host, ``live_url``)."""
+        if tracing:
+            from asyncsports.telemetry import instrument
+
+            instrument(self)
 
     @functools.cached_property
     def with_json(self) -> ClientWithJSON:

@@ -64,7 +64,8 @@ def feed_request(
     params: tuple[q.Param, ...] = ()
     if speed is not None:
         params = (("speed", q.open_choice("speed", speed, ("fast", "normal"))),)
-    return Request(f"{prefix}{q.sport_path(sport)}/fixtures/{fid}/{kind}", params)
+    path = f"{prefix}{q.sport_path(sport)}/fixtures/{fid}/{kind}"
+    return Request(path, params, route=prefix + "/{sport}/fixtures/{fixtureId}/" + kind)
 
 
 def _idle(value: float) -> float:

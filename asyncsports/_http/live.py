@@ -119,6 +119,7 @@ async def follow(
     text = net.text
     call = Call()
     token: str | None = None
+    observer = session.observer
     try:
         while True:
             if not net.is_open:
@@ -129,6 +130,8 @@ async def follow(
                 await session._after(opened, call)
                 continue
             ws, token = opened
+            conn = None if observer is None else observer.connection(req, call.attempts + 1)
+            end: ConnectionEnd | None = None
             delivered = 0
             quiet = False  # a normal close with nothing delivered: ask the service
             idle = _Idle(net, ws, idle_timeout)
@@ -183,6 +186,8 @@ async def follow(
             finally:
                 progress.pending = 0
                 await idle.stop()
+                if conn is not None:
+                    conn.end(delivered, end)
             if quiet:
                 done, said = await over(state.position)
                 if done:

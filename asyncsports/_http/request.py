@@ -89,7 +89,7 @@ class Request:
     is a value: nothing changes it once built.
     """
 
-    __slots__ = ("headers", "host", "params", "path", "target")
+    __slots__ = ("headers", "host", "params", "path", "route", "target")
 
     def __init__(
         self,
@@ -97,8 +97,11 @@ class Request:
         params: tuple[Param, ...] = (),
         host: Host = "data",
         headers: tuple[Header, ...] = (),
+        route: str | None = None,
     ) -> None:
         self.path = path
+        self.route = route
+        """The path with its ids as ``{names}`` (``/{sport}/fixtures/{fixtureId}``), for traces."""
         self.params = params
         self.host: Host = host
         self.headers = headers
@@ -109,7 +112,7 @@ class Request:
         """The same request with ``extra`` appended to the query."""
         req = Request.__new__(Request)
         req.path, req.params, req.host = self.path, self.params + extra, self.host
-        req.headers = self.headers
+        req.headers, req.route = self.headers, self.route
         req.target = self.target + _query(extra, "&" if self.params else "?")
         return req
 
@@ -486,7 +489,7 @@ def options(req: Request, given: Mapping[str, object]) -> Request:
     replaced = {k for k, _ in query}
     params = tuple(p for p in req.params if p[0] not in replaced)
     params += tuple((k, v) for k, v in query if v is not None)
-    return Request(req.path, params, req.host, req.headers + headers)
+    return Request(req.path, params, req.host, req.headers + headers, req.route)
 
 
 def extra_query(query: object, arg: str = "extra_query") -> list[tuple[str, str | None]]:

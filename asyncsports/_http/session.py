@@ -36,6 +36,7 @@ from typing import TypeVar
 from asyncsports._http.bodies import Response, StreamResponse, builtin_timeout, transport
 from asyncsports._http.clock import parse_date
 from asyncsports._http.config import Hook, Limits, RequestInfo, Settings, Timeout
+from asyncsports._http.observer import Observer
 from asyncsports._http.ratelimit import Limiter, Pacer
 from asyncsports._http.request import Request, merged_headers, target
 from asyncsports._http.retry import Call, Decision, Outcome, decide, parse_retry_after
@@ -132,6 +133,8 @@ class Session:
         self.seen: Mapping[str, str] | None = None
         self.seen_at = 0.0
         self._held = b""
+        self.observer: Observer | None = None
+        """Sees every attempt (asyncsports.telemetry); None: nothing is observed."""
 
     def server_date(self) -> float | None:
         """The ``Date`` of the last response, epoch seconds (None: no response yet, or no
@@ -260,10 +263,11 @@ class Session:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
         if call is None:
             call = self._call()
+        attempt = self._attempt if self.observer is None else self.observer.attempt(self._attempt)
         while True:
             if failed is not None:
                 await self._after(failed, call)
-            result = await self._attempt(net, base, req, call, consume)
+            result = await attempt(net, base, req, call, consume)
             if not isinstance(result, _Failed):
                 return result
             failed = result
@@ -459,11 +463,15 @@ class Session:
             await self._limiter.pause(seconds)
 
     async def _wait_turn(self) -> None:
+        observer = self.observer
+        started = time.monotonic() if observer is not None else 0.0
         pause = self._paused_until - time.monotonic()
         if pause > 0:
             await asyncio.sleep(pause)
         if self._limiter is not None:
             await self._limiter.wait()
+        if observer is not None:
+            observer.waited(time.monotonic() - started)
 
 
 async def _call(hook: Hook, info: RequestInfo) -> None:

@@ -24,7 +24,8 @@ T = TypeVar("T")
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The action timeline of one fixture (the spec types this ``fixtureId`` a string)."""
     fid = q.string_id("fixture_id", fixture_id)
-    return Request(f"{q.sport_path(sport)}/fixtures/{fid}/actions")
+    path = f"{q.sport_path(sport)}/fixtures/{fid}/actions"
+    return Request(path, route="/{sport}/fixtures/{fixtureId}/actions")
 
 
 class ActionsResource(Resource):

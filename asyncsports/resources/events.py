@@ -41,7 +41,7 @@ def list_request(
     if page_size is not None:
         params.append(("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE)))
     paged = restrictions is not None or sub_restrictions is not None
-    return Request(PATH, tuple(params), host="streaming"), paged
+    return Request(PATH, tuple(params), host="streaming", route=PATH), paged
 
 
 class EventsResource(Resource):
@@ -121,7 +121,8 @@ class EventsResource(Resource):
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = Request(f"{PATH}/{q.integer('event_id', event_id, low=0)}/stream", host="streaming")
+        path = f"{PATH}/{q.integer('event_id', event_id, low=0)}/stream"
+        req = Request(path, host="streaming", route=PATH + "/{eventId}/stream")
         req = q.options(req, extra)
         return await self._one(req, _PLAYBACK)
 

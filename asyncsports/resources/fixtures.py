@@ -80,7 +80,8 @@ def list_request(
         if base == "/basketball":
             # One basketball description spells it includeDelete: send both.
             params.append(("includeDelete", flag))
-    return Request(path, tuple(params))
+    route = "/{sport}/seasons/{seasonId}/fixtures" if season_id is not None else "/{sport}/fixtures"
+    return Request(path, tuple(params), route=route)
 
 
 def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
@@ -163,7 +164,7 @@ class FixturesResource(Resource):
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
-        req = q.options(Request(path), extra)
+        req = q.options(Request(path, route="/{sport}/fixtures/{fixtureId}"), extra)
         return await self._one(req, _FIXTURE)
 
 

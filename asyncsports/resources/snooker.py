@@ -75,8 +75,16 @@ class SnookerResource(Resource):
     def _request(
         self, suffix: str, params: Sequence[Param] = (), extra: RequestOptions | None = None
     ) -> Request:
-        """The request of ``suffix``, with a method's ``extra_query`` and ``extra_headers``."""
-        return q.options(Request(f"{self._prefix}/{suffix}", tuple(params)), extra or {})
+        """The request of ``suffix``, with a method's ``extra_query`` and ``extra_headers``.
+
+        Its route keeps the endpoint's name and ``external``; every other segment is an id.
+        """
+        name, *ids = suffix.split("/")
+        route = "/".join(
+            ["/snooker/{feed}", name, *(i if i == "external" else "{id}" for i in ids)]
+        )
+        req = Request(f"{self._prefix}/{suffix}", tuple(params), route=route)
+        return q.options(req, extra or {})
 
     def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[Any]:
         return self._stream_list(req, tp, key="data", resume=resume)

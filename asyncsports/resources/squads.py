@@ -23,8 +23,9 @@ def list_request(
     name, value = q.exactly_one(season_id=season_id, team_id=team_id)
     base = q.sport_path(sport)
     if name == "season_id":
-        return Request(f"{base}/seasons/{q.string_id(name, value)}/squads")
-    return Request(f"{base}/squads/{q.uuid_id(name, value)}")
+        path = f"{base}/seasons/{q.string_id(name, value)}/squads"
+        return Request(path, route="/{sport}/seasons/{seasonId}/squads")
+    return Request(f"{base}/squads/{q.uuid_id(name, value)}", route="/{sport}/squads/{teamId}")
 
 
 class SquadsResource(Resource):

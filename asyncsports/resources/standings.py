@@ -20,7 +20,8 @@ def get_request(
     """
     name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
     kind = "seasons" if name == "season_id" else "stages"
-    return Request(f"{q.sport_path(sport)}/{kind}/{q.string_id(name, value)}/standings")
+    path = f"{q.sport_path(sport)}/{kind}/{q.string_id(name, value)}/standings"
+    return Request(path, route=f"/{{sport}}/{kind}/{{{name[:-3]}Id}}/standings")
 
 
 class StandingsResource(Resource):

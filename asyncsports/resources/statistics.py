@@ -14,7 +14,8 @@ from asyncsports.resources._base import Body, Resource
 def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The statistics packet of one fixture (the spec types this ``fixtureId`` a string)."""
     return Request(
-        f"{q.sport_path(sport)}/fixtures/{q.string_id('fixture_id', fixture_id)}/statistics"
+        f"{q.sport_path(sport)}/fixtures/{q.string_id('fixture_id', fixture_id)}/statistics",
+        route="/{sport}/fixtures/{fixtureId}/statistics",
     )
 
 

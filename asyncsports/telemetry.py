@@ -1,0 +1,381 @@
+"""OpenTelemetry traces and metrics of a client (extra ``otel``).
+
+``Client(..., tracing=True)``, or :func:`instrument` on a client made without it, gives:
+
+- a span per call of a public method, named ``asyncsports.<namespace>.<method>``
+  (``asyncsports.fixtures.list``); the span of a listing, a generator or a live feed
+  lives from the first record asked for to its end or close;
+- under it, a ``CLIENT`` span per HTTP attempt, named ``GET <url.template>``, with the
+  HTTP client semantic conventions (``http.request.method``, ``url.template``,
+  ``server.address``, ``server.port``, ``http.response.status_code``,
+  ``http.request.resend_count``, ``error.type``), ``http.response.body.size`` and
+  ``asyncsports.rate_limit.wait``: the seconds spent waiting for the client's turn
+  (the rate limit, a 429 pause), which the attempt span includes;
+- a span per live connection (``asyncsports.live.connection``) with the records it
+  delivered and, when it ended before the feed did, an ``asyncsports.live.reconnect``
+  event saying why;
+- metrics: ``http.client.request.duration`` (a histogram per attempt),
+  ``asyncsports.client.retries``, ``asyncsports.client.throttled`` (429 answers),
+  ``asyncsports.client.rate_limit.wait``, ``asyncsports.live.records`` and
+  ``asyncsports.live.lag`` (seconds from a record's timestamp to its arrival).
+
+No attribute holds a secret: no header is recorded, ``url.full`` carries only the
+request's own query (never the stream credentials nor ``default_query``), and every
+message recorded (an error's, a connection's end) goes through the client's secret filter.
+
+A client without tracing has no observer: its request path reads one attribute per call.
+This module imports OpenTelemetry only when :func:`instrument` runs.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import time
+import urllib.parse
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from asyncsports._http.observer import Attempt
+from asyncsports._http.request import Request
+from asyncsports._http.session import Response, Session, _Failed
+from asyncsports._optional import need
+from asyncsports._version import __version__
+from asyncsports.errors import redact
+from asyncsports.live import Feed
+from asyncsports.paging import AsyncList
+from asyncsports.raw import RawRecord
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import Span, TracerProvider
+
+    from asyncsports._http.retry import Call
+    from asyncsports._wire.live import ConnectionEnd
+    from asyncsports.client import Client
+
+__all__ = ["instrument"]
+
+T = TypeVar("T")
+_NAMESPACES = (
+    "fixtures",
+    "squads",
+    "actions",
+    "standings",
+    "statistics",
+    "snooker",
+    "events",
+    "live",
+)
+_QUIET = (GeneratorExit, StopAsyncIteration)
+
+
+def instrument(
+    client: Client,
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+) -> None:
+    """Trace ``client``'s calls and record its metrics, through the global OpenTelemetry
+    providers or those given. Once per client: a second call does nothing.
+
+    ``client.with_json`` is traced too (its calls have the same span names). The client's
+    resources become instances of traced subclasses of their own classes.
+    """
+    session: Session = client._session
+    if session.observer is not None:
+        return
+    trace = need("opentelemetry.trace", "Tracing")
+    metrics = need("opentelemetry.metrics", "Tracing")
+    tracer = trace.get_tracer("asyncsports", __version__, tracer_provider)
+    meter = metrics.get_meter("asyncsports", __version__, meter_provider)
+    session.observer = _Telemetry(session, trace, tracer, meter)
+    for name in _NAMESPACES:
+        resource = getattr(client, name)
+        resource.__class__ = _traced_class(type(resource))
+    if "with_json" in vars(client):
+        # A view made before: its methods are bound to copies of the resources, made from
+        # them untraced (a view made later copies the traced ones).
+        for name in _NAMESPACES:
+            view = getattr(client.with_json, name)
+            for attr, method in vars(view).items():
+                twin = getattr(method, "__self__", None)
+                if twin is not None:
+                    twin.__class__ = _traced_class(type(twin))
+                    setattr(view, attr, getattr(twin, method.__name__))
+
+
+_TRACED: dict[type, type] = {}
+
+
+def _traced_class(cls: type) -> type:
+    """``cls`` with each public method traced: the class of an instrumented client's
+    resources, so that an untraced client's run none of it. Made once per class."""
+    traced = _TRACED.get(cls)
+    if traced is None:
+        namespace = cls.__name__.removesuffix("Resource").lower()
+        methods = {
+            name: _traced_method(getattr(cls, name), f"asyncsports.{namespace}.{name}")
+            for name in dir(cls)
+            if not name.startswith("_") and inspect.isfunction(getattr(cls, name))
+        }
+        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, **methods}
+        traced = _TRACED[cls] = type(cls.__name__, (cls,), attrs)
+        _TRACED[traced] = traced  # traced once, however often asked
+    return traced
+
+
+def _traced_method(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = function(self, *args, **kwargs)
+        telemetry = self._session.observer
+        return telemetry.call(result, name) if isinstance(telemetry, _Telemetry) else result
+
+    return traced
+
+
+class _Telemetry:
+    """The session's observer and the calls' spans: one per instrumented client."""
+
+    def __init__(self, session: Session, trace: Any, tracer: Any, meter: Any) -> None:
+        self._session = session
+        self._trace = trace
+        self._tracer = tracer
+        self._context = need("opentelemetry.context", "Tracing")
+        self._client_kind = trace.SpanKind.CLIENT
+        self._error = trace.StatusCode.ERROR
+        self._status = trace.Status
+        self._servers: dict[str, dict[str, Any]] = {}
+        # The attempt waiting for its turn, if any (the session waits in the attempt's task).
+        self._attempt: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
+            "asyncsports_attempt", default=None
+        )
+        self._duration = meter.create_histogram(
+            "http.client.request.duration", unit="s", description="Duration of HTTP requests."
+        )
+        self._retries = meter.create_counter(
+            "asyncsports.client.retries", unit="{request}", description="Requests sent again."
+        )
+        self._throttled = meter.create_counter(
+            "asyncsports.client.throttled", unit="{response}", description="429 answers."
+        )
+        self._wait = meter.create_histogram(
+            "asyncsports.client.rate_limit.wait",
+            unit="s",
+            description="Time waited for the client's turn (rate limit, 429 pause).",
+        )
+        self._records = meter.create_counter(
+            "asyncsports.live.records", unit="{record}", description="Live records delivered."
+        )
+        self._lag = meter.create_histogram(
+            "asyncsports.live.lag",
+            unit="s",
+            description="From a live record's timestamp to its arrival.",
+        )
+
+    # -- the session's observer
+
+    def attempt(self, send: Attempt[T]) -> Attempt[T]:
+        return functools.partial(self._observed, send)
+
+    async def _observed(
+        self, send: Attempt[T], net: Any, base: str, req: Request, call: Call, consume: Any
+    ) -> T:
+        server = self._server(base)
+        # The metric's attributes: low cardinality (no URL, no retry number).
+        common: dict[str, Any] = {"http.request.method": "GET", **server}
+        route = req.route
+        if route is not None:
+            common["url.template"] = route
+        span = self._tracer.start_span(
+            f"GET {route or req.path}", kind=self._client_kind, attributes=common
+        )
+        span.set_attribute("url.full", redact(base + req.target))
+        if call.attempts:
+            span.set_attribute("http.request.resend_count", call.attempts)
+            self._retries.add(1, server)
+        token = self._context.attach(self._trace.set_span_in_context(span))
+        waiting = self._attempt.set(span)
+        started = time.monotonic()
+        outcome: dict[str, Any] = {}
+        try:
+            result = await send(net, base, req, call, consume)
+        except BaseException as exc:
+            if not isinstance(exc, _QUIET):
+                outcome["error.type"] = _error_type(exc)
+                span.set_status(self._status(self._error, self._session.hide(str(exc))))
+            raise
+        else:
+            outcome = self._outcome(span, result)
+            if outcome.get("http.response.status_code") == 429:
+                self._throttled.add(1, server)
+            return result
+        finally:
+            self._attempt.reset(waiting)
+            self._context.detach(token)
+            span.set_attributes(outcome)
+            span.end()
+            self._duration.record(time.monotonic() - started, {**common, **outcome})
+
+    def _outcome(self, span: Span, result: object) -> dict[str, Any]:
+        """The status and error type of an attempt that came back (and its body's size)."""
+        if isinstance(result, _Failed):
+            span.set_status(self._status(self._error, self._session.hide(str(result.error))))
+            status = result.outcome.status
+            if status is None:
+                return {"error.type": _error_type(result.error)}
+            return {"http.response.status_code": status, "error.type": str(status)}
+        if not isinstance(result, Response):
+            return {}
+        if type(result) is Response:
+            span.set_attribute("http.response.body.size", len(result.body))
+        else:  # a streamed body, read after the attempt: its announced size, if any
+            size = result.headers.get("Content-Length")
+            if size is not None and size.isdigit():
+                span.set_attribute("http.response.body.size", int(size))
+        return {"http.response.status_code": result.status}
+
+    def waited(self, seconds: float) -> None:
+        span = self._attempt.get()
+        if span is not None:
+            span.set_attribute("asyncsports.rate_limit.wait", seconds)
+        self._wait.record(seconds)
+
+    def connection(self, req: Request, attempt: int) -> _Connection:
+        base = self._session.settings.live_url or ""
+        attributes: dict[str, Any] = {**self._server(base), "asyncsports.live.attempt": attempt}
+        if req.route is not None:
+            attributes["url.template"] = req.route
+        span = self._tracer.start_span(
+            "asyncsports.live.connection", kind=self._client_kind, attributes=attributes
+        )
+        return _Connection(span, self._session)
+
+    # -- the calls
+
+    def call(self, result: Any, name: str) -> Any:
+        """What a call of a public method returned, traced as span ``name``."""
+        if inspect.iscoroutine(result):
+            return self._coroutine(result, name)
+        if isinstance(result, AsyncList):
+            source = result._source
+            result._source = lambda start: self._steps(source(start), name)
+        elif isinstance(result, Feed):
+            result._gen = self._steps(result.__aiter__(), name, self._feed_counter(result))
+        elif inspect.isasyncgen(result):
+            return self._steps(result, name)
+        return result
+
+    async def _coroutine(self, coro: Coroutine[Any, Any, T], name: str) -> T:
+        with self._tracer.start_as_current_span(
+            name, record_exception=False, set_status_on_exception=False
+        ) as span:
+            try:
+                return await coro
+            except BaseException as exc:
+                self._fail(span, exc)
+                raise
+
+    async def _steps(
+        self,
+        source: AsyncIterator[T],
+        name: str,
+        seen: Callable[[Span, T], None] | None = None,
+    ) -> AsyncGenerator[T, None]:
+        """``source``'s items under one span, current while ``source`` runs (so that the
+        tasks it starts, a listing's page fetches, are its children) and only then."""
+        span: Span | None = None
+        context, trace = self._context, self._trace
+        try:
+            while True:
+                if span is None:
+                    span = self._tracer.start_span(name)
+                token = context.attach(trace.set_span_in_context(span))
+                try:
+                    item = await anext(source)
+                except StopAsyncIteration:
+                    return
+                finally:
+                    context.detach(token)
+                if seen is not None:
+                    seen(span, item)
+                yield item
+        except BaseException as exc:
+            if span is not None and not isinstance(exc, _QUIET):
+                self._fail(span, exc)
+            raise
+        finally:
+            aclose = getattr(source, "aclose", None)
+            try:
+                if aclose is not None:
+                    await aclose()
+            finally:
+                if span is not None:
+                    span.end()
+
+    def _feed_counter(self, feed: Feed[Any]) -> Callable[[Span, Any], None]:
+        attributes = {"asyncsports.live.kind": feed.kind}
+        count = [0]
+        records, lag = self._records, self._lag
+
+        def seen(span: Span, record: Any) -> None:
+            count[0] += 1
+            span.set_attribute("asyncsports.live.records", count[0])
+            records.add(1, attributes)
+            stamp = _timestamp(record)
+            if stamp is not None:
+                lag.record(max(0.0, time.time() - stamp), attributes)
+
+        return seen
+
+    def _fail(self, span: Span, exc: BaseException) -> None:
+        span.set_attribute("error.type", _error_type(exc))
+        span.set_status(self._status(self._error, self._session.hide(str(exc))))
+
+    def _server(self, base: str) -> dict[str, Any]:
+        server = self._servers.get(base)
+        if server is None:
+            parts = urllib.parse.urlsplit(base)
+            port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+            server = self._servers[base] = {
+                "server.address": parts.hostname or "",
+                "server.port": port,
+            }
+        return server
+
+
+class _Connection:
+    """One live connection's span."""
+
+    __slots__ = ("_session", "_span")
+
+    def __init__(self, span: Span, session: Session) -> None:
+        self._span = span
+        self._session = session
+
+    def end(self, delivered: int, end: ConnectionEnd | None) -> None:
+        span = self._span
+        span.set_attribute("asyncsports.live.records", delivered)
+        if end is not None and end.error:
+            reason = self._session.hide(end.error)
+            span.set_attribute("asyncsports.live.end", reason)
+            span.add_event(
+                "asyncsports.live.reconnect",
+                {"reason": reason, "stalled": end.stalled, "records": delivered},
+            )
+        span.end()
+
+
+def _error_type(exc: BaseException) -> str:
+    return type(exc).__qualname__
+
+
+def _timestamp(record: Any) -> float | None:
+    """A live record's timestamp, epoch seconds (an action's or a statistics packet's)."""
+    if isinstance(record, RawRecord):
+        record = record.value
+    action = getattr(record, "fixture_action", None)
+    stamp = getattr(action if action is not None else record, "timestamp", None)
+    return None if stamp is None else float(stamp.timestamp())
