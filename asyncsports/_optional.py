@@ -26,6 +26,8 @@ EXTRAS: dict[str, str] = {
     "prometheus_client": "sync",
     "typer": "cli",
     "rich": "cli",
+    # The transport spike (asyncsports/_http/pyreqwest.py), measured by the benchmarks only.
+    "pyreqwest": "bench",
 }
 """The extra that installs each optional top-level module."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Self
 
@@ -14,6 +14,7 @@ from asyncsports._http.request import QueryValue
 from asyncsports._http.retry import RetryPolicy
 from asyncsports._http.session import Session
 from asyncsports._http.sharedlimit import SharedPacer
+from asyncsports._http.transport import Transport
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (
@@ -86,6 +87,7 @@ class Client:
         verify_ssl: bool = True,
         default_query: Mapping[str, QueryValue] | None = None,
         default_headers: Mapping[str, str | None] | None = None,
+        _transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -126,7 +128,9 @@ class Client:
             if s.rate_limit_url is not None and s.rate_limit is not None
             else None
         )
-        self._session = Session(s, limiter=self._shared)
+        # _transport: a second transport for measuring it (benchmarks/cases/transport.py), private.
+        net = None if _transport is None else _transport(s)
+        self._session = Session(s, limiter=self._shared, transport=net)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads: SquadsResource = SquadsResource(self._session)
