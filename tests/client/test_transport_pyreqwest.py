@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,12 @@ from asyncsports import Client, RetryPolicy
 from asyncsports._http.config import Settings
 from asyncsports._http.transport import AiohttpTransport, Transport
 from asyncsports.emulator import Emulator
-from asyncsports.errors import APIError, BodyTooLargeError, TransportError
+from asyncsports.errors import (
+    APIError,
+    BodyTooLargeError,
+    MissingDependencyError,
+    TransportError,
+)
 
 pytest.importorskip("pyreqwest")
 
@@ -53,6 +59,31 @@ async def test_a_walk_and_a_get_give_the_same_records_over_both(
         assert await b.fixtures.get("basketball", one) == await a.fixtures.get("basketball", one)
         assert b.connections_in_use() == 0
         assert b.server_time() is not None  # the Date header was read
+
+
+async def test_a_live_feed_goes_through_the_inner_aiohttp_transport(
+    sports_emulator: Emulator,
+) -> None:
+    async with (
+        sports_emulator.client() as a,
+        sports_emulator.client(_transport=PyreqwestTransport) as b,
+    ):
+        (done, *_) = await a.fixtures.list("basketball", status="completed").collect()
+        got = []
+        for c in (a, b):
+            async with c.live.actions("basketball", done.id, speed="fast") as feed:
+                got.append([x async for x in feed])
+            assert feed.finished and feed.connections == 1
+        assert got[0] and got[1] == got[0]
+    assert sports_emulator.requests["live.actions"] == 2
+
+
+def test_without_pyreqwest_the_transport_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyreqwest", None)
+    with pytest.raises(MissingDependencyError, match=r"asyncsports\[bench\]"):
+        PyreqwestTransport(Settings(base_url="http://127.0.0.1:1"))
 
 
 @pytest.mark.parametrize("status", [429, 503])
