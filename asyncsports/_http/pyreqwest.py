@@ -79,10 +79,15 @@ class _Reply:
         return await self.read(self._left) if self._left > 0 else b""
 
     async def read(self, n: int = -1) -> bytes:
-        """At most ``n`` bytes (``b""`` at the end)."""
+        """At most ``n`` bytes (``b""`` at the end); ``-1``: the rest, as aiohttp's."""
+        if n < 0:
+            parts = []
+            while part := await self.readany():
+                parts.append(part)
+            return b"".join(parts)
         if n == 0 or self._reader is None:
             return b""
-        got = await self._reader.read(n if n > 0 else (self._left or _PIECE))
+        got = await self._reader.read(n)
         if got is None:
             self._left = 0
             return b""
@@ -92,9 +97,11 @@ class _Reply:
         return data
 
     async def iter_chunked(self, n: int) -> AsyncIterator[bytes]:
-        """The pieces as they arrive, each of at most ``n`` bytes."""
-        while data := await self.read(n):
-            yield data
+        """The pieces as they arrive (not ``n`` bytes gathered first), each of at most ``n``."""
+        while self._reader is not None and (got := await self._reader.read_chunk()) is not None:
+            data: bytes = got.to_bytes()
+            for start in range(0, len(data), n):
+                yield data[start : start + n]
 
     def release(self) -> None:
         """Let go of the response: pyreqwest frees the body, and its connection, when

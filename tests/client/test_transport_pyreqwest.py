@@ -86,6 +86,24 @@ def test_without_pyreqwest_the_transport_says_how_to_install_it(
         PyreqwestTransport(Settings(base_url="http://127.0.0.1:1"))
 
 
+@pytest.mark.emulator(actions_per_fixture=2000)
+@pytest.mark.parametrize("factory", BOTH)
+async def test_a_streamed_timeline_that_breaks_off_is_resumed_the_same(
+    sports_emulator: Emulator, factory: Factory
+) -> None:
+    async with (
+        sports_emulator.client() as plain,
+        sports_emulator.client(retry=FAST, _transport=factory) as c,
+    ):
+        (done, *_) = await plain.fixtures.list("basketball", status="completed").collect()
+        whole = await plain.actions.list("basketball", done.id).collect()
+        fault = sports_emulator.faults.add("actions", reset=100_000, times=1)
+        got = await c.actions.list("basketball", done.id).collect()
+        assert fault.hits == 1 and c.retries == 1
+        assert got == whole and len(whole) == 2000
+        assert c.connections_in_use() == 0
+
+
 @pytest.mark.parametrize("status", [429, 503])
 @pytest.mark.parametrize("factory", BOTH)
 async def test_a_429_or_503_is_retried_the_same(
