@@ -27,6 +27,8 @@ EXTRAS: dict[str, str] = {
     "typer": "cli",
     "rich": "cli",
     "opentelemetry": "otel",
+    # The transport spike (asyncsports/_http/pyreqwest.py), measured by the benchmarks only.
+    "pyreqwest": "bench",
 }
 """The extra that installs each optional top-level module."""
 

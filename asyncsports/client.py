@@ -6,7 +6,7 @@ import datetime as dt
 import functools
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Self
 
@@ -15,6 +15,7 @@ from asyncsports._http.request import QueryValue
 from asyncsports._http.retry import RetryPolicy
 from asyncsports._http.session import Session
 from asyncsports._http.sharedlimit import SharedPacer
+from asyncsports._http.transport import Transport
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (
@@ -93,6 +94,7 @@ class Client:
         default_headers: Mapping[str, str | None] | None = None,
         record: str | os.PathLike[str] | None = None,
         tracing: bool = False,
+        _transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -133,12 +135,13 @@ class Client:
             if s.rate_limit_url is not None and s.rate_limit is not None
             else None
         )
-        transport = None
+        # _transport: a second transport for measuring it (benchmarks/cases/transport.py), private.
+        transport = None if _transport is None else _transport(s)
         if record is not None:
             from asyncsports._http.record import RecordingTransport
             from asyncsports._http.transport import AiohttpTransport
 
-            transport = RecordingTransport(AiohttpTransport(s), record, s)
+            transport = RecordingTransport(transport or AiohttpTransport(s), record, s)
         self._session = Session(s, limiter=self._shared, transport=transport)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""

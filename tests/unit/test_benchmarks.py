@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from asyncsports.emulator import Emulator
 from benchmarks.cases import sync as sync_case
+from benchmarks.cases import transport as transport_case
 from benchmarks.cases._live import (
     DECODE,
     IDLE_VARIANTS,
@@ -248,6 +249,36 @@ def test_live_rows_say_what_was_not_measured() -> None:
     assert rows[4].note == "exit 1: boom"
 
 
+def test_transport_rows_pair_each_walk_and_say_when_pyreqwest_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def walk(*cpu: float) -> dict[str, Any]:
+        usage = [[c * 0.8, c * 0.2, 3.0, 1.0] for c in cpu]
+        return {"cpu": list(cpu), "wall": list(cpu), "gc": [0.0] * len(cpu), "usage": usage}
+
+    size20 = {
+        "fixtures": 2000,
+        "pages": 100,
+        "floor": walk(0.10, 0.10),
+        "pyreqwest": walk(0.09, 0.08),
+        "asyncsports": walk(0.11, 0.12),
+        "asyncsports/pyreqwest": walk(0.099, 0.108),
+        "processes": 2,
+    }
+    raw = {"transport": {"20": size20, "100": {**size20, "pages": 20}}}
+    rows = build_rows(raw, quick=True, cases=[transport_case.CASE])
+    assert [r.benchmark for r in rows] == ["transport"] * 8
+    assert rows[0].ratio == pytest.approx(0.85) and rows[0].value == pytest.approx(850.0)
+    assert rows[3].ratio == pytest.approx(0.9)  # over pyreqwest / over aiohttp, paired
+    assert "20 per page" in rows[0].case and "100 per page" in rows[4].case
+    assert "user 680 + sys 170 us/request" in rows[0].note
+    # Without pyreqwest, one row says why and nothing runs.
+    monkeypatch.setattr(transport_case.importlib.util, "find_spec", lambda name: None)
+    result = transport_case.CASE.run(None, {})  # type: ignore[arg-type]
+    (row,) = build_rows({"transport": result}, quick=True, cases=[transport_case.CASE])
+    assert row.value is None and "pyreqwest is not installed" in row.note
+
+
 @pytest.mark.slow
 def test_the_budget_benchmark_runs_and_asks_for_no_request_more(tmp_path: Path) -> None:
     from benchmarks.budget import main
@@ -407,7 +438,7 @@ def test_list_names_every_case_once() -> None:
     cases = [m for m in CASE_MODULES if not m.startswith("_")]
     assert sorted(names) == cases and len(set(names)) == len(names)
     # The names --only takes, as the README and the guide give them.
-    assert names == ["decode", "walk", "walk1000", "walk20", "gets", "peers", "stream", "framing",
+    assert names == ["decode", "walk", "walk1000", "walk20", "transport", "gets", "peers", "stream", "framing",
                      "memory", "fanout", "backfill", "live", "fanin", "idle", "sync"]  # fmt: skip
 
 
