@@ -122,7 +122,7 @@ class Request:
         req = Request.__new__(Request)
         value = str(number)
         req.path, req.params, req.host = self.path, (*self.params, (name, value)), self.host
-        req.headers = self.headers
+        req.headers, req.route = self.headers, self.route
         req.target = f"{self.target}{'&' if self.params else '?'}{name}={value}"
         return req
 
