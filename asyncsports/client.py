@@ -7,7 +7,6 @@ import functools
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import Self
 
 from asyncsports._http.config import Hook, Settings, Timeout
@@ -236,12 +235,7 @@ class Client:
     async def __aenter__(self) -> Self:
         return await self.open()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     def __del__(self) -> None:

@@ -113,6 +113,12 @@ def _rebuild(cls: type[Any], args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     return cls(*args, **kw)
 
 
+def _reduce(error: BaseException, args: tuple[Any, ...], *names: str) -> Any:
+    """``__reduce__`` of an error made by ``type(error)(*args, name=value, ...)``: a
+    pickled one comes back with its keyword attributes."""
+    return (_rebuild, (type(error), args, {n: getattr(error, n) for n in names}))
+
+
 class BadRequestError(APIError):
     """400: the service refused the request as malformed."""
 
@@ -153,8 +159,7 @@ class TransportError(AsyncSportsError):
         return f"{self.args[0]}{_where(self.method, self.url, self.attempts)}"
 
     def __reduce__(self) -> Any:
-        kw = {"method": self.method, "url": self.url, "attempts": self.attempts}
-        return (_rebuild, (type(self), (self.args[0],), kw))
+        return _reduce(self, self.args, "method", "url", "attempts")
 
 
 class TimeoutError(TransportError, builtins.TimeoutError):
@@ -177,8 +182,7 @@ class BodyTooLargeError(AsyncSportsError):
         return f"{self.args[0]}{_where(self.method, self.url, 1)}"
 
     def __reduce__(self) -> Any:
-        kw = {"limit": self.limit, "method": self.method, "url": self.url}
-        return (_rebuild, (type(self), (self.args[0],), kw))
+        return _reduce(self, self.args, "limit", "method", "url")
 
 
 class DecodeError(AsyncSportsError):
@@ -223,15 +227,7 @@ class DecodeError(AsyncSportsError):
         return f"{text}: {self.snippet}" if self.snippet else text
 
     def __reduce__(self) -> Any:
-        kw = {
-            "target": self.target,
-            "path": self.path,
-            "snippet": self.snippet,
-            "offset": self.offset,
-            "url": self.url,
-            "status": self.status,
-        }
-        return (_rebuild, (type(self), (self.reason,), kw))
+        return _reduce(self, self.args, "target", "path", "snippet", "offset", "url", "status")
 
 
 class NoRecordError(AsyncSportsError):

@@ -26,7 +26,6 @@ import logging
 import math
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping
-from types import TracebackType
 from typing import Any, Generic, Literal, Self, TypeVar, Unpack
 
 from asyncsports._http import request as q
@@ -177,12 +176,7 @@ class Feed(Generic[R]):
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:
@@ -483,10 +477,5 @@ class Merged:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()

@@ -13,11 +13,12 @@ honoured up to ``max_retry_after``.
 
 from __future__ import annotations
 
-import email.utils
 import math
 import random
 from dataclasses import dataclass
 from typing import Literal
+
+from asyncsports._http.clock import http_date
 
 __all__ = [
     "RETRY_STATUSES",
@@ -48,13 +49,10 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     try:
         seconds = float(text)
     except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError, OverflowError):
+        when = http_date(text)
+        if when is None:
             return None
-        if when.tzinfo is None:
-            return None
-        seconds = when.timestamp() - now
+        seconds = when - now
     if not math.isfinite(seconds) or seconds < 0:
         return None
     return seconds

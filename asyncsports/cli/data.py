@@ -7,7 +7,7 @@ Option names are the keyword names of the client's methods, ``_`` written ``-``.
 
 import contextlib
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,6 +29,11 @@ from .options import (
     date_option,
     day,
 )
+
+
+def _follow(what: str) -> Any:
+    """``--follow``/``-f``: keep following; ``what`` says what is printed."""
+    return typer.Option("--follow", "-f", help=f"Keep following; {what}")
 
 
 def _one_of(**given: str | None) -> None:
@@ -114,10 +119,7 @@ def actions(
     cfg: Globals,
     sport: Sport,
     fixture_id: FixtureId,
-    follow: Annotated[
-        bool,
-        typer.Option("--follow", "-f", help="Keep following; print new and updated actions."),
-    ] = False,
+    follow: Annotated[bool, _follow("print new and updated actions.")] = False,
     via: Via = None,
     interval: Interval = 5.0,
     speed: Replay = Speed.fast,
@@ -150,10 +152,7 @@ def statistics(
     cfg: Globals,
     sport: Sport,
     fixture_id: FixtureId,
-    follow: Annotated[
-        bool,
-        typer.Option("--follow", "-f", help="Keep following; print each packet as it changes."),
-    ] = False,
+    follow: Annotated[bool, _follow("print each packet as it changes.")] = False,
     via: Via = None,
     interval: Interval = 5.0,
     speed: Replay = Speed.fast,

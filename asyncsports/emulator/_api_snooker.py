@@ -8,7 +8,8 @@ on the ``external/`` player-info path are found by personId.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -46,6 +47,9 @@ def _when(value: str | None, name: str) -> float | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).timestamp()
 
 
+R = TypeVar("R")
+
+
 class SnookerApi:
     """Tournaments, matches, players, centuries, winners and images."""
 
@@ -63,36 +67,10 @@ class SnookerApi:
         return self._world
 
     def _tournament(self, request: web.Request) -> Tournament:
-        info = request.match_info
-        ident: int | str
-        if "external_id" in info:
-            ident = info["external_id"]
-        else:
-            try:
-                ident = int(info["tournament_id"])
-            except ValueError:
-                raise HttpError(
-                    400, f"tournamentId: not an integer: {info['tournament_id']}"
-                ) from None
-        t = self.world.tournament(ident)
-        if t is None:
-            raise HttpError(404, f"Tournament not found: {ident}")
-        return t
+        return _find(request, self.world.tournament, "external_id", "tournament_id", "Tournament")
 
     def _player(self, request: web.Request) -> SnookerPlayer:
-        info = request.match_info
-        ident: int | str
-        if "external_player" in info:
-            ident = info["external_player"]
-        else:
-            try:
-                ident = int(info["player_id"])
-            except ValueError:
-                raise HttpError(400, f"playerId: not an integer: {info['player_id']}") from None
-        p = self.world.player(ident)
-        if p is None:
-            raise HttpError(404, f"Player not found: {ident}")
-        return p
+        return _find(request, self.world.player, "external_player", "player_id", "Player")
 
     @staticmethod
     def _data(value: object) -> Reply:
@@ -181,3 +159,28 @@ class SnookerApi:
         """One Player image object."""
         self._tournament(request)
         return self._data(self.world.image(self._player(request)))
+
+
+def _find(
+    request: web.Request,
+    lookup: Callable[[int | str], R | None],
+    external: str,
+    key: str,
+    what: str,
+) -> R:
+    """The record the path names: by its external id as given, else by its integer id
+    (400 when it is not an integer); 404 when there is none."""
+    info = request.match_info
+    ident: int | str
+    if external in info:
+        ident = info[external]
+    else:
+        try:
+            ident = int(info[key])
+        except ValueError:
+            wire = what[0].lower() + what[1:] + "Id"  # tournamentId, playerId
+            raise HttpError(400, f"{wire}: not an integer: {info[key]}") from None
+    found = lookup(ident)
+    if found is None:
+        raise HttpError(404, f"{what} not found: {ident}")
+    return found

@@ -17,9 +17,10 @@ import collections
 import datetime as dt
 import fnmatch
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from email.utils import format_datetime
+from typing import TypeVar
 
 from asyncsports.emulator._clock import Clock
 
@@ -221,6 +222,25 @@ class Storm:
         )
 
 
+_R = TypeVar("_R", Fault, LiveFault)
+
+
+def _choose(matching: Iterable[_R], storm: Callable[[], _R | None] | None) -> _R | None:
+    """The first of the ``matching`` rules past its ``skip`` and still active (each rule
+    tried counts one more seen), else the storm's draw; what is chosen counts a hit."""
+    chosen = None
+    for rule in matching:
+        rule.seen += 1
+        if rule.seen > rule.skip and rule.active:
+            chosen = rule
+            break
+    if chosen is None and storm is not None:
+        chosen = storm()
+    if chosen is not None:
+        chosen.hits += 1
+    return chosen
+
+
 class Faults:
     """The fault rules of an emulator, its storm and the counts of what was injected."""
 
@@ -349,20 +369,11 @@ class Faults:
 
     def pick_live(self, feed: str, path: str) -> LiveFault | None:
         """The live fault for one new connection, counted, or None."""
-        chosen = None
-        for rule in self.live_rules:
-            if not rule.matches(feed, path):
-                continue
-            rule.seen += 1
-            if rule.seen > rule.skip and rule.active:
-                chosen = rule
-                break
-        if chosen is None and self._live_storm is not None:
-            chosen = self._live_storm.draw(feed, path)
-        if chosen is not None:
-            chosen.hits += 1
-            if chosen.draw is None:
-                self.injected["live." + chosen.kind] += 1
+        storm = self._live_storm
+        matching = (r for r in self.live_rules if r.matches(feed, path))
+        chosen = _choose(matching, None if storm is None else lambda: storm.draw(feed, path))
+        if chosen is not None and chosen.draw is None:
+            self.injected["live." + chosen.kind] += 1
         return chosen
 
     def clear(self) -> None:
@@ -378,18 +389,12 @@ class Faults:
         ``page`` is the page the request asks for: a ``repeat_page`` rule only takes
         requests for a page after the first (the first has no previous page to repeat).
         """
-        chosen = None
-        for rule in self.rules:
-            if not rule.matches(route, path) or (rule.repeat_page and page < 1):
-                continue
-            rule.seen += 1
-            if rule.seen > rule.skip and rule.active:
-                chosen = rule
-                break
-        if chosen is None and self._storm is not None:
-            chosen = self._storm.draw(route, path)
+        storm = self._storm
+        matching = (
+            r for r in self.rules if r.matches(route, path) and not (r.repeat_page and page < 1)
+        )
+        chosen = _choose(matching, None if storm is None else lambda: storm.draw(route, path))
         if chosen is not None:
-            chosen.hits += 1
             self.injected.update(chosen.kinds)
         return chosen
 

@@ -52,6 +52,7 @@ __all__ = [
 
 T = TypeVar("T")
 _D = TypeVar("_D")
+_S = TypeVar("_S")
 
 ZERO_UUID = uuid.UUID(int=0)
 """The all-zero UUID, which the snooker proxy sends for an unknown ``personId``."""
@@ -63,17 +64,33 @@ ZERO_UUID = uuid.UUID(int=0)
 _combine = datetime.combine
 
 
-class UTCDateTime(Generic[_D]):
+class _View(Generic[_S]):
+    """A descriptor over the private attribute ``attr``: assigning stores the value as
+    given; a subclass's ``__get__`` says how it reads (kept inline there: it runs on
+    every access of a field)."""
+
+    __slots__ = ("attr",)
+    _name = ""  # how repr names it: the function that makes one
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+
+    def __set__(self, instance: object, value: _S) -> None:
+        setattr(instance, self.attr, value)
+
+    def __repr__(self) -> str:
+        return f"{self._name}({self.attr!r})"
+
+
+class UTCDateTime(_View[_D]):
     """Descriptor exposing the datetime stored in private attribute ``attr`` as aware UTC.
 
     A naive value (the wire's zone-less form, which is UTC) gets ``tzinfo=UTC`` on access; an
     aware one and ``None`` pass through. Assigning stores the value as given.
     """
 
-    __slots__ = ("attr",)
-
-    def __init__(self, attr: str) -> None:
-        self.attr = attr
+    __slots__ = ()
+    _name = "utc"
 
     @overload
     def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
@@ -88,12 +105,6 @@ class UTCDateTime(Generic[_D]):
         if v.tzinfo is None:
             return _combine(v, v.time(), UTC)  # type: ignore[return-value]  # 5x faster than replace()
         return v.astimezone(UTC)  # type: ignore[no-any-return]  # another offset: say it in UTC
-
-    def __set__(self, instance: object, value: _D) -> None:
-        setattr(instance, self.attr, value)
-
-    def __repr__(self) -> str:
-        return f"utc({self.attr!r})"
 
 
 def utc(attr: str) -> UTCDateTime[datetime | None]:
@@ -128,16 +139,14 @@ def loose_bool(value: bool | str | None) -> bool | None:
     return None
 
 
-class Flag:
+class Flag(_View[bool | str | None]):
     """Descriptor exposing the flag stored in private attribute ``attr`` (bool or text) as a bool.
 
     See :func:`loose_bool`. Assigning stores the value as given.
     """
 
-    __slots__ = ("attr",)
-
-    def __init__(self, attr: str) -> None:
-        self.attr = attr
+    __slots__ = ()
+    _name = "flag"
 
     @overload
     def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
@@ -152,12 +161,6 @@ class Flag:
         if v is None or v is True or v is False:
             return v
         return loose_bool(v)
-
-    def __set__(self, instance: object, value: bool | str | None) -> None:
-        setattr(instance, self.attr, value)
-
-    def __repr__(self) -> str:
-        return f"flag({self.attr!r})"
 
 
 def flag(attr: str) -> Flag:

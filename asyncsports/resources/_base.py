@@ -8,13 +8,22 @@ the form, so that each method is written once; on the plain form nothing of the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Sequence,
+)
 from contextlib import aclosing
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
+from asyncsports._http import request as q
 from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
-from asyncsports._http.request import Request
+from asyncsports._http.request import Param, Request
 from asyncsports._http.session import Response, Session, StreamResponse
 from asyncsports._iter.watch import polls
 from asyncsports.jsonstream import ListDecoder, decode_array
@@ -53,6 +62,12 @@ class Body(Generic[T]):
     def paired(self, resp: Response) -> RawRecord[T]:
         """The body decoded, with its bytes: a single record's JSON form."""
         return RawRecord(self(resp), resp.body)
+
+
+def open_filter(name: str, value: str | None, known: Iterable[str], wire: str) -> list[Param]:
+    """An open-set filter as query parameters: ``[(wire, value in its wire spelling)]``
+    (see :func:`~asyncsports._http.request.open_choice`), none for None."""
+    return [] if value is None else [(wire, q.open_choice(name, value, known))]
 
 
 def _same(record: Any) -> Any:

@@ -11,7 +11,7 @@ from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._iter.watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Body, Resource
+from asyncsports.resources._base import Body, Resource, open_filter
 
 PATH = "/api/v2/streaming/events"
 Restriction = Literal["whitelist", "blacklist"]
@@ -32,12 +32,8 @@ def list_request(
     params: list[Param] = []
     params += q.narrowing("live", live, "live")
     params += q.narrowing("vendor_data_id", vendor_data_id, "vendorDataID")
-    if restrictions is not None:
-        params.append(("restrictions", q.open_choice("restrictions", restrictions, RESTRICTIONS)))
-    if sub_restrictions is not None:
-        params.append(
-            ("subRestrictions", q.open_choice("sub_restrictions", sub_restrictions, RESTRICTIONS))
-        )
+    params += open_filter("restrictions", restrictions, RESTRICTIONS, "restrictions")
+    params += open_filter("sub_restrictions", sub_restrictions, RESTRICTIONS, "subRestrictions")
     if page_size is not None:
         params.append(("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE)))
     paged = restrictions is not None or sub_restrictions is not None

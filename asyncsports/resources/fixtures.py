@@ -11,7 +11,7 @@ from asyncsports._http import request as q
 from asyncsports._http.request import Param, Request, RequestOptions, Sport
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Body, Resource
+from asyncsports.resources._base import Body, Resource, open_filter
 
 Status = Literal["scheduled", "live", "completed", "postponed"]
 """The ``status`` filter values of the spec; the service may know more (any str is sent)."""
@@ -56,20 +56,15 @@ def list_request(
         path = f"{base}/fixtures"
     params: list[Param] = [("paged", "true")]
     params += q.narrowing("live", live, "live")
-    if status is not None:
-        params.append(("status", q.open_choice("status", status, STATUSES)))
+    params += open_filter("status", status, STATUSES, "status")
     if date_from is not None:
         params.append(("dateFrom", q.date("date_from", date_from)))
     if date_to is not None:
         params.append(("dateTo", q.date("date_to", date_to)))
     if date_from is not None and date_to is not None and params[-2][1] > params[-1][1]:
         raise ValueError(f"date_from: {params[-2][1]} is after date_to {params[-1][1]}")
-    if type is not None:
-        params.append(("type", q.open_choice("type", type, TYPES)))
-    if coverage_level is not None:
-        params.append(
-            ("coverageLevel", q.open_choice("coverage_level", coverage_level, COVERAGE_LEVELS))
-        )
+    params += open_filter("type", type, TYPES, "type")
+    params += open_filter("coverage_level", coverage_level, COVERAGE_LEVELS, "coverageLevel")
     if sort is not None:
         params.extend(q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS))
     if size is not None:

@@ -26,13 +26,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime as dt
+import functools
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 from asyncsports.errors import SinkError
 from asyncsports.store._lease import Lease
@@ -55,6 +56,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 POLL = 0.05
 """Seconds between looks at a SQLite file's change feed by a follower (no NOTIFY there)."""
@@ -386,6 +388,24 @@ class Store:
         return row.fetchone() is not None
 
 
+class _OnThread(Generic[P, T]):
+    """A :class:`Store` method as a coroutine method of :class:`SqliteMirror`: run on its
+    thread, with the same arguments."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[Concatenate[Store, P], T]) -> None:
+        self.fn = fn
+
+    def __get__(self, mirror: SqliteMirror, owner: object) -> Callable[P, Coroutine[Any, Any, T]]:
+        fn = self.fn
+
+        async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            return await mirror._call(functools.partial(fn, mirror.store, *args, **kwargs))
+
+        return call
+
+
 class SqliteMirror:
     """A :class:`Store` behind the async interface of :class:`MirrorStore`: every call
     runs on one thread of its own (a call and the close never overlap)."""
@@ -421,61 +441,23 @@ class SqliteMirror:
         self._io.submit(self.store.close)
         self._io.shutdown(wait=False)
 
-    async def write(
-        self,
-        writes: Iterable[Write],
-        marks: Iterable[str] = (),
-        at: float = 0.0,
-        unmarks: Iterable[str] = (),
-        positions: Mapping[str, int] | None = None,
-    ) -> Counter[str]:
-        """As :meth:`MirrorStore.write`."""
-        return await self._call(self.store.write, writes, marks, at, unmarks, positions)
-
     async def apply(self, changes: Iterable[RowChange]) -> None:
         """As :meth:`MirrorStore.apply`."""
         await self._call(self.store.apply, list(changes))
-
-    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
-        """As :meth:`MirrorStore.changes`."""
-        return await self._call(self.store.changes, after, limit)
 
     async def wait(self, at_most: float) -> None:
         """A SQLite file tells no one of its commits: look again after :data:`POLL`."""
         await asyncio.sleep(min(at_most, POLL))
 
-    async def cursor(self, name: str) -> int:
-        """As :meth:`MirrorStore.cursor`."""
-        return await self._call(self.store.cursor, name)
-
-    async def save_cursor(self, name: str, seq: int) -> None:
-        """As :meth:`MirrorStore.save_cursor`."""
-        await self._call(self.store.save_cursor, name, seq)
-
-    async def marks(self) -> dict[str, float]:
-        """As :meth:`MirrorStore.marks`."""
-        return await self._call(self.store.marks)
-
-    async def rows(self, table: str) -> list[Row]:
-        """As :meth:`MirrorStore.rows`."""
-        return await self._call(self.store.rows, table)
-
-    async def counts(self) -> dict[str, int]:
-        """As :meth:`MirrorStore.counts`."""
-        return await self._call(self.store.counts)
-
-    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
-        """As :meth:`MirrorStore.fixtures`."""
-        return await self._call(self.store.fixtures)
-
-    async def count_actions(self, fixture_id: str) -> int:
-        """As :meth:`MirrorStore.count_actions`."""
-        return await self._call(self.store.count_actions, fixture_id)
-
-    async def position(self, name: str) -> int | None:
-        """As :meth:`MirrorStore.position`."""
-        return await self._call(self.store.position, name)
-
-    async def has(self, table: str, column: str, value: Any) -> bool:
-        """As :meth:`MirrorStore.has`."""
-        return await self._call(self.store.has, table, column, value)
+    # The rest of MirrorStore: Store's method of the same name, run on the thread.
+    write = _OnThread(Store.write)
+    changes = _OnThread(Store.changes)
+    cursor = _OnThread(Store.cursor)
+    save_cursor = _OnThread(Store.save_cursor)
+    marks = _OnThread(Store.marks)
+    rows = _OnThread(Store.rows)
+    counts = _OnThread(Store.counts)
+    fixtures = _OnThread(Store.fixtures)
+    count_actions = _OnThread(Store.count_actions)
+    position = _OnThread(Store.position)
+    has = _OnThread(Store.has)

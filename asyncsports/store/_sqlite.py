@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self, cast
+from typing import Any, TypeVar, cast
 
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import (
@@ -107,55 +108,35 @@ def _no_space(path: Path) -> bool:
         return False
 
 
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _naming(method: _M) -> _M:
+    """``method`` of a cursor, with every sqlite3 error a SinkError naming the file."""
+
+    @functools.wraps(method)
+    def named(self: _Cursor, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except sqlite3.Error as exc:
+            raise storage_error(cast(_Connection, self.connection).path, exc) from exc
+
+    return cast(_M, named)
+
+
 class _Cursor(sqlite3.Cursor):
-    """A cursor whose every error is a SinkError naming the file (see :func:`connect`)."""
+    """A cursor whose every error is a SinkError naming the file (see :func:`connect`).
 
-    def _error(self, exc: sqlite3.Error) -> SinkError:
-        return storage_error(cast(_Connection, self.connection).path, exc)
+    Rows after the first are read as they are fetched: a damaged page further on fails
+    in the fetches and the iteration, so they are named too."""
 
-    def execute(self, sql: str, parameters: Any = (), /) -> Self:
-        try:
-            return super().execute(sql, parameters)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> Self:
-        try:
-            return super().executemany(sql, seq_of_parameters)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    def executescript(self, sql_script: str, /) -> sqlite3.Cursor:
-        try:
-            return super().executescript(sql_script)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    # Rows after the first are read as they are fetched: a damaged page further on
-    # fails here.
-    def fetchone(self) -> Any:
-        try:
-            return super().fetchone()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    def fetchmany(self, size: int | None = 1) -> list[Any]:
-        try:
-            return super().fetchmany(size)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    def fetchall(self) -> list[Any]:
-        try:
-            return super().fetchall()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    def __next__(self) -> Any:
-        try:
-            return super().__next__()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+    execute = _naming(sqlite3.Cursor.execute)
+    executemany = _naming(sqlite3.Cursor.executemany)
+    executescript = _naming(sqlite3.Cursor.executescript)
+    fetchone = _naming(sqlite3.Cursor.fetchone)
+    fetchmany = _naming(sqlite3.Cursor.fetchmany)
+    fetchall = _naming(sqlite3.Cursor.fetchall)
+    __next__ = _naming(sqlite3.Cursor.__next__)
 
 
 class _Connection(sqlite3.Connection):

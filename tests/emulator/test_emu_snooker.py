@@ -182,6 +182,18 @@ async def test_snooker_errors(api: Api, path: str, status: int) -> None:
     assert r.status == status and r.json()["status"] == status
 
 
+async def test_snooker_ids_in_the_path_name_what_is_wrong(api: Api) -> None:
+    t = (await world_championship(api))["tournamentId"]
+    bad = await api.get(f"{FEED}/player-info/abc/{t}")
+    assert bad.status == 400 and "playerId: not an integer: abc" in bad.body.decode()
+    bad = await api.get(f"{FEED}/matches/abc")
+    assert bad.status == 400 and "tournamentId: not an integer: abc" in bad.body.decode()
+    gone = await api.get(f"{FEED}/player-info/999999/{t}")
+    assert gone.status == 404 and "Player not found: 999999" in gone.body.decode()
+    gone = await api.get(f"{FEED}/ast/999999")
+    assert gone.status == 404 and "Tournament not found: 999999" in gone.body.decode()
+
+
 async def test_snooker_takes_the_data_service_headers_and_its_feed(api: Api) -> None:
     assert (await api.get(f"{FEED}/tour-players", headers={})).status == 400
     r = await api.get(f"{FEED}/tour-players", headers={"Accept": api.headers()["Accept"]})
