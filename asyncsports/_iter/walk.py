@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import enum
+import math
 import operator
+import time
 import types
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -78,9 +80,11 @@ async def walk(
 ) -> AsyncIterator[Batch[T]]:
     """Walk numbered pages from ``start`` until the last one, fetching ahead.
 
-    While the caller consumes page N, the next ``lookahead`` pages are on their way;
-    once the first page has told the total, up to ``concurrency`` pages are in flight
-    at once. Pages are yielded in order whatever order they arrive in. Closing the
+    While the caller consumes page N, the next ``lookahead`` pages are on their way, as
+    long as that pays: when the caller spends less than a tenth of a page's round trip on
+    a page, it gains less wall time than its task switch costs CPU, so the walk fetches
+    the next page in the caller's task until the caller takes longer again. Once the
+    first page has told the total, up to ``concurrency`` pages are in flight at once. Pages are yielded in order whatever order they arrive in. Closing the
     walk (or cancelling its consumer) cancels every request in flight.
 
     Stops at a page marked last, at ``total_pages`` (the smallest the server has said:
@@ -101,7 +105,9 @@ async def walk(
             future = ahead.pop(number, None)
             if future is None:
                 pages.next = max(pages.next, number + 1)
+                sent = time.monotonic()
                 page = await fetch(number)
+                pages.took = time.monotonic() - sent
                 last = pages.check(number, page)
             else:
                 page, checked = await future
@@ -114,7 +120,9 @@ async def walk(
                 consumed = number * size + skip
                 yield Batch(0, consumed, items[consumed:])
                 return
+            handed = time.monotonic()
             yield Batch(number, skip, items[skip:] if skip else items)
+            pages.think = time.monotonic() - handed
             if last:
                 return
             number += 1
@@ -157,6 +165,8 @@ class _Walk(Generic[T]):
         self.limit = first  # page numbers below it may be taken ahead
         self.total: int | None = None  # the smallest total the server has said
         self.marks: set[int] = set()
+        self.think = math.inf  # the caller's time on its last page (none seen yet)
+        self.took = 0.0  # the last page's round trip, sent to decoded
         self.pages: dict[int, asyncio.Future[_Checked[T]]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -188,11 +198,14 @@ class _Walk(Generic[T]):
         if is_last(page, number, self.size) or (total is not None and number + 1 >= total):
             self._stop()
             return True
+        # Ahead only while it pays (see walk): a tight loop gets its pages in its own task.
+        ahead = self.lookahead if self.think * _PAYS >= self.took else 0
         if total is None:
-            window = self.lookahead
+            window = ahead
             self.limit = number + 1 + window
         else:
-            window = max(self.lookahead, self.concurrency)
+            concurrency = self.concurrency
+            window = max(ahead, concurrency) if concurrency > 1 else ahead
             self.limit = min(number + 1 + window, total)
         tasks = self.tasks
         while len(tasks) < window and (taken := self._take()) is not None:
@@ -213,7 +226,9 @@ class _Walk(Generic[T]):
         while taken is not None:
             number, future = taken
             try:
+                sent = time.monotonic()
                 page = await self.fetch(number)
+                self.took = time.monotonic() - sent
                 last = self.check(number, page) if number == self.checked else None
             except asyncio.CancelledError:
                 future.cancel()
@@ -249,6 +264,10 @@ class _Walk(Generic[T]):
                 future.cancel()
         self.pages.clear()
 
+
+_PAYS = 10
+"""Fetching ahead pays when the caller spends at least 1/_PAYS of a page's round trip on a
+page: then it saves that much wall time or more, for one task switch a page."""
 
 _Checked = tuple[Page[T], "bool | None"]
 _Taken = tuple[int, "asyncio.Future[_Checked[T]]"]
