@@ -26,6 +26,7 @@ EXTRAS: dict[str, str] = {
     "prometheus_client": "sync",
     "typer": "cli",
     "rich": "cli",
+    "dlt": "dlt",
 }
 """The extra that installs each optional top-level module."""
 
