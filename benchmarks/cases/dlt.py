@@ -8,6 +8,7 @@ SQLite file, interleaved round by round."""
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ async def dltload(m: Manifest, p: Params) -> dict[str, Any]:
     from asyncsports.backfill import Backfill, Scope
     from asyncsports.dlt import sports_source
 
+    # dlt's usage telemetry, sent as the process ends, waits a minute offline: off.
+    os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
     dlt = need("dlt", "the dlt benchmark")
     dlts: list[dict[str, Any]] = []
     backfills: list[dict[str, Any]] = []
