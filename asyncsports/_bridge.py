@@ -30,8 +30,6 @@ class Bridge:
         self._thread: threading.Thread | None = None
         self._users = 0
         self._lock = threading.Lock()
-        self.memo: dict[Any, Any] = {}
-        """What the generators of one run share (the fixture listing), cleared after it."""
 
     @contextmanager
     def using(self) -> Iterator[None]:
@@ -45,10 +43,8 @@ class Bridge:
         finally:
             with self._lock:
                 self._users -= 1
-                if self._users == 0:
-                    self.memo.clear()
-                    if self._given is None:
-                        self._stop()
+                if self._users == 0 and self._given is None:
+                    self._stop()
 
     def _start(self) -> None:
         loop = asyncio.new_event_loop()

@@ -136,6 +136,20 @@ class _Source:
         self.concurrency = concurrency
         self.page_size = page_size
         self.progress = progress
+        self._memo: dict[Any, Any] = {}
+
+    @property
+    def memo(self) -> dict[Any, Any]:
+        """What the resources of one run share (the listings, the state as it began):
+        kept by dlt's load id, so that it holds for the whole run whatever order dlt
+        runs the resources in, one after another included."""
+        current = need("dlt", "a dlt source").current
+        # load_package_state since dlt 1.13 or so, load_package before.
+        package = getattr(current, "load_package_state", None) or current.load_package
+        run = package()["load_id"]
+        if self._memo.get("run") != run:
+            self._memo = {"run": run}
+        return self._memo
 
     def state(self) -> dict[str, Any]:
         dlt = need("dlt", "a dlt source")
@@ -144,7 +158,7 @@ class _Source:
 
     def since(self, sport: str) -> str | None:
         """The day this run lists ``sport`` from (the state as the run began)."""
-        start = self.bridge.memo.setdefault("start", _copy(self.state().get("since", {})))
+        start = self.memo.setdefault("start", _copy(self.state().get("since", {})))
         value: str | None = start.get(sport)
         return value
 
@@ -155,7 +169,7 @@ class _Source:
 
     def once(self, key: Any, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """``await fn(*args)`` once per run, whichever resource asks first."""
-        memo = self.bridge.memo
+        memo = self.memo
         if key not in memo:
             memo[key] = self.bridge.call(fn, *args)
         found: T = memo[key]
