@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from support import clean_env, lines, run
 
-from asyncsports._bridge import Bridge
 from asyncsports.backfill import Backfill, Scope
+from asyncsports.dlt._bridge import Bridge
 from asyncsports.emulator import Emulator
 
 dlt = pytest.importorskip("dlt")

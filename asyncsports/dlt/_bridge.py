@@ -1,5 +1,5 @@
 """Plain generators that drive an asyncio client: its coroutines run on one event loop,
-the caller's or one of the bridge's own in a thread (:mod:`asyncsports.dlt` uses it).
+the caller's or one of the bridge's own in a thread (the dlt source uses it).
 
 Each call goes through ``asyncio.run_coroutine_threadsafe`` and blocks the calling thread,
 never the loop's: a call from the loop's own thread is refused rather than deadlocked.

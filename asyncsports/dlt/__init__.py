@@ -48,11 +48,11 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from asyncsports._bridge import Bridge, running_loop
 from asyncsports._http.config import Settings
 from asyncsports._optional import need
 from asyncsports.backfill import DEFAULT_SPORTS, Progress, started
 from asyncsports.client import Client
+from asyncsports.dlt._bridge import Bridge, running_loop
 from asyncsports.errors import NotFoundError
 from asyncsports.store._rows import (
     ActionRows,
