@@ -166,7 +166,7 @@ async def test_postgresql_as_a_dlt_destination(
 
 
 @pytest.mark.slow
-def test_the_load_command_loads_then_loads_nothing_new(tmp_path: Path) -> None:
+def test_the_load_command_loads_then_nothing_new_then_all_on_refresh(tmp_path: Path) -> None:
     env = clean_env(DESTINATION__DUCKDB__CREDENTIALS=str(tmp_path / "cli.duckdb"))
     args = ["--emulator", "--emulator-scale", SCALE_ARG, "--json", "load",
             "--pipelines-dir", str(tmp_path / "pipelines"), "-s", "basketball", "-s", "soccer"]  # fmt: skip
@@ -179,3 +179,5 @@ def test_the_load_command_loads_then_loads_nothing_new(tmp_path: Path) -> None:
     assert n == first["loaded"]["fixtures"]
     (again,) = lines(run(*args, env=env))
     assert again["loaded"] == {}
+    (refreshed,) = lines(run(*args, "--refresh", env=env))
+    assert refreshed["loaded"] == first["loaded"]
