@@ -29,6 +29,7 @@ EXTRAS: dict[str, str] = {
     "opentelemetry": "otel",
     # The transport spike (asyncsports/_http/pyreqwest.py), measured by the benchmarks only.
     "pyreqwest": "bench",
+    "dlt": "dlt",
 }
 """The extra that installs each optional top-level module."""
 

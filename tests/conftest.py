@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +21,10 @@ from asyncsports import Client, RequestInfo, RetryPolicy, StreamingCredentials
 
 if TYPE_CHECKING:
     from asyncsports.emulator import Emulator
+
+# dlt sends anonymous usage telemetry as a process ends; offline (CI) that waits a minute
+# for the network. Off for the tests and every command and page they run.
+os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 
 SERVERS = frozenset(__all__)  # a test on one is slow: it talks to another process
 

@@ -36,7 +36,7 @@ except MissingDependencyError as exc:  # the library is installed without its cl
 # Importing the command modules registers their commands on `app`; the order is the
 # order of --help.
 # (After the check above: hence E402.)
-from . import data, snooker, events, emulator, backfill, workers, export, sync, changes  # noqa: F401, I001, E402
+from . import data, snooker, events, emulator, backfill, workers, export, load, sync, changes  # noqa: F401, I001, E402
 from .app import app  # noqa: E402
 from .interrupts import interrupts  # noqa: E402
 from .running import EXIT_CODES, ConfigError, say  # noqa: E402

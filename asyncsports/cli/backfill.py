@@ -52,14 +52,17 @@ class _Rate(ProgressColumn):
 
 class _BarsProgress:
     """The backfill's progress as rich bars, one per phase, shown from its first report:
-    once the database is open (a database that cannot be reached shows no bar)."""
+    once the database is open (a database that cannot be reached shows no bar). A phase
+    not in ``phases`` gets its bar when first reported."""
 
-    def __init__(self, bars: Bars) -> None:
+    def __init__(self, bars: Bars, phases: Iterable[str] = PHASES) -> None:
         self._bars = bars
-        self._tasks = {phase: bars.add_task(phase, total=None) for phase in PHASES}
+        self._tasks = {phase: bars.add_task(phase, total=None) for phase in phases}
 
     def _task(self, phase: str) -> TaskID:
         self._bars.start()  # the first time only: it starts the display
+        if phase not in self._tasks:
+            self._tasks[phase] = self._bars.add_task(phase, total=None)
         return self._tasks[phase]
 
     def add(self, phase: str, total: int) -> None:

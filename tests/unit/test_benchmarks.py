@@ -439,7 +439,7 @@ def test_list_names_every_case_once() -> None:
     assert sorted(names) == cases and len(set(names)) == len(names)
     # The names --only takes, as the README and the guide give them.
     assert names == ["decode", "walk", "walk1000", "walk20", "transport", "gets", "peers", "stream", "framing",
-                     "memory", "fanout", "backfill", "live", "fanin", "idle", "sync"]  # fmt: skip
+                     "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync"]  # fmt: skip
 
 
 def test_a_quick_run_writes_its_table(tmp_path: Path) -> None:

@@ -178,6 +178,7 @@ CASES = {
         ],
     ),
     "parquet": ("pyarrow", ["export", "--parquet", "{tmp}/out", "--db", "{tmp}/x.sqlite"]),
+    "dlt": ("dlt", ["--emulator", "load", "--pipelines-dir", "{tmp}/pipelines"]),
     "sync": (
         "prometheus_client",
         [
