@@ -370,7 +370,10 @@ class Merged:
         self._resume: dict[Feed[Any], asyncio.Event] = {}
         self._errors: list[tuple[Feed[Any], BaseException]] = []
         self._ended: dict[Feed[Any], int] = {}
-        self._ready = asyncio.Event()
+        # The consumer's, while it waits for a record: a bare future, woken by the first
+        # record (asyncio.Event costs several calls a record more).
+        self._waiter: asyncio.Future[None] | None = None
+        self._reader: AsyncGenerator[tuple[uuid.UUID, Any], None] | None = None
         self._running = 0  # feed tasks not done: counted, as 500 feeds are not scanned per record
         self._started = False
         self._closed = False
@@ -410,48 +413,86 @@ class Merged:
 
     async def _read(self, feed: Feed[Any]) -> None:
         """Read one feed into the book; wait while its share of the buffer is full."""
-        book, ready, resume = self._book, self._ready, self._resume[feed]
+        push, resume = self._book.push_one, self._resume[feed]
         try:
             async for record in feed:
-                if book.push(feed, (record,)):
-                    ready.set()
+                full = push(feed, record)
+                if self._waiter is not None:
+                    self._wake()
+                if full:
                     resume.clear()
                     await resume.wait()
-                else:
-                    ready.set()
         except Exception as exc:
             exc.add_note(f"live {feed.kind} feed of fixture {feed.fixture_id}")
             self._errors.append((feed, exc))
         finally:
             self._running -= 1
             await feed.aclose()
-            ready.set()
+            self._wake()
 
-    def __aiter__(self) -> Self:
-        return self
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
-    async def __anext__(self) -> tuple[uuid.UUID, Any]:
+    def _take(self) -> tuple[uuid.UUID, Any] | None:
+        """The next record and its fixture; None when there is none yet, or the merge is
+        over (:meth:`_over`). Raises a feed's error once the records before it are taken."""
         if not self._started:
-            if self._closed:
-                raise StopAsyncIteration
             self._started = True
-            for feed in self._feeds:
-                self._start(feed)
+            if not self._closed:
+                for feed in self._feeds:
+                    self._start(feed)
+        if self._errors:
+            self._raise_ready_error()
         book = self._book
-        while True:
+        item = book.pop()
+        if item is None:
+            return None
+        for feed in book.resumable():
+            self._resume[feed].set()
+        return item[0].fixture_id, item[1]
+
+    def _over(self) -> bool:
+        """Whether no record will come (every feed ended, or closed), once the book is empty."""
+        if self._closed or not self._running:
             if self._errors:
                 self._raise_ready_error()
-            item = book.pop()
-            if item is not None:
-                for feed in book.resumable():
-                    self._resume[feed].set()
-                return item[0].fixture_id, item[1]
-            if self._closed or not self._running:
-                if self._errors:
-                    self._raise_ready_error()
+            return True
+        return False
+
+    def _wait(self) -> asyncio.Future[None]:
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        return waiter
+
+    def __aiter__(self) -> AsyncGenerator[tuple[uuid.UUID, Any], None]:
+        # ``async for`` reads through one async generator kept while the merge lives, as
+        # AsyncList does: a record costs less through it than through a coroutine
+        # ``__anext__``; a loop left early leaves it suspended, for the next loop.
+        if self._reader is None:
+            self._reader = self._records()
+        return self._reader
+
+    async def _records(self) -> AsyncGenerator[tuple[uuid.UUID, Any], None]:
+        take = self._take
+        try:
+            while True:
+                item = take()
+                if item is not None:
+                    yield item
+                elif self._over():
+                    return
+                else:
+                    await self._wait()
+        finally:
+            self._reader = None  # ended, raised or closed: the next loop starts another
+
+    async def __anext__(self) -> tuple[uuid.UUID, Any]:
+        while (item := self._take()) is None:
+            if self._over():
                 raise StopAsyncIteration
-            self._ready.clear()
-            await self._ready.wait()
+            await self._wait()
+        return item
 
     def _raise_ready_error(self) -> None:
         """Raise the first error whose feed has no record left waiting before it."""
@@ -465,6 +506,9 @@ class Merged:
     async def aclose(self) -> None:
         """Stop every feed's task and close its socket. Safe to call twice."""
         self._closed = True
+        reader, self._reader = self._reader, None
+        if reader is not None and not getattr(reader, "ag_running", False):
+            await reader.aclose()
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()

@@ -195,3 +195,15 @@ async def test_feeds_can_be_added_while_merging(emu: Emulator, client: Client) -
     assert seen.count(first) == a.position == merged.position(a)
     with pytest.raises(RuntimeError, match="closed"):
         merged.add(client.live.actions("basketball", first))
+
+
+async def test_anext_and_async_for_share_one_merge(emu: Emulator, client: Client) -> None:
+    # ``async for`` reads through a generator, ``anext`` through __anext__: one book.
+    fids = await completed(client, 2)
+    feeds = [client.live.actions("basketball", f, speed="fast") for f in fids]
+    async with merge(*feeds) as merged:
+        first = [await anext(merged) for _ in range(3)]
+        rest = [pair async for pair in merged]
+    for fid, feed in zip(fids, feeds, strict=True):
+        n = len(await client.actions.list("basketball", fid).collect())
+        assert [f for f, _ in first + rest].count(fid) == n == merged.position(feed)

@@ -44,10 +44,15 @@ class MergeBook(Generic[K]):
 
     def push(self, key: K, records: tuple[Record, ...]) -> bool:
         """Buffer ``records`` of feed ``key``; True when that feed must pause reading."""
-        queue = self._queue
+        full = False
         for record in records:
-            queue.append((key, record))
-        n = self._buffered[key] = self._buffered[key] + len(records)
+            full = self.push_one(key, record)
+        return full
+
+    def push_one(self, key: K, record: Record) -> bool:
+        """:meth:`push` of one record (a live packet's usual delivery)."""
+        self._queue.append((key, record))
+        n = self._buffered[key] = self._buffered[key] + 1
         if n >= self.per_feed:
             self._paused.add(key)
             return True
@@ -64,6 +69,8 @@ class MergeBook(Generic[K]):
 
     def resumable(self) -> list[K]:
         """Paused feeds whose buffer fell to half ``per_feed`` or below: resume them now."""
+        if not self._paused:
+            return []
         ready = [k for k in self._paused if self._buffered[k] <= self.per_feed // 2]
         self._paused.difference_update(ready)
         return ready
