@@ -184,6 +184,8 @@ def taken_over(pid: int) -> bool:
         status = Path(f"/proc/{pid}/status").read_text()
     except FileNotFoundError:  # gone already: well past its start
         return True
+    if any(line.startswith("State:") and "Z" in line for line in status.splitlines()):
+        return True  # ended, not yet reaped (its signal mask reads 0 then): done, all of it
     caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
     return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
 
