@@ -17,6 +17,7 @@ the operation done again (each is idempotent).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -221,8 +222,16 @@ class ShardEngine:
         self.shards.abort()
 
 
+_SHARD_NAMES = [re.findall(r"IF NOT EXISTS (\w+)", s)[0] for s in SHARD_DDL]
+
+
 async def _ensure(conn: asyncpg.Connection) -> None:
     """Create the job tables if they are not there."""
+    # All there: no DDL. CREATE INDEX IF NOT EXISTS waits for a lock on its table even
+    # when the index exists, behind any open transaction on it (another worker's).
+    missing = "SELECT count(*) FROM unnest($1::text[]) AS n WHERE to_regclass(n) IS NULL"
+    if await conn.fetchval(missing, _SHARD_NAMES) == 0:
+        return
     async with conn.transaction():
         await conn.execute(f"SELECT pg_advisory_xact_lock({_LOCK})")
         for statement in SHARD_DDL:

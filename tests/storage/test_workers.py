@@ -171,6 +171,23 @@ async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(
         await store.close()
 
 
+async def test_opening_the_job_tables_waits_on_no_other_workers_transaction(
+    postgres_url: str,
+) -> None:
+    # CREATE INDEX IF NOT EXISTS would wait for this writer's lock even with the index there.
+    await plan_job(postgres_url, "j", Scope(("soccer",)))
+    other = await asyncpg.connect(postgres_url)
+    store = Shards(postgres_url)
+    try:
+        async with other.transaction():
+            await other.execute("LOCK TABLE shard_units IN ROW EXCLUSIVE MODE")
+            with anyio.fail_after(5):
+                assert await store.remaining("j") > 0
+    finally:
+        await store.close()
+        await other.close()
+
+
 async def test_a_renewed_lease_holds_and_a_unit_failing_thrice_is_given_up(
     postgres_url: str,
 ) -> None:
