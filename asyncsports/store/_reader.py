@@ -73,10 +73,8 @@ class _SqliteReader(Reader):
         self._conn = conn
 
     async def _run(self, fn: Callable[[], T]) -> T:
-        try:
-            return await anyio.to_thread.run_sync(fn)
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot read {self.name}: {exc}") from exc
+        # The connection's errors are SinkErrors naming the file already (store._sqlite).
+        return await anyio.to_thread.run_sync(fn)
 
     async def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         cursor = await self._run(lambda: self._conn.execute(sql))
