@@ -56,7 +56,7 @@ __all__ = [
     "unusable",
 ]
 
-log = logging.getLogger("asyncsports.backfill")
+log = logging.getLogger("asyncsports.store")
 
 PATIENCE = 120.0
 """Seconds the writer keeps trying while a database it had reached is unreachable."""
