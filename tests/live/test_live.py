@@ -10,7 +10,7 @@ import msgspec
 import pytest
 import pytest_asyncio
 from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, plain, unseq
-from support import each_dialect
+from support import each_dialect, until
 
 from asyncsports import Client, DecodeError, RequestInfo
 from asyncsports.emulator import Emulator
@@ -140,7 +140,9 @@ async def test_break_inside_async_with_closes_the_socket(emu: Emulator, client: 
     tasks = client_tasks()
     async with client.live.actions("basketball", fid, idle_timeout=5) as feed:
         waiting = asyncio.ensure_future(anext(feed))
-        await asyncio.sleep(3 * HEARTBEAT)  # heartbeats only: nothing to yield yet
+        await until(lambda: len(emu._live.sockets) == 1)  # connected
+        # A heartbeat or more comes in this time, and is no record to yield.
+        await asyncio.sleep(1.5 * HEARTBEAT)
         assert not waiting.done() and len(emu._live.sockets) == 1
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
