@@ -22,6 +22,7 @@ import msgspec
 import pytest
 from samples import FIXTURE_ID, STATISTICS, action, fixture
 from support import CLI, clean_env, invoke
+from support.rows import When
 
 from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
 from asyncsports.emulator import Emulator
@@ -357,19 +358,8 @@ async def test_a_resumed_run_still_reports_the_listings_that_answered_404(
     db = tmp_path / "resumed.sqlite"
     scope = Scope(("curling", "soccer"), page_size=5)
 
-    class StopAfterSomeActions:
-        def add(self, phase: str, total: int) -> None:
-            pass
-
-        def advance(self, phase: str, n: int = 1) -> None:
-            if phase == "actions":
-                work.stop()
-
-        def settle(self, phase: str) -> None:
-            pass
-
     async with sports_emulator.client() as client:
-        work = Backfill(client, db, scope, progress=StopAfterSomeActions())
+        work = Backfill(client, db, scope, progress=When("actions", lambda: work.stop()))
         first = await work.run()
         assert first.interrupted and first.not_found == ["curling"]
         again = await Backfill(client, db, scope).run()
@@ -418,23 +408,9 @@ async def test_an_auth_failure_stops_the_run_and_keeps_what_is_done(
 async def test_stop_ends_the_run_with_a_report(sports_emulator: Emulator, tmp_path: Path) -> None:
     db = tmp_path / "stop.sqlite"
 
-    class StopAfter:
-        def __init__(self) -> None:
-            self.done = 0
-
-        def add(self, phase: str, total: int) -> None:
-            pass
-
-        def advance(self, phase: str, n: int = 1) -> None:
-            self.done += n
-            if phase == "actions" and self.done > 30:
-                work.stop()
-
-        def settle(self, phase: str) -> None:
-            pass
-
     async with sports_emulator.client() as client:
-        work = Backfill(client, db, Scope(page_size=5), progress=StopAfter())
+        stop = When("actions", lambda: work.stop(), after=30)
+        work = Backfill(client, db, Scope(page_size=5), progress=stop)
         report = await work.run()
     assert report.interrupted and not report.finished
     assert report.rows["actions"] > 0 and report.units < 200
@@ -448,20 +424,10 @@ async def test_a_run_cancelled_from_outside_stays_resumable_and_leaves_no_thread
 ) -> None:
     db = tmp_path / "cancelled.sqlite"
 
-    class CancelAfter:
-        def add(self, phase: str, total: int) -> None:
-            pass
-
-        def advance(self, phase: str, n: int = 1) -> None:
-            if phase == "actions":
-                scope.cancel()
-
-        def settle(self, phase: str) -> None:
-            pass
-
     async with sports_emulator.client() as client:
         with anyio.CancelScope() as scope:
-            await Backfill(client, db, Scope(page_size=5), progress=CancelAfter()).run()
+            cancel = When("actions", scope.cancel)
+            await Backfill(client, db, Scope(page_size=5), progress=cancel).run()
         assert scope.cancelled_caught
         assert not [t for t in threading.enumerate() if t.name == "asyncsports-writer"]
         assert snapshot(db)["jobs"][0][1] == 0  # unfinished: the next run resumes it

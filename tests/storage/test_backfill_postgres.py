@@ -4,7 +4,6 @@ same run into SQLite, resumed after a stop, and carried through a database resta
 from __future__ import annotations
 
 import signal
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,9 @@ import msgspec
 import pytest
 from servers import PostgresServer, free_port
 from support import clean_env, invoke
-from test_sinks import KINDS, plain
+from support.rows import SCALE, SCOPE, When, clean_run, pg_count, pg_tables
 
-from asyncsports.backfill import Backfill, Scope
+from asyncsports.backfill import Backfill
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError
 from asyncsports.store import PgEngine, PgLink, Writer
@@ -26,44 +25,11 @@ from asyncsports.store import PgEngine, PgLink, Writer
 # As tests/storage/test_backfill.py: several pages per sport, a few hundred units.
 pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
 
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
-         "actions_per_fixture": 30}  # fmt: skip
-SCOPE = Scope(page_size=5)
-
-
-def sqlite_tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with sqlite3.connect(db) as conn:
-        return {t: sorted(plain(t, r) for r in conn.execute(f"SELECT * FROM {t}")) for t in KINDS}
-
-
-async def pg_tables(url: str) -> dict[str, list[tuple[Any, ...]]]:
-    conn = await asyncpg.connect(url)
-    try:
-        return {
-            t: sorted(
-                plain(t, tuple(r)) for r in await conn.fetch(f"SELECT {', '.join(c)} FROM {t}")
-            )
-            for t, c in KINDS.items()
-        }
-    finally:
-        await conn.close()
-
-
-async def pg_count(url: str, query: str) -> int:
-    conn = await asyncpg.connect(url)
-    try:
-        return int(await conn.fetchval(query))
-    finally:
-        await conn.close()
-
 
 @pytest.fixture
 async def reference(sports_emulator: Emulator, tmp_path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """The rows of a clean run into SQLite."""
-    async with sports_emulator.client() as client:
-        report = await Backfill(client, tmp_path / "clean.sqlite", SCOPE).run()
-    assert report.finished
-    return sqlite_tables(tmp_path / "clean.sqlite")
+    return await clean_run(sports_emulator, tmp_path / "clean.sqlite")
 
 
 @pytest.mark.emulator(**SCALE)
@@ -82,19 +48,8 @@ async def test_a_backfill_into_postgres_stores_the_rows_of_sqlite(
 async def test_a_stopped_run_resumes_in_postgres(
     sports_emulator: Emulator, reference: dict[str, Any], postgres_url: str
 ) -> None:
-    class StopAfter:
-        def add(self, phase: str, total: int) -> None:
-            pass
-
-        def advance(self, phase: str, n: int = 1) -> None:
-            if phase == "actions":
-                work.stop()
-
-        def settle(self, phase: str) -> None:
-            pass
-
     async with sports_emulator.client() as client:
-        work = Backfill(client, postgres_url, SCOPE, progress=StopAfter())
+        work = Backfill(client, postgres_url, SCOPE, progress=When("actions", lambda: work.stop()))
         first = await work.run()
         assert first.interrupted and not first.finished
         again = await Backfill(client, postgres_url, SCOPE).run()
@@ -111,20 +66,8 @@ async def test_a_database_restarted_mid_run_is_waited_for_and_nothing_is_lost(
 ) -> None:
     midway = anyio.Event()
 
-    class Midway:
-        def add(self, phase: str, total: int) -> None:
-            pass
-
-        def advance(self, phase: str, n: int = 1) -> None:
-            self.done = getattr(self, "done", 0) + n
-            if phase == "actions" and self.done > 40:
-                midway.set()
-
-        def settle(self, phase: str) -> None:
-            pass
-
     async with sports_emulator.client(rate_limit=100) as client:  # a run of a few seconds
-        work = Backfill(client, postgres_url, SCOPE, progress=Midway())
+        work = Backfill(client, postgres_url, SCOPE, progress=When("actions", midway.set, 40))
         done: list[Any] = []
 
         async def run() -> None:

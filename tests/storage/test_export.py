@@ -16,8 +16,7 @@ import duckdb
 import msgspec
 import pytest
 from support import ainvoke, clean_env, invoke
-from test_backfill_postgres import pg_tables, sqlite_tables
-from test_sinks import KINDS, plain
+from support.rows import KINDS, pg_tables, plain, sqlite_tables
 
 from asyncsports import store
 from asyncsports.backfill import Backfill, Scope

@@ -3,7 +3,6 @@ PostgreSQL (a throwaway server, tests/servers.py), through one async interface."
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 import threading
 import time
@@ -17,18 +16,16 @@ import msgspec
 import pytest
 from samples import FIXTURE_ID, action, fixture
 from support import ENGINES, until
+from support.rows import KINDS, plain
 
 from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer
 from asyncsports.store._pg import PgSink, redact_url
 from asyncsports.store._rows import action_row, fixture_row
-from asyncsports.store._rows import utc_text as _iso
-from asyncsports.store._schema import RESOURCE_TABLES
 from asyncsports.store._sqlite import Sink, SinkError, Unit
 
 JOB = "sports=basketball size=100"
 OTHER = "00000000-0000-4000-8000-000000000001"
-KINDS = {t.name: {c.name: c.kind for c in t.columns} for t in RESOURCE_TABLES}
 
 
 def fixture_unit(name: str, *ids: int, status: str = "Completed") -> Unit:
@@ -41,23 +38,6 @@ def actions_unit(fid: str, *seqs: int) -> Unit:
     records = [decode(Action, msgspec.json.encode(action(s))) for s in seqs]
     rows = [action_row("american-football", fid, a) for a in records]
     return Unit(f"actions {fid}", "actions", rows, replace=fid)
-
-
-def plain(table: str, row: Any) -> tuple[Any, ...]:
-    """A stored row in engine-neutral values: JSON decoded, times as ISO text, flags int."""
-    out = []
-    for (_name, kind), value in zip(KINDS[table].items(), row, strict=True):
-        if value is None:
-            out.append(None)
-        elif kind == "json":
-            out.append(msgspec.json.decode(value))
-        elif kind == "time" and isinstance(value, dt.datetime):
-            out.append(_iso(value))
-        elif kind == "flag":
-            out.append(int(value))
-        else:
-            out.append(value)
-    return tuple(out)
 
 
 class Engine:

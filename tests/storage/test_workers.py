@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support import ainvoke, clean_env, invoke, until
-from test_backfill_postgres import SCALE, pg_tables, sqlite_tables
+from support.rows import SCALE, SCOPE, clean_run, pg_tables, sqlite_tables
 
 from asyncsports.backfill import DEFAULT_SPORTS, Backfill, Scope
 from asyncsports.backfill._shards import (
@@ -38,7 +38,6 @@ from asyncsports.cli.workers import WORKER_KILLED
 from asyncsports.emulator import Emulator
 from asyncsports.store import Shards, Unit, UnitBatch
 
-SCOPE = Scope(page_size=5)
 names = st.text(st.characters(codec="utf-8", exclude_characters=" /"), min_size=1, max_size=12)
 
 
@@ -109,10 +108,7 @@ def test_a_scope_is_stored_and_read_back(
 @pytest.fixture
 async def reference(sports_emulator: Emulator, tmp_path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """The rows of a clean single-process run into SQLite."""
-    async with sports_emulator.client() as client:
-        report = await Backfill(client, tmp_path / "clean.sqlite", SCOPE).run()
-    assert report.finished
-    return sqlite_tables(tmp_path / "clean.sqlite")
+    return await clean_run(sports_emulator, tmp_path / "clean.sqlite")
 
 
 @pytest.mark.emulator(**SCALE)

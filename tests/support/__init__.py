@@ -1,6 +1,7 @@
 """What many test files share: the command run as a user would (``cli``), the emulator
 as a standalone process (``standalone``), tests run once per live dialect
-(``dialects``), and a bounded wait for a condition (``wait``)."""
+(``dialects``), a bounded wait for a condition (``wait``), and stored rows compared
+across engines and runs (``rows``, imported from there)."""
 
 import pytest
 
