@@ -118,7 +118,9 @@ class FixturesResource(Resource):
         the same as in ``events.list``): it does not mean "only fixtures not live".
 
         The next ``lookahead`` pages are fetched while the caller works on the current
-        one; once the total is known up to ``concurrency`` pages are in flight at once.
+        one, while that pays (a caller that spends under a tenth of a page's round trip on
+        a page gets its pages fetched in its own task); once the total is known up to
+        ``concurrency`` pages are in flight at once.
         ``resume`` takes a ``resume_token`` of an earlier listing with the same arguments
         (a token of another listing is a ValueError).
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`. ``extra_query={"subscribed": "true"}`` sends what the
