@@ -155,8 +155,9 @@ class AsyncList(Generic[T]):
         """A page-numbered listing walked by :func:`walk`; ``fetch(n)`` returns page ``n``.
 
         ``size`` is the page size asked for, ``lookahead`` the pages fetched ahead while
-        the caller works (while that pays: a tight loop fetches in its own task), ``concurrency`` the pages in flight once the total is known.
-        The arguments are checked here, before anything is sent.
+        the caller works (while that pays: a tight loop fetches in its own task),
+        ``concurrency`` the pages in flight once the total is known. The arguments are
+        checked here, before anything is sent.
         """
         integer("size", size, low=1)
         integer("concurrency", concurrency, low=1, high=64)
