@@ -124,7 +124,7 @@ async def spike(m: Manifest, p: Params) -> dict[str, Any]:
 def run(ctx: Context, s: dict[str, Any]) -> Result:
     """``processes`` fresh processes of :func:`spike`, their rounds pooled per size."""
     if importlib.util.find_spec("pyreqwest") is None:
-        return {"error": "pyreqwest is not installed (pip install -e '.[bench]'): not measured"}
+        return {"skipped": "pyreqwest is not installed (pip install -e '.[bench]'): not measured"}
     params = {"sizes": list(SIZES), "fixtures": ctx.sizes.walk_fixtures, "repeat": s["repeat"]}
     runs = [ctx.child(spike, **params) for _ in range(s["processes"])]
     errors = [r["error"] for r in runs if "error" in r]

@@ -79,7 +79,8 @@ def discover() -> list[Case]:
 
 
 def build_rows(raw: dict[str, Any], quick: bool, cases: list[Case] | None = None) -> list[Row]:
-    """The table rows from each case's raw result (a case's ``error`` becomes a note)."""
+    """The table rows from each case's raw result (a case's ``error``, or its ``skipped``
+    when what it needs is not installed, becomes a note; only an error fails the run)."""
     counts: dict[str, Any] = raw.get("instructions") or {}
     rows: list[Row] = []
     if "error" in counts:
@@ -87,8 +88,9 @@ def build_rows(raw: dict[str, Any], quick: bool, cases: list[Case] | None = None
         counts = {}
     for case in cases if cases is not None else discover():
         result, count = raw.get(case.name), counts.get(case.name)
-        if result is not None and "error" in result:
-            rows.append(missing(case.label or case.name, result["error"]))
+        why = None if result is None else result.get("error", result.get("skipped"))
+        if why is not None:
+            rows.append(missing(case.label or case.name, why))
             result = None
         if count is not None and "error" in count:
             rows.append(missing("instructions", f"{case.name}: {count['error']}"))

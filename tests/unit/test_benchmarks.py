@@ -275,6 +275,7 @@ def test_transport_rows_pair_each_walk_and_say_when_pyreqwest_is_missing(
     # Without pyreqwest, one row says why and nothing runs.
     monkeypatch.setattr(transport_case.importlib.util, "find_spec", lambda name: None)
     result = transport_case.CASE.run(None, {})  # type: ignore[arg-type]
+    assert "error" not in result  # skipped, not failed: the run's exit status stays 0
     (row,) = build_rows({"transport": result}, quick=True, cases=[transport_case.CASE])
     assert row.value is None and "pyreqwest is not installed" in row.note
 
