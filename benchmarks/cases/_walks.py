@@ -29,9 +29,14 @@ def record_walk(
     client: Client, m: Manifest, size: int, limit: int = 0
 ) -> Callable[[], Awaitable[int]]:
     async def records() -> int:
-        # The usual form: one record at a time.
+        # The usual form: one record at a time. The loop's body is the floor's (a count),
+        # so a stop after ``limit`` pages is a loop of its own.
         n = 0
         listing = client.fixtures.list(SPORT, season_id=m["big_season_id"], size=size)
+        if not limit:
+            async for _ in listing:
+                n += 1
+            return n
         async for _ in listing:
             n += 1
             if n == limit * size:
