@@ -262,7 +262,8 @@ class Session:
         if not base:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
         if call is None:
-            call = self._call()
+            total = self._total
+            call = Call() if total is None else Call(total, time.monotonic())
         attempt = self._attempt if self.observer is None else self.observer.attempt(self._attempt)
         while True:
             if failed is not None:

@@ -107,10 +107,12 @@ async def walk(
                 pages.next = max(pages.next, number + 1)
                 sent = time.monotonic()
                 page = await fetch(number)
-                pages.took = time.monotonic() - sent
+                handed = time.monotonic()
+                pages.took = handed - sent
                 last = pages.check(number, page)
             else:
                 page, checked = await future
+                handed = time.monotonic()
                 # Unchecked if it came before the page ahead of it was checked.
                 last = pages.check(number, page) if checked is None else checked
             items = page.items
@@ -120,7 +122,6 @@ async def walk(
                 consumed = number * size + skip
                 yield Batch(0, consumed, items[consumed:])
                 return
-            handed = time.monotonic()
             yield Batch(number, skip, items[skip:] if skip else items)
             pages.think = time.monotonic() - handed
             if last:
