@@ -83,9 +83,10 @@ async def walk(
     While the caller consumes page N, the next ``lookahead`` pages are on their way, as
     long as that pays: when the caller spends less than a tenth of a page's round trip on
     a page, it gains less wall time than its task switch costs CPU, so the walk fetches
-    the next page in the caller's task until the caller takes longer again. Once the
-    first page has told the total, up to ``concurrency`` pages are in flight at once. Pages are yielded in order whatever order they arrive in. Closing the
-    walk (or cancelling its consumer) cancels every request in flight.
+    the next page in the caller's task until the caller takes a fifth of the round trip
+    again. Once the first page has told the total, up to ``concurrency`` pages are in
+    flight at once. Pages are yielded in order whatever order they arrive in. Closing
+    the walk (or cancelling its consumer) cancels every request in flight.
 
     Stops at a page marked last, at ``total_pages`` (the smallest the server has said:
     a total that grows page by page cannot keep the walk going), at an empty page, or
@@ -167,6 +168,7 @@ class _Walk(Generic[T]):
         self.total: int | None = None  # the smallest total the server has said
         self.marks: set[int] = set()
         self.think = math.inf  # the caller's time on its last page (none seen yet)
+        self.ahead = True  # whether fetching ahead pays, as last decided
         self.took = 0.0  # the last page's round trip, sent to decoded
         self.pages: dict[int, asyncio.Future[_Checked[T]]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -200,7 +202,9 @@ class _Walk(Generic[T]):
             self._stop()
             return True
         # Ahead only while it pays (see walk): a tight loop gets its pages in its own task.
-        ahead = self.lookahead if self.think * _PAYS >= self.took else 0
+        # Decided with some slack, so that a caller near the line does not switch every page.
+        self.ahead = self.think * (_STOP if self.ahead else _START) >= self.took
+        ahead = self.lookahead if self.ahead else 0
         if total is None:
             window = ahead
             self.limit = number + 1 + window
@@ -266,9 +270,10 @@ class _Walk(Generic[T]):
         self.pages.clear()
 
 
-_PAYS = 10
-"""Fetching ahead pays when the caller spends at least 1/_PAYS of a page's round trip on a
-page: then it saves that much wall time or more, for one task switch a page."""
+_START, _STOP = 5, 10
+"""Fetching ahead pays when the caller spends a fair share of a page's round trip on a
+page: it saves that much wall time, for one task switch a page. A walk fetches ahead
+again once the caller spends 1/_START of the round trip, and stops below 1/_STOP."""
 
 _Checked = tuple[Page[T], "bool | None"]
 _Taken = tuple[int, "asyncio.Future[_Checked[T]]"]

@@ -271,6 +271,30 @@ async def test_the_next_page_is_on_its_way_while_the_caller_works() -> None:
     assert await it.collect() == [1, 2, 3, 4]
 
 
+@pytest.mark.parametrize(("work", "ahead"), [(0.0, False), (0.03, True)])
+async def test_pages_are_fetched_ahead_only_while_the_caller_works_long_enough(
+    work: float, ahead: bool
+) -> None:
+    # Pages take 0.02 s to come. A caller that works 0.03 s a page has the next one
+    # fetched meanwhile, by another task; one that works not at all fetches each in its
+    # own task (a hand-over between tasks would save it no time).
+    me = asyncio.current_task()
+    fetched_by: dict[int, bool] = {}
+
+    async def fetch(n: int) -> Page[int]:
+        fetched_by[n] = asyncio.current_task() is me
+        await asyncio.sleep(0.02)
+        return Page([n], n, 8, n + 1 >= 8)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=1, lookahead=1))
+    async for _ in it:
+        await asyncio.sleep(work)
+    assert sorted(fetched_by) == list(range(8))
+    assert fetched_by[1] is False  # before the caller's pace is known: ahead
+    later = [fetched_by[n] for n in range(3, 8)]
+    assert later == [not ahead] * 5
+
+
 @pytest.mark.parametrize("k", [1, 2, 4])
 async def test_concurrency_bounds_pages_in_flight_and_keeps_order(k: int) -> None:
     it, state = slow_pager(12, concurrency=k)
