@@ -40,7 +40,7 @@ import hashlib
 import re
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypedDict
 
 __all__ = ["Param", "Request", "RequestOptions", "Sport"]
@@ -116,15 +116,24 @@ class Request:
         req.target = self.target + _query(extra, "&" if self.params else "?")
         return req
 
-    def page(self, name: str, number: int) -> Request:
+    def pages(self, name: str) -> Callable[[int], Request]:
         """The same request asking for page ``number`` in the parameter ``name`` (a plain
-        word such as ``page``): :meth:`with_params` without encoding what needs none."""
-        req = Request.__new__(Request)
-        value = str(number)
-        req.path, req.params, req.host = self.path, (*self.params, (name, value)), self.host
-        req.headers, req.route = self.headers, self.route
-        req.target = f"{self.target}{'&' if self.params else '?'}{name}={value}"
-        return req
+        word such as ``page``): :meth:`with_params` without encoding what needs none, its
+        target's start rendered once for every page."""
+        path, params, host, headers, route = (
+            self.path, self.params, self.host, self.headers, self.route
+        )  # fmt: skip
+        lead = f"{self.target}{'&' if params else '?'}{name}="
+
+        def page(number: int) -> Request:
+            req = Request.__new__(Request)
+            value = str(number)
+            req.path, req.params, req.host = path, (*params, (name, value)), host
+            req.headers, req.route = headers, route
+            req.target = lead + value
+            return req
+
+        return page
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Request):

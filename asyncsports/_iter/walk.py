@@ -196,8 +196,9 @@ class _Walk(Generic[T]):
                 )
             self.marks.add(mark)
         total = self.total
-        if page.total_pages is not None:
-            total = self.total = page.total_pages if total is None else min(total, page.total_pages)
+        told = page.total_pages
+        if told is not None and (total is None or told < total):
+            total = self.total = told
         if is_last(page, number, self.size) or (total is not None and number + 1 >= total):
             self._stop()
             return True

@@ -127,12 +127,13 @@ class Resource:
         In JSON mode the page's records are paired with their JSON, as :meth:`_records`.
         """
         read = self._session.read
+        at = req.pages(param)
 
         async def fetch(number: int) -> Page[Any]:
-            return to_page(await read(req.page(param, number), body))
+            return to_page(await read(at(number), body))
 
         async def fetch_paired(number: int) -> Page[Any]:
-            whole = await read(req.page(param, number), body.paired)
+            whole = await read(at(number), body.paired)
             page: Page[Any] = to_page(whole.value)
             return page._replace(items=paired(list(page.items), elements(whole.json, key)))
 

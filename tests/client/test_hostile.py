@@ -112,7 +112,7 @@ def test_a_page_request_is_the_same_as_its_params_appended(
 ) -> None:
     # Request.page skips the quoting a page number never needs: the same request.
     req = Request("/" + path, params)
-    page, slow = req.page(name, number), req.with_params((name, str(number)))
+    page, slow = req.pages(name)(number), req.with_params((name, str(number)))
     assert (page.target, page.params, page) == (slow.target, slow.params, slow)
 
 
