@@ -443,6 +443,7 @@ def test_list_names_every_case_once() -> None:
                      "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync"]  # fmt: skip
 
 
+@pytest.mark.slow  # two cases in child processes: 5 s
 def test_a_quick_run_writes_its_table(tmp_path: Path) -> None:
     args = ["--quick", "--only", "decode,fanout", "--no-pin", "--out", str(tmp_path)]
     done = subprocess.run(
