@@ -204,7 +204,9 @@ def test_ctrl_c_at_start_up_is_no_traceback(args: list[str], delay: float) -> No
         ours = taken_over(proc.pid)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=TIMEOUT)
-        if ours:
+        # All of its output and exit 0: it was done, exiting (its handlers given back, a
+        # signal mask of 0) when the signal came: well past its start.
+        if ours or (args is SHORT and proc.returncode == 0 and len(out.splitlines()) == 3):
             break
     else:
         pytest.fail(f"{TRIES} tries: never had the signals {delay} s after it started")
