@@ -85,7 +85,7 @@ class Request:
 
     ``target`` is the path and query percent-encoded, as they go on the request line. It
     is rendered once, when the request is built, and a page's request extends its
-    listing's (:meth:`with_params`), so that sending a request renders nothing. A Request
+    listing's (:meth:`pages`), so that sending a request renders nothing. A Request
     is a value: nothing changes it once built.
     """
 
@@ -108,18 +108,10 @@ class Request:
         """Headers merged after the client's own (``extra_headers``); None drops one."""
         self.target = _path(path) + _query(params, "?")
 
-    def with_params(self, *extra: Param) -> Request:
-        """The same request with ``extra`` appended to the query."""
-        req = Request.__new__(Request)
-        req.path, req.params, req.host = self.path, self.params + extra, self.host
-        req.headers, req.route = self.headers, self.route
-        req.target = self.target + _query(extra, "&" if self.params else "?")
-        return req
-
     def pages(self, name: str) -> Callable[[int], Request]:
         """The same request asking for page ``number`` in the parameter ``name`` (a plain
-        word such as ``page``): :meth:`with_params` without encoding what needs none, its
-        target's start rendered once for every page."""
+        word such as ``page``): the listing's target, rendered once, and the number (a page
+        number needs no encoding)."""
         path, params, host, headers, route = (
             self.path, self.params, self.host, self.headers, self.route
         )  # fmt: skip

@@ -262,8 +262,7 @@ class Session:
         if not base:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
         if call is None:
-            total = self._total
-            call = Call() if total is None else Call(total, time.monotonic())
+            call = self._call()
         attempt = self._attempt if self.observer is None else self.observer.attempt(self._attempt)
         while True:
             if failed is not None:

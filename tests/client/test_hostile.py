@@ -98,7 +98,7 @@ def test_the_target_is_every_name_and_value_quoted_whatever_is_left_unquoted(
 
     req = Request("/" + path, params)
     assert req.target == quoted(params)
-    assert req.with_params(extra).target == quoted((*params, extra))
+    assert Request("/" + path, (*params, extra)).target == quoted((*params, extra))
 
 
 @given(
@@ -110,9 +110,9 @@ def test_the_target_is_every_name_and_value_quoted_whatever_is_left_unquoted(
 def test_a_page_request_is_the_same_as_its_params_appended(
     path: str, params: tuple[tuple[str, str], ...], name: str, number: int
 ) -> None:
-    # Request.page skips the quoting a page number never needs: the same request.
+    # Request.pages skips the quoting a page number never needs: the same request.
     req = Request("/" + path, params)
-    page, slow = req.pages(name)(number), req.with_params((name, str(number)))
+    page, slow = req.pages(name)(number), Request("/" + path, (*params, (name, str(number))))
     assert (page.target, page.params, page) == (slow.target, slow.params, slow)
 
 
