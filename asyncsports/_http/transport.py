@@ -39,6 +39,7 @@ __all__ = [
     "Reply",
     "Socket",
     "Transport",
+    "origin",
 ]
 
 USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
@@ -215,6 +216,7 @@ class AiohttpTransport:
         self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
         self._http: aiohttp.ClientSession | None = None
         self._live: aiohttp.ClientSession | None = None
+        self._origin: tuple[str, str, str] = ("", "", "")
 
     @property
     def is_open(self) -> bool:
@@ -269,10 +271,27 @@ class AiohttpTransport:
         http = self._http
         assert http is not None
         return http.get(
-            yarl.URL(url, encoded=True),
+            self._url(url),
             headers=headers,
             allow_redirects=False,
             timeout=self._whole_timeout if whole else sentinel,
+        )
+
+    def _url(self, url: str) -> yarl.URL:
+        """``url`` as yarl's URL, built from its parts when its origin is the last one's.
+
+        Parsing a whole URL costs yarl about 1.7 us, as a walk's every page is a new string
+        (its parse cache misses); building one from known parts costs a third of that.
+        """
+        prefix, scheme, authority = self._origin
+        if not (prefix and url.startswith(prefix)):
+            prefix, scheme, authority = self._origin = origin(url)
+        rest = url[len(prefix) :]
+        if not prefix or not rest.startswith("/") or "#" in rest:
+            return yarl.URL(url, encoded=True)
+        path, _, query = rest.partition("?")
+        return yarl.URL.build(
+            scheme=scheme, authority=authority, path=path, query_string=query, encoded=True
         )
 
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
@@ -326,6 +345,15 @@ class AiohttpTransport:
         conn = getattr(getattr(ws, "_response", None), "connection", None)
         transport: asyncio.Transport | None = getattr(conn, "transport", None)
         return None if transport is None else transport.abort
+
+
+def origin(url: str) -> tuple[str, str, str]:
+    """``(scheme://authority, scheme, authority)`` of an absolute URL, else three blanks."""
+    scheme, sep, rest = url.partition("://")
+    end = rest.find("/")
+    if not sep or end <= 0:
+        return "", "", ""
+    return url[: len(scheme) + 3 + end], scheme, rest[:end]
 
 
 def _refuse_redirects() -> aiohttp.TraceConfig:
