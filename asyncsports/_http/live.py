@@ -40,7 +40,7 @@ from asyncsports._http.request import Request, target
 from asyncsports._http.retry import Call, Outcome
 from asyncsports._http.session import _Failed
 from asyncsports._http.transport import Handshake, Message, Socket, Transport
-from asyncsports._wire.live import ConnectionEnd, FeedState, reconnect
+from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
 
 if TYPE_CHECKING:
@@ -151,15 +151,16 @@ async def follow(
                     idle.since = _NOT_WAITING
                     if msg.type in text:
                         step = step_of(msg.data, url)
+                        if not isinstance(step, Step):  # the hot path: the next record
+                            delivered += 1
+                            yield step
+                            continue
                         records = step.records
                         if records:
                             delivered += len(records)
-                            if len(records) == 1:
-                                yield records[0]
-                            else:
-                                for i, record in enumerate(records):
-                                    progress.pending = len(records) - i - 1
-                                    yield record
+                            for i, record in enumerate(records):
+                                progress.pending = len(records) - i - 1
+                                yield record
                             if step.finished:
                                 return
                         elif step.verdict == "gap" or step.verdict == "auth":
@@ -234,17 +235,18 @@ class _Idle:
         # closing, and a transport that cannot flush then never closes.
         self._abort = net.abort(ws)
         self._quiet = _quiet(net)
-        self.clock = loop.time
+        # time.monotonic, not the loop's time(): a C call, not a method, once a message.
+        self.clock = time.monotonic
         self.seconds = seconds
         self.since = _NOT_WAITING
         self.aborting: asyncio.Task[None] | None = None
-        self._handle = loop.call_at(loop.time() + seconds, self._check)
+        self._handle = loop.call_later(seconds, self._check)
 
     def _check(self) -> None:
-        now = self._loop.time()
+        now = time.monotonic()
         due = min(self.since, now) + self.seconds
         if now < due:
-            self._handle = self._loop.call_at(due, self._check)
+            self._handle = self._loop.call_later(due - now, self._check)
         else:
             self.aborting = self._loop.create_task(
                 _close(self._ws, self._quiet, _CLOSE_GOING_AWAY, self._abort)

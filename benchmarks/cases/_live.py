@@ -37,7 +37,7 @@ import aiohttp
 import msgspec
 
 from asyncsports import Client
-from asyncsports._wire.live import FeedState
+from asyncsports._wire.live import FeedState, Step
 from asyncsports.models import Action
 from benchmarks.harness.measure import rounds as _rounds
 from benchmarks.harness.measure import rss_kb
@@ -330,6 +330,9 @@ def sketch_loops(m: dict[str, Any], http: aiohttp.ClientSession) -> dict[str, Lo
                     if lazy:
                         last = loop.time()
                     step = state.feed(msg.data, url)
+                    if type(step) is not Step:
+                        yield step
+                        continue
                     for record in step.records:
                         yield record
                     if step.finished:

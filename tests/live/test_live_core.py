@@ -22,6 +22,7 @@ from asyncsports._wire.live import (
     Malformed,
     MergeBook,
     Packet,
+    Step,
     Unknown,
     classify,
     live_decoder,
@@ -30,6 +31,13 @@ from asyncsports._wire.live import (
 from asyncsports.errors import DecodeError
 from asyncsports.models import Action, Statistics
 from asyncsports.models._types import decode
+
+
+def _step(state: FeedState, data: Any) -> Step:
+    """:meth:`FeedState.feed` as a Step always (its hot path returns the bare record)."""
+    got = state.feed(data)
+    return got if isinstance(got, Step) else Step("deliver", (got,))
+
 
 # --------------------------------------------------------------------------- classification
 
@@ -383,7 +391,7 @@ def test_every_record_once_in_order(
         ambiguous = state._ambiguous  # a reconnect at 1 already said "seq 2 first" once
         protect = state.numbering == "auto" and p == 1 and server == "restart" and ambiguous
         for data in _connection(p, n, server, faults, quoted, protect):
-            step = state.feed(data) if hot else state.receive(classify(data, "actions"))
+            step = _step(state, data) if hot else state.receive(classify(data, "actions"))
             got.extend(step.records)  # type: ignore[arg-type]
             if step.verdict == "gap" or step.finished:
                 note(f"conn {conn} at {p}: {step.verdict} {step.reason}")
@@ -453,17 +461,17 @@ def test_feed_hot_path_releases_held_and_counts_patience_afresh() -> None:
     wire = [_action_bytes(seq) for seq in range(1, 8)]
     s = FeedState(patience=1)
     s.connect()
-    assert s.feed(wire[0]).verdict == "deliver"
-    assert s.feed(wire[2]).verdict == "hold"
-    assert s.feed(HEARTBEAT).verdict == "drop"  # patience 1: one other message is fine
-    assert [r.fixture_action.fixture_seq_num for r in s.feed(wire[1]).records] == [2, 3]
-    assert s.feed(wire[4]).verdict == "hold"  # a new hold: patience counts from 0 again
-    assert s.feed(HEARTBEAT.decode()).verdict == "drop"
-    assert s.feed(HEARTBEAT).verdict == "gap"
+    assert type(s.feed(wire[0])) is Action  # the hot path: the record itself, no Step
+    assert _step(s, wire[2]).verdict == "hold"
+    assert _step(s, HEARTBEAT).verdict == "drop"  # patience 1: one other message is fine
+    assert [r.fixture_action.fixture_seq_num for r in _step(s, wire[1]).records] == [2, 3]
+    assert _step(s, wire[4]).verdict == "hold"  # a new hold: patience counts from 0 again
+    assert _step(s, HEARTBEAT.decode()).verdict == "drop"
+    assert _step(s, HEARTBEAT).verdict == "gap"
     assert s.position == 3
-    assert s.feed(wire[3]).verdict == "drop"  # after a gap, until the next connect()
+    assert _step(s, wire[3]).verdict == "drop"  # after a gap, until the next connect()
     s.connect()
-    assert s.feed(wire[0]).records[0].fixture_action.fixture_seq_num == 1  # restart: index 3
+    assert _step(s, wire[0]).records[0].fixture_action.fixture_seq_num == 1  # restart: index 3
     assert s.numbering == "restart" and s.position == 4
 
 
@@ -539,7 +547,7 @@ def test_statistics_feed_orders_by_fixture_seq_num() -> None:
     s.connect()
     got: list[int | None] = []
     for data in [packet(1), packet(3), packet(2), packet(2), HEARTBEAT, packet(4, last=True)]:
-        step = s.feed(data)
+        step = _step(s, data)
         got += [r.seq_num for r in step.records]  # type: ignore[union-attr]
     assert got == [401, 402, 403, 404] and s.finished and s.position == 4
     with pytest.raises(ValueError):

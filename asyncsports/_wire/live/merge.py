@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Generic, TypeVar
 
 from asyncsports._wire.live.messages import Record
@@ -60,17 +60,19 @@ class MergeBook(Generic[K]):
 
     def pop(self) -> tuple[K, Record] | None:
         """The oldest buffered record and its feed, or None when none is buffered."""
-        if not self._queue:
+        try:
+            item = self._queue.popleft()
+        except IndexError:
             return None
-        key, record = self._queue.popleft()
+        key = item[0]
         self._buffered[key] -= 1
         self._taken[key] += 1
-        return key, record
+        return item
 
-    def resumable(self) -> list[K]:
+    def resumable(self) -> Sequence[K]:
         """Paused feeds whose buffer fell to half ``per_feed`` or below: resume them now."""
         if not self._paused:
-            return []
+            return ()  # asked after every record: nothing made while no feed is paused
         ready = [k for k in self._paused if self._buffered[k] <= self.per_feed // 2]
         self._paused.difference_update(ready)
         return ready

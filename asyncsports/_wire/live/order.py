@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -49,6 +50,7 @@ class Step:
     reason: str = ""
 
 
+_OFF = math.nan  # FeedState._next off the hot path: equal to no fixtureSeqNum
 _DROP = Step("drop")
 _HOLD = Step("hold")
 _NOTHING = Step("drop", reason="not a packet")
@@ -93,6 +95,7 @@ class FeedState:
         "_ambiguous",
         "_decode",
         "_held",
+        "_next",
         "_origin",
         "_stopped",
         "_waited",
@@ -140,6 +143,7 @@ class FeedState:
         self._waited = 0
         self._stopped = False
         self._ambiguous = False
+        self._next: float = _OFF
 
     def connect(self) -> int:
         """Start a new connection: forget its predecessor's held records; the startPosition."""
@@ -148,7 +152,17 @@ class FeedState:
         self._waited = 0
         self._stopped = self.finished
         self._origin = self._origin_for(self.numbering)
+        self._sync()
         return self.position
+
+    def _sync(self) -> None:
+        """Set the seq :meth:`feed`'s hot path takes: the next in order, when nothing
+        else is going on (an actions feed, its numbering known, nothing held or stopped)."""
+        origin = self._origin
+        if origin is None or self._decode is None or self._held or self._stopped:
+            self._next = _OFF
+        else:
+            self._next = self.position - origin + 1
 
     def _origin_for(self, numbering: Numbering) -> int | None:
         if numbering == "restart" or (numbering == "auto" and self.position == 0):
@@ -159,10 +173,12 @@ class FeedState:
 
     # -- messages
 
-    def feed(self, data: bytes | bytearray | memoryview | str, url: str = "") -> Step:
-        """The step after one websocket message: :func:`classify`, then :meth:`receive`.
+    def feed(self, data: bytes | bytearray | memoryview | str, url: str = "") -> Delivered | Step:
+        """After one websocket message: the record itself on the hot path, else a Step.
 
-        The hot path (an action packet, in order) decodes once and allocates one Step.
+        The hot path (an action packet, the next in order, not the finishing one) decodes
+        once and returns the record (a RawRecord when ``raw``), making neither a Step nor a
+        tuple; anything else is :func:`classify`, then :meth:`receive`.
         """
         dec = self._decode
         if dec is not None and (type(data) is bytes or type(data) is str):
@@ -172,20 +188,10 @@ class FeedState:
                 pass
             else:
                 seq = record.fixture_action.fixture_seq_num
-                origin = self._origin
-                if (
-                    type(seq) is int
-                    and origin is not None
-                    and origin + seq - 1 == self.position
-                    and not self._held
-                    and not self._stopped
-                ):
-                    self.position += 1  # in order, nothing held: the common case
-                    out = RawRecord(record, _wire(data)) if self.raw else record
-                    if record.finished is True:
-                        self.finished = self._stopped = True
-                        return Step("deliver", (out,), True)
-                    return Step("deliver", (out,))
+                if seq == self._next and record.finished is not True:
+                    self.position += 1
+                    self._next = seq + 1
+                    return RawRecord(record, _wire(data)) if self.raw else record
                 item = RawRecord(record, _wire(data)) if self.raw else record
                 return self.packet(item, seq if type(seq) is int else _int(seq))
         message = classify(data, self.kind)
@@ -223,7 +229,9 @@ class FeedState:
         if self._held and not self._stopped:
             self._waited += 1
             if self._waited > self.patience:
-                return self._gap("the missing record did not come before other messages")
+                step = self._gap("the missing record did not come before other messages")
+                self._sync()
+                return step
         return _NOTHING
 
     def _gap(self, reason: str) -> Step:
@@ -233,6 +241,11 @@ class FeedState:
 
     def packet(self, record: Delivered, seq: int | None) -> Step:
         """The step for one decoded packet with ``fixtureSeqNum`` ``seq``."""
+        step = self._packet(record, seq)
+        self._sync()
+        return step
+
+    def _packet(self, record: Delivered, seq: int | None) -> Step:
         if self._stopped:
             return _DROP
         if seq is None:
