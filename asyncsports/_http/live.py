@@ -28,7 +28,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -300,15 +300,21 @@ async def _after_end(
     await session.act(decision, call, url, end.error, token, "live feed")
 
 
+Connect = Callable[[str, Mapping[str, str] | None, int], Awaitable[Any]]
+"""Opens a websocket: ``Transport.connect``, or ``listen`` with its listener bound."""
+
+
 async def _open(
     session: Session,
     net: Transport,
     url: str,
     call: Call,
     headers: tuple[tuple[str, str | None], ...] = (),
+    connect: Connect | None = None,
 ) -> tuple[Socket, str] | _Failed:
     """One connection attempt: wait for the client's turn, connect, send the token
-    (``headers``: the feed's ``extra_headers``, a None dropping nothing aiohttp sends)."""
+    (``headers``: the feed's ``extra_headers``, a None dropping nothing aiohttp sends;
+    ``connect``: how to open it, the transport's ``connect`` if not given)."""
     token = session._token.current
     if token is None:
         token = await session._token.get()
@@ -326,7 +332,7 @@ async def _open(
     status: int | None = None
     refused: _Failed | None
     try:
-        ws = await net.connect(
+        ws = await (connect or net.connect)(
             url,
             {k: v for k, v in headers if v is not None} or None,
             session.settings.max_element_size or 0,
@@ -431,6 +437,11 @@ def _stalled(idle_timeout: float) -> str:
 def _closed(net: Transport, msg: Message, code: int | None) -> str:
     if net.kind(msg) == "error":
         return f"websocket error: {msg.data!r}"
+    return closed_by(code)
+
+
+def closed_by(code: int | None) -> str:
+    """What a connection's end says of the server's close ``code`` (None: no close frame)."""
     name = _CLOSE_NAMES.get(code or 1006, "closed")
     return f"connection closed by the server ({code or 1006}, {name})"
 

@@ -10,6 +10,7 @@ import msgspec
 
 from asyncsports import Client
 from asyncsports.emulator import Emulator
+from asyncsports.live import Feed, merge
 
 HEARTBEAT = 0.2
 QUOTED = msgspec.json.Decoder(float_hook=str)  # decimals as their text, quoted or not
@@ -61,3 +62,13 @@ async def closed(emu: Emulator) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"{len(emu._live.sockets)} live sockets still open")
+
+
+async def records(feed: Feed[Any], merged: bool) -> list[Any]:
+    """Every record of ``feed``, iterated, or ``merged``: through a merge of it alone,
+    which reads it the pushed way (a callback a message) when the transport can."""
+    if not merged:
+        async with feed:
+            return [r async for r in feed]
+    async with merge(feed) as m:
+        return [r async for _, r in m]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from live_helpers import HEARTBEAT, closed, fixture_id, unseq
+from live_helpers import HEARTBEAT, closed, fixture_id, records, unseq
 from support import each_dialect
 
 from asyncsports import Client, RetryPolicy, TimeoutError, TransportError
@@ -42,10 +42,19 @@ async def completed(client: Client, sport: str = "basketball") -> tuple[uuid.UUI
     return fid, await client.actions.list(sport, fid).collect()
 
 
+MERGED = [False]  # replay's way: set per test by ``way``
+
+
+@pytest.fixture(autouse=True, params=["feed", "merged"])
+def way(request: pytest.FixtureRequest) -> None:
+    """Each test reads its feeds iterated, and merged (the pushed way)."""
+    MERGED[0] = request.param == "merged"
+
+
 async def replay(client: Client, fid: uuid.UUID, kind: str = "actions", **kw: Any) -> list[Any]:
     open_feed = client.live.actions if kind == "actions" else client.live.statistics
-    async with open_feed("basketball", fid, speed="fast", idle_timeout=IDLE, **kw) as feed:
-        return [r async for r in feed]
+    feed = open_feed("basketball", fid, speed="fast", idle_timeout=IDLE, **kw)
+    return await records(feed, MERGED[0])
 
 
 # ---------------------------------------------------------------------- the issue's two cases

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from live_helpers import HEARTBEAT, closed, fixture_id, unseq
+from live_helpers import HEARTBEAT, closed, fixture_id, records, unseq
 from support import each_dialect
 
 from asyncsports import (
@@ -36,10 +36,19 @@ async def client(emu: Emulator) -> AsyncIterator[Client]:
         yield c
 
 
+MERGED = [False]  # replay's way: set per test by ``way``
+
+
+@pytest.fixture(autouse=True, params=["feed", "merged"])
+def way(request: pytest.FixtureRequest) -> None:
+    """Each test reads its feeds iterated, and merged (the pushed way)."""
+    MERGED[0] = request.param == "merged"
+
+
 async def replay(client: Client, fid: uuid.UUID, **kw: Any) -> list[Any]:
     """Every record of a finished fixture's actions feed, replayed fast."""
-    async with client.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE, **kw) as f:
-        return [a async for a in f]
+    feed = client.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE, **kw)
+    return await records(feed, MERGED[0])
 
 
 async def completed(client: Client) -> tuple[uuid.UUID, list[Any]]:

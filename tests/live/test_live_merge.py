@@ -15,6 +15,7 @@ from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, unseq
 from support import until
 
 from asyncsports import Client, NotFoundError, RetryPolicy
+from asyncsports._http.transport import AiohttpTransport
 from asyncsports.emulator import Emulator
 from asyncsports.live import Feed, merge
 from asyncsports.models import Action, Statistics
@@ -26,9 +27,18 @@ BIG = 20_000
 pytestmark = pytest.mark.emulator(live_heartbeat=HEARTBEAT, big_timeline=BIG)
 
 
-@pytest_asyncio.fixture
-async def client(emu: Emulator) -> AsyncIterator[Client]:
-    async with emu.client(retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05)) as c:
+class Pulled(AiohttpTransport):
+    """The default transport without ``listen``: a merge reads its feeds the pull way
+    (a task per feed awaiting ``receive()``), as through any transport that cannot push."""
+
+    listen = None  # type: ignore[assignment]
+
+
+@pytest_asyncio.fixture(params=["push", "pull"])
+async def client(emu: Emulator, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    pulled = {"_transport": Pulled} if request.param == "pull" else {}
+    async with emu.client(retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05), **pulled) as c:
+        assert (getattr(c._session.transport, "listen", None) is None) == (request.param == "pull")
         yield c
 
 

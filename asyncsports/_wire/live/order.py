@@ -282,9 +282,10 @@ class FeedState:
             self._ambiguous = False
             return p
         if seq == p + 1:
-            # p == 1, seq 2: also a restarting server whose seq 1 is late or lost. Reconnect
-            # once; the same answer twice in a row is a server that continues.
-            if p == 1 and not self._ambiguous:
+            # Also a restarting server whose seqs 1 to p are late or lost (its packet at
+            # index 2p came first). Reconnect once; the same answer twice in a row is a
+            # server that continues (learnt once: a continuing server pays one reconnect).
+            if not self._ambiguous:
                 self._ambiguous = True
                 return None
             self.numbering = "continue"
