@@ -118,6 +118,7 @@ class PushedSocket(picows.WSListener):
     ) -> None:
         self._loop = loop
         self._listener = listener
+        self._on_message = listener.on_message
         self._max_size = max_size
         self._max_frame = max_size or sys.maxsize
         self._close_wait = close_wait
@@ -125,8 +126,9 @@ class PushedSocket(picows.WSListener):
         self._transport: picows.WSTransport | None = None
         self._code: int | None = None
         self._error: BaseException | None = None
-        # Messages pass straight through while _open; else they wait in _held (paused)
-        # or are dropped (_ended: the client closed or aborted, or the listener failed).
+        # Messages pass straight through while _open (see _reopen); else they wait in
+        # _held (paused) or are dropped (_ended: the client closed or aborted, or the
+        # listener failed).
         self._open = True
         self._paused = False
         self._ended = False
@@ -148,6 +150,18 @@ class PushedSocket(picows.WSListener):
 
     def on_ws_frame(self, transport: picows.WSTransport, frame: picows.WSFrame) -> None:
         kind = frame.msg_type
+        if (
+            self._open
+            and (kind is _TEXT or kind is _BINARY)
+            and frame.fin
+            and frame.payload_size <= self._max_frame
+        ):
+            # The hot path: a whole message, nothing held, nothing half joined.
+            try:
+                self._on_message(frame.get_payload_as_bytes())
+            except Exception as exc:
+                self._failed(exc)
+            return
         if frame.payload_size > self._max_frame:
             # picows refused it (a close frame 1009 went out) but parses on: the end.
             if not self._ended:
@@ -155,10 +169,8 @@ class PushedSocket(picows.WSListener):
                 self._end()
             return
         if (kind is _TEXT or kind is _BINARY) and frame.fin and self._parts is None:
-            if self._open:
-                self._deliver(frame.get_payload_as_bytes())
-            elif not self._ended:
-                self._held.append(frame.get_payload_as_bytes())
+            if not self._ended:
+                self._held.append(frame.get_payload_as_bytes())  # paused, or after held ones
         elif kind is _TEXT or kind is _BINARY or kind is _CONTINUATION:
             self._fragment(transport, frame, kind is _CONTINUATION)
         elif kind is _CLOSE:
@@ -246,8 +258,7 @@ class PushedSocket(picows.WSListener):
         self._paused = False
         if self._held:
             self._loop.call_soon(self._drain)
-        elif not self._ended:
-            self._open = True
+        self._reopen()
         if self._transport is not None and not self._closed:
             self._transport.underlying_transport.resume_reading()
 
@@ -260,13 +271,19 @@ class PushedSocket(picows.WSListener):
         if self._transport is not None:
             self._transport.disconnect(False)
 
+    def _reopen(self) -> None:
+        self._open = not (self._paused or self._ended or self._held or self._parts is not None)
+
     def _deliver(self, data: bytes) -> None:
         try:
-            self._listener.on_message(data)
+            self._on_message(data)
         except Exception as exc:
-            # Not picows' to log and swallow: the connection ends with it.
-            self._error = exc
-            self.abort()
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        """The listener raised: not picows' to log and swallow, the connection ends."""
+        self._error = exc
+        self.abort()
 
     def _fragment(self, transport: picows.WSTransport, frame: picows.WSFrame, more: bool) -> None:
         """A frame of a fragmented message: kept until the one with ``fin``."""
@@ -276,6 +293,7 @@ class PushedSocket(picows.WSListener):
             return
         if self._parts is None:
             self._parts, self._size = [], 0
+            self._open = False
         self._size += frame.payload_size
         if self._max_size and self._size > self._max_size:
             too_big = MessageTooBig(f"a message of more than {self._max_size} bytes")
@@ -284,6 +302,7 @@ class PushedSocket(picows.WSListener):
         self._parts.append(frame.get_payload_as_bytes())
         if frame.fin:
             data, self._parts = b"".join(self._parts), None
+            self._reopen()
             if self._open:
                 self._deliver(data)
             elif not self._ended:
@@ -310,8 +329,8 @@ class PushedSocket(picows.WSListener):
         held.clear()
         if self._closed:
             self._tell()
-        elif not self._paused and not self._ended:
-            self._open = True
+        else:
+            self._reopen()
 
     def _end(self) -> None:
         self._ended = True

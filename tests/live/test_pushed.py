@@ -371,6 +371,42 @@ async def test_pause_holds_every_message_until_resume_and_the_server_is_pushed_b
     assert [len(m) for m in got.messages] == [20] * small + [size] * (total - small)
 
 
+@pytest.mark.parametrize("then", ["resume", "abort"])
+async def test_a_close_read_while_paused_is_told_after_the_held_messages(then: str) -> None:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        ws, tr = await raw(request)
+        await ws.receive()  # go
+        # One write, one read: five messages, a fragmented one, the close.
+        tr.write(
+            b"".join(_frame(0x1, b"%d" % i) for i in range(5))
+            + _frame(0x1, b"frag", fin=False)
+            + _frame(0x0, b"mented")
+            + _frame(0x8, struct.pack("!H", 1000))
+        )
+        with contextlib.suppress(ConnectionError):
+            await ws.receive()
+        return ws
+
+    got = Got()
+    async with serve(handler) as url, transport() as net:
+        ws = await listen(net, url, got)
+        got.then = lambda _: ws.pause()
+        await ws.send_str("go")
+        await until(lambda: ws.closed, within=WITHIN)  # the close was read, and answered
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert got.messages == [b"0"] and got.closed == []  # held, and so is the close
+        got.then = None
+        if then == "resume":
+            ws.resume()
+            assert await got.end() == (1000, None)
+            assert got.messages == [b"0", b"1", b"2", b"3", b"4", b"fragmented"]
+        else:
+            ws.abort()  # the held messages are dropped: told at once
+            assert await got.end() == (1000, None)
+            assert got.messages == [b"0"]
+
+
 async def test_close_sends_its_code_and_returns_once_the_server_answered() -> None:
     server_saw: list[int | None] = []
 
