@@ -253,6 +253,10 @@ class Listening(Transport, Protocol):
         """
         ...
 
+    def abort(self, ws: Socket | Pushed) -> Any:
+        """As :meth:`Transport.abort`, for a :class:`Pushed` socket too."""
+        ...
+
 
 _TIMEOUT = builtins.TimeoutError
 _TEXT = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
