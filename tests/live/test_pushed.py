@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -285,6 +286,9 @@ async def test_an_invalid_url_is_final() -> None:
         with pytest.raises(net.errors) as info:
             await listen(net, "http://127.0.0.1:9/feed", Got())
         assert net.failure(info.value)[0] == "final"
+        # as is a certificate that fails verification (no TLS server here: the sorting)
+        wrong = ssl.SSLCertVerificationError(1, "certificate verify failed")
+        assert isinstance(wrong, net.errors) and net.failure(wrong)[0] == "final"
 
 
 # ---------------------------------------------------------------------- limits
