@@ -6,6 +6,8 @@ client is another module with these few names, not a fork of the session. What a
 transport hands back is read through small protocols (:class:`Reply` and its
 :class:`Body`, :class:`Socket` and its :class:`Message`) that aiohttp's own objects
 satisfy as they are, so the default transport adds no object per request or message.
+A transport may also open websockets that push their messages to a :class:`Listener`
+(:class:`Listening`, a :class:`Pushed` socket): the default one does, with picows.
 
 Everything above the seam (retries, rate limits, hooks, the body's bounds, errors and
 their redaction) stays in the session; a transport only moves bytes and says, through
@@ -17,10 +19,12 @@ from __future__ import annotations
 import asyncio
 import builtins
 import inspect
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Container, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import aiohttp
+import picows
 import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
 
@@ -35,7 +39,10 @@ __all__ = [
     "Body",
     "Handshake",
     "Kind",
+    "Listener",
+    "Listening",
     "Message",
+    "Pushed",
     "Reply",
     "Socket",
     "Transport",
@@ -117,6 +124,50 @@ class Socket(Protocol):
     async def close(self, *, code: int = ...) -> Any: ...
 
 
+class Listener(Protocol):
+    """What a :class:`Pushed` socket calls from the event loop's callbacks (never awaited)."""
+
+    def on_message(self, data: bytes) -> None:
+        """One whole text or binary message (its fragments joined), as bytes.
+
+        An exception raised here ends the connection (dropped) and reaches
+        :meth:`on_closed` as its ``error``.
+        """
+        ...
+
+    def on_closed(self, code: int | None, error: BaseException | None) -> None:
+        """Once, when the connection is gone for any reason, the client's own close or
+        abort too: ``code`` is the server's close code (None: no close frame came),
+        ``error`` what broke it, if anything."""
+        ...
+
+
+class Pushed(Protocol):
+    """An open websocket that pushes its messages to a :class:`Listener`."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def close_code(self) -> int | None: ...
+
+    async def send_str(self, data: str) -> None: ...
+
+    async def close(self, *, code: int = 1000) -> Any:
+        """Send a close frame, wait for the server's answer at most the transport's close
+        wait, then drop the connection; no message reaches the listener after this."""
+        ...
+
+    def pause(self) -> None:
+        """Stop reading the socket (TCP pushes back on the server): no message reaches the
+        listener until :meth:`resume`. Idempotent."""
+        ...
+
+    def resume(self) -> None:
+        """Read again, the messages held first. Idempotent."""
+        ...
+
+
 class Handshake(Exception):
     """A websocket handshake the server answered with an HTTP status (not 101)."""
 
@@ -131,6 +182,11 @@ class Transport(Protocol):
 
     :meth:`send` and what a :class:`Reply`'s body and a :class:`Socket` do raise one of
     :attr:`errors` when the network fails; :meth:`failure` says how each is taken.
+
+    A transport may also have ``listen`` (see :class:`Listening`): a websocket that
+    pushes its messages. It is optional, so not part of this protocol; a transport without
+    it (``getattr(net, "listen", None)`` is None) is read the pull way, through
+    :meth:`connect`.
     """
 
     errors: tuple[type[BaseException], ...]
@@ -183,6 +239,25 @@ class Transport(Protocol):
         ...
 
 
+class Listening(Transport, Protocol):
+    """A :class:`Transport` that can also open pushing websockets."""
+
+    async def listen(
+        self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
+    ) -> Pushed:
+        """As :meth:`Transport.connect`, but the messages go to ``listener``.
+
+        Raises :class:`Handshake` for an answer with an HTTP status, or one of
+        :attr:`errors`. ``max_size`` (0: none) bounds a whole message: a longer one ends
+        the connection, with an error for :meth:`Listener.on_closed`.
+        """
+        ...
+
+    def abort(self, ws: Socket | Pushed) -> Any:
+        """As :meth:`Transport.abort`, for a :class:`Pushed` socket too."""
+        ...
+
+
 _TIMEOUT = builtins.TimeoutError
 _TEXT = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
 # aiohttp 3.14 can hand text frames over as bytes: the decoder then skips a str round trip.
@@ -194,9 +269,16 @@ _RAW: dict[str, Any] = (
 
 
 class AiohttpTransport:
-    """The default :class:`Transport`: aiohttp, one pool for requests and one for websockets."""
+    """The default :class:`Transport`: aiohttp, one pool for requests and one for websockets,
+    and picows' pushing websockets (:meth:`listen`)."""
 
-    errors: tuple[type[BaseException], ...] = (aiohttp.ClientError, _TIMEOUT)
+    # OSError and picows' WSError: what picows' websockets raise (listen).
+    errors: tuple[type[BaseException], ...] = (
+        aiohttp.ClientError,
+        _TIMEOUT,
+        OSError,
+        picows.WSError,
+    )
     text: Container[Any] = _TEXT
 
     def __init__(self, settings: Settings) -> None:
@@ -217,6 +299,7 @@ class AiohttpTransport:
         self._http: aiohttp.ClientSession | None = None
         self._live: aiohttp.ClientSession | None = None
         self._origin: tuple[str, str, str] = ("", "", "")
+        self._pushed: set[Any] = set()
 
     @property
     def is_open(self) -> bool:
@@ -255,6 +338,9 @@ class AiohttpTransport:
         """Close the pools. Safe to call twice."""
         http, self._http = self._http, None
         live, self._live = self._live, None
+        for ws in list(self._pushed):
+            ws.abort()
+        self._pushed.clear()
         if live is not None:
             await live.close()
         if http is not None:
@@ -296,7 +382,15 @@ class AiohttpTransport:
 
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
         """aiohttp's failures, sorted."""
-        if isinstance(exc, (aiohttp.ClientSSLError, aiohttp.InvalidURL)):
+        if isinstance(
+            exc,
+            (
+                aiohttp.ClientSSLError,
+                aiohttp.InvalidURL,
+                ssl.SSLCertVerificationError,
+                picows.WSInvalidURL,
+            ),
+        ):
             return "final", "connection failed"
         if isinstance(exc, aiohttp.ClientResponseError):
             # A content encoding we cannot decode, malformed headers: the same server
@@ -332,16 +426,38 @@ class AiohttpTransport:
             raise Handshake(exc.status, exc.headers) from None
         return ws
 
+    async def listen(
+        self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
+    ) -> Pushed:
+        """A websocket whose messages go to ``listener`` (see :class:`Listening`): picows',
+        its own connection (no pool), closed with the transport.
+
+        Opening (connect and handshake) takes at most ``Timeout.connect``; closing waits
+        at most as long as :meth:`connect`'s sockets do.
+        """
+        if not self.is_open:
+            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+        from asyncsports._http import picows as pushed  # it imports this module
+
+        ws = await pushed.listen(
+            self._settings, url, headers, max_size, listener, self._pushed.discard
+        )
+        if not ws.closed:
+            self._pushed.add(ws)
+        return ws
+
     def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
         """aiohttp's message types, sorted."""
         if msg.type in _TEXT:
             return "text"
         return "error" if msg.type is aiohttp.WSMsgType.ERROR else "closed"
 
-    def abort(self, ws: Socket) -> Any:
+    def abort(self, ws: Socket | Pushed) -> Any:
         """The socket's ``transport.abort`` while aiohttp holds the connection (it has no
         public way, and lets go of the connection when it starts closing: a transport
-        that cannot flush then never closes)."""
+        that cannot flush then never closes); a :class:`Pushed` socket's own ``abort``."""
+        if not isinstance(ws, aiohttp.ClientWebSocketResponse):
+            return getattr(ws, "abort", None)
         conn = getattr(getattr(ws, "_response", None), "connection", None)
         transport: asyncio.Transport | None = getattr(conn, "transport", None)
         return None if transport is None else transport.abort
