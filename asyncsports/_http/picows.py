@@ -206,11 +206,14 @@ class PushedSocket(picows.WSListener):
         return self._code
 
     async def send_str(self, data: str) -> None:
-        """Send a text message (queued by the socket at once)."""
+        """Send a text message (queued by the socket at once). Raises ConnectionResetError
+        once the client closed it; one the server closed first takes it and loses it (as a
+        socket whose peer is gone does): the listener hears of the end (``on_closed``)."""
         transport = self._transport
-        if transport is None or self._closed:
+        if transport is None or self._ended:
             raise ConnectionResetError("the websocket is closed")
-        transport.send(_TEXT, data.encode())
+        if not self._closed:
+            transport.send(_TEXT, data.encode())
 
     async def close(self, *, code: int = 1000) -> bool:
         """Send a close frame, wait at most the close wait for the server's answer (or its

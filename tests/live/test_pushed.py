@@ -196,6 +196,30 @@ async def test_a_server_close_is_told_once_with_its_code(code: int) -> None:
     assert got.messages == [b"last"] and len(got.closed) == 1
 
 
+async def test_a_send_after_the_server_closed_is_lost_and_one_after_the_client_closed_raises() -> (
+    None
+):
+    """As a server that accepts and closes at once (before the token): the end is told,
+    the send does not fail in its place (the live feed asks the service about that end)."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.close(code=1000)
+        return ws
+
+    got = Got()
+    async with serve(handler) as url, transport() as net:
+        ws = await listen(net, url, got)
+        assert await got.end() == (1000, None)
+        await ws.send_str("the token")  # lost, not raised
+        mine = Got()
+        ws = await listen(net, url, mine)
+        await ws.close()
+        with pytest.raises(ConnectionResetError):
+            await ws.send_str("after close")
+
+
 async def test_a_dropped_connection_is_told_once_without_a_code() -> None:
     async def handler(request: web.Request) -> web.StreamResponse:
         ws, tr = await raw(request)
