@@ -76,6 +76,9 @@ async def listen(
                 max_frame_size=socket._max_frame,
                 extra_headers={"User-Agent": USER_AGENT, **(headers or {})},
                 max_redirects=0,
+                # A packet is a kilobyte or two and the buffer grows for a bigger one: an
+                # idle feed holds 4 KB, not picows' default 16 KB.
+                read_buffer_init_size=4096,
             )
     except picows.WSHandshakeError as exc:
         response = exc.response

@@ -10,6 +10,7 @@ __all__ = ["LIVE_FLOOR", "fanin_rows", "idle_rows", "live_rows"]
 
 LIVE_FLOOR = "floor: aiohttp ws_connect + msgspec decode of each message, no checks"
 LIVE_TARGET = 1.10  # CPU per delivered action against the floor (issue 12)
+MERGE_TARGET = 1.15  # the merged fan-in's CPU per packet against the floor (issue 22)
 LATENCY_TARGET = 50.0  # ms, p99 on loopback (issue 12)
 IDLE_TARGET = 64.0  # KB per idle connected feed (issue 12)
 LABELS = {
@@ -170,7 +171,7 @@ def _fanin(r: dict[str, Any]) -> list[Row]:
                     median(floor_per) * 1e6,
                     LIVE_FLOOR,
                     "cost",
-                    None,
+                    MERGE_TARGET if name == "asyncsports merge" else None,
                     paired=paired(per, floor_per),
                 )
             )

@@ -27,7 +27,7 @@ FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    each_dialect(metafunc, live_heartbeat=HEARTBEAT)  # the vendor's shapes too
+    each_dialect(metafunc, ways=True, live_heartbeat=HEARTBEAT)  # the vendor's shapes too
 
 
 @pytest_asyncio.fixture
@@ -39,10 +39,15 @@ async def client(emu: Emulator) -> AsyncIterator[Client]:
 MERGED = [False]  # replay's way: set per test by ``way``
 
 
-@pytest.fixture(autouse=True, params=["feed", "merged"])
-def way(request: pytest.FixtureRequest) -> None:
-    """Each test reads its feeds iterated, and merged (the pushed way)."""
-    MERGED[0] = request.param == "merged"
+@pytest.fixture
+def way(request: pytest.FixtureRequest) -> str:
+    """How a test reads its feeds: ``feed`` or ``merged`` (``each_dialect(ways=True)``)."""
+    return str(getattr(request, "param", "feed"))
+
+
+@pytest.fixture(autouse=True)
+def _way(way: str) -> None:
+    MERGED[0] = way == "merged"
 
 
 async def replay(client: Client, fid: uuid.UUID, **kw: Any) -> list[Any]:

@@ -9,11 +9,27 @@ import pytest
 from asyncsports.emulator._live import DIALECTS
 
 
-def each_dialect(metafunc: pytest.Metafunc, **kw: Any) -> None:
+def each_dialect(metafunc: pytest.Metafunc, ways: bool = False, **kw: Any) -> None:
     """Call from a module's ``pytest_generate_tests``: each test that uses
     ``sports_emulator`` runs once per live dialect, on ``Emulator(live_dialect=D, **kw)``
-    (an ``emulator`` marker on each parameter; the fixture ignores the value)."""
-    if "sports_emulator" in metafunc.fixturenames:
+    (an ``emulator`` marker on each parameter; the fixture ignores the value).
+
+    ``ways``: and once per way of reading a feed, the module's fixture ``way`` (``"feed"``:
+    iterated; ``"merged"``: through a merge, pushed by the transport), the merged way of
+    every dialect but the emulator's own marked slow (the shapes are the feed state's
+    concern, the same both ways)."""
+    if "sports_emulator" not in metafunc.fixturenames:
+        return
+    if not ways:
         params = [pytest.param(d, id=d, marks=pytest.mark.emulator(live_dialect=d, **kw))
                   for d in DIALECTS]  # fmt: skip
         metafunc.parametrize("sports_emulator", params, indirect=True)
+        return
+    pairs = []
+    for way in ("feed", "merged"):
+        for d in DIALECTS:
+            marks = [pytest.mark.emulator(live_dialect=d, **kw)]
+            if way == "merged" and d != DIALECTS[0]:
+                marks.append(pytest.mark.slow)
+            pairs.append(pytest.param(d, way, id=f"{d}-{way}", marks=marks))
+    metafunc.parametrize(("sports_emulator", "way"), pairs, indirect=True)
