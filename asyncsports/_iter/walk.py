@@ -226,6 +226,9 @@ class _Walk(Generic[T]):
             return None
         self.next = number + 1
         future = self.pages[number] = asyncio.get_running_loop().create_future()
+        # A walk left by a break and never closed (its generator waits for the collector)
+        # comes to no page: a page that failed then is no error for asyncio to log.
+        future.add_done_callback(_retrieve)
         return number, future
 
     async def _fetch_ahead(self, taken: _Taken[T] | None) -> None:
@@ -269,6 +272,11 @@ class _Walk(Generic[T]):
             else:
                 future.cancel()
         self.pages.clear()
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 _START, _STOP = 5, 10
