@@ -28,7 +28,7 @@ from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any, Generic, Literal, Self, TypeVar, Unpack
 
 from asyncsports._http import request as q
-from asyncsports._http.live import Over, Progress, Warn, follow
+from asyncsports._http.live import Following, Progress, follow
 from asyncsports._http.request import Request, RequestOptions, Sport
 from asyncsports._iter.merge import Merged, merge
 from asyncsports._wire.live import FeedKind, FeedState
@@ -149,14 +149,14 @@ class Feed(Generic[R]):
     def __aiter__(self) -> AsyncGenerator[R, None]:
         gen: Any = self._gen
         if gen is None:
-            gen = self._gen = follow(*self._follow())
+            gen = self._gen = follow(self._follow())
         it: AsyncGenerator[R, None] = gen
         return it
 
-    def _follow(self) -> tuple[Any, Request, FeedState, float, Progress, Over, Warn]:
-        """The arguments of :func:`follow` (and :func:`push`) for this feed."""
+    def _follow(self) -> Following:
+        """What :func:`follow` (and the merge's ``push``) take to follow this feed."""
         session = self._session
-        return (
+        return Following(
             session,
             self._req,
             self._state,

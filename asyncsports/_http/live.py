@@ -29,7 +29,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 import yarl
@@ -54,7 +54,7 @@ from asyncsports.errors import (
     error_from,
 )
 
-__all__ = ["Over", "Progress", "Warn", "follow"]
+__all__ = ["Following", "Over", "Progress", "Warn", "follow"]
 
 log = logging.getLogger("asyncsports")
 
@@ -92,19 +92,26 @@ class Progress:
         self.ended: str | None = None
 
 
-async def follow(
-    session: Session,
-    req: Request,
-    state: FeedState,
-    idle_timeout: float,
-    progress: Progress,
-    over: Over,
-    warned: Warn,
-) -> AsyncGenerator[Delivered, None]:
+class Following(NamedTuple):
+    """What following one live feed takes (:func:`follow`, and the pushed way's ``push``).
+
+    ``session`` is the client's :class:`~asyncsports._http.session.Session`, ``req`` the
+    feed's path and fixed query (``startPosition`` is added per connection).
+    """
+
+    session: Session
+    req: Request
+    state: FeedState
+    idle_timeout: float
+    progress: Progress
+    over: Over
+    warned: Warn
+
+
+async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
     """Every record of one live feed, once each and in order, across its connections.
 
-    ``session`` is the client's :class:`~asyncsports._http.session.Session`, ``req`` the feed's
-    path and fixed query (``startPosition`` is added per connection). Ends after the
+    Ends after the
     finishing record, or when a clean close with nothing delivered and ``over`` agree that
     the fixture is over (``progress.ended`` says so). Raises AuthenticationError for a
     refused token (after one refresh of a callable token), TransportError (TimeoutError
@@ -113,6 +120,7 @@ async def follow(
     NotFoundError when the server warns and ``warned`` finds the fixture unknown. A
     message of unknown shape is skipped, logged once per feed at DEBUG.
     """
+    session, req, state, idle_timeout, progress, over, warned = feed
     unknown = False
     net, base = _opened(session)
     lost: tuple[type[BaseException], ...] = (*net.errors, OSError)

@@ -25,9 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from asyncsports._http.live import (
     _NOT_WAITING,
-    Over,
-    Progress,
-    Warn,
+    Following,
     _after_end,
     _Idle,
     _open,
@@ -36,7 +34,7 @@ from asyncsports._http.live import (
     _stopped,
     closed_by,
 )
-from asyncsports._http.request import Request, target
+from asyncsports._http.request import target
 from asyncsports._http.retry import Call
 from asyncsports._http.session import _Failed
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step
@@ -44,7 +42,7 @@ from asyncsports._wire.live.order import UNKNOWN, Delivered
 from asyncsports.errors import AsyncSportsError
 
 if TYPE_CHECKING:
-    from asyncsports._http.session import Session
+    pass
 
 __all__ = ["Deliver", "Valve", "push"]
 
@@ -204,20 +202,11 @@ class _Conn:
         await waiter
 
 
-async def push(
-    session: Session,
-    req: Request,
-    state: FeedState,
-    idle_timeout: float,
-    progress: Progress,
-    over: Over,
-    warned: Warn,
-    deliver: Deliver,
-    valve: Valve,
-) -> None:
+async def push(feed: Following, deliver: Deliver, valve: Valve) -> None:
     """Every record of one live feed to ``deliver``, once each and in order, across its
     connections; returns after the finishing record (or when the service says the
     fixture is over). Raises what :func:`~asyncsports._http.live.follow` raises."""
+    session, req, state, idle_timeout, progress, over, warned = feed
     net, base = _opened(session)
     listen = getattr(net, "listen", None)
     if listen is None:

@@ -117,7 +117,7 @@ class Merged:
                 self._wake()
             return full
 
-        await push(*feed._follow(), deliver, valve)
+        await push(feed._follow(), deliver, valve)
 
     async def _read(self, feed: Feed[Any]) -> None:
         """Read one feed into the book; wait while its share of the buffer is full."""
