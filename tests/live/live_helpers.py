@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
+from aiohttp import web
 
 from asyncsports import Client
 from asyncsports.emulator import Emulator
@@ -64,11 +67,34 @@ async def closed(emu: Emulator) -> None:
     raise AssertionError(f"{len(emu._live.sockets)} live sockets still open")
 
 
-async def records(feed: Feed[Any], merged: bool) -> list[Any]:
-    """Every record of ``feed``, iterated, or ``merged``: through a merge of it alone,
-    which reads it the pushed way (a callback a message) when the transport can."""
-    if not merged:
+WAY = ["feed"]
+"""How :func:`records` reads a feed: set per test by the fixture ``way`` (tests/live/conftest.py)."""
+
+
+async def records(feed: Feed[Any]) -> list[Any]:
+    """Every record of ``feed``: iterated (``WAY`` ``feed``), or ``merged``, through a
+    merge of it alone, which reads it the pushed way (a callback a message)."""
+    if WAY[0] != "merged":
         async with feed:
             return [r async for r in feed]
     async with merge(feed) as m:
         return [r async for _, r in m]
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@contextlib.asynccontextmanager
+async def serve(handler: Handler, path: str) -> AsyncIterator[str]:
+    """``handler`` at ``path`` on a loopback port: yields the server's ``http://`` origin."""
+    app = web.Application()
+    app.router.add_get(path, handler)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()

@@ -42,24 +42,10 @@ async def completed(client: Client, sport: str = "basketball") -> tuple[uuid.UUI
     return fid, await client.actions.list(sport, fid).collect()
 
 
-MERGED = [False]  # replay's way: set per test by ``way``
-
-
-@pytest.fixture
-def way(request: pytest.FixtureRequest) -> str:
-    """How a test reads its feeds: ``feed`` or ``merged`` (``each_dialect(ways=True)``)."""
-    return str(getattr(request, "param", "feed"))
-
-
-@pytest.fixture(autouse=True)
-def _way(way: str) -> None:
-    MERGED[0] = way == "merged"
-
-
 async def replay(client: Client, fid: uuid.UUID, kind: str = "actions", **kw: Any) -> list[Any]:
     open_feed = client.live.actions if kind == "actions" else client.live.statistics
     feed = open_feed("basketball", fid, speed="fast", idle_timeout=IDLE, **kw)
-    return await records(feed, MERGED[0])
+    return await records(feed)
 
 
 # ---------------------------------------------------------------------- the issue's two cases

@@ -36,24 +36,10 @@ async def client(emu: Emulator) -> AsyncIterator[Client]:
         yield c
 
 
-MERGED = [False]  # replay's way: set per test by ``way``
-
-
-@pytest.fixture
-def way(request: pytest.FixtureRequest) -> str:
-    """How a test reads its feeds: ``feed`` or ``merged`` (``each_dialect(ways=True)``)."""
-    return str(getattr(request, "param", "feed"))
-
-
-@pytest.fixture(autouse=True)
-def _way(way: str) -> None:
-    MERGED[0] = way == "merged"
-
-
 async def replay(client: Client, fid: uuid.UUID, **kw: Any) -> list[Any]:
     """Every record of a finished fixture's actions feed, replayed fast."""
     feed = client.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE, **kw)
-    return await records(feed, MERGED[0])
+    return await records(feed)
 
 
 async def completed(client: Client) -> tuple[uuid.UUID, list[Any]]:

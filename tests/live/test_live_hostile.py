@@ -7,8 +7,9 @@ import contextlib
 import socket
 import struct
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
+import live_helpers
 import pytest
 from aiohttp import web
 
@@ -18,23 +19,11 @@ FID = uuid.UUID(int=7)
 PATH = f"/basketball/fixtures/{FID}/actions"
 SECRET = "live-secret-token"
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Handler = live_helpers.Handler
 
 
-@contextlib.asynccontextmanager
-async def serve(handler: Handler, path: str = PATH) -> AsyncIterator[str]:
-    """``handler`` at ``path`` on a loopback port: yields the server's http URL."""
-    app = web.Application()
-    app.router.add_get(path, handler)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+def serve(handler: Handler, path: str = PATH) -> contextlib.AbstractAsyncContextManager[str]:
+    return live_helpers.serve(handler, path)
 
 
 def client(url: str, retries: int = 0) -> Client:

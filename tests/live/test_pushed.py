@@ -7,9 +7,10 @@ import contextlib
 import socket
 import ssl
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp
+import live_helpers
 import msgspec
 import pytest
 from aiohttp import web
@@ -30,23 +31,14 @@ from asyncsports.emulator import Emulator
 PATH = "/feed"
 WITHIN = 10.0  # the bound of every wait: far above what each takes
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Handler = live_helpers.Handler
 
 
 @contextlib.asynccontextmanager
 async def serve(handler: Handler) -> AsyncIterator[str]:
     """``handler`` at PATH on a loopback port: yields its ``ws://`` URL."""
-    app = web.Application()
-    app.router.add_get(PATH, handler)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"ws://127.0.0.1:{port}{PATH}"
-    finally:
-        await runner.cleanup()
+    async with live_helpers.serve(handler, PATH) as origin:
+        yield origin.replace("http", "ws", 1) + PATH
 
 
 @contextlib.asynccontextmanager
