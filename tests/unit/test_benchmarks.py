@@ -221,6 +221,7 @@ async def test_live_cases_run_and_make_rows(serve: Serve) -> None:
     assert [(r.benchmark, r.metric, r.target) for r in ours] == [
         ("live", "client CPU per action", 1.10),
         ("fan-in", "delivery latency p99", 50.0),
+        ("fan-in", "client CPU per packet", 1.15),  # the merged feeds' (issue 22)
         ("fan-in", "delivery latency p99", 50.0),
         ("idle feeds", "resident memory per feed", 64.0),
     ]
