@@ -15,9 +15,9 @@ def each_dialect(metafunc: pytest.Metafunc, ways: bool = False, **kw: Any) -> No
     (an ``emulator`` marker on each parameter; the fixture ignores the value).
 
     ``ways``: and once per way of reading a feed, the module's fixture ``way`` (``"feed"``:
-    iterated; ``"merged"``: through a merge, pushed by the transport), the merged way of
-    every dialect but the emulator's own marked slow (the shapes are the feed state's
-    concern, the same both ways)."""
+    iterated; ``"merged"``: through a merge, pushed by the transport); every dialect but
+    the emulator's own is then marked slow (a fault suite's shapes are the feed state's
+    concern, which the dialect tests and the rest of the live tests cover fast)."""
     if "sports_emulator" not in metafunc.fixturenames:
         return
     if not ways:
@@ -29,7 +29,7 @@ def each_dialect(metafunc: pytest.Metafunc, ways: bool = False, **kw: Any) -> No
     for way in ("feed", "merged"):
         for d in DIALECTS:
             marks = [pytest.mark.emulator(live_dialect=d, **kw)]
-            if way == "merged" and d != DIALECTS[0]:
+            if d != DIALECTS[0]:
                 marks.append(pytest.mark.slow)
             pairs.append(pytest.param(d, way, id=f"{d}-{way}", marks=marks))
     metafunc.parametrize(("sports_emulator", "way"), pairs, indirect=True)
