@@ -14,8 +14,9 @@ from asyncsports._version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from asyncsports._http.config import RequestInfo, Timeout
-    from asyncsports._http.request import RequestOptions, Sport
+    from asyncsports._http.request import RequestOptions
     from asyncsports._http.retry import RetryPolicy
+    from asyncsports._http.sports import Sport
     from asyncsports._iter.watch import Change
     from asyncsports.auth import StreamingCredentials
     from asyncsports.client import Client
@@ -71,7 +72,7 @@ __all__ = [
 
 _HOMES = {
     "RequestOptions": "_http.request",
-    "Sport": "_http.request",
+    "Sport": "_http.sports",
     "RetryPolicy": "_http.retry",
     "RequestInfo": "_http.config",
     "Timeout": "_http.config",

@@ -29,7 +29,8 @@ from typing import Any, Generic, Literal, Self, TypeVar, Unpack
 
 from asyncsports._http import request as q
 from asyncsports._http.live import Following, Progress, follow
-from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._http.request import Request, RequestOptions
+from asyncsports._http.sports import Sport, sport_path
 from asyncsports._iter.merge import Merged, merge
 from asyncsports._wire.live import FeedKind, FeedState
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
@@ -63,7 +64,7 @@ def feed_request(
     params: tuple[q.Param, ...] = ()
     if speed is not None:
         params = (("speed", q.open_choice("speed", speed, ("fast", "normal"))),)
-    path = f"{prefix}{q.sport_path(sport)}/fixtures/{fid}/{kind}"
+    path = f"{prefix}{sport_path(sport)}/fixtures/{fid}/{kind}"
     return Request(path, params, route=prefix + "/{sport}/fixtures/{fixtureId}/" + kind)
 
 

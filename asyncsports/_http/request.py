@@ -9,7 +9,8 @@ The argument rule, for every argument of every resource method (also in docs/wir
    where a bool goes), ``ValueError`` when its value is.
 2. A value from a set of names is matched ignoring case, spaces and punctuation, and sent
    in the wire spelling: ``"Live"`` is ``live``, ``"In Venue"`` is ``inVenue``, ``"Ice
-   Hockey"``, ``"ICE_HOCKEY"`` and ``Sport.ICE_HOCKEY`` are ``ice-hockey``. The filter
+   Hockey"``, ``"ICE_HOCKEY"`` and ``Sport.ICE_HOCKEY`` are ``ice-hockey``
+   (:mod:`asyncsports._http.sports`). The filter
    values (``status``, ``type``, ``coverage_level``, ``restrictions``, sort fields) are open
    sets: a value the client does not know is sent as given, for the server to judge
    (``status="suspended"``); only a sort direction (``asc``, ``desc``) is closed. The
@@ -35,7 +36,6 @@ The argument rule, for every argument of every resource method (also in docs/wir
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import hashlib
 import re
 import urllib.parse
@@ -43,7 +43,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypedDict
 
-__all__ = ["Param", "Request", "RequestOptions", "Sport"]
+__all__ = ["Param", "Request", "RequestOptions"]
 
 Param = tuple[str, str]
 Header = tuple[str, str | None]
@@ -66,18 +66,6 @@ class RequestOptions(TypedDict, total=False):
 
     extra_query: Mapping[str, QueryValue]
     extra_headers: Mapping[str, str | None]
-
-
-class Sport(enum.StrEnum):
-    """Sports of the data service. Any other sport may be passed as a plain string."""
-
-    AMERICAN_FOOTBALL = "american-football"
-    BASKETBALL = "basketball"
-    CRICKET = "cricket"
-    ICE_HOCKEY = "ice-hockey"
-    SNOOKER = "snooker"
-    SOCCER = "soccer"
-    VOLLEYBALL = "volleyball"
 
 
 class Request:
@@ -153,74 +141,10 @@ class Request:
 
 
 _PAGE_PARAMS = frozenset({"page", "page.page"})
-_SEGMENT_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_SEPARATORS = re.compile(r"[\s_-]+")
-_V2 = frozenset({Sport.VOLLEYBALL, "tabletennis"})
-"""Sports whose paths carry ``/v2`` (the vendor's table tennis too, which it spells so)."""
-_VERSIONED = re.compile(r"\s*(v[0-9]+)/(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def _fold(text: str) -> str:
     return "".join(c for c in text.lower() if c.isalnum())
-
-
-_SPORTS = {s.value.replace("-", ""): s.value for s in Sport} | {"tabletennis": "tabletennis"}
-KNOWN_SPORTS = frozenset(_SPORTS.values())
-"""The wire names of the sports the client knows; the service may serve others."""
-
-
-def sport_name(sport: Sport | str) -> str:
-    """The wire name of ``sport``: lower case, words joined by ``-``, a known sport's spelling.
-
-    ``"Basketball"``, ``"ICE HOCKEY"``, ``"ice_hockey"``, ``"IceHockey"`` and
-    ``Sport.ICE_HOCKEY`` name known sports, as do the vendor's spellings of sports outside
-    :class:`Sport` (``"Table Tennis"`` is ``tabletennis``); any other name is sent in the
-    same normal form (``"Field Hockey"`` is ``field-hockey``) for the server to judge. A
-    name that cannot be one path segment (``"a/b"``, ``""``, ``"über"``) is a ValueError.
-    """
-    if not isinstance(sport, str):
-        raise TypeError(f"sport: expected a Sport or a str, got {type(sport).__name__}")
-    # Plain spaces separate words ("Ice Hockey"); any other blank or control is refused.
-    visible("sport", sport.replace(" ", ""))
-    name = _SEPARATORS.sub("-", sport.strip().lower())
-    if not _SEGMENT_RE.fullmatch(name):
-        raise ValueError(
-            "sport: expected a Sport or a sport name of letters, digits, spaces, '-' or '_' "
-            f"(optionally after a version, 'v2/'), got {sport!r}"
-        )
-    return _SPORTS.get(name.replace("-", ""), name)
-
-
-def sport_path(sport: Sport | str) -> str:
-    """``/basketball``, or ``/v2/volleyball`` for the sports whose paths carry ``/v2``.
-
-    A name may carry its version as the vendor writes it (``"v2/volleyball"``,
-    ``"v2/tabletennis"``): that prefix is kept, so a sport the client does not know yet
-    can be reached under any version.
-    """
-    if type(sport) is str or type(sport) is Sport:
-        path = _SPORT_PATHS.get(sport)
-        if path is not None:
-            return path
-    given, version = sport, None
-    if isinstance(sport, str) and not isinstance(sport, Sport):
-        m = _VERSIONED.fullmatch(sport)
-        if m is not None:
-            version, sport = m.group(1).lower(), m.group(2)
-    name = sport_name(sport)
-    if version is None and name in _V2:
-        version = "v2"
-    path = f"/{version}/{name}" if version else f"/{name}"
-    if len(_SPORT_PATHS) < _SPORT_PATHS_KEPT and type(given) in (str, Sport):
-        _SPORT_PATHS[given] = path
-    return path
-
-
-# The paths of the sports asked for, by the argument as given: a loop of gets checks its
-# sport once. Bounded, since the names come from callers; only plain str and Sport keys
-# (a str subclass could hash or compare as it likes).
-_SPORT_PATHS: dict[str, str] = {}
-_SPORT_PATHS_KEPT = 256
 
 
 # Whitespace, control and format characters: a URL library may strip or fold them

@@ -29,7 +29,7 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from asyncsports._http.request import Sport
+from asyncsports._http.sports import Sport
 from asyncsports.client import Client
 from asyncsports.errors import (
     AsyncSportsError,

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from asyncsports import errors
-from asyncsports._http.request import KNOWN_SPORTS, sport_name
+from asyncsports._http.sports import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 

@@ -10,8 +10,9 @@ from typing import Any, TypeVar, Unpack
 
 from asyncsports._http import request as q
 from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
-from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.session import Response
+from asyncsports._http.sports import Sport, sport_path
 from asyncsports._iter.watch import Change, Tracker
 from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
@@ -24,7 +25,7 @@ T = TypeVar("T")
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The action timeline of one fixture (the spec types this ``fixtureId`` a string)."""
     fid = q.string_id("fixture_id", fixture_id)
-    path = f"{q.sport_path(sport)}/fixtures/{fid}/actions"
+    path = f"{sport_path(sport)}/fixtures/{fid}/actions"
     return Request(path, route="/{sport}/fixtures/{fixtureId}/actions")
 
 

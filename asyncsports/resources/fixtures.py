@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Literal, Unpack, get_args
 
 from asyncsports._http import request as q
-from asyncsports._http.request import Param, Request, RequestOptions, Sport
+from asyncsports._http.request import Param, Request, RequestOptions
+from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
 from asyncsports.resources._base import Body, Resource, open_filter
@@ -49,7 +50,7 @@ def list_request(
     The filters are open: a value of the spec in any spelling is sent in the wire
     spelling, any other as given.
     """
-    base = q.sport_path(sport)
+    base = sport_path(sport)
     if season_id is not None:
         path = f"{base}/seasons/{q.uuid_id('season_id', season_id)}/fixtures"
     else:
@@ -160,7 +161,7 @@ class FixturesResource(Resource):
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        path = f"{q.sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
+        path = f"{sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
         req = q.options(Request(path, route="/{sport}/fixtures/{fixtureId}"), extra)
         return await self._one(req, _FIXTURE)
 

@@ -6,7 +6,8 @@ import uuid
 from typing import Unpack
 
 from asyncsports._http import request as q
-from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._http.request import Request, RequestOptions
+from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Squad
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.resources._base import Resource
@@ -21,7 +22,7 @@ def list_request(
     a UUID.
     """
     name, value = q.exactly_one(season_id=season_id, team_id=team_id)
-    base = q.sport_path(sport)
+    base = sport_path(sport)
     if name == "season_id":
         path = f"{base}/seasons/{q.string_id(name, value)}/squads"
         return Request(path, route="/{sport}/seasons/{seasonId}/squads")

@@ -6,7 +6,8 @@ import uuid
 from typing import Unpack
 
 from asyncsports._http import request as q
-from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._http.request import Request, RequestOptions
+from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Standings
 from asyncsports.resources._base import Body, Resource
 
@@ -20,7 +21,7 @@ def get_request(
     """
     name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
     kind = "seasons" if name == "season_id" else "stages"
-    path = f"{q.sport_path(sport)}/{kind}/{q.string_id(name, value)}/standings"
+    path = f"{sport_path(sport)}/{kind}/{q.string_id(name, value)}/standings"
     return Request(path, route=f"/{{sport}}/{kind}/{{{name[:-3]}Id}}/standings")
 
 

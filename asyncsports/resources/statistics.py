@@ -6,7 +6,8 @@ import uuid
 from typing import Unpack
 
 from asyncsports._http import request as q
-from asyncsports._http.request import Request, RequestOptions, Sport
+from asyncsports._http.request import Request, RequestOptions
+from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Statistics
 from asyncsports.resources._base import Body, Resource
 
@@ -14,7 +15,7 @@ from asyncsports.resources._base import Body, Resource
 def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The statistics packet of one fixture (the spec types this ``fixtureId`` a string)."""
     return Request(
-        f"{q.sport_path(sport)}/fixtures/{q.string_id('fixture_id', fixture_id)}/statistics",
+        f"{sport_path(sport)}/fixtures/{q.string_id('fixture_id', fixture_id)}/statistics",
         route="/{sport}/fixtures/{fixtureId}/statistics",
     )
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 
-from asyncsports._http.request import Sport
+from asyncsports._http.sports import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
 from asyncsports.store import Lease, MirrorStore, RowChange, is_postgres, open_mirror, redact_url

@@ -21,7 +21,7 @@ from support import TIMEOUT, clean_env
 
 import asyncsports
 from asyncsports import errors
-from asyncsports._http.request import KNOWN_SPORTS
+from asyncsports._http.sports import KNOWN_SPORTS
 from asyncsports.cli.running import describe, sport_hint
 
 pytestmark = pytest.mark.slow  # the command in subprocesses

@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from asyncsports import Client, RetryPolicy
-from asyncsports._http.request import Request, segment, sport_name, target, uuid_id
+from asyncsports._http.request import Request, segment, target, uuid_id
+from asyncsports._http.sports import sport_name
 
 # ------------------------------------------------------- ids that would change the path
 
