@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from asyncsports._http.live import (
+    _CLOSE_NORMAL,
     _NOT_WAITING,
     Following,
     _after_end,
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["Deliver", "Valve", "push"]
 
 log = logging.getLogger("asyncsports")
-
-_CLOSE_NORMAL = 1000
 
 Deliver = Callable[[Delivered], bool]
 """Takes one record of the feed; True when the feed must stop reading (its share is full)."""
@@ -80,11 +79,10 @@ class _Conn:
         "_deliver",
         "_feed",
         "_waiter",
-        "closed",
         "delivered",
+        "done",
         "end",
         "error",
-        "finished",
         "idle",
         "noted",
         "paused",
@@ -105,20 +103,16 @@ class _Conn:
         self.ws: Any = None
         self.idle: _Idle | None = None
         self.paused = False
-        self.closed = False  # on_closed came
         self.end: ConnectionEnd | None = None  # how it ended, when not by the fixture's end
         self.stop: tuple[str, str] | None = None  # a gap or a refused token: (verdict, reason)
-        self.finished = False
         self.error: BaseException | None = None
         self.quiet = False  # a normal close with nothing delivered: ask the service
+        # Over for the feed (closed, finished, stopped or failed; the rest is closing it):
+        # a flag, as it is read for every message.
+        self.done = False
         self.warnings: list[str] = []
         self.unknown: bytes | None = None  # a message of unknown shape, for the task to log
         self.noted = False  # one noted already: once a connection is enough
-
-    @property
-    def done(self) -> bool:
-        """Whether the connection is over for the feed (the rest is closing it)."""
-        return self.closed or self.finished or self.stop is not None or self.error is not None
 
     def on_message(self, data: bytes) -> None:
         """One message: its records to the consumer now; anything else for the task."""
@@ -131,6 +125,7 @@ class _Conn:
             step = self._feed(data, self.url)
         except Exception as exc:  # a malformed packet: the feed raises it, from its task
             self.error = exc
+            self.done = True
             self._wake()
             return
         if not isinstance(step, Step):
@@ -144,12 +139,13 @@ class _Conn:
             for record in step.records:
                 full = self._deliver(record) or full
             if step.finished:
-                self.finished = True
+                self.done = True  # the finishing record: no end to decide
                 self._wake()
             elif full:
                 self.pause()
         elif step.verdict == "gap" or step.verdict == "auth":
             self.stop = (step.verdict, step.reason or "")
+            self.done = True
             self._wake()
         elif step.verdict == "warn":
             self.warnings.append(step.reason)
@@ -172,7 +168,7 @@ class _Conn:
                 text = closed_by(code)
                 self.quiet = code == _CLOSE_NORMAL and self.delivered == 0
             self.end = ConnectionEnd(self.delivered, stalled=stalled, error=text)
-        self.closed = True
+        self.done = True
         self._wake()
 
     def pause(self) -> None:
