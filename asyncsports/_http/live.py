@@ -1,24 +1,27 @@
-"""The live feeds' I/O: one websocket connection after another, decided by the live core.
+"""The live feeds' driver: one loop of connections for both ways of reading a feed.
 
-:func:`follow` is the loop of one feed: open a websocket through the client's own
-transport (:meth:`~asyncsports._http.transport.Transport.connect`: its pool, its connect
-timeout; the session's hooks, rate limiter and 429 pause for each connection attempt), send the token message, hand every message to the feed's
-:class:`~asyncsports._wire.live.FeedState` and yield the records it releases. The feed
-ends after the fixture's finishing record, and only then: when a connection ends any other
-way (dropped, closed with any code, stalled, or closed by the client after a gap), the pure
-:func:`~asyncsports._wire.live.reconnect` decides through the one retry engine: reconnect at
-``startPosition`` = records delivered after a backoff, refresh the token once, or raise.
-A normal close (1000) of a connection that delivered nothing is the server saying nothing
-more is coming: the feed asks the service once (``over``) and ends without error only when
-it answers that the fixture is over with every record of its timeline delivered.
-A handshake refused with an HTTP status is decided by :func:`~asyncsports._http.retry.decide`
-like any other response.
+Every connection is opened through the transport's pushing websocket
+(:meth:`~asyncsports._http.transport.Transport.listen`): each message is handed to the
+feed's :class:`~asyncsports._wire.live.FeedState` in the socket's read callback by a
+:class:`Conn` (the listener), and its records to ``deliver`` there and then. The feed's
+task wakes only for what needs a wait: the connection's end, a server's warning, the
+finishing record, and, read the pull way, records for a consumer that waits.
 
-Reading is pulled by the consumer: the socket is read only when the next record is asked
-for, so a consumer that falls behind leaves messages in the transport's bounded queue
-(aiohttp's reader), which stops reading the socket when full (TCP then pushes back on
-the server). There is
-no task of its own: cancelling the consumer or closing the feed closes the socket at once.
+:func:`connections` is the one loop, shaped as websockets' ``async for ws in connect()``:
+it opens a connection (the client's turn, hooks, handshake, token), yields it, and when
+its reader is done with it decides how it ended: the fixture's end, a reconnect at
+``startPosition`` = records delivered (after a backoff, or a token refreshed once), the
+service asked after a quiet close, or an error (secrets scrubbed). Two thin readers use it:
+
+- :func:`follow`, the pull way (``async for record in feed``): records wait in a bounded
+  queue between water marks; a consumer that falls behind pauses the socket (TCP then
+  pushes back on the server) and resumes it when it catches up.
+- :func:`push`, the merge's way: records go straight into the merge's book.
+
+Why a push core: picows calls back per message, no task is woken per message (the merge
+of 500 feeds costs less than a bare aiohttp loop), and the pull way is a queue over it,
+as websockets' own ``recv_messages`` is over its protocol (docs/wire.md, "Live feeds:
+one driver").
 """
 
 from __future__ import annotations
@@ -26,74 +29,62 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import TYPE_CHECKING, NamedTuple
 
-import msgspec
-import yarl
-
-from asyncsports._http.bodies import transport
-from asyncsports._http.config import RequestInfo
+from asyncsports._http import connection as c
 from asyncsports._http.request import Request, target
-from asyncsports._http.retry import Call, Outcome
+from asyncsports._http.retry import Call
 from asyncsports._http.session import _Failed
-from asyncsports._http.transport import Handshake, Message, Socket, Transport
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
+from asyncsports.errors import AsyncSportsError, AuthenticationError, TimeoutError, TransportError
 
 if TYPE_CHECKING:
     from asyncsports._http.session import Session
+    from asyncsports._http.transport import Pushed, Transport
 
-from asyncsports.errors import (
-    AsyncSportsError,
-    AuthenticationError,
-    TimeoutError,
-    TransportError,
-    error_from,
-)
-
-__all__ = ["Following", "Over", "Progress", "Warn", "follow"]
+__all__ = ["Conn", "Deliver", "Following", "Over", "Progress", "Valve", "Warn", "follow", "push"]
 
 log = logging.getLogger("asyncsports")
-
-_CLOSE_NORMAL = 1000
-_CLOSE_GOING_AWAY = 1001
-_ABORT_WAIT = 0.5
-_CLOSE_NAMES = {
-    1000: "normal close",
-    1001: "going away",
-    1006: "dropped without a close frame",
-    1008: "policy violation",
-    1011: "server error",
-}
-
 
 Over = Callable[[int], Awaitable[tuple[bool, str]]]
 """Asks the service whether a feed at this position may end: (yes or no, what it said)."""
 Warn = Callable[[str], Awaitable[None]]
 """Asks the service about a server's warning (its text): raises NotFoundError for an
 unknown fixture, else returns (the feed reads on)."""
+Deliver = Callable[[Delivered], bool]
+"""Takes one record of the feed; True when the feed must stop reading (its share is full)."""
+
+HIGH = 64
+"""Records waiting for a pull consumer at which its socket is paused."""
+LOW = 16
+"""... and at or below which it is read again."""
 
 
 class Progress:
-    """Records yielded by :func:`follow` from its current batch not yet handed out.
-
-    The feed's ``position`` is ``state.position - pending``: a batch (a record that was
-    missing and those held behind it) moves the state at once, the consumer one by one.
-    ``ended`` says why a feed ended without its finishing record (the service's answer).
+    """What a feed's reader shares with the feed: the records read but not handed out
+    (``queue``, the pull way's), and why a feed ended without its finishing record
+    (``ended``: the service's answer). The feed's position is ``state.position - pending``.
     """
 
-    __slots__ = ("ended", "pending")
+    __slots__ = ("ended", "queue")
 
     def __init__(self) -> None:
-        self.pending = 0
+        self.queue: deque[Delivered] | None = None
         self.ended: str | None = None
+
+    @property
+    def pending(self) -> int:
+        """Records read from the socket that the consumer has not taken."""
+        queue = self.queue
+        return 0 if queue is None else len(queue)
 
 
 class Following(NamedTuple):
-    """What following one live feed takes (:func:`follow`, and the pushed way's ``push``).
+    """What following one live feed takes (:func:`follow`, :func:`push`).
 
     ``session`` is the client's :class:`~asyncsports._http.session.Session`, ``req`` the
     feed's path and fixed query (``startPosition`` is added per connection).
@@ -108,187 +99,298 @@ class Following(NamedTuple):
     warned: Warn
 
 
-async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
-    """Every record of one live feed, once each and in order, across its connections.
+class Valve:
+    """A feed's wake-up and its consumer's hold on the socket: shared by the connections
+    of one feed. :meth:`resume` reads a paused socket again."""
 
-    Ends after the
-    finishing record, or when a clean close with nothing delivered and ``over`` agree that
-    the fixture is over (``progress.ended`` says so). Raises AuthenticationError for a
-    refused token (after one refresh of a callable token), TransportError (TimeoutError
-    when the last one stalled) once ``max_retries + 1`` connections in a row delivered
-    nothing, DecodeError for a malformed packet (``state.position + 1`` resumes past it),
-    NotFoundError when the server warns and ``warned`` finds the fixture unknown. A
-    message of unknown shape is skipped, logged once per feed at DEBUG.
+    __slots__ = ("conn", "logged", "waiter")
+
+    def __init__(self) -> None:
+        self.conn: Conn | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.logged = False  # a message of unknown shape: logged once a feed
+
+    def wake(self) -> None:
+        """Wake the feed's task if it waits."""
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def resume(self) -> None:
+        """Read the feed's socket again (nothing when it is not paused)."""
+        conn = self.conn
+        if conn is not None:
+            conn.resume()
+
+
+class Conn:
+    """One connection of a feed: the transport's listener, and what it saw.
+
+    Its callbacks never raise: what ends the connection (the finishing record, a gap, a
+    refused token, a malformed packet, the close) is noted and the feed's task woken.
     """
-    session, req, state, idle_timeout, progress, over, warned = feed
-    unknown = False
+
+    __slots__ = ("_deliver", "_feed", "delivered", "done", "end", "error", "idle",
+                 "paused", "quiet", "stop", "token", "unknown", "url", "valve", "warnings", "ws")  # fmt: skip
+
+    def __init__(self, state: FeedState, url: str, deliver: Deliver, valve: Valve) -> None:
+        self._feed = state.feed
+        self._deliver = deliver
+        self.valve = valve
+        self.url = url
+        self.delivered = 0
+        self.ws: Pushed | None = None
+        self.token = ""
+        self.idle: c.Idle | None = None
+        self.paused = False
+        self.end: ConnectionEnd | None = None  # how it ended, when not by the fixture's end
+        self.stop: tuple[str, str] | None = None  # a gap or a refused token: (verdict, reason)
+        self.error: BaseException | None = None
+        self.quiet = False  # a normal close with nothing delivered: ask the service
+        # Over for the feed (closed, finished, stopped or failed; the rest is closing it):
+        # a flag, as it is read for every message.
+        self.done = False
+        self.warnings: list[str] = []
+        self.unknown: bytes | None = None  # a message of unknown shape, for the task to log
+
+    def on_message(self, data: bytes) -> None:
+        """One message: its records to the consumer now; anything else for the task."""
+        if self.done:
+            return
+        idle = self.idle
+        if idle is not None and not self.paused:
+            idle.since = time.monotonic()
+        try:
+            step = self._feed(data, self.url)
+        except Exception as exc:  # a malformed packet: the feed raises it, from its task
+            self._over(error=exc)
+            return
+        if not isinstance(step, Step):  # the hot path: the next record
+            self.delivered += 1
+            if self._deliver(step):
+                self.pause()
+            return
+        self._step(step, data)
+
+    def _step(self, step: Step, data: bytes) -> None:
+        if step.records:
+            self.delivered += len(step.records)
+            full = False
+            for record in step.records:
+                full = self._deliver(record) or full
+            if step.finished:
+                self._over()  # the finishing record: no end to decide
+            elif full:
+                self.pause()
+        elif step.verdict == "gap" or step.verdict == "auth":
+            self.stop = (step.verdict, step.reason or "")
+            self._over()
+        elif step.verdict == "warn":
+            self.warnings.append(step.reason)
+            self.valve.wake()
+        elif step.reason is UNKNOWN and not self.valve.logged:
+            self.valve.logged = True
+            self.unknown = bytes(data[:200])
+            self.valve.wake()
+
+    def on_closed(self, code: int | None, error: BaseException | None) -> None:
+        """The connection is gone: how, unless the feed was done with it already."""
+        if not self.done:
+            idle = self.idle
+            stalled = idle is not None and idle.aborting is not None
+            if idle is not None and stalled:
+                text = c.stalled(idle.seconds)
+            elif error is not None:
+                text = f"connection lost: {error!r}"
+            else:
+                text = c.closed_by(code)
+                self.quiet = code == c.CLOSE_NORMAL and self.delivered == 0
+            self.end = ConnectionEnd(self.delivered, stalled=stalled, error=text)
+        self._over()
+
+    def _over(self, error: BaseException | None = None) -> None:
+        if error is not None:
+            self.error = error
+        self.done = True
+        self.valve.wake()
+
+    def pause(self) -> None:
+        """Stop reading the socket: the consumer's share is full."""
+        if not self.paused:
+            self.paused = True
+            if self.ws is not None:  # else paused once the socket is handed back
+                self.ws.pause()
+            if self.idle is not None:
+                self.idle.since = c.NOT_WAITING
+
+    def resume(self) -> None:
+        """Read the socket again."""
+        if self.paused:
+            self.paused = False
+            if self.idle is not None:
+                self.idle.since = time.monotonic()
+            if self.ws is not None:
+                self.ws.resume()
+
+
+async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
+    """Every record of one live feed, once each and in order, across its connections: the
+    pull way. Ends and raises as :func:`connections` does.
+
+    Records read ahead wait in a queue; at ``HIGH`` of them the socket is paused until
+    the consumer has taken all but ``LOW``. Nothing runs between the consumer's calls but
+    the socket's callbacks: closing the generator closes the socket at once.
+    """
+    queue: deque[Delivered] = deque()
+    feed.progress.queue = queue
+    valve = Valve()
+    popleft = queue.popleft
+
+    def put(record: Delivered) -> bool:
+        queue.append(record)
+        if valve.waiter is not None:
+            valve.wake()
+        return len(queue) >= HIGH
+
+    async with contextlib.aclosing(connections(feed, put, valve)) as conns:
+        async for conn in conns:
+            while True:
+                if queue:
+                    yield popleft()
+                    if conn.paused and len(queue) <= LOW:
+                        conn.resume()
+                    continue
+                if conn.done and not (conn.warnings or conn.unknown):
+                    break
+                await attend(feed, conn)
+
+
+async def push(feed: Following, deliver: Deliver, valve: Valve) -> None:
+    """Every record of one live feed to ``deliver``, once each and in order, across its
+    connections: the merge's way (``deliver`` answers True when the consumer's share is
+    full: the socket waits for :meth:`Valve.resume`). Returns after the finishing record
+    (or when the service says the fixture is over); raises as :func:`connections` does."""
+    async with contextlib.aclosing(connections(feed, deliver, valve)) as conns:
+        async for conn in conns:
+            while True:
+                await attend(feed, conn)
+                if conn.done:
+                    break
+
+
+async def attend(feed: Following, conn: Conn) -> None:
+    """Wait until the connection has something for its task (at once if it has, or is
+    done), then see to a server's warning or a message of unknown shape."""
+    valve = conn.valve
+    if not (conn.done or conn.warnings or conn.unknown is not None):
+        waiter = valve.waiter = asyncio.get_running_loop().create_future()
+        await waiter
+    try:
+        while conn.warnings:
+            await feed.warned(conn.warnings.pop(0))
+    except AsyncSportsError as exc:
+        feed.session.scrub(exc, conn.token)  # the warning, in its notes, may echo a secret
+        raise
+    if conn.unknown is not None:
+        shown = feed.session.hide(repr(conn.unknown), conn.token)
+        log.debug("live feed %s: skipped %s (once a feed): %s", conn.url, UNKNOWN, shown)
+        conn.unknown = None
+
+
+async def connections(
+    feed: Following, deliver: Deliver, valve: Valve
+) -> AsyncGenerator[Conn, None]:
+    """Each connection of one feed, open with its token sent, until the feed ends: the
+    one loop of connect, watch, decide and reconnect, for both ways of reading.
+
+    The reader takes records from ``deliver`` and calls :func:`attend` until the yielded
+    connection is ``done``, then asks for the next. Returns after the finishing record,
+    or when a quiet close and ``over`` agree that the fixture is over (``progress.ended``
+    says so). Raises AuthenticationError for a refused token (after one refresh of a
+    callable token), TransportError (TimeoutError when the last one stalled) once
+    ``max_retries + 1`` connections in a row delivered nothing, DecodeError for a
+    malformed packet (``state.position + 1`` resumes past it), NotFoundError when the
+    server warns and ``warned`` finds the fixture unknown.
+    """
+    session = feed.session
     net, base = _opened(session)
-    lost: tuple[type[BaseException], ...] = (*net.errors, OSError)
-    text = net.text
     call = Call()
-    token: str | None = None
-    observer = session.observer
+    conn: Conn | None = None
     try:
         while True:
-            if not net.is_open:
-                raise RuntimeError("the client was closed while a live feed was following it")
-            url = base + target(req, (("startPosition", str(state.connect())),))
-            opened = await _open(session, net, url, call, req.headers)
-            if isinstance(opened, _Failed):
-                await session._after(opened, call)
-                continue
-            ws, token = opened
-            conn = None if observer is None else observer.connection(req, call.attempts + 1)
+            conn = await _connect(feed, net, base, call, deliver, valve)
+            observer = session.observer
+            seen = None if observer is None else observer.connection(feed.req, call.attempts + 1)
             end: ConnectionEnd | None = None
-            delivered = 0
-            quiet = False  # a normal close with nothing delivered: ask the service
-            idle = _Idle(net, ws, idle_timeout)
             try:
-                receive, step_of, clock = ws.receive, state.feed, idle.clock
-                while True:
-                    idle.since = clock()
-                    try:
-                        msg = await receive()
-                    except lost as exc:
-                        # A reset while aiohttp answered a ping, or the transport aborted
-                        # under it: a connection that ended, never a bare ConnectionError.
-                        stalled = idle.aborting is not None
-                        text = _stalled(idle_timeout) if stalled else f"connection lost: {exc!r}"
-                        end = ConnectionEnd(delivered, stalled=stalled, error=text)
-                        break
-                    idle.since = _NOT_WAITING
-                    if msg.type in text:
-                        step = step_of(msg.data, url)
-                        if not isinstance(step, Step):  # the hot path: the next record
-                            delivered += 1
-                            yield step
-                            continue
-                        records = step.records
-                        if records:
-                            delivered += len(records)
-                            for i, record in enumerate(records):
-                                progress.pending = len(records) - i - 1
-                                yield record
-                            if step.finished:
-                                return
-                        elif step.verdict == "gap" or step.verdict == "auth":
-                            reason = session.hide(step.reason or "", token)
-                            end = _stopped(step.verdict, reason, delivered, url)
-                            break
-                        elif step.verdict == "warn":
-                            await warned(step.reason)
-                        elif step.reason is UNKNOWN and not unknown:
-                            unknown = True
-                            shown = session.hide(repr(msg.data)[:200], token)
-                            log.debug("live feed %s: skipped %s (once a feed): %s",
-                                      url, UNKNOWN, shown)  # fmt: skip
-                        continue
-                    if idle.aborting is not None:
-                        end = ConnectionEnd(delivered, stalled=True, error=_stalled(idle_timeout))
-                        break
-                    code = ws.close_code
-                    end = ConnectionEnd(delivered, error=_closed(net, msg, code))
-                    # Nothing beyond this startPosition and the server says it is done: maybe
-                    # the fixture is over, maybe a proxy closed. The service decides (below).
-                    quiet = code == _CLOSE_NORMAL and delivered == 0
-                    break
+                yield conn
+                end = _ending(session, conn)
             finally:
-                progress.pending = 0
-                await idle.stop()
-                if conn is not None:
-                    conn.end(delivered, end)
-            if quiet:
-                done, said = await over(state.position)
-                if done:
-                    progress.ended = said
-                    return
-                end = ConnectionEnd(0, error=f"{end.error} before the finishing record: {said}")
-            await _after_end(session, end, call, url, token)
+                valve.conn = None
+                if conn.idle is not None:
+                    await conn.idle.stop()
+                if seen is not None:
+                    seen.end(conn.delivered, end)
+            end = await _decided(feed, conn, end)
+            if end is None:
+                return
+            await _after_end(session, end, call, conn.url, conn.token)
     except AsyncSportsError as exc:
         # What a server sent back (a reason, a warning, a snippet) may echo a secret.
-        session.scrub(exc, token)
+        session.scrub(exc, None if conn is None else conn.token)
         raise
 
 
-class _Idle:
-    """The idle watchdog of one connection: a single timer for the connection's life.
-
-    A receive with a timeout costs a timer per message (aiohttp's own notes say it can be
-    half of the loop's time); instead the loop notes when it starts waiting (``since``),
-    and one timer, re-armed from that, checks. A connection is stalled after
-    ``seconds`` of waiting with nothing (record, heartbeat or anything else) arriving;
-    time the consumer spends away does not count, and neither do the server's pings
-    (aiohttp answers them inside ``receive``, which does not return). A stalled connection
-    is closed from here, which hands the waiting receive a CLOSING message (aiohttp's way
-    to wake it), or, when the server does not read (a receive stuck answering its pings),
-    an error once the transport is aborted.
-    """
-
-    __slots__ = (
-        "_abort",
-        "_handle",
-        "_loop",
-        "_quiet",
-        "_ws",
-        "aborting",
-        "clock",
-        "seconds",
-        "since",
-    )
-
-    def __init__(self, net: Transport, ws: Socket, seconds: float) -> None:
-        loop = self._loop = asyncio.get_running_loop()
-        self._ws = ws
-        # Taken now (Transport.abort): aiohttp lets go of the connection when it starts
-        # closing, and a transport that cannot flush then never closes.
-        self._abort = net.abort(ws)
-        self._quiet = _quiet(net)
-        # time.monotonic, not the loop's time(): a C call, not a method, once a message.
-        self.clock = time.monotonic
-        self.seconds = seconds
-        self.since = _NOT_WAITING
-        self.aborting: asyncio.Task[None] | None = None
-        self._handle = loop.call_later(seconds, self._check)
-
-    def _check(self) -> None:
-        now = time.monotonic()
-        due = min(self.since, now) + self.seconds
-        if now < due:
-            self._handle = self._loop.call_later(due - now, self._check)
-        else:
-            self.aborting = self._loop.create_task(
-                _close(self._ws, self._quiet, _CLOSE_GOING_AWAY, self._abort)
-            )
-
-    async def stop(self) -> None:
-        """Stop watching and close the socket (the stalled one without waiting on it)."""
-        self._handle.cancel()
-        if self.aborting is not None:
-            await self.aborting
-        await _close(self._ws, self._quiet, abort=self._abort)
+async def _connect(
+    feed: Following, net: Transport, base: str, call: Call, deliver: Deliver, valve: Valve
+) -> Conn:
+    """The next open connection, its token sent and its watchdog running: attempts that
+    fail are decided by the retry engine (wait, refresh, or raise)."""
+    session, state = feed.session, feed.state
+    while True:
+        if not net.is_open:
+            raise RuntimeError("the client was closed while a live feed was following it")
+        url = base + target(feed.req, (("startPosition", str(state.connect())),))
+        conn = Conn(state, url, deliver, valve)
+        opened = await c.connect(session, net, url, call, feed.req.headers, conn)
+        if isinstance(opened, _Failed):
+            await session._after(opened, call)
+            continue
+        conn.ws, conn.token = opened
+        conn.idle = c.Idle(net, conn.ws, feed.idle_timeout)
+        valve.conn = conn
+        if conn.paused:  # paused by a full consumer before the socket was handed back
+            conn.ws.pause()
+        return conn
 
 
-_NOT_WAITING = math.inf
-
-
-def _opened(session: Session) -> tuple[Transport, str]:
-    """The client's transport and the live URL, or the error saying what is missing."""
-    net = session.transport
-    if not session.is_open:
-        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
-    base: str | None = session.settings.live_url
-    if not base:
-        raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
-    return net, base
-
-
-def _stopped(verdict: str, reason: str, delivered: int, url: str) -> ConnectionEnd:
-    """How a connection ends that the client stops: a gap (reconnect) or a refused token
-    (``reason``: the step's, secrets hidden)."""
+def _ending(session: Session, conn: Conn) -> ConnectionEnd | None:
+    """How a connection its reader is done with ended: None for the finishing record."""
+    if conn.stop is None:
+        return conn.end
+    verdict, reason = conn.stop
+    reason = session.hide(reason, conn.token)
     if verdict == "auth":
-        return ConnectionEnd(delivered, auth_failed=True, error=reason)
-    log.warning("live feed %s: %s: reconnecting", url, reason)
-    return ConnectionEnd(delivered, error=reason)
+        return ConnectionEnd(conn.delivered, auth_failed=True, error=reason)
+    log.warning("live feed %s: %s: reconnecting", conn.url, reason)
+    return ConnectionEnd(conn.delivered, error=reason)
+
+
+async def _decided(feed: Following, conn: Conn, end: ConnectionEnd | None) -> ConnectionEnd | None:
+    """The connection's end as the retry engine takes it; None when the feed is over
+    (the finishing record, or the service's word after a quiet close). Raises a
+    malformed packet's error."""
+    if conn.error is not None:
+        raise conn.error
+    if end is None or not conn.quiet:
+        return end
+    # Nothing beyond this startPosition and the server says it is done: maybe the fixture
+    # is over, maybe a proxy closed. The service decides.
+    done, said = await feed.over(feed.state.position)
+    if done:
+        feed.progress.ended = said
+        return None
+    return ConnectionEnd(0, error=f"{end.error} before the finishing record: {said}")
 
 
 async def _after_end(
@@ -308,127 +410,6 @@ async def _after_end(
     await session.act(decision, call, url, end.error, token, "live feed")
 
 
-Connect = Callable[[str, Mapping[str, str] | None, int], Awaitable[Any]]
-"""Opens a websocket: ``Transport.connect``, or ``listen`` with its listener bound."""
-
-
-async def _open(
-    session: Session,
-    net: Transport,
-    url: str,
-    call: Call,
-    headers: tuple[tuple[str, str | None], ...] = (),
-    connect: Connect | None = None,
-) -> tuple[Socket, str] | _Failed:
-    """One connection attempt: wait for the client's turn, connect, send the token
-    (``headers``: the feed's ``extra_headers``, a None dropping nothing aiohttp sends;
-    ``connect``: how to open it, the transport's ``connect`` if not given)."""
-    token = session._token.current
-    if token is None:
-        token = await session._token.get()
-        if token is None:
-            raise ValueError("token: the live feeds need one: Client(token=...)")
-    if session._paused_until or session._limiter is not None:
-        await session._wait_turn()
-    # Counted in call.attempts when it ends: here if refused, by reconnect() if it opened.
-    attempt = call.attempts + 1
-    hooks = session._on_request, session._on_response
-    if hooks[0] is not None:
-        await _hook(hooks[0], RequestInfo("GET", url, attempt))
-    session.requests += 1
-    started = time.monotonic()
-    status: int | None = None
-    refused: _Failed | None
-    try:
-        ws = await (connect or net.connect)(
-            url,
-            {k: v for k, v in headers if v is not None} or None,
-            session.settings.max_element_size or 0,
-        )
-    except Handshake as exc:
-        status = exc.status
-        refusal = b"websocket handshake refused"
-        if 300 <= status < 400:
-            refusal = _redirected(status, exc.headers)
-        error = error_from(
-            status,
-            exc.headers or {},
-            refusal,
-            method="GET",
-            url=url,
-            attempts=attempt,
-        )
-        refused = _Failed(error, Outcome(status, getattr(error, "retry_after", None)), token)
-    except net.errors as exc:
-        # Only a wrong certificate or address is final here: anything else, even an
-        # unreadable answer, is a connection that may open next time.
-        final = net.failure(exc)[0] == "final"
-        refused = _Failed(transport(exc, url, attempt, None), Outcome(final=final), token)
-    else:
-        status = 101
-        refused = None
-    if hooks[1] is not None:
-        await _hook(hooks[1], RequestInfo("GET", url, attempt, status, time.monotonic() - started))
-    if refused is not None:
-        call.attempts += 1
-        return refused
-    try:
-        await ws.send_str(_auth(token))
-    except _failing(net) as exc:
-        await _close(ws, _quiet(net), abort=net.abort(ws))
-        call.attempts += 1
-        return _Failed(transport(exc, url, attempt, None), Outcome(), token)
-    return ws, token
-
-
-def _auth(token: str) -> str:
-    """The first message: the data service's token (the vendor's only authentication)."""
-    return msgspec.json.encode({"authToken": token}).decode()
-
-
-def _failing(net: Transport) -> tuple[type[BaseException], ...]:
-    """What a failed send on a socket raises."""
-    return (*net.errors, ConnectionError)
-
-
-def _quiet(net: Transport) -> tuple[type[BaseException], ...]:
-    """What closing a socket may raise and :func:`_close` takes as closed."""
-    return (*net.errors, OSError, RuntimeError)
-
-
-async def _close(
-    ws: Socket,
-    quiet: tuple[type[BaseException], ...],
-    code: int = _CLOSE_NORMAL,
-    abort: Callable[[], object] | None = None,
-) -> None:
-    """Close the socket within ``_ABORT_WAIT`` seconds, whatever the server does.
-
-    A polite close first; a server that neither reads (the close frame waits behind a full
-    send buffer, aiohttp's close then only asks the transport to flush and close) nor
-    answers gets dropped (``abort``: :meth:`Transport.abort`, taken while it was open),
-    which also wakes a receive stuck sending a pong.
-    """
-    try:
-        if not ws.closed:
-            with contextlib.suppress(*quiet):
-                async with asyncio.timeout(_ABORT_WAIT):
-                    await ws.close(code=code)
-    finally:
-        if abort is not None:
-            abort()  # a no-op once closed
-
-
-def _redirected(status: int, headers: Any) -> bytes:
-    """The refusal of a redirected handshake, naming where it led (its origin only)."""
-    location = yarl.URL(str((headers or {}).get("Location", "")))
-    where = f"{location.scheme}://{location.host}" if location.host else "another address"
-    return (
-        f"websocket handshake redirected ({status}) to {where}: not followed, a live "
-        "connection follows no redirect (the token message would go to that host)"
-    ).encode()
-
-
 def _ended(end: ConnectionEnd, url: str, attempts: int) -> AsyncSportsError:
     """The error that ends a feed whose reconnect budget is spent (or whose token is bad)."""
     if end.auth_failed:
@@ -438,23 +419,12 @@ def _ended(end: ConnectionEnd, url: str, attempts: int) -> AsyncSportsError:
     return cls(f"live feed: {end.error}", url=url, attempts=attempts)
 
 
-def _stalled(idle_timeout: float) -> str:
-    return f"stalled: no message for {idle_timeout:g} s (idle_timeout)"
-
-
-def _closed(net: Transport, msg: Message, code: int | None) -> str:
-    if net.kind(msg) == "error":
-        return f"websocket error: {msg.data!r}"
-    return closed_by(code)
-
-
-def closed_by(code: int | None) -> str:
-    """What a connection's end says of the server's close ``code`` (None: no close frame)."""
-    name = _CLOSE_NAMES.get(code or 1006, "closed")
-    return f"connection closed by the server ({code or 1006}, {name})"
-
-
-async def _hook(hook: Any, info: RequestInfo) -> None:
-    result = hook(info)
-    if result is not None:
-        await result
+def _opened(session: Session) -> tuple[Transport, str]:
+    """The client's transport and the live URL, or the error saying what is missing."""
+    if not session.is_open:
+        raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
+    base: str | None = session.settings.live_url
+    if not base:
+        raise ValueError("live_url: not configured: Client(..., live_url='wss://...')")
+    net = session.transport
+    return net, base

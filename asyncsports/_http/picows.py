@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -30,12 +29,27 @@ _TEXT = picows.WSMsgType.TEXT
 _BINARY = picows.WSMsgType.BINARY
 _CONTINUATION = picows.WSMsgType.CONTINUATION
 _CLOSE = picows.WSMsgType.CLOSE
+_PING = picows.WSMsgType.PING
 _TOO_BIG = picows.WSCloseCode.MESSAGE_TOO_BIG
 _PROTOCOL = picows.WSCloseCode.PROTOCOL_ERROR
 
+MAX_MESSAGE = 64 * 1024 * 1024
+"""The bytes of one message (its fragments joined) when ``max_size`` sets none."""
+MAX_FRAGMENTS = 4096
+"""The frames of one fragmented message, empty ones counted: a server that sends
+continuations for ever is cut off here, not when its bytes add up."""
+MAX_UNSENT = 1024 * 1024
+"""The bytes the client may have waiting to be sent (pongs, above all): a server that
+pings and never reads would otherwise fill memory with the answers."""
+
 
 class MessageTooBig(picows.WSError):
-    """A message (its fragments joined) longer than the socket's ``max_size``."""
+    """A message (its fragments joined) longer than the socket's ``max_size``, or in more
+    than :data:`MAX_FRAGMENTS` frames."""
+
+
+class NotReading(picows.WSError):
+    """The server reads nothing: more than :data:`MAX_UNSENT` bytes wait to be sent."""
 
 
 async def listen(
@@ -72,7 +86,9 @@ async def listen(
                 # cancelled ws_connect leaves behind is dropped too.
                 websocket_handshake_timeout=limit,
                 logger_name="asyncsports",
-                enable_auto_pong=True,
+                # Pings are answered here, so that a server that pings and never reads is
+                # cut off (MAX_UNSENT) rather than answered into memory without end.
+                enable_auto_pong=False,
                 max_frame_size=socket._max_frame,
                 extra_headers={"User-Agent": USER_AGENT, **(headers or {})},
                 max_redirects=0,
@@ -122,8 +138,8 @@ class PushedSocket(picows.WSListener):
         self._loop = loop
         self._listener = listener
         self._on_message = listener.on_message
-        self._max_size = max_size
-        self._max_frame = max_size or sys.maxsize
+        self._max_size = max_size or MAX_MESSAGE
+        self._max_frame = self._max_size
         self._close_wait = close_wait
         self._gone = gone
         self._transport: picows.WSTransport | None = None
@@ -139,6 +155,7 @@ class PushedSocket(picows.WSListener):
         self._held: deque[bytes] = deque()
         self._parts: list[bytes] | None = None
         self._size = 0
+        self._frames = 0
         self._closed = False
         self._told = False
         self._disconnected = loop.create_future()
@@ -176,13 +193,15 @@ class PushedSocket(picows.WSListener):
                 self._held.append(frame.get_payload_as_bytes())  # paused, or after held ones
         elif kind is _TEXT or kind is _BINARY or kind is _CONTINUATION:
             self._fragment(transport, frame, kind is _CONTINUATION)
+        elif kind is _PING:
+            self._pong(transport, frame)
         elif kind is _CLOSE:
             code = frame.get_close_code()
             self._code = code.value
             if not transport.is_close_frame_sent:
                 transport.send_close(code)
             transport.disconnect()
-        # PING is answered by picows (enable_auto_pong); a PONG needs nothing.
+        # A PONG needs nothing.
 
     def on_ws_disconnected(self, transport: picows.WSTransport) -> None:
         self._closed = True
@@ -270,6 +289,18 @@ class PushedSocket(picows.WSListener):
 
     # ---------------------------------------------------------------- internals
 
+    def _pong(self, transport: picows.WSTransport, frame: picows.WSFrame) -> None:
+        """Answer a ping, unless the answers pile up unsent: then the connection ends."""
+        unsent = transport.underlying_transport.get_write_buffer_size()
+        if unsent > MAX_UNSENT:
+            if not self._ended:
+                self._error = NotReading(
+                    f"the server reads nothing: {unsent} bytes unsent (its pings unanswered)"
+                )
+                self.abort()
+            return
+        transport.send_pong(frame.get_payload_as_bytes())
+
     def abandon(self) -> None:
         """The opening failed or was cancelled: drop whatever picows connected."""
         self._abandoned = True
@@ -298,14 +329,18 @@ class PushedSocket(picows.WSListener):
             self._fail(transport, picows.WSProtocolError(_PROTOCOL, "unexpected fragment"))
             return
         if self._parts is None:
-            self._parts, self._size = [], 0
+            self._parts, self._size, self._frames = [], 0, 0
             self._open = False
         self._size += frame.payload_size
-        if self._max_size and self._size > self._max_size:
-            too_big = MessageTooBig(f"a message of more than {self._max_size} bytes")
+        self._frames += 1
+        if self._size > self._max_size or self._frames > MAX_FRAGMENTS:
+            too_big = MessageTooBig(
+                f"a message of more than {self._max_size} bytes or {MAX_FRAGMENTS} frames"
+            )
             self._fail(transport, too_big, _TOO_BIG)
             return
-        self._parts.append(frame.get_payload_as_bytes())
+        if frame.payload_size:
+            self._parts.append(frame.get_payload_as_bytes())
         if frame.fin:
             data, self._parts = b"".join(self._parts), None
             self._reopen()
@@ -324,7 +359,9 @@ class PushedSocket(picows.WSListener):
         self._error = error
         self._end()
         transport.send_close(code)
-        transport.disconnect()
+        # Gracefully only when nothing waits to be sent: a server that does not read would
+        # keep a graceful close open for ever.
+        transport.disconnect(transport.underlying_transport.get_write_buffer_size() == 0)
 
     def _drain(self) -> None:
         held = self._held

@@ -24,17 +24,12 @@ What differs from aiohttp's transport:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Container, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from asyncsports._http.transport import (
-    AiohttpTransport,
-    Kind,
-    Message,
-    Socket,
-)
+from asyncsports._http.transport import AiohttpTransport, Kind, Listener, Pushed
 from asyncsports._optional import need
 from asyncsports._version import __version__
 
@@ -113,9 +108,8 @@ class _Reply:
 
 
 class PyreqwestTransport:
-    """A :class:`~asyncsports._http.transport.Transport` over pyreqwest, websockets over aiohttp."""
-
-    text: Container[Any] = AiohttpTransport.text
+    """A :class:`~asyncsports._http.transport.Transport` over pyreqwest, websockets the
+    default transport's (picows)."""
 
     def __init__(self, settings: Settings) -> None:
         # Imported here, not with the module: importing it alone needs no extra.
@@ -124,8 +118,7 @@ class PyreqwestTransport:
         exc = self._exc = need("pyreqwest.exceptions", _FEATURE)
         self.errors: tuple[type[BaseException], ...] = (
             exc.PyreqwestError,
-            aiohttp.ClientError,
-            TimeoutError,
+            *AiohttpTransport.errors,
         )
         self._agent = f"asyncsports/{__version__} pyreqwest/{version}"
         self._settings = settings
@@ -194,19 +187,17 @@ class PyreqwestTransport:
             return "final", "connection failed"
         return "broken", "connection failed"
 
-    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
-        """A websocket, through aiohttp (pyreqwest has none)."""
+    async def listen(
+        self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
+    ) -> Pushed:
+        """A websocket, the default transport's (pyreqwest has none)."""
         if self._http is None:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
         self._live.open()
-        return await self._live.connect(url, headers, max_size)
+        return await self._live.listen(url, headers, max_size, listener)
 
-    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
-        """aiohttp's message types, sorted."""
-        return self._live.kind(msg)
-
-    def abort(self, ws: Socket) -> Any:
-        """aiohttp's socket's ``transport.abort``."""
+    def abort(self, ws: Pushed) -> Any:
+        """The socket's own ``abort``."""
         return self._live.abort(ws)
 
 

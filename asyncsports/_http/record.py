@@ -19,10 +19,10 @@ import datetime as dt
 import gzip
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Container, Mapping
-from typing import IO, TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import IO, TYPE_CHECKING, Any
 
-from asyncsports._http.transport import Handshake, Kind, Message, Reply, Socket, Transport
+from asyncsports._http.transport import Handshake, Kind, Listener, Pushed, Reply, Transport
 from asyncsports._version import __version__
 from asyncsports._wire.recording import FORMAT, VERSION, Pieces, Scrubber, encode, payload, split
 
@@ -193,24 +193,25 @@ class _Reply:
 
 
 class _Socket:
-    """A websocket whose messages, both ways, are recorded."""
+    """A websocket whose messages, both ways, are recorded: the listener the inner
+    transport calls (recording, then passing each message on) and the socket handed back."""
 
-    __slots__ = ("_closed", "_id", "_inner", "_net", "_rec", "inner")
+    __slots__ = ("_closed", "_id", "_listener", "_rec", "inner")
 
-    def __init__(self, inner: Socket, net: Transport, rec: _Recorder, ident: int) -> None:
-        self.inner = inner
-        self._net = net
+    def __init__(self, listener: Listener, rec: _Recorder, ident: int) -> None:
+        self.inner: Pushed | None = None
+        self._listener = listener
         self._rec = rec
         self._id = ident
         self._closed = False
 
     @property
     def closed(self) -> bool:
-        return self.inner.closed
+        return self.inner is None or self.inner.closed
 
     @property
     def close_code(self) -> int | None:
-        return self.inner.close_code
+        return None if self.inner is None else self.inner.close_code
 
     def _end(self, by: str, code: int | None, error: str | None = None) -> None:
         if not self._closed:
@@ -218,27 +219,34 @@ class _Socket:
             extra = {"error": error} if error else {}
             self._rec.event("closed", self._id, by=by, code=code, **extra)
 
-    async def receive(self) -> Message:
-        try:
-            msg = await self.inner.receive()
-        except BaseException as exc:
-            self._end("lost", None, type(exc).__name__)
-            raise
-        if msg.type in self._net.text:
-            data = msg.data
-            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-            self._rec.event("recv", self._id, **payload(self._rec.scrub.bytes(raw)))
+    def on_message(self, data: bytes) -> None:
+        self._rec.event("recv", self._id, **payload(self._rec.scrub.bytes(bytes(data))))
+        self._listener.on_message(data)
+
+    def on_closed(self, code: int | None, error: BaseException | None) -> None:
+        if error is not None:
+            self._end("lost", None, type(error).__name__)
         else:
-            self._end("server", self.inner.close_code)
-        return msg
+            self._end("server", code)
+        self._listener.on_closed(code, error)
 
     async def send_str(self, data: str) -> None:
+        assert self.inner is not None
         self._rec.event("sent", self._id, text=self._rec.scrub.sent(data))
         await self.inner.send_str(data)
 
     async def close(self, *, code: int = 1000) -> Any:
         self._end("client", code)
+        assert self.inner is not None
         return await self.inner.close(code=code)
+
+    def pause(self) -> None:
+        assert self.inner is not None
+        self.inner.pause()
+
+    def resume(self) -> None:
+        assert self.inner is not None
+        self.inner.resume()
 
 
 class RecordingTransport:
@@ -247,7 +255,6 @@ class RecordingTransport:
     def __init__(self, inner: Transport, path: str | os.PathLike[str], settings: Settings) -> None:
         self.inner = inner
         self.errors = inner.errors
-        self.text: Container[Any] = inner.text
         self._rec = _Recorder(path, settings)
 
     @property
@@ -291,13 +298,16 @@ class RecordingTransport:
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
         return self.inner.failure(exc)
 
-    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
+    async def listen(
+        self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
+    ) -> Pushed:
         rec = self._rec
         if headers:
             rec.learn_bearer(headers)
         ident = rec.start("connect", url)
+        socket = _Socket(listener, rec, ident)
         try:
-            ws = await self.inner.connect(url, headers, max_size)
+            socket.inner = await self.inner.listen(url, headers, max_size, socket)
         except Handshake as exc:
             rec.event("refused", ident, status=exc.status)
             raise
@@ -305,10 +315,8 @@ class RecordingTransport:
             rec.failed(ident, exc)
             raise
         rec.event("open", ident)
-        return _Socket(ws, self.inner, rec, ident)
+        return socket
 
-    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
-        return self.inner.kind(msg)
-
-    def abort(self, ws: Socket) -> Any:
-        return self.inner.abort(ws.inner if isinstance(ws, _Socket) else ws)
+    def abort(self, ws: Pushed) -> Any:
+        inner = ws.inner if isinstance(ws, _Socket) else ws
+        return None if inner is None else self.inner.abort(inner)

@@ -4,10 +4,9 @@
 websockets through a :class:`Transport` only, as httpx's ``_transports/``: another HTTP
 client is another module with these few names, not a fork of the session. What a
 transport hands back is read through small protocols (:class:`Reply` and its
-:class:`Body`, :class:`Socket` and its :class:`Message`) that aiohttp's own objects
-satisfy as they are, so the default transport adds no object per request or message.
-A transport may also open websockets that push their messages to a :class:`Listener`
-(:class:`Listening`, a :class:`Pushed` socket): the default one does, with picows.
+:class:`Body`) that aiohttp's own objects satisfy as they are, so the default transport
+adds no object per request. Its websockets push their messages to a :class:`Listener`
+(a :class:`Pushed` socket): the default transport's are picows'.
 
 Everything above the seam (retries, rate limits, hooks, the body's bounds, errors and
 their redaction) stays in the session; a transport only moves bytes and says, through
@@ -16,11 +15,9 @@ their redaction) stays in the session; a transport only moves bytes and says, th
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import inspect
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Container, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import aiohttp
@@ -40,11 +37,8 @@ __all__ = [
     "Handshake",
     "Kind",
     "Listener",
-    "Listening",
-    "Message",
     "Pushed",
     "Reply",
-    "Socket",
     "Transport",
     "origin",
 ]
@@ -92,36 +86,6 @@ class Reply(Protocol):
     def release(self) -> Any:
         """Give the connection back (or drop it if the body is unread)."""
         ...
-
-
-class Message(Protocol):
-    """One websocket message: a frame when its ``type`` is in :attr:`Transport.text`
-    (``data``: str or bytes), else see :meth:`Transport.kind`."""
-
-    @property
-    def type(self) -> Any: ...
-
-    @property
-    def data(self) -> Any: ...
-
-
-class Socket(Protocol):
-    """An open websocket."""
-
-    @property
-    def closed(self) -> bool: ...
-
-    @property
-    def close_code(self) -> int | None: ...
-
-    async def receive(self) -> Message:
-        """The next message; a broken connection may raise one of
-        :attr:`Transport.errors` or an :class:`OSError` instead."""
-        ...
-
-    async def send_str(self, data: str) -> None: ...
-
-    async def close(self, *, code: int = ...) -> Any: ...
 
 
 class Listener(Protocol):
@@ -180,20 +144,15 @@ class Handshake(Exception):
 class Transport(Protocol):
     """What the session needs of an HTTP client: the seam a second transport fills in.
 
-    :meth:`send` and what a :class:`Reply`'s body and a :class:`Socket` do raise one of
+    :meth:`send` and what a :class:`Reply`'s body and a :class:`Pushed` socket do raise one of
     :attr:`errors` when the network fails; :meth:`failure` says how each is taken.
 
-    A transport may also have ``listen`` (see :class:`Listening`): a websocket that
-    pushes its messages. It is optional, so not part of this protocol; a transport without
-    it (``getattr(net, "listen", None)`` is None) is read the pull way, through
-    :meth:`connect`.
+    Its websockets (:meth:`listen`) push their messages to a :class:`Listener`: the live
+    driver reads every feed that way, iterated or merged.
     """
 
     errors: tuple[type[BaseException], ...]
     """What a failed send, body read or websocket raises (its time limits too)."""
-
-    text: Container[Any]
-    """The :attr:`Message.type` values of a frame (text or binary): the live loop's one test."""
 
     @property
     def is_open(self) -> bool:
@@ -221,56 +180,30 @@ class Transport(Protocol):
         """How a failed send is taken, and what to call it (``connection failed``)."""
         ...
 
-    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
-        """Open a websocket on the live feeds' own pool, following no redirect.
-
-        Raises :class:`Handshake` for an answer with an HTTP status, or one of
-        :attr:`errors`.
-        """
-        ...
-
-    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
-        """What a :meth:`Socket.receive` message is (``error``: ``data`` is the exception)."""
-        ...
-
-    def abort(self, ws: Socket) -> Any:
-        """Something to call to drop ``ws`` without waiting on its server (taken while it
-        is open: see :meth:`AiohttpTransport.abort`), or None."""
-        ...
-
-
-class Listening(Transport, Protocol):
-    """A :class:`Transport` that can also open pushing websockets."""
-
     async def listen(
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
     ) -> Pushed:
-        """As :meth:`Transport.connect`, but the messages go to ``listener``.
+        """Open a websocket whose messages go to ``listener``, following no redirect.
 
-        Raises :class:`Handshake` for an answer with an HTTP status, or one of
-        :attr:`errors`. ``max_size`` (0: none) bounds a whole message: a longer one ends
-        the connection, with an error for :meth:`Listener.on_closed`.
+        Opening (connect, TLS and the handshake's headers) takes at most
+        ``Timeout.connect`` as a whole. Raises :class:`Handshake` for an answer with an
+        HTTP status, or one of :attr:`errors`. ``max_size`` (0: the transport's own
+        bound) bounds a whole message: a longer one ends the connection, with an error
+        for :meth:`Listener.on_closed`.
         """
         ...
 
-    def abort(self, ws: Socket | Pushed) -> Any:
-        """As :meth:`Transport.abort`, for a :class:`Pushed` socket too."""
+    def abort(self, ws: Pushed) -> Any:
+        """Something to call to drop ``ws`` without waiting on its server, or None."""
         ...
 
 
 _TIMEOUT = builtins.TimeoutError
-_TEXT = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
-# aiohttp 3.14 can hand text frames over as bytes: the decoder then skips a str round trip.
-_RAW: dict[str, Any] = (
-    {"decode_text": False}
-    if "decode_text" in inspect.signature(aiohttp.ClientSession.ws_connect).parameters
-    else {}
-)
 
 
 class AiohttpTransport:
-    """The default :class:`Transport`: aiohttp, one pool for requests and one for websockets,
-    and picows' pushing websockets (:meth:`listen`)."""
+    """The default :class:`Transport`: aiohttp's pool for requests, picows' pushing
+    websockets (:meth:`listen`)."""
 
     # OSError and picows' WSError: what picows' websockets raise (listen).
     errors: tuple[type[BaseException], ...] = (
@@ -279,7 +212,6 @@ class AiohttpTransport:
         OSError,
         picows.WSError,
     )
-    text: Container[Any] = _TEXT
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -293,11 +225,7 @@ class AiohttpTransport:
             if t.read is None and t.body is not None
             else sentinel
         )
-        # A websocket's handshake runs under the pool's timeouts (connect, read); once open,
-        # the live feed's own idle_timeout bounds each wait, and closing waits this long.
-        self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
         self._http: aiohttp.ClientSession | None = None
-        self._live: aiohttp.ClientSession | None = None
         self._origin: tuple[str, str, str] = ("", "", "")
         self._pushed: set[Any] = set()
 
@@ -317,9 +245,7 @@ class AiohttpTransport:
             # every request on the wire is counted in attempts and requests_sent.
             http._retry_connection = False
 
-    def _pool(
-        self, limit: int, traces: tuple[aiohttp.TraceConfig, ...] = ()
-    ) -> aiohttp.ClientSession:
+    def _pool(self, limit: int) -> aiohttp.ClientSession:
         s = self._settings
         connector = aiohttp.TCPConnector(limit=limit, ttl_dns_cache=s.dns_ttl, ssl=s.verify_ssl)
         timeout = aiohttp.ClientTimeout(
@@ -331,18 +257,14 @@ class AiohttpTransport:
             headers={"User-Agent": USER_AGENT},
             raise_for_status=False,
             auto_decompress=True,
-            trace_configs=list(traces) or None,
         )
 
     async def close(self) -> None:
         """Close the pools. Safe to call twice."""
         http, self._http = self._http, None
-        live, self._live = self._live, None
         for ws in list(self._pushed):
             ws.abort()
         self._pushed.clear()
-        if live is not None:
-            await live.close()
         if http is not None:
             await http.close()
 
@@ -400,40 +322,15 @@ class AiohttpTransport:
             return "stale", "connection failed"
         return "broken", "connection failed"
 
-    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
-        """A websocket on the live feeds' pool: their own, with no limit on connections.
-
-        A feed holds its socket for hours; in the requests' pool, ``max_connections``
-        feeds would leave no place for a single request (and the next feed would wait).
-        Made at the first feed, closed with the transport. It follows no redirect
-        (aiohttp's ``ws_connect`` would, with the token message after it).
-        """
-        if not self.is_open:
-            raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
-        live = self._live
-        if live is None:
-            live = self._live = self._pool(0, (_refuse_redirects(),))
-        connect: Any = live.ws_connect  # typed per decode_text, which older aiohttp lacks
-        try:
-            ws: aiohttp.ClientWebSocketResponse = await connect(
-                yarl.URL(url, encoded=True),
-                timeout=self._ws_timeout,
-                max_msg_size=max_size,
-                headers=headers,
-                **_RAW,
-            )
-        except aiohttp.WSServerHandshakeError as exc:
-            raise Handshake(exc.status, exc.headers) from None
-        return ws
-
     async def listen(
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
     ) -> Pushed:
-        """A websocket whose messages go to ``listener`` (see :class:`Listening`): picows',
+        """A websocket whose messages go to ``listener`` (see :meth:`Transport.listen`): picows',
         its own connection (no pool), closed with the transport.
 
-        Opening (connect and handshake) takes at most ``Timeout.connect``; closing waits
-        at most as long as :meth:`connect`'s sockets do.
+        Opening (connect, TLS and the handshake) takes at most ``Timeout.connect`` as a
+        whole, however slowly the server answers; closing waits at most as long (10 s
+        without a connect timeout).
         """
         if not self.is_open:
             raise RuntimeError("the client is not open: use 'async with Client(...) as client:'")
@@ -446,21 +343,9 @@ class AiohttpTransport:
             self._pushed.add(ws)
         return ws
 
-    def kind(self, msg: Message) -> Literal["text", "error", "closed"]:
-        """aiohttp's message types, sorted."""
-        if msg.type in _TEXT:
-            return "text"
-        return "error" if msg.type is aiohttp.WSMsgType.ERROR else "closed"
-
-    def abort(self, ws: Socket | Pushed) -> Any:
-        """The socket's ``transport.abort`` while aiohttp holds the connection (it has no
-        public way, and lets go of the connection when it starts closing: a transport
-        that cannot flush then never closes); a :class:`Pushed` socket's own ``abort``."""
-        if not isinstance(ws, aiohttp.ClientWebSocketResponse):
-            return getattr(ws, "abort", None)
-        conn = getattr(getattr(ws, "_response", None), "connection", None)
-        transport: asyncio.Transport | None = getattr(conn, "transport", None)
-        return None if transport is None else transport.abort
+    def abort(self, ws: Pushed) -> Any:
+        """The socket's own ``abort``."""
+        return getattr(ws, "abort", None)
 
 
 def origin(url: str) -> tuple[str, str, str]:
@@ -470,24 +355,3 @@ def origin(url: str) -> tuple[str, str, str]:
     if not sep or end <= 0:
         return "", "", ""
     return url[: len(scheme) + 3 + end], scheme, rest[:end]
-
-
-def _refuse_redirects() -> aiohttp.TraceConfig:
-    """The live pool's trace: a redirect of a websocket handshake is refused, not followed.
-
-    aiohttp's ``ws_connect`` follows redirects and has no option against it; the token
-    message would then go to whichever host the redirect names. The refusal is a
-    WSServerHandshakeError with the redirect's status, which :meth:`~AiohttpTransport.connect`
-    reports as a :class:`Handshake`.
-    """
-
-    async def refuse(_: Any, __: Any, params: aiohttp.TraceRequestRedirectParams) -> None:
-        resp = params.response
-        resp.close()
-        raise aiohttp.WSServerHandshakeError(
-            resp.request_info, (resp,), status=resp.status, headers=resp.headers
-        )
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_redirect.append(refuse)
-    return trace

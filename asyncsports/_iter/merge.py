@@ -1,18 +1,18 @@
 """Many live feeds merged into one iterator: ``client.live.merge`` (the public names are
 re-exported by :mod:`asyncsports.live`).
 
-Each feed is read by a task of its own: pushed by its transport when it can (a callback a
-message, :func:`~asyncsports._http.pushed.push`), else by iterating the feed.
+Each feed is read by a task of its own, pushed by its transport (a callback a message,
+:func:`~asyncsports._http.live.push`): its records go into the merge's book there and then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self
 
-from asyncsports._http.pushed import Valve, push
+from asyncsports._http.live import Valve, push
 from asyncsports._wire.live import MergeBook
 
 if TYPE_CHECKING:
@@ -89,14 +89,12 @@ class Merged:
 
     def _start(self, feed: Feed[Any]) -> None:
         self._running += 1
-        pushes = getattr(feed._session.transport, "listen", None) is not None
-        read = self._push if pushes else self._read
-        self._tasks[feed] = asyncio.get_running_loop().create_task(self._guard(feed, read))
+        self._tasks[feed] = asyncio.get_running_loop().create_task(self._guard(feed))
 
-    async def _guard(self, feed: Feed[Any], read: Callable[[Feed[Any]], Awaitable[None]]) -> None:
+    async def _guard(self, feed: Feed[Any]) -> None:
         """Run one feed's reader: its error kept for the consumer, its socket closed."""
         try:
-            await read(feed)
+            await self._push(feed)
         except Exception as exc:
             exc.add_note(f"live {feed.kind} feed of fixture {feed.fixture_id}")
             self._errors.append((feed, exc))
@@ -118,18 +116,6 @@ class Merged:
             return full
 
         await push(feed._follow(), deliver, valve)
-
-    async def _read(self, feed: Feed[Any]) -> None:
-        """Read one feed into the book; wait while its share of the buffer is full."""
-        push_one, resume = self._book.push_one, asyncio.Event()
-        self._resume[feed] = resume.set
-        async for record in feed:
-            full = push_one(feed, record)
-            if self._waiter is not None:
-                self._wake()
-            if full:
-                resume.clear()
-                await resume.wait()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None

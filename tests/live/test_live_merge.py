@@ -6,6 +6,7 @@ import asyncio
 import tracemalloc
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,6 @@ from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, unseq
 from support import until
 
 from asyncsports import Client, NotFoundError, RetryPolicy
-from asyncsports._http.transport import AiohttpTransport
 from asyncsports.emulator import Emulator
 from asyncsports.live import Feed, merge
 from asyncsports.models import Action, Statistics
@@ -27,18 +27,14 @@ BIG = 20_000
 pytestmark = pytest.mark.emulator(live_heartbeat=HEARTBEAT, big_timeline=BIG)
 
 
-class Pulled(AiohttpTransport):
-    """The default transport without ``listen``: a merge reads its feeds the pull way
-    (a task per feed awaiting ``receive()``), as through any transport that cannot push."""
-
-    listen = None  # type: ignore[assignment]
-
-
-@pytest_asyncio.fixture(params=["push", "pull"])
-async def client(emu: Emulator, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
-    pulled = {"_transport": Pulled} if request.param == "pull" else {}
-    async with emu.client(retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05), **pulled) as c:
-        assert (getattr(c._session.transport, "listen", None) is None) == (request.param == "pull")
+@pytest_asyncio.fixture(params=["plain", "recorded"])
+async def client(
+    emu: Emulator, request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Client]:
+    """A client straight on the default transport, or through the recording one (a second
+    transport wrapping the first: its websockets push through a listener of its own)."""
+    recorded = {"record": tmp_path / "merge.jsonl"} if request.param == "recorded" else {}
+    async with emu.client(retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05), **recorded) as c:
         yield c
 
 
@@ -139,7 +135,8 @@ async def test_cancelling_a_consumer_closes_its_socket(emu: Emulator, client: Cl
     with pytest.raises(asyncio.CancelledError):
         await task
     await closed(emu)
-    assert client_tasks() - tasks == set()
+    # The recording's writer task ends once it has written the close (at once, or soon).
+    await until(lambda: client_tasks() - tasks == set())
 
 
 # ---------------------------------------------------------------------- backpressure

@@ -23,8 +23,8 @@ from asyncsports._http.transport import (
     AiohttpTransport,
     Handshake,
     Listener,
-    Listening,
     Pushed,
+    Transport,
 )
 from asyncsports.emulator import Emulator
 
@@ -47,7 +47,7 @@ async def transport(connect: float = 10.0) -> AsyncIterator[AiohttpTransport]:
     settings = Client("http://127.0.0.1:9", token="t", timeout=Timeout(connect=connect)).settings
     net = AiohttpTransport(settings)
     net.open()
-    checked: Listening = net  # the optional protocol, checked by mypy
+    checked: Transport = net  # the protocol, checked by mypy
     assert checked is net
     try:
         yield net

@@ -11,7 +11,7 @@ import pytest
 from live_helpers import fixture_id
 
 from asyncsports import Client
-from asyncsports._http.transport import AiohttpTransport, Kind, Reply, Socket, Transport
+from asyncsports._http.transport import AiohttpTransport, Kind, Listener, Pushed, Reply, Transport
 from asyncsports.emulator import Emulator
 from asyncsports.errors import TransportError
 
@@ -24,7 +24,6 @@ class Recording:
     def __init__(self, inner: AiohttpTransport) -> None:
         self.inner = inner
         self.errors = inner.errors
-        self.text = inner.text
         self.sent: list[tuple[str, bool]] = []
         self.connected: list[str] = []
 
@@ -48,14 +47,13 @@ class Recording:
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
         return self.inner.failure(exc)
 
-    async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
+    async def listen(
+        self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
+    ) -> Pushed:
         self.connected.append(url)
-        return await self.inner.connect(url, headers, max_size)
+        return await self.inner.listen(url, headers, max_size, listener)
 
-    def kind(self, msg: Any) -> Any:
-        return self.inner.kind(msg)
-
-    def abort(self, ws: Socket) -> Any:
+    def abort(self, ws: Pushed) -> Any:
         return self.inner.abort(ws)
 
 
