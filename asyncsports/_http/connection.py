@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -77,16 +77,9 @@ async def connect(
     if session._paused_until or session._limiter is not None:
         await session._wait_turn()
     attempt = call.attempts + 1
-    if session._on_request is not None:
-        await _hook(session._on_request, RequestInfo("GET", url, attempt))
-    session.requests += 1
-    started = time.monotonic()
     sent = {k: v for k, v in headers if v is not None} or None
-    opened = await _handshake(session, net, url, attempt, sent, listener, token)
-    if session._on_response is not None:
-        status = opened.outcome.status if isinstance(opened, _Failed) else 101
-        elapsed = time.monotonic() - started
-        await _hook(session._on_response, RequestInfo("GET", url, attempt, status, elapsed))
+    opened = await _hooked(session, url, attempt, _handshake(session, net, url, attempt,
+                                                             sent, listener, token))  # fmt: skip
     if isinstance(opened, _Failed):
         call.attempts += 1
         return opened
@@ -97,6 +90,22 @@ async def connect(
         call.attempts += 1
         return _Failed(transport(exc, url, attempt, None), Outcome(), token)
     return opened, token
+
+
+async def _hooked(
+    session: Session, url: str, attempt: int, handshake: Awaitable[Pushed | _Failed]
+) -> Pushed | _Failed:
+    """``handshake`` awaited between the client's hooks, counted in ``requests_sent``."""
+    if session._on_request is not None:
+        await _hook(session._on_request, RequestInfo("GET", url, attempt))
+    session.requests += 1
+    started = time.monotonic()
+    opened = await handshake
+    if session._on_response is not None:
+        status = opened.outcome.status if isinstance(opened, _Failed) else 101
+        elapsed = time.monotonic() - started
+        await _hook(session._on_response, RequestInfo("GET", url, attempt, status, elapsed))
+    return opened
 
 
 async def _handshake(

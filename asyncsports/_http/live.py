@@ -32,7 +32,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asyncsports._http import connection as c
 from asyncsports._http.request import Request, target
@@ -214,6 +214,15 @@ class Conn:
         self.done = True
         self.valve.wake()
 
+    async def closed(self, seen: Any, end: ConnectionEnd | None) -> None:
+        """Done with: its socket closed, its watchdog stopped, its end told to ``seen``
+        (the tracer's connection, if any)."""
+        self.valve.conn = None
+        if self.idle is not None:
+            await self.idle.stop()
+        if seen is not None:
+            seen.end(self.delivered, end)
+
     def pause(self) -> None:
         """Stop reading the socket: the consumer's share is full."""
         if not self.paused:
@@ -244,12 +253,16 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
     queue: deque[Delivered] = deque()
     feed.progress.queue = queue
     valve = Valve()
-    popleft = queue.popleft
+    popleft, append = queue.popleft, queue.append
+    loop = asyncio.get_running_loop()
 
     def put(record: Delivered) -> bool:
-        queue.append(record)
-        if valve.waiter is not None:
-            valve.wake()
+        append(record)
+        waiter = valve.waiter
+        if waiter is not None:
+            valve.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
         return len(queue) >= HIGH
 
     async with contextlib.aclosing(connections(feed, put, valve)) as conns:
@@ -259,10 +272,14 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
                     yield popleft()
                     if conn.paused and len(queue) <= LOW:
                         conn.resume()
-                    continue
-                if conn.done and not (conn.warnings or conn.unknown):
+                elif not (conn.done or conn.warnings or conn.unknown is not None):
+                    # Inline, not attend(): once a batch of messages, a coroutine less.
+                    waiter = valve.waiter = loop.create_future()
+                    await waiter
+                elif conn.done and not (conn.warnings or conn.unknown is not None):
                     break
-                await attend(feed, conn)
+                else:
+                    await attend(feed, conn)
 
 
 async def push(feed: Following, deliver: Deliver, valve: Valve) -> None:
@@ -305,12 +322,11 @@ async def connections(
 
     The reader takes records from ``deliver`` and calls :func:`attend` until the yielded
     connection is ``done``, then asks for the next. Returns after the finishing record,
-    or when a quiet close and ``over`` agree that the fixture is over (``progress.ended``
-    says so). Raises AuthenticationError for a refused token (after one refresh of a
-    callable token), TransportError (TimeoutError when the last one stalled) once
-    ``max_retries + 1`` connections in a row delivered nothing, DecodeError for a
-    malformed packet (``state.position + 1`` resumes past it), NotFoundError when the
-    server warns and ``warned`` finds the fixture unknown.
+    or when a quiet close and ``over`` agree that the fixture is over. Raises
+    AuthenticationError for a refused token (after one refresh of a callable token),
+    TransportError (TimeoutError after a stall) once ``max_retries + 1`` connections in a
+    row delivered nothing, DecodeError for a malformed packet, NotFoundError when
+    ``warned`` finds the fixture unknown.
     """
     session = feed.session
     net, base = _opened(session)
@@ -326,11 +342,7 @@ async def connections(
                 yield conn
                 end = _ending(session, conn)
             finally:
-                valve.conn = None
-                if conn.idle is not None:
-                    await conn.idle.stop()
-                if seen is not None:
-                    seen.end(conn.delivered, end)
+                await conn.closed(seen, end)
             end = await _decided(feed, conn, end)
             if end is None:
                 return

@@ -71,31 +71,9 @@ async def listen(
     loop = asyncio.get_running_loop()
     limit = settings.timeout.connect
     socket = PushedSocket(loop, listener, max_size, limit or 10.0, gone)
-    context: ssl.SSLContext | None = None
-    if not settings.verify_ssl and url.startswith("wss:"):
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
     try:
         async with asyncio.timeout(limit):
-            transport, _ = await picows.ws_connect(
-                lambda: socket,
-                url,
-                ssl_context=context,
-                # picows closes a connection whose handshake is late on its own: what a
-                # cancelled ws_connect leaves behind is dropped too.
-                websocket_handshake_timeout=limit,
-                logger_name="asyncsports",
-                # Pings are answered here, so that a server that pings and never reads is
-                # cut off (MAX_UNSENT) rather than answered into memory without end.
-                enable_auto_pong=False,
-                max_frame_size=socket._max_frame,
-                extra_headers={"User-Agent": USER_AGENT, **(headers or {})},
-                max_redirects=0,
-                # A packet is a kilobyte or two and the buffer grows for a bigger one: an
-                # idle feed holds 4 KB, not picows' default 16 KB.
-                read_buffer_init_size=4096,
-            )
+            transport = await _connect(socket, settings, url, headers)
     except picows.WSHandshakeError as exc:
         response = exc.response
         if response is None or response.status == 101:
@@ -110,6 +88,41 @@ async def listen(
         raise ConnectionResetError("the connection closed during the websocket handshake")
     socket._reaper = loop.create_task(_reap(transport))
     return socket
+
+
+async def _connect(
+    socket: PushedSocket, settings: Settings, url: str, headers: Mapping[str, str] | None
+) -> picows.WSTransport:
+    """picows' connection for ``socket``, as this client opens every one."""
+    transport, _ = await picows.ws_connect(
+        lambda: socket,
+        url,
+        ssl_context=_context(settings, url),
+        # picows closes a connection whose handshake is late on its own: what a
+        # cancelled ws_connect leaves behind is dropped too.
+        websocket_handshake_timeout=settings.timeout.connect,
+        logger_name="asyncsports",
+        # Pings are answered here, so that a server that pings and never reads is
+        # cut off (MAX_UNSENT) rather than answered into memory without end.
+        enable_auto_pong=False,
+        max_frame_size=socket._max_frame,
+        extra_headers={"User-Agent": USER_AGENT, **(headers or {})},
+        max_redirects=0,
+        # A packet is a kilobyte or two and the buffer grows for a bigger one: an
+        # idle feed holds 4 KB, not picows' default 16 KB.
+        read_buffer_init_size=4096,
+    )
+    return transport
+
+
+def _context(settings: Settings, url: str) -> ssl.SSLContext | None:
+    """TLS that checks nothing when ``verify_ssl`` is off, else picows' default."""
+    if settings.verify_ssl or not url.startswith("wss:"):
+        return None
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 async def _reap(transport: picows.WSTransport) -> None:
