@@ -28,6 +28,7 @@ import picows
 import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
 
+from asyncsports._http.headwait import NO_WATCH, HeadersTimeout, HeaderWatch, NoWatch
 from asyncsports._version import __version__
 
 if TYPE_CHECKING:
@@ -218,7 +219,8 @@ class Transport(Protocol):
         ...
 
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
-        """How a failed send is taken, and what to call it (``connection failed``)."""
+        """How a failed send is taken, and what to call it (``connection failed``; a
+        time limit's own words, which start with ``timed out``)."""
         ...
 
     async def connect(self, url: str, headers: Mapping[str, str] | None, max_size: int) -> Socket:
@@ -297,6 +299,7 @@ class AiohttpTransport:
         # the live feed's own idle_timeout bounds each wait, and closing waits this long.
         self._ws_timeout = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=t.connect or 10.0)
         self._http: aiohttp.ClientSession | None = None
+        self._watch: HeaderWatch | NoWatch = NO_WATCH  # the requests' pool's, once open
         self._live: aiohttp.ClientSession | None = None
         self._origin: tuple[str, str, str] = ("", "", "")
         self._pushed: set[Any] = set()
@@ -316,6 +319,10 @@ class AiohttpTransport:
             # closed; the retry engine does that instead (decide's "resend"), so that
             # every request on the wire is counted in attempts and requests_sent.
             http._retry_connection = False
+        read = self._settings.timeout.read
+        if read is not None and http.connector is not None:
+            # sock_read restarts with every byte: this bounds the headers as a whole.
+            self._watch = HeaderWatch(http.connector, read, self._settings.timeout.connect)
 
     def _pool(
         self, limit: int, traces: tuple[aiohttp.TraceConfig, ...] = ()
@@ -338,6 +345,8 @@ class AiohttpTransport:
         """Close the pools. Safe to call twice."""
         http, self._http = self._http, None
         live, self._live = self._live, None
+        self._watch.stop()
+        self._watch = NO_WATCH
         for ws in list(self._pushed):
             ws.abort()
         self._pushed.clear()
@@ -356,6 +365,8 @@ class AiohttpTransport:
         """GET ``url`` on the requests' pool (the session checked that it is open)."""
         http = self._http
         assert http is not None
+        if self._watch.asleep:
+            self._watch.wake()
         return http.get(
             self._url(url),
             headers=headers,
@@ -392,6 +403,9 @@ class AiohttpTransport:
             ),
         ):
             return "final", "connection failed"
+        if isinstance(exc, HeadersTimeout):
+            # A read timeout, said in full.
+            return "broken", str(exc)
         if isinstance(exc, aiohttp.ClientResponseError):
             # A content encoding we cannot decode, malformed headers: the same server
             # would say the same again.
