@@ -192,3 +192,27 @@ def test_without_a_connect_timeout_the_bound_is_one_and_a_half_reads() -> None:
     assert "1.5 x Timeout.read = 45s" in watch.text
     default = HeaderWatch(Pool(), read=30, connect=10)  # type: ignore[arg-type]
     assert (default.every, default.ticks, default.bound) == (5, 6, 40)
+
+
+async def test_a_whole_body_that_drips_ends_within_timeout_body() -> None:
+    # Timeout.body alone (no min_rate): checked as each piece arrives, so a drip ends at
+    # the first byte past the bound.
+    body = b" " * 1000
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(head(len(body)))
+        await drip(writer, body)  # about 20 s
+
+    timeout = Timeout(connect=0.2, read=0.3, body=0.4, min_rate=None)
+    async with raw(handle) as url, Client(url, token="t", timeout=timeout, max_retries=0) as c:
+        started = time.monotonic()
+        async with asyncio.timeout(GUARD):
+            try:
+                await c.fixtures.get("soccer", FID)
+            except LibraryTimeout as exc:
+                error = exc
+        elapsed = time.monotonic() - started
+        assert c.connections_in_use() == 0
+    assert "Timeout.body=0.4s" in str(error), error
+    assert 0.4 <= elapsed < 0.4 + 0.5, elapsed
