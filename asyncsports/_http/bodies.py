@@ -170,7 +170,9 @@ def transport(
     error: TransportError
     if isinstance(exc, builtin_timeout):
         late = deadline is not None and time.monotonic() >= deadline
-        text = "timed out (Timeout.total)" if late else "timed out"
+        # A transport that says which of its limits ran out (Transport.failure) is quoted.
+        said = what if what.startswith("timed out") else "timed out"
+        text = "timed out (Timeout.total)" if late else said
         error = TimeoutError(text, url=url, attempts=attempts)
     else:
         error = TransportError(f"{what}: {_describe(exc)}", url=url, attempts=attempts)

@@ -40,14 +40,17 @@ class Timeout:
     As in httpx, a single number sets every phase: ``Timeout(5)`` is connect 5 s and
     read 5 s (``total`` stays unset unless given). ``Timeout()`` is connect 10 s, read 30 s.
 
-    Against a server that drips: ``body`` bounds reading one whole body (300 s by
-    default, whatever ``total`` says), and ``min_rate`` is the fewest bytes per second
-    every body, whole or streamed, must deliver, averaged over windows of ``read``
-    seconds (1,024 by default): a slower body is stalled, a
-    :class:`~asyncsports.errors.TimeoutError` that says its rate and the bytes so far,
-    and is asked for again like one that broke off (a stream resumes where it stopped).
-    Both are checked as each piece arrives, no timer: a body at 1 byte a second is cut
-    off after ``read`` seconds.
+    Against a server that drips: a response's status line and headers must come whole
+    within ``connect + read`` of the request going out (``1.5 * read`` with no
+    ``connect``), however slowly they drip, or it is a
+    :class:`~asyncsports.errors.TimeoutError` retried like a read timeout (one watchdog
+    per pool checks, no timer per request). ``body`` bounds reading one whole body
+    (300 s by default, whatever ``total`` says), and ``min_rate`` is the fewest bytes per
+    second every body, whole or streamed, must deliver, averaged over windows of ``read``
+    seconds (1,024 by default): a slower body is stalled, a ``TimeoutError`` that says
+    its rate and the bytes so far, and is asked for again like one that broke off (a
+    stream resumes where it stopped). Both are checked as each piece arrives, no timer:
+    a body at 1 byte a second is cut off after ``read`` seconds.
     """
 
     connect: float | None

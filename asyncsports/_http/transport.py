@@ -25,6 +25,7 @@ import picows
 import yarl
 from aiohttp.helpers import _SENTINEL, sentinel
 
+from asyncsports._http.headwait import NO_WATCH, HeadersTimeout, HeaderWatch, NoWatch
 from asyncsports._version import __version__
 
 if TYPE_CHECKING:
@@ -177,7 +178,8 @@ class Transport(Protocol):
         ...
 
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
-        """How a failed send is taken, and what to call it (``connection failed``)."""
+        """How a failed send is taken, and what to call it (``connection failed``; a
+        time limit's own words, which start with ``timed out``)."""
         ...
 
     async def listen(
@@ -226,6 +228,7 @@ class AiohttpTransport:
             else sentinel
         )
         self._http: aiohttp.ClientSession | None = None
+        self._watch: HeaderWatch | NoWatch = NO_WATCH  # the requests' pool's, once open
         self._origin: tuple[str, str, str] = ("", "", "")
         self._pushed: set[Any] = set()
 
@@ -244,6 +247,10 @@ class AiohttpTransport:
             # closed; the retry engine does that instead (decide's "resend"), so that
             # every request on the wire is counted in attempts and requests_sent.
             http._retry_connection = False
+        read = self._settings.timeout.read
+        if read is not None and http.connector is not None:
+            # sock_read restarts with every byte: this bounds the headers as a whole.
+            self._watch = HeaderWatch(http.connector, read, self._settings.timeout.connect)
 
     def _pool(self, limit: int) -> aiohttp.ClientSession:
         s = self._settings
@@ -262,6 +269,8 @@ class AiohttpTransport:
     async def close(self) -> None:
         """Close the pools. Safe to call twice."""
         http, self._http = self._http, None
+        self._watch.stop()
+        self._watch = NO_WATCH
         for ws in list(self._pushed):
             ws.abort()
         self._pushed.clear()
@@ -278,6 +287,8 @@ class AiohttpTransport:
         """GET ``url`` on the requests' pool (the session checked that it is open)."""
         http = self._http
         assert http is not None
+        if self._watch.asleep:
+            self._watch.wake()
         return http.get(
             self._url(url),
             headers=headers,
@@ -314,6 +325,9 @@ class AiohttpTransport:
             ),
         ):
             return "final", "connection failed"
+        if isinstance(exc, HeadersTimeout):
+            # A read timeout, said in full.
+            return "broken", str(exc)
         if isinstance(exc, aiohttp.ClientResponseError):
             # A content encoding we cannot decode, malformed headers: the same server
             # would say the same again.
