@@ -204,3 +204,13 @@ def test_events_watch_sees_events_end_as_the_clock_runs() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_events_watch_stops_after_limit_changes() -> None:
+    from asyncsports.cli.events import events
+
+    # It ignored --limit, and watched until interrupted.
+    assert events(watch=True, limit=2).limit == 2
+    result = invoke("--emulator", "events", "--watch", "--limit", "2")
+    assert result.exit_code == 0, result.stderr
+    assert [c["change"] for c in records(result.stdout)] == ["live", "live"]
