@@ -22,7 +22,7 @@ from asyncsports._version import __version__
 from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 
-from .options import Globals, with_globals
+from .options import FOLLOW_SPEED, Globals, with_globals
 from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
 from .views import show, show_changes, show_list
 
@@ -209,8 +209,8 @@ class Query:
     ``ask(client)`` gives a listing (shown as it arrives, up to ``limit`` records), a
     watcher's changes (shown one by one, up to ``limit``), or an awaitable of one record or a list of
     them. ``what`` names the records in a table's caption. ``streaming``: it needs the
-    live stream events host and credentials. ``watch``: it polls for changes, so the
-    emulator's clock runs.
+    live stream events host and credentials. ``watch``: it follows changes (``--follow``,
+    ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
     """
 
     ask: Callable[[Client], Result]
@@ -233,7 +233,7 @@ def perform(cfg: Globals, query: Query) -> None:
             value = await answer
             show(cfg, value if isinstance(value, list) else [value], query.what)
 
-    run(cfg, job, streaming=query.streaming, live=query.watch)
+    run(cfg, job, streaming=query.streaming, follows=FOLLOW_SPEED if query.watch else None)
 
 
 def _finish(cfg: Globals, result: Any) -> None:

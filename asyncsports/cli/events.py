@@ -41,7 +41,10 @@ def events(
     """List live stream events (booked and live ones); with --watch, follow the live ones."""
     if watch:
         return Query(
-            lambda client: client.events.watch(interval=interval), streaming=True, watch=True
+            lambda client: client.events.watch(interval=interval),
+            limit=limit,
+            streaming=True,
+            watch=True,
         )
     return Query(
         lambda client: client.events.list(

@@ -20,6 +20,13 @@ STREAMING = "Live stream events"
 OUTPUT = "Output"
 EMULATOR = "Emulator"
 
+FOLLOW_SPEED = 600.0
+"""The embedded emulator's clock speed while a command follows (``--follow``,
+``--watch``) unless ``--emulator-speed`` says: ten minutes a second, so that the live
+fixture with the most left to play (under three hours) ends within about 20 seconds."""
+SYNC_SPEED = 1.0
+"""The same for ``sync``: real time, as its cadences are real seconds."""
+
 
 @dataclass(frozen=True, slots=True)
 class Globals:
@@ -43,6 +50,8 @@ class Globals:
     emulator: bool = False
     seed: int = 0
     emulator_scale: str | None = None
+    emulator_speed: float | None = None
+    """``--emulator-speed``: the clock speed of a command that follows (None: its default)."""
     json: bool = False
     verbose: bool = False
     record: str | None = None
@@ -244,6 +253,21 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             help="Emulator data size: key=value,... of its Scale (tests use it).",
             panel=EMULATOR,
             hidden=True,
+        ),
+    ),
+    "emulator_speed": (
+        float | None,
+        None,
+        _option(
+            "--emulator-speed",
+            env="EMULATOR_SPEED",
+            help="Its clock's speed (X times real time; 0 still) while a command follows: "
+            f"--follow and --watch (default {FOLLOW_SPEED:g}: a live fixture ends within "
+            f"seconds) and sync (default {SYNC_SPEED:g}). Other commands keep it still, so "
+            "they show the same data every time.",
+            panel=EMULATOR,
+            min=0,
+            metavar="X",
         ),
     ),
     "json": (

@@ -40,6 +40,7 @@ __all__ = [
     "code_for",
     "describe",
     "emulator_scale",
+    "emulator_speed",
     "exit_code",
     "fail",
     "run",
@@ -216,11 +217,21 @@ def emulator_scale(text: str | None) -> dict[str, int]:
 Job = Callable[[Client], Awaitable[int | None]]
 EMULATOR: contextvars.ContextVar[Any] = contextvars.ContextVar("emulator", default=None)
 """The embedded emulator while a job runs with --emulator (``asyncsports sync`` reads its
-clock); ``run(..., emulator_speed=X)`` runs that emulator's clock X times real time."""
+clock)."""
+
+
+def emulator_speed(cfg: Globals, follows: float | None) -> float:
+    """The embedded emulator's clock speed for a command: ``--emulator-speed`` or the
+    command's default ``follows`` where it follows, 0 (still) where it does not."""
+    if follows is None:
+        # The same command then shows the same data every time (backfill relies on it),
+        # whatever a profile's ASYNCSPORTS_EMULATOR_SPEED says.
+        return 0.0
+    return cfg.emulator_speed if cfg.emulator_speed is not None else follows
 
 
 async def _session(
-    cfg: Globals, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+    cfg: Globals, job: Job, streaming: bool, follows: float | None, options: dict[str, Any]
 ) -> int | None:
     rate = cfg.rate_limit if cfg.rate_limit else None
     if cfg.query:
@@ -242,19 +253,15 @@ async def _session(
     if cfg.emulator:
         from asyncsports.emulator import Emulator
 
-        # The emulator's clock stands still unless asked to run: the same command then
-        # sees the same data every time (backfill relies on it), and --follow/--watch
-        # get a clock that moves.
         scale: dict[str, Any] = emulator_scale(cfg.emulator_scale)
-        speed = options.pop("emulator_speed", None)
-        emulator = Emulator(seed=cfg.seed, running_clock=live, speed=speed, **scale)
+        speed = emulator_speed(cfg, follows)
+        emulator = Emulator(seed=cfg.seed, speed=speed, **scale)
         async with emulator, emulator.client(rate_limit=rate, **options) as client:
             token = EMULATOR.set(emulator)
             try:
                 return await job(client)
             finally:
                 EMULATOR.reset(token)
-    options.pop("emulator_speed", None)
     kwargs = client_kwargs(cfg, streaming=streaming)
     async with Client(**kwargs, rate_limit=rate, **options) as client:
         return await job(client)
@@ -268,15 +275,17 @@ def run(
     job: Job,
     *,
     streaming: bool = False,
-    live: bool = False,
+    follows: float | None = None,
     interrupted: str = "asyncsports: interrupted",
     **options: Any,
 ) -> None:
     """Run ``job`` with a client for the settings; turn errors into a message and exit code.
 
-    ``streaming``: the job uses the events listing; ``live``: it polls for changes;
-    ``interrupted``: the line to print when a signal ends the job; ``options``: more
-    Client keywords. A job's non-zero result is the exit code.
+    ``streaming``: the job uses the events listing; ``follows``: it follows changes as
+    they happen, so an embedded emulator's clock runs, at ``--emulator-speed`` or else
+    this speed (None: it reads once, and the clock stands still); ``interrupted``: the
+    line to print when a signal ends the job; ``options``: more Client keywords. A job's
+    non-zero result is the exit code.
 
     The event loop runs in an :class:`asyncio.Runner`, with SIGINT and SIGTERM handled
     by :data:`~.interrupts.interrupts` from before it starts until after it is closed:
@@ -289,7 +298,7 @@ def run(
             if interrupts.received:  # before the loop: do not start at all
                 raise asyncio.CancelledError
             with asyncio.Runner() as runner:
-                code = runner.run(_main(cfg, job, streaming, live, options))
+                code = runner.run(_main(cfg, job, streaming, follows, options))
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Cancelled at a signal (KeyboardInterrupt: only where the handler could
             # not be installed, outside the main thread).
@@ -307,13 +316,13 @@ def run(
 
 
 async def _main(
-    cfg: Globals, job: Job, streaming: bool, live: bool, options: dict[str, Any]
+    cfg: Globals, job: Job, streaming: bool, follows: float | None, options: dict[str, Any]
 ) -> int | None:
     task = asyncio.current_task()
     assert task is not None
     interrupts.attach(task)
     try:
-        return await _session(cfg, job, streaming, live, options)
+        return await _session(cfg, job, streaming, follows, options)
     finally:
         interrupts.detach()
 

@@ -19,7 +19,7 @@ from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_e
 
 from .app import command
 from .interrupts import interrupts
-from .options import Globals
+from .options import SYNC_SPEED, Globals
 from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
 
 EPILOG = (
@@ -114,7 +114,9 @@ def sync(
     ] = None,
     speed: Annotated[
         float | None,
-        typer.Option(min=0, metavar="X", help="With --emulator: its clock X times real time."),
+        typer.Option(
+            min=0, metavar="X", hidden=True, help="Deprecated: the global --emulator-speed."
+        ),
     ] = None,
     *,
     cfg: Globals,
@@ -134,6 +136,10 @@ def sync(
         fail(cfg, ConfigError(str(exc)))
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
+    if speed is not None:
+        # Documented before --emulator-speed was global; it means the same, and is said so.
+        say("asyncsports: sync --speed is deprecated: use --emulator-speed, the same clock")
+        cfg = dataclasses.replace(cfg, emulator_speed=speed)
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
@@ -145,7 +151,6 @@ def sync(
                         clock=emu.clock.time if emu is not None else None)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
 
-    live = speed if speed is not None else (None if once else 1.0)
-    run(cfg, job, live=not once, max_connections=concurrency, emulator_speed=live)
+    run(cfg, job, follows=None if once else SYNC_SPEED, max_connections=concurrency)
     if interrupts.received and interrupts.received[0] == signal.SIGINT:
         raise typer.Exit(INTERRUPTED)  # SIGTERM is how a service is stopped: exit 0

@@ -130,6 +130,19 @@ async def test_streaming_tokens_expire_by_the_emulator_clock(api: Api) -> None:
     assert (await api.get(EVENTS, emu.streaming_credentials.params())).status == 200
 
 
+@pytest.mark.emulator(speed=1_000_000)
+async def test_streaming_tokens_live_30_real_seconds_on_a_running_clock(api: Api) -> None:
+    # At speed X the clock's 30 s pass in 30 / X real seconds: a token signed by it would be
+    # stale before its request came (at 600, after 50 ms: `asyncsports --emulator events
+    # --watch` failed with 401 whenever a request took longer).
+    emu = api.emu
+    params = emu.streaming_credentials.params()
+    assert (await api.get(EVENTS, params)).status == 200
+    emu.clock.advance(31 * 1_000_000)  # 31 real seconds' worth at this speed
+    late = await api.get(EVENTS, params)
+    assert late.status == 401 and b"expired" in late.body
+
+
 async def test_a_token_signed_ahead_of_the_emulator_clock_says_so(api: Api) -> None:
     emu = api.emu
     ahead = emu.clock.time_ms() + 90 * 86_400_000  # signed with a clock months ahead

@@ -185,8 +185,9 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
 
 def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path: Path) -> None:
     db = tmp_path / "m.sqlite"
-    args = [*CLI, "sync", "--emulator", "--speed", "60", "-s", "basketball", "--db", str(db),
-            "--every", "live=0.2,fixtures=0.2,window=0.5", "--metrics-port", "0"]  # fmt: skip
+    args = [*CLI, "sync", "--emulator", "--emulator-speed", "60", "-s", "basketball",
+            "--db", str(db), "--every", "live=0.2,fixtures=0.2,window=0.5",
+            "--metrics-port", "0"]  # fmt: skip
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=clean_env())  # fmt: skip
     assert proc.stderr is not None
