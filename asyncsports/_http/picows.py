@@ -262,6 +262,10 @@ class PushedSocket(picows.WSListener):
         if self._paused:
             transport.underlying_transport.resume_reading()  # to read the server's close
         transport.send_close(picows.WSCloseCode(code))
+        if transport.underlying_transport.get_write_buffer_size():
+            # The close frame waits behind what the server has not read: it reads
+            # nothing (a flood of pings, say), and would not answer; drop it now.
+            transport.disconnect(False)
         try:
             async with asyncio.timeout(self._close_wait):
                 await asyncio.shield(self._disconnected)
