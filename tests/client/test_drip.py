@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import msgspec
+import pytest
 from samples import fixture
 
 from asyncsports import Client, RetryPolicy, Timeout
@@ -76,6 +77,15 @@ def head(length: int) -> bytes:
     )
 
 
+async def timed_out(client: Client) -> tuple[LibraryTimeout, float]:
+    """The TimeoutError a ``fixtures.get`` ends in, and how long it took (GUARD at most)."""
+    started = time.monotonic()
+    async with asyncio.timeout(GUARD):
+        with pytest.raises(LibraryTimeout) as caught:
+            await client.fixtures.get("soccer", FID)
+    return caught.value, time.monotonic() - started
+
+
 async def test_headers_that_drip_end_within_connect_plus_read() -> None:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
@@ -83,13 +93,7 @@ async def test_headers_that_drip_end_within_connect_plus_read() -> None:
 
     timeout = Timeout(connect=0.2, read=0.3)
     async with raw(handle) as url, Client(url, token="t", timeout=timeout, max_retries=0) as c:
-        started = time.monotonic()
-        async with asyncio.timeout(GUARD):
-            try:
-                await c.fixtures.get("soccer", FID)
-            except LibraryTimeout as exc:
-                error = exc
-        elapsed = time.monotonic() - started
+        error, elapsed = await timed_out(c)
         assert c.connections_in_use() == 0
     text = str(error)
     assert "headers" in text and "Timeout.connect + Timeout.read = 0.5s" in text, text
@@ -206,13 +210,7 @@ async def test_a_whole_body_that_drips_ends_within_timeout_body() -> None:
 
     timeout = Timeout(connect=0.2, read=0.3, body=0.4, min_rate=None)
     async with raw(handle) as url, Client(url, token="t", timeout=timeout, max_retries=0) as c:
-        started = time.monotonic()
-        async with asyncio.timeout(GUARD):
-            try:
-                await c.fixtures.get("soccer", FID)
-            except LibraryTimeout as exc:
-                error = exc
-        elapsed = time.monotonic() - started
+        error, elapsed = await timed_out(c)
         assert c.connections_in_use() == 0
     assert "Timeout.body=0.4s" in str(error), error
     assert 0.4 <= elapsed < 0.4 + 0.5, elapsed
