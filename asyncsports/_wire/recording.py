@@ -11,7 +11,7 @@ since the recording started):
   are not UTF-8) and ``end`` (``complete``: the body was read to its end); or ``failed``;
 - a live connection: ``connect`` (as ``get``), then ``open``, ``refused`` (``status``) or
   ``failed``; ``sent`` (what the client sent), ``recv`` (each message) and ``closed``
-  (``code``, ``by``: server or client).
+  (``code``, ``by``: server, client or lost).
 
 Secrets never reach a line: request headers are not recorded at all, the query's
 credential values (:data:`SECRET_PARAMS`) and a sent message's token keys are replaced by
@@ -28,7 +28,7 @@ import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -36,10 +36,12 @@ __all__ = [
     "FORMAT",
     "REDACTED",
     "SECRET_PARAMS",
+    "End",
     "Entry",
     "Exchange",
     "Feed",
     "Pieces",
+    "Plan",
     "Recording",
     "Scrubber",
     "decode_payload",
@@ -248,13 +250,37 @@ class Entry:
     seq: int | None = None
 
 
+CUT = 1006
+"""An end without a close frame (RFC 6455's code for it, never sent in one): a drop."""
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """The recorded service ending a connection, at ``t``, with close ``code`` (:data:`CUT`:
+    the connection was cut)."""
+
+    t: float
+    code: int
+
+
 @dataclass
 class Feed:
-    """One live feed's messages across its recorded connections."""
+    """One live feed's messages across its recorded connections.
+
+    ``numbering`` is how the recorded service numbered ``fixtureSeqNum`` from a
+    ``startPosition`` past 0 (None: no such connection shows it). ``ends`` maps a position
+    to the recorded service's end of a connection there, after record ``position - 1``.
+    """
 
     preamble: list[str] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
-    close_code: int = 1000
+    numbering: Literal["restart", "continue"] | None = None
+    ends: dict[int, End] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        """The records on the timeline: the position after its last."""
+        return max((e.index + 1 for e in self.entries if e.index is not None), default=0)
 
 
 @dataclass
@@ -268,20 +294,44 @@ class Recording:
 _MARKERS = ("fixtureAction", "fixtureSeqNum", "teamActionAggregates", "advancedSportStatistics")
 
 
-def _seq(text: str) -> tuple[bool, int | None]:
-    """Whether a live message is a record (a packet of a feed), and its fixtureSeqNum."""
+@dataclass(frozen=True, slots=True)
+class _Packet:
+    record: bool
+    seq: int | None = None
+    finished: bool = False
+
+
+_NOT_A_RECORD = _Packet(False)
+
+
+def _packet(text: str) -> _Packet:
+    """Whether a live message is a record (a packet of a feed), its fixtureSeqNum, and
+    whether it is the finishing one."""
     try:
         doc = _any.decode(text)
     except msgspec.DecodeError:
-        return False, None
+        return _NOT_A_RECORD
     if not isinstance(doc, dict) or not any(m in doc for m in _MARKERS):
-        return False, None
+        return _NOT_A_RECORD
     action = doc.get("fixtureAction")
     raw = action.get("fixtureSeqNum") if isinstance(action, dict) else doc.get("fixtureSeqNum")
+    finished = doc.get("finished") is True
     try:
-        return True, int(raw) if raw is not None and not isinstance(raw, bool) else None
+        seq = int(raw) if raw is not None and not isinstance(raw, bool) else None
     except (TypeError, ValueError):
-        return True, None
+        seq = None
+    return _Packet(True, seq, finished)
+
+
+# Codes a close frame may carry (RFC 6455 7.4.1: 1004, 1005, 1006 and 1015 are never sent).
+_SENDABLE = frozenset(range(1000, 5000)) - {1004, 1005, 1006, 1015}
+
+
+def _by_the_service(closed: Mapping[str, Any]) -> bool:
+    """Whether the service ended a connection: not the client's own close (after a gap or
+    a stall, or once it had the finishing record), nor its consumer cancelled mid-read."""
+    by = closed.get("by")
+    return by == "server" or (by == "lost" and closed.get("error") != "CancelledError")
 
 
 @dataclass
@@ -289,7 +339,7 @@ class _Conn:
     key: str
     start: int
     messages: list[tuple[float, str]] = field(default_factory=list)
-    close: int | None = None
+    end: End | None = None
 
 
 def read(lines: Iterable[bytes]) -> Recording:
@@ -334,12 +384,17 @@ def read(lines: Iterable[bytes]) -> Recording:
             order.append(conns[ident])
         elif kind == "recv" and ident in conns:
             conns[ident].messages.append((ev["t"], decode_payload(ev).decode("utf-8", "replace")))
-        elif kind == "closed" and ident in conns and ev.get("by") == "server":
-            conns[ident].close = ev.get("code")
+        elif kind == "closed" and ident in conns and _by_the_service(ev):
+            code = ev.get("code")
+            conns[ident].end = End(ev["t"], code if code in _SENDABLE else CUT)
+    ends: dict[str, list[tuple[int, End, bool]]] = {}
     for conn in order:
         feed = rec.feeds.setdefault(conn.key, Feed())
-        _merge(feed, conn, first=len(feed.entries) == 0 and not feed.preamble)
-    for feed in rec.feeds.values():
+        end = _merge(feed, conn, first=len(feed.entries) == 0 and not feed.preamble)
+        if end is not None:
+            ends.setdefault(conn.key, []).append(end)
+    for name, feed in rec.feeds.items():
+        _place_ends(feed, ends.get(name, []))
         feed.entries.sort(key=lambda e: (e.after, e.index is None))
         t = 0.0
         for i, e in enumerate(feed.entries):  # times that never go back
@@ -348,18 +403,25 @@ def read(lines: Iterable[bytes]) -> Recording:
     return rec
 
 
-def _merge(feed: Feed, conn: _Conn, first: bool) -> None:
+def _merge(feed: Feed, conn: _Conn, first: bool) -> tuple[int, End, bool] | None:
     """Add one connection's messages to its feed: each record at its index (the first
-    arrival wins), other messages where the connection stood at the feed's front."""
+    arrival wins), other messages where the connection stood at the feed's front.
+
+    Returns the service's end of the connection, if it ended it: at the position its
+    client would have resumed at (the records it carried in a row from its start), and
+    whether it carried none.
+    """
     seen = {e.index for e in feed.entries if e.index is not None}
     front = max(seen, default=-1)
     origin: int | None = None
     nxt = conn.start
     last = conn.start - 1
     began = False
+    carried: set[int] = set()
     for t, text in conn.messages:
-        record, seq = _seq(text)
-        if not record:
+        packet = _packet(text)
+        seq = packet.seq
+        if not packet.record:
             if first and not began:
                 feed.preamble.append(text)
             elif began and last >= front:
@@ -368,32 +430,85 @@ def _merge(feed: Feed, conn: _Conn, first: bool) -> None:
         if origin is None:
             # The vendor numbers from 1 per connection; a server may go on from the start.
             origin = 0 if seq is not None and seq != 1 and seq == conn.start + 1 else conn.start
+            if seq is not None and conn.start > 0 and feed.numbering is None:
+                feed.numbering = "continue" if origin == 0 else "restart"
         index = origin + seq - 1 if seq is not None else nxt
         nxt, began = index + 1, True
-        if index < 0 or index in seen:
+        if index < 0:
+            continue
+        carried.add(index)
+        if packet.finished:
+            # The service ends a feed after its finishing record (the emulator closes
+            # 1000); the recording client may have closed first, so that is not recorded.
+            feed.ends.setdefault(index + 1, End(t, 1000))
+        if index in seen:
             continue
         seen.add(index)
         last, front = index, max(front, index)
         feed.entries.append(Entry(t, text, index, index, seq))
-    if conn.close is not None:
-        feed.close_code = conn.close
+    if conn.end is None:
+        return None
+    reach = conn.start
+    while reach in carried:
+        reach += 1
+    return reach, conn.end, reach == conn.start
+
+
+def _place_ends(feed: Feed, ends: list[tuple[int, End, bool]]) -> None:
+    """Put the recorded ends on the timeline: those of connections that carried records
+    where they ended; those of connections that carried none only at or past the end
+    (at an earlier position every connection from there would end at once)."""
+    length = feed.length
+    recorded: dict[int, End] = {}
+    for position, end, empty in ends:
+        if not empty or position >= length:
+            recorded.setdefault(position, end)
+    feed.ends = {**feed.ends, **recorded}  # the recorded end wins over the assumed one
 
 
 _SEQ = re.compile(r'("fixtureSeqNum"\s*:\s*"?)(-?\d+)')
 
 
-def schedule(feed: Feed, start: int) -> list[tuple[float, str]]:
-    """What a connection at ``startPosition`` ``start`` is sent: (seconds after the first,
-    message), records from index ``start`` on, each numbered ``index + 1`` (rewritten only
-    where the recording numbered it otherwise)."""
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one replayed connection is sent: ``messages`` (seconds after the first, text),
+    then, ``at`` seconds after the first, the end: a close ``code``, :data:`CUT` (no close
+    frame) or None (left open: the recorded service ended no connection there)."""
+
+    messages: list[tuple[float, str]]
+    code: int | None = None
+    at: float = 0.0
+
+
+def schedule(feed: Feed, start: int) -> Plan:
+    """What a connection at ``startPosition`` ``start`` is sent: the records from index
+    ``start`` on, numbered as the recorded service numbered them (from 1 on the connection,
+    or ``index + 1`` when it went on numbering; rewritten only where the recording numbered
+    them otherwise), up to the first recorded end past ``start``, and that end."""
+    length = feed.length
+    end_at = min((p for p in feed.ends if p > start), default=None)
+    if end_at is None and start >= length:
+        # Nothing to send: the service's end at or past the timeline's end, if recorded.
+        end_at = max((p for p in feed.ends if length <= p <= start), default=None)
+    restart = feed.numbering != "continue"
     out: list[tuple[float, str]] = []
     t0: float | None = None
+    t = 0.0
     for e in feed.entries:
         if e.after < start:
             continue
+        if end_at is not None and e.after >= end_at:
+            break
         text = e.text
-        if e.index is not None and e.seq is not None and e.seq != e.index + 1:
-            text = _SEQ.sub(rf"\g<1>{e.index + 1}", text, count=1)
+        if e.index is not None and e.seq is not None:
+            want = e.index - start + 1 if restart else e.index + 1
+            if e.seq != want:
+                text = _SEQ.sub(rf"\g<1>{want}", text, count=1)
         t0 = e.t if t0 is None else t0
+        t = e.t
         out.append((e.t - t0, text))
-    return out
+    if end_at is None:
+        return Plan(out)
+    end = feed.ends[end_at]
+    at = max(end.t, t) - t0 if t0 is not None else 0.0
+    return Plan(out, end.code, at)

@@ -9,9 +9,10 @@ in the recording is a 404 whose body names the nearest recorded one.
 
 Live feeds: a connection is accepted with any token (a recording holds none), sent what
 the recorded feed's first connection got before its first record (the acknowledgement),
-then the feed's messages from ``startPosition`` on, each after its recorded gap at the
-clock's speed (``speed=fast`` in the query: at once), and closed as the recording's last
-connection was (1000 otherwise). Choices in docs/wire.md, "Recordings".
+then the feed's messages from ``startPosition`` on, numbered as the recorded service
+numbered them, each after its recorded gap at the clock's speed (``speed=fast`` in the
+query: at once), and ended where the recorded service ended a connection (left open
+where it ended none). Choices in docs/wire.md, "Recordings".
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ from collections.abc import Callable, Iterator
 
 from aiohttp import WSMsgType, web
 
-from asyncsports._wire.recording import Exchange, Recording, key, nearest, read, schedule
+from asyncsports._wire.recording import (
+    CUT,
+    Exchange,
+    Plan,
+    Recording,
+    key,
+    nearest,
+    read,
+    schedule,
+)
 from asyncsports.emulator._app import STREAMING_PREFIX, RequestRecord
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._control import clock_routes
@@ -129,18 +139,20 @@ class Replay:
                 if first.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     for text in feed.preamble:
                         await ws.send_str(text)
-                    await self._pump(ws, schedule(feed, int(raw)), fast)
-                    await ws.close(code=feed.close_code, message=b"end of the recording")
+                    plan = schedule(feed, int(raw))
+                    if await self._pump(ws, plan, fast):
+                        await _end(request, ws, plan.code)
         except ConnectionError:
             pass  # the client went away mid-send
         finally:
             self.sockets.discard(ws)
         return ws
 
-    async def _pump(
-        self, ws: web.WebSocketResponse, plan: list[tuple[float, str]], fast: bool
-    ) -> None:
-        """Send ``plan``'s messages at their gaps on the clock, while the client is there."""
+    async def _pump(self, ws: web.WebSocketResponse, plan: Plan, fast: bool) -> bool:
+        """Send ``plan``'s messages at their gaps on the clock while the client is there;
+        then whether it still is when the plan's end is due. A plan without an end waits
+        for the client to leave (or the emulator to close): the recorded service ended no
+        connection there."""
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
 
@@ -151,24 +163,45 @@ class Replay:
         unwatch: Callable[[], None] = self.clock.watch(poke)
         reader = asyncio.create_task(_read(ws, wake))
         start = self.clock.time()
+
+        async def there_at(gap: float) -> bool:
+            while not fast and not ws.closed and not reader.done():
+                left = self.clock.until(start + gap)
+                if left == 0:
+                    break
+                wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left):
+                        await wake.wait()
+            return not ws.closed and not reader.done()
+
         try:
-            for gap, text in plan:
-                while not fast and not ws.closed and not reader.done():
-                    left = self.clock.until(start + gap)
-                    if left == 0:
-                        break
-                    wake.clear()
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(left):
-                            await wake.wait()
-                if ws.closed or reader.done():
-                    return
+            for gap, text in plan.messages:
+                if not await there_at(gap):
+                    return False
                 await ws.send_str(text)
+            if plan.code is None:
+                await reader
+                return False
+            return await there_at(plan.at)
         finally:
             unwatch()
             reader.cancel()
             with contextlib.suppress(BaseException):
                 await reader
+
+
+async def _end(request: web.Request, ws: web.WebSocketResponse, code: int | None) -> None:
+    """End a replayed connection as the recorded service did: a close frame with its code,
+    or a cut (:data:`CUT`, as the emulator's ``drop`` fault does)."""
+    if code is None:
+        return
+    if code == CUT:
+        transport = request.transport
+        if transport is not None:
+            transport.abort()
+        return
+    await ws.close(code=code, message=b"as recorded")
 
 
 async def _read(ws: web.WebSocketResponse, gone: asyncio.Event) -> None:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
+from samples import action
 
+from asyncsports._wire.live.order import FeedState, Step
 from asyncsports._wire.recording import (
+    CUT,
     REDACTED,
+    End,
     Pieces,
+    Plan,
     Scrubber,
     decode_payload,
     encode,
@@ -114,20 +120,31 @@ def test_a_feed_merges_its_connections_by_position_and_renumbers_on_replay() -> 
     # The first connection drops after 3 records (one duplicated); the second comes back
     # at startPosition 3 numbering from 1, as the vendor does.
     first = connection(1, 0, [1, 2, 2, 3], 0.0)
+    dropped = {"e": "closed", "id": 1, "t": 4.0, "by": "server", "code": 1006}
     second = connection(2, 3, [1, 2], 10.0)
     closed = {"e": "closed", "id": 2, "t": 13.0, "by": "server", "code": 1000}
-    rec = read(lines(*first, *second, closed))
+    rec = read(lines(*first, dropped, *second, closed))
     (feed,) = rec.feeds.values()
     assert feed.preamble == ['{"type":"authorised"}']
+    assert feed.numbering == "restart"
     records = [e for e in feed.entries if e.index is not None]
     assert [e.index for e in records] == [0, 1, 2, 3, 4]
-    plan = schedule(feed, 0)
-    seqs = [msgspec.json.decode(t)["fixtureAction"]["fixtureSeqNum"] for _, t in plan]
-    assert seqs == [1, 2, 3, 4, 5]  # the fixture's numbering, the second part rewritten
-    assert [gap for gap, _ in plan] == [0.0, 1.0, 3.0, 10.0, 11.0]
-    later = schedule(feed, 3)
-    assert [gap for gap, _ in later] == [0.0, 1.0]  # gaps from the first record sent
-    assert msgspec.json.decode(later[0][1])["fixtureAction"]["n"] == 1  # its own text
+    assert feed.ends == {3: End(4.0, CUT), 5: End(13.0, 1000)}
+    plan = schedule(feed, 0)  # ends where the recorded service cut the first
+    assert seqs(plan) == [1, 2, 3]
+    assert [gap for gap, _ in plan.messages] == [0.0, 1.0, 3.0]
+    assert (plan.code, plan.at) == (CUT, 3.0)  # at its recorded time
+    later = schedule(feed, 1)
+    assert seqs(later) == [1, 2] and later.code == CUT  # numbered from 1 on a connection
+    again = schedule(feed, 3)
+    assert seqs(again) == [1, 2] and again.messages[0][1] == packet(1)  # as recorded
+    assert [gap for gap, _ in again.messages] == [0.0, 1.0]  # gaps from the first sent
+    assert (again.code, again.at) == (1000, 2.0)
+    assert seqs(schedule(feed, 4)) == [1]  # the record at 4, recorded as 2, renumbered
+
+
+def seqs(plan: Plan) -> list[int]:
+    return [msgspec.json.decode(t)["fixtureAction"]["fixtureSeqNum"] for _, t in plan.messages]
 
 
 def test_rest_answers_are_kept_in_order_per_key_and_bodies_joined() -> None:
@@ -147,3 +164,96 @@ def test_rest_answers_are_kept_in_order_per_key_and_bodies_joined() -> None:
     (answers,) = rec.exchanges.values()
     assert [a.status for a in answers] == [503, 200]
     assert answers[1].body == b"[1,2*" and not answers[1].complete
+
+
+def test_the_service_ends_a_feed_after_its_finishing_record_unless_recorded_otherwise() -> None:
+    # The recording client closed first once it had the finishing record: the service's
+    # close after it is not in the file, yet it comes (the emulator closes 1000).
+    done = msgspec.json.encode({"fixtureAction": {"fixtureSeqNum": 3}, "finished": True})
+    first = connection(1, 0, [1, 2], 0.0)
+    first.append({"e": "recv", "id": 1, "t": 3.0, "text": done.decode()})
+    by_client = {"e": "closed", "id": 1, "t": 3.5, "by": "client", "code": 1000}
+    (feed,) = read(lines(*first, by_client)).feeds.values()
+    assert feed.numbering is None and feed.length == 3
+    assert (schedule(feed, 0).code, schedule(feed, 0).at) == (1000, 2.0)
+    past = schedule(feed, 3)  # at the end: nothing to send, closed at once
+    assert past == Plan([], 1000, 0.0) and schedule(feed, 9) == past
+    # A recorded close there wins; a feed cut short (no finishing record) is left open.
+    by_server = {**by_client, "by": "server", "code": 1001}
+    (feed,) = read(lines(*first, by_server)).feeds.values()
+    assert schedule(feed, 0).code == 1001
+    (feed,) = read(lines(*connection(1, 0, [1, 2], 0.0), by_client)).feeds.values()
+    assert schedule(feed, 0) == Plan(schedule(feed, 0).messages, None) and feed.ends == {}
+    assert schedule(feed, 2) == Plan([])
+
+
+def test_a_continuing_servers_numbering_is_kept_and_empty_connections_end_nothing() -> None:
+    first = connection(1, 0, [1, 2], 0.0)
+    refused = connection(2, 2, [], 5.0)  # ended by the service before any record
+    ended = {"e": "closed", "id": 2, "t": 5.5, "by": "server", "code": 1011}
+    second = connection(3, 2, [3, 4], 10.0)  # numbered on from the fixture's start
+    (feed,) = read(lines(*first, *refused, ended, *second)).feeds.values()
+    assert feed.numbering == "continue" and feed.ends == {}
+    assert seqs(schedule(feed, 0)) == [1, 2, 3, 4] and schedule(feed, 0).code is None
+    assert seqs(schedule(feed, 1)) == [2, 3, 4]
+    # A consumer cancelled mid-read is not the service ending the connection.
+    cancelled = {"e": "closed", "id": 1, "t": 2.5, "by": "lost", "error": "CancelledError"}
+    (feed,) = read(lines(*first, cancelled, *second)).feeds.values()
+    assert feed.ends == {}
+
+
+ENDS = st.sampled_from(
+    [{"by": "client", "code": 1001}, {"by": "server", "code": 1011},
+     {"by": "server", "code": 1000}, {"by": "lost", "error": "ConnectionResetError"}]
+)  # fmt: skip
+
+
+@given(
+    n=st.integers(min_value=1, max_value=40),
+    cuts=st.sets(st.integers(min_value=1, max_value=39), max_size=6),
+    continuing=st.booleans(),
+    ends=st.lists(ENDS, min_size=7, max_size=7),
+)
+def test_every_start_position_replays_in_the_recorded_numbering_to_the_next_end(
+    n: int, cuts: set[int], continuing: bool, ends: list[dict[str, Any]]
+) -> None:
+    """A recording of ``n`` records over connections cut at ``cuts``: a connection at any
+    startPosition S gets records S on, numbered so that the client's rule (FeedState, told
+    the recorded numbering; by itself when it is the documented one) takes each once,
+    with no gap, up to the first position past S where the service ended a connection."""
+    bounds = [0, *sorted(c for c in cuts if c < n), n]
+    path = "/basketball/fixtures/f/actions"
+    events: list[dict[str, Any]] = []
+    service_ends = {}
+    for i, (a, b) in enumerate(itertools.pairwise(bounds)):
+        query = [["startPosition", str(a)]]
+        events += [
+            {"e": "connect", "id": i, "t": a, "host": "live", "path": path, "query": query},
+            {"e": "open", "id": i, "t": a},
+        ]
+        for index in range(a, b):
+            record = action(index + 1)
+            record["finished"] = index == n - 1
+            record["fixtureAction"]["fixtureSeqNum"] = index + 1 if continuing else index - a + 1
+            text = msgspec.json.encode(record).decode()
+            events.append({"e": "recv", "id": i, "t": index + 0.5, "text": text})
+        events.append({"e": "closed", "id": i, "t": b, **ends[i]})
+        if ends[i]["by"] != "client":
+            service_ends[b] = ends[i].get("code", CUT)
+    service_ends.setdefault(n, 1000)  # after the finishing record
+    (feed,) = read(lines(*events)).feeds.values()
+    assert feed.numbering == (("continue" if continuing else "restart") if n > bounds[1] else None)
+    for start in range(n + 2):
+        plan = schedule(feed, start)
+        state = FeedState(start, numbering="continue" if feed.numbering == "continue" else "auto")
+        assert state.connect() == start
+        got = []
+        for _, text in plan.messages:
+            step = state.feed(text)
+            assert not isinstance(step, Step) or step.verdict == "deliver", step
+            got += [step] if not isinstance(step, Step) else list(step.records)
+        end = min((p for p in service_ends if p > start), default=n)
+        ids = [int(str(r.fixture_action.action_id)[-12:]) - 1 for r in got]
+        assert ids == list(range(start, end)), (start, plan)
+        assert plan.code == service_ends[end]
+        assert state.position == max(start, end)
