@@ -1,11 +1,12 @@
 """The live feeds' driver: one loop of connections for both ways of reading a feed.
 
 Every connection is opened through the transport's pushing websocket
-(:meth:`~asyncsports._http.transport.Transport.listen`): each message is handed to the
-feed's :class:`~asyncsports._wire.live.FeedState` in the socket's read callback by a
-:class:`Conn` (the listener), and its records to ``deliver`` there and then. The feed's
-task wakes only for what needs a wait: the connection's end, a server's warning, the
-finishing record, and, read the pull way, records for a consumer that waits.
+(:meth:`~asyncsports._http.transport.Transport.listen`): the socket calls back per
+message, and a :class:`Conn` (the listener) hands it to the feed's
+:class:`~asyncsports._wire.live.FeedState` there and then (merged) or queues its bytes
+for the consumer's turn (iterated). The feed's task wakes only for what needs a wait:
+the connection's end, a server's warning, the finishing record, and, read the pull way,
+messages for a consumer that waits.
 
 :func:`connections` is the one loop, shaped as websockets' ``async for ws in connect()``:
 it opens a connection (the client's turn, hooks, handshake, token), yields it, and when
@@ -13,15 +14,15 @@ its reader is done with it decides how it ended: the fixture's end, a reconnect 
 ``startPosition`` = records delivered (after a backoff, or a token refreshed once), the
 service asked after a quiet close, or an error (secrets scrubbed). Two thin readers use it:
 
-- :func:`follow`, the pull way (``async for record in feed``): records wait in a bounded
-  queue between water marks; a consumer that falls behind pauses the socket (TCP then
-  pushes back on the server) and resumes it when it catches up.
+- :func:`follow`, the pull way (``async for record in feed``): messages wait as bytes in
+  the connection's inbox between water marks and go through the feed's checks as the
+  consumer takes them; a consumer that falls behind pauses the socket (TCP then pushes
+  back on the server) and resumes it when it catches up.
 - :func:`push`, the merge's way: records go straight into the merge's book.
 
 Why a push core: picows calls back per message, no task is woken per message (the merge
 of 500 feeds costs less than a bare aiohttp loop), and the pull way is a queue over it,
-as websockets' own ``recv_messages`` is over its protocol (docs/wire.md, "Live feeds:
-one driver").
+as websockets' own ``recv_messages`` is over its protocol (docs/wire.md, "One driver").
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ Deliver = Callable[[Delivered], bool]
 """Takes one record of the feed; True when the feed must stop reading (its share is full)."""
 
 HIGH = 64
-"""Records waiting for a pull consumer at which its socket is paused."""
+"""Messages waiting for a pull consumer at which its socket is paused ..."""
 LOW = 16
 """... and at or below which it is read again."""
+MAX_QUEUED = 1024 * 1024
+"""Bytes of messages waiting for a pull consumer at which its socket is paused too."""
 
 
 class Progress:
@@ -130,12 +133,20 @@ class Conn:
     refused token, a malformed packet, the close) is noted and the feed's task woken.
     """
 
-    __slots__ = ("_deliver", "_feed", "delivered", "done", "end", "error", "idle",
-                 "paused", "quiet", "stop", "token", "unknown", "url", "valve", "warnings", "ws")  # fmt: skip
+    __slots__ = ("_deliver", "_feed", "closing", "delivered", "done", "end", "error", "idle",
+                 "inbox", "paused", "queued", "quiet", "stop", "token", "unknown", "url",
+                 "valve", "warnings", "ws")  # fmt: skip
 
-    def __init__(self, state: FeedState, url: str, deliver: Deliver, valve: Valve) -> None:
+    def __init__(
+        self, state: FeedState, url: str, deliver: Deliver, valve: Valve, pulled: bool = False
+    ) -> None:
         self._feed = state.feed
         self._deliver = deliver
+        # Pulled: messages wait here as bytes, checked in the consumer's turn (a record
+        # decoded as it is taken is in the cache when the consumer reads it).
+        self.inbox: deque[bytes] | None = deque() if pulled else None
+        self.queued = 0  # bytes in inbox
+        self.closing: tuple[int | None, BaseException | None] | None = None
         self.valve = valve
         self.url = url
         self.delivered = 0
@@ -154,12 +165,22 @@ class Conn:
         self.unknown: bytes | None = None  # a message of unknown shape, for the task to log
 
     def on_message(self, data: bytes) -> None:
-        """One message: its records to the consumer now; anything else for the task."""
+        """One message: its records to the consumer now (pushed) or its bytes to the
+        inbox (pulled); anything else for the task."""
         if self.done:
             return
         idle = self.idle
         if idle is not None and not self.paused:
             idle.since = time.monotonic()
+        inbox = self.inbox
+        if inbox is not None:
+            inbox.append(data)
+            self.queued += len(data)
+            if self.valve.waiter is not None:
+                self.valve.wake()
+            if not self.paused and (len(inbox) >= HIGH or self.queued >= MAX_QUEUED):
+                self.pause()
+            return
         try:
             step = self._feed(data, self.url)
         except Exception as exc:  # a malformed packet: the feed raises it, from its task
@@ -170,9 +191,11 @@ class Conn:
             if self._deliver(step):
                 self.pause()
             return
-        self._step(step, data)
+        self.stepped(step, data)
 
-    def _step(self, step: Step, data: bytes) -> None:
+    def stepped(self, step: Step, data: bytes) -> None:
+        """After a message that was not simply the next record: its records delivered,
+        or the connection's end or a warning noted for the task."""
         if step.records:
             self.delivered += len(step.records)
             full = False
@@ -194,7 +217,13 @@ class Conn:
             self.valve.wake()
 
     def on_closed(self, code: int | None, error: BaseException | None) -> None:
-        """The connection is gone: how, unless the feed was done with it already."""
+        """The connection is gone: how, unless the feed was done with it already (pulled:
+        once the messages read before it are checked)."""
+        if self.inbox and not self.done:
+            self.closing = (code, error)
+            self.valve.wake()
+            return
+        self.closing = None
         if not self.done:
             idle = self.idle
             stalled = idle is not None and idle.aborting is not None
@@ -207,6 +236,16 @@ class Conn:
                 self.quiet = code == c.CLOSE_NORMAL and self.delivered == 0
             self.end = ConnectionEnd(self.delivered, stalled=stalled, error=text)
         self._over()
+
+    @property
+    def pending(self) -> bool:
+        """Whether the task has something to see to: a warning, a message of unknown
+        shape, a close to take in (pulled)."""
+        return bool(self.warnings) or self.unknown is not None or self.closing is not None
+
+    def failed(self, error: BaseException) -> None:
+        """A message failed the feed's checks (a malformed packet): the feed raises it."""
+        self._over(error)
 
     def _over(self, error: BaseException | None = None) -> None:
         if error is not None:
@@ -228,7 +267,7 @@ class Conn:
         if not self.paused:
             self.paused = True
             if self.ws is not None:  # else paused once the socket is handed back
-                self.ws.pause()
+                self.ws.pause(hold=self.inbox is None)
             if self.idle is not None:
                 self.idle.since = c.NOT_WAITING
 
@@ -244,42 +283,61 @@ class Conn:
 
 async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
     """Every record of one live feed, once each and in order, across its connections: the
-    pull way. Ends and raises as :func:`connections` does.
-
-    Records read ahead wait in a queue; at ``HIGH`` of them the socket is paused until
-    the consumer has taken all but ``LOW``. Nothing runs between the consumer's calls but
-    the socket's callbacks: closing the generator closes the socket at once.
-    """
-    queue: deque[Delivered] = deque()
-    feed.progress.queue = queue
+    pull way (messages go through the feed's checks as they are taken from the inbox).
+    Ends and raises as :func:`connections` does; closing it closes the socket at once."""
+    out = _Out()  # the records of one message (a held batch, say)
+    feed.progress.queue = out
     valve = Valve()
-    popleft, append = queue.popleft, queue.append
-    loop = asyncio.get_running_loop()
-
-    def put(record: Delivered) -> bool:
-        append(record)
-        waiter = valve.waiter
-        if waiter is not None:
-            valve.waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-        return len(queue) >= HIGH
-
-    async with contextlib.aclosing(connections(feed, put, valve)) as conns:
+    check = feed.state.feed
+    async with contextlib.aclosing(connections(feed, out.put, valve, True)) as conns:
         async for conn in conns:
+            inbox, url = conn.inbox, conn.url
+            assert inbox is not None
+            take = inbox.popleft
             while True:
-                if queue:
-                    yield popleft()
-                    if conn.paused and len(queue) <= LOW:
+                if out:
+                    yield out.popleft()
+                elif inbox and not conn.done:
+                    data = take()
+                    conn.queued -= len(data)
+                    if conn.paused and len(inbox) <= LOW and conn.queued <= MAX_QUEUED // 4:
                         conn.resume()
-                elif not (conn.done or conn.warnings or conn.unknown is not None):
-                    # Inline, not attend(): once a batch of messages, a coroutine less.
-                    waiter = valve.waiter = loop.create_future()
-                    await waiter
-                elif conn.done and not (conn.warnings or conn.unknown is not None):
+                    try:
+                        record = check(data, url)
+                    except Exception as exc:  # a malformed packet
+                        conn.failed(exc)
+                        continue
+                    if isinstance(record, Step):
+                        conn.stepped(record, data)
+                        continue
+                    conn.delivered += 1
+                    yield record
+                elif conn.done and not conn.pending:
                     break
                 else:
-                    await attend(feed, conn)
+                    await _next(feed, conn)
+
+
+class _Out(deque[Delivered]):
+    """The records of one message for a pulled feed's consumer."""
+
+    def put(self, record: Delivered) -> bool:
+        """Take ``record``; never full (at most one message's records)."""
+        self.append(record)
+        return False
+
+
+async def _next(feed: Following, conn: Conn) -> None:
+    """A pulled connection's turn with nothing in its inbox: see to a warning or a message
+    of unknown shape, take in its close, or wait for its next message."""
+    if conn.warnings or conn.unknown is not None:
+        await attend(feed, conn)
+    elif conn.closing is not None:
+        conn.on_closed(*conn.closing)
+    else:
+        valve = conn.valve
+        waiter = valve.waiter = asyncio.get_running_loop().create_future()
+        await waiter
 
 
 async def push(feed: Following, deliver: Deliver, valve: Valve) -> None:
@@ -315,7 +373,7 @@ async def attend(feed: Following, conn: Conn) -> None:
 
 
 async def connections(
-    feed: Following, deliver: Deliver, valve: Valve
+    feed: Following, deliver: Deliver, valve: Valve, pulled: bool = False
 ) -> AsyncGenerator[Conn, None]:
     """Each connection of one feed, open with its token sent, until the feed ends: the
     one loop of connect, watch, decide and reconnect, for both ways of reading.
@@ -334,7 +392,7 @@ async def connections(
     conn: Conn | None = None
     try:
         while True:
-            conn = await _connect(feed, net, base, call, deliver, valve)
+            conn = await _connect(feed, net, base, call, deliver, valve, pulled)
             observer = session.observer
             seen = None if observer is None else observer.connection(feed.req, call.attempts + 1)
             end: ConnectionEnd | None = None
@@ -354,7 +412,13 @@ async def connections(
 
 
 async def _connect(
-    feed: Following, net: Transport, base: str, call: Call, deliver: Deliver, valve: Valve
+    feed: Following,
+    net: Transport,
+    base: str,
+    call: Call,
+    deliver: Deliver,
+    valve: Valve,
+    pulled: bool,
 ) -> Conn:
     """The next open connection, its token sent and its watchdog running: attempts that
     fail are decided by the retry engine (wait, refresh, or raise)."""
@@ -363,7 +427,7 @@ async def _connect(
         if not net.is_open:
             raise RuntimeError("the client was closed while a live feed was following it")
         url = base + target(feed.req, (("startPosition", str(state.connect())),))
-        conn = Conn(state, url, deliver, valve)
+        conn = Conn(state, url, deliver, valve, pulled)
         opened = await c.connect(session, net, url, call, feed.req.headers, conn)
         if isinstance(opened, _Failed):
             await session._after(opened, call)
@@ -372,7 +436,7 @@ async def _connect(
         conn.idle = c.Idle(net, conn.ws, feed.idle_timeout)
         valve.conn = conn
         if conn.paused:  # paused by a full consumer before the socket was handed back
-            conn.ws.pause()
+            conn.ws.pause(hold=not pulled)
         return conn
 
 

@@ -284,18 +284,23 @@ class PushedSocket(picows.WSListener):
         if self._transport is not None:
             self._transport.disconnect(False)
 
-    def pause(self) -> None:
-        """Stop reading the socket; what picows read already waits for :meth:`resume`."""
-        if self._paused:
-            return
-        self._paused = True
-        self._open = False
+    def pause(self, *, hold: bool = True) -> None:
+        """Stop reading the socket; what picows read already waits for :meth:`resume`
+        (``hold``), or goes on to the listener (not ``hold``: a listener that queues the
+        bytes itself, where holding them here would only hand them over later, slower)."""
+        if hold:
+            if self._paused:
+                return
+            self._paused = True
+            self._open = False
         if self._transport is not None and not self._closed:
             self._transport.underlying_transport.pause_reading()
 
     def resume(self) -> None:
         """Read again; held messages go to the listener first (from the event loop)."""
         if not self._paused:
+            if self._transport is not None and not self._closed:
+                self._transport.underlying_transport.resume_reading()  # paused not holding
             return
         self._paused = False
         if self._held:

@@ -240,9 +240,9 @@ class _Socket:
         assert self.inner is not None
         return await self.inner.close(code=code)
 
-    def pause(self) -> None:
+    def pause(self, *, hold: bool = True) -> None:
         assert self.inner is not None
-        self.inner.pause()
+        self.inner.pause(hold=hold)
 
     def resume(self) -> None:
         assert self.inner is not None

@@ -123,9 +123,10 @@ class Pushed(Protocol):
         wait, then drop the connection; no message reaches the listener after this."""
         ...
 
-    def pause(self) -> None:
+    def pause(self, *, hold: bool = True) -> None:
         """Stop reading the socket (TCP pushes back on the server): no message reaches the
-        listener until :meth:`resume`. Idempotent."""
+        listener until :meth:`resume`; with ``hold`` False, what was read already still
+        does (at most one read). Idempotent."""
         ...
 
     def resume(self) -> None:
