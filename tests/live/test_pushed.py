@@ -341,9 +341,13 @@ async def test_a_message_over_max_size_ends_the_connection_with_an_error(
 # ---------------------------------------------------------------------- pause, close, abort
 
 
-async def test_pause_holds_every_message_until_resume_and_the_server_is_pushed_back() -> None:
+@pytest.mark.parametrize("hold", [True, False])
+async def test_pause_holds_every_message_until_resume_and_the_server_is_pushed_back(
+    hold: bool,
+) -> None:
     # 50 small messages in one write (one read for the client: picows hands them all
-    # over, the first pauses, the rest wait), then large ones until the buffers are full.
+    # over, the first pauses, the rest wait; or, not holding, the rest of that read still
+    # comes), then large ones until the buffers are full.
     total, small, size = 2000, 50, 16 * 1024
     sent = 0
     server: list[asyncio.BaseTransport] = []
@@ -375,12 +379,13 @@ async def test_pause_holds_every_message_until_resume_and_the_server_is_pushed_b
     got = Got()
     async with serve(handler) as url, transport() as net:
         ws = await listen(net, url, got)
-        got.then = lambda _: ws.pause() if len(got.messages) == 1 else None
+        got.then = lambda _: ws.pause(hold=hold) if len(got.messages) == 1 else None
         await ws.send_str("go")
         await until(lambda: got.messages and pushed_back(), within=WITHIN)
         for _ in range(10):
             await asyncio.sleep(0)  # what could still arrive would, by now
-        assert len(got.messages) == 1 and not got.closed  # paused from the first message
+        # Paused from the first message; not holding, the rest of its read came too.
+        assert len(got.messages) == (1 if hold else small) and not got.closed
         assert sent < total and pushed_back()
         got.then = None
         ws.resume()
