@@ -4,9 +4,12 @@ of the shell that runs the tests."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -44,7 +47,27 @@ def invoke(*args: str, **env: str) -> Result:
     from asyncsports.cli import app
 
     scrub: dict[str, str | None] = {k: None for k in os.environ if k.startswith(PREFIX)}
-    return CliRunner().invoke(app, list(args), env={**scrub, **env}, prog_name="asyncsports")
+    with _loggers_kept():
+        return CliRunner().invoke(app, list(args), env={**scrub, **env}, prog_name="asyncsports")
+
+
+@contextlib.contextmanager
+def _loggers_kept() -> Iterator[None]:
+    """The ``asyncsports`` loggers as they were, after a command that set them up for its
+    own output (``sync`` stops its logger's propagation): a later test's ``caplog`` would
+    see nothing of them."""
+    manager = logging.Logger.manager
+    ours = [n for n in (*manager.loggerDict, "asyncsports") if n.split(".")[0] == "asyncsports"]
+    kept = {n: (lg.handlers[:], lg.level, lg.propagate)
+            for n in ours for lg in [logging.getLogger(n)]}  # fmt: skip
+    try:
+        yield
+    finally:
+        for name, obj in list(manager.loggerDict.items()):
+            if name.split(".")[0] == "asyncsports" and isinstance(obj, logging.Logger):
+                handlers, level, obj.propagate = kept.get(name, ([], logging.NOTSET, True))
+                obj.handlers[:] = handlers
+                obj.setLevel(level)  # and the loggers' cache of levels cleared
 
 
 async def ainvoke(*args: str, **env: str) -> Result:
