@@ -63,8 +63,10 @@ HIGH = 64
 """Messages waiting for a pull consumer at which its socket is paused ..."""
 LOW = 16
 """... and at or below which it is read again."""
-MAX_QUEUED = 1024 * 1024
-"""Bytes of messages waiting for a pull consumer at which its socket is paused too."""
+BIG = 64 * 1024
+"""A message longer than this pauses a pull consumer's socket at once: at most ``HIGH``
+smaller ones wait (4 MiB), and no byte count is kept (an int made and freed per message,
+4% of a packet's CPU)."""
 
 
 class Progress:
@@ -133,23 +135,23 @@ class Conn:
     refused token, a malformed packet, the close) is noted and the feed's task woken.
     """
 
-    __slots__ = ("_deliver", "_feed", "closing", "delivered", "done", "end", "error", "idle",
-                 "inbox", "paused", "queued", "quiet", "stop", "token", "unknown", "url",
+    __slots__ = ("_deliver", "_feed", "_state", "closing", "done", "end", "error", "idle",
+                 "inbox", "paused", "quiet", "start", "stop", "token", "unknown", "url",
                  "valve", "warnings", "ws")  # fmt: skip
 
     def __init__(
         self, state: FeedState, url: str, deliver: Deliver, valve: Valve, pulled: bool = False
     ) -> None:
+        self._state = state
         self._feed = state.feed
+        self.start = state.position  # this connection's startPosition
         self._deliver = deliver
         # Pulled: messages wait here as bytes, checked in the consumer's turn (a record
         # decoded as it is taken is in the cache when the consumer reads it).
         self.inbox: deque[bytes] | None = deque() if pulled else None
-        self.queued = 0  # bytes in inbox
         self.closing: tuple[int | None, BaseException | None] | None = None
         self.valve = valve
         self.url = url
-        self.delivered = 0
         self.ws: Pushed | None = None
         self.token = ""
         self.idle: c.Idle | None = None
@@ -175,10 +177,9 @@ class Conn:
         inbox = self.inbox
         if inbox is not None:
             inbox.append(data)
-            self.queued += len(data)
             if self.valve.waiter is not None:
                 self.valve.wake()
-            if not self.paused and (len(inbox) >= HIGH or self.queued >= MAX_QUEUED):
+            if not self.paused and (len(inbox) >= HIGH or len(data) > BIG):
                 self.pause()
             return
         try:
@@ -187,7 +188,6 @@ class Conn:
             self._over(error=exc)
             return
         if not isinstance(step, Step):  # the hot path: the next record
-            self.delivered += 1
             if self._deliver(step):
                 self.pause()
             return
@@ -197,7 +197,6 @@ class Conn:
         """After a message that was not simply the next record: its records delivered,
         or the connection's end or a warning noted for the task."""
         if step.records:
-            self.delivered += len(step.records)
             full = False
             for record in step.records:
                 full = self._deliver(record) or full
@@ -236,6 +235,11 @@ class Conn:
                 self.quiet = code == c.CLOSE_NORMAL and self.delivered == 0
             self.end = ConnectionEnd(self.delivered, stalled=stalled, error=text)
         self._over()
+
+    @property
+    def delivered(self) -> int:
+        """Records this connection delivered (the feed's position moves with each)."""
+        return self._state.position - self.start
 
     @property
     def pending(self) -> bool:
@@ -299,8 +303,7 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
                     yield out.popleft()
                 elif inbox and not conn.done:
                     data = take()
-                    conn.queued -= len(data)
-                    if conn.paused and len(inbox) <= LOW and conn.queued <= MAX_QUEUED // 4:
+                    if conn.paused and len(inbox) <= LOW:
                         conn.resume()
                     try:
                         record = check(data, url)
@@ -310,7 +313,6 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
                     if isinstance(record, Step):
                         conn.stepped(record, data)
                         continue
-                    conn.delivered += 1
                     yield record
                 elif conn.done and not conn.pending:
                     break
