@@ -78,7 +78,7 @@ class Progress:
     __slots__ = ("ended", "queue")
 
     def __init__(self) -> None:
-        self.queue: deque[Delivered] | None = None
+        self.queue: list[Delivered] | None = None
         self.ended: str | None = None
 
     @property
@@ -300,7 +300,7 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
             take = inbox.popleft
             while True:
                 if out:
-                    yield out.popleft()
+                    yield out.pop(0)
                 elif inbox and not conn.done:
                     data = take()
                     if conn.paused and len(inbox) <= LOW:
@@ -320,8 +320,9 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
                     await _next(feed, conn)
 
 
-class _Out(deque[Delivered]):
-    """The records of one message for a pulled feed's consumer."""
+class _Out(list[Delivered]):
+    """The records of one message for a pulled feed's consumer (a list, not a deque: at
+    most a window of held records, and 56 bytes, not 760, an idle feed)."""
 
     def put(self, record: Delivered) -> bool:
         """Take ``record``; never full (at most one message's records)."""

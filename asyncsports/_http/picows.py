@@ -86,7 +86,6 @@ async def listen(
         # picows hands back a transport whose connection was lost during the handshake.
         transport.disconnect(False)
         raise ConnectionResetError("the connection closed during the websocket handshake")
-    socket._reaper = loop.create_task(_reap(transport))
     return socket
 
 
@@ -165,7 +164,7 @@ class PushedSocket(picows.WSListener):
         self._paused = False
         self._ended = False
         self._abandoned = False
-        self._held: deque[bytes] = deque()
+        self._held: deque[bytes] | None = None  # made when needed: 760 bytes an idle feed
         self._parts: list[bytes] | None = None
         self._size = 0
         self._frames = 0
@@ -203,7 +202,7 @@ class PushedSocket(picows.WSListener):
             return
         if (kind is _TEXT or kind is _BINARY) and frame.fin and self._parts is None:
             if not self._ended:
-                self._held.append(frame.get_payload_as_bytes())  # paused, or after held ones
+                self._hold(frame.get_payload_as_bytes())  # paused, or after held ones
         elif kind is _TEXT or kind is _BINARY or kind is _CONTINUATION:
             self._fragment(transport, frame, kind is _CONTINUATION)
         elif kind is _PING:
@@ -218,6 +217,8 @@ class PushedSocket(picows.WSListener):
 
     def on_ws_disconnected(self, transport: picows.WSTransport) -> None:
         self._closed = True
+        # A task only now, not for the connection's life: 1 KB less an idle feed.
+        self._reaper = self._loop.create_task(_reap(transport))
         if self._error is None and not self._ended:
             self._error = _failure(transport)
         if not self._disconnected.done():
@@ -369,7 +370,7 @@ class PushedSocket(picows.WSListener):
             if self._open:
                 self._deliver(data)
             elif not self._ended:
-                self._held.append(data)
+                self._hold(data)
 
     def _fail(
         self,
@@ -385,13 +386,18 @@ class PushedSocket(picows.WSListener):
         # keep a graceful close open for ever.
         transport.disconnect(transport.underlying_transport.get_write_buffer_size() == 0)
 
+    def _hold(self, data: bytes) -> None:
+        if self._held is None:
+            self._held = deque()
+        self._held.append(data)
+
     def _drain(self) -> None:
         held = self._held
         while held and not self._paused and not self._ended:
             self._deliver(held.popleft())
         if held and not self._ended:
             return  # paused again: the next resume goes on
-        held.clear()
+        self._held = None
         if self._closed:
             self._tell()
         else:
@@ -400,7 +406,7 @@ class PushedSocket(picows.WSListener):
     def _end(self) -> None:
         self._ended = True
         self._open = False
-        self._held.clear()
+        self._held = None
         self._parts = None
         if self._closed and not self._told:
             # Gone while paused with messages held: on_closed waited for them.
