@@ -66,7 +66,7 @@ LOW = 16
 BIG = 64 * 1024
 """A message longer than this pauses a pull consumer's socket at once: at most ``HIGH``
 smaller ones wait (4 MiB), and no byte count is kept (an int made and freed per message,
-4% of a packet's CPU)."""
+4% of a packet's instructions)."""
 
 
 class Progress:
