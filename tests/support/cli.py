@@ -53,18 +53,23 @@ def invoke(*args: str, **env: str) -> Result:
 
 @contextlib.contextmanager
 def _loggers_kept() -> Iterator[None]:
-    """The ``asyncsports`` loggers as they were, after a command that set them up for its
-    own output (``sync`` stops its logger's propagation): a later test's ``caplog`` would
-    see nothing of them."""
+    """The ``asyncsports.*`` loggers below the package's as they were, after a command that
+    set one up for its own output (``sync`` stops its logger's propagation: a later test's
+    ``caplog`` would see nothing of it). The package's own logger is set up once a process
+    by design (``test_logging_is_set_up_once_per_process``), so it is left as it is."""
+
+    def ours(name: str) -> bool:
+        return name.startswith("asyncsports.")
+
     manager = logging.Logger.manager
-    ours = [n for n in (*manager.loggerDict, "asyncsports") if n.split(".")[0] == "asyncsports"]
     kept = {n: (lg.handlers[:], lg.level, lg.propagate)
-            for n in ours for lg in [logging.getLogger(n)]}  # fmt: skip
+            for n in list(manager.loggerDict) if ours(n)
+            for lg in [logging.getLogger(n)]}  # fmt: skip
     try:
         yield
     finally:
         for name, obj in list(manager.loggerDict.items()):
-            if name.split(".")[0] == "asyncsports" and isinstance(obj, logging.Logger):
+            if ours(name) and isinstance(obj, logging.Logger):
                 handlers, level, obj.propagate = kept.get(name, ([], logging.NOTSET, True))
                 obj.handlers[:] = handlers
                 obj.setLevel(level)  # and the loggers' cache of levels cleared
