@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -22,7 +22,7 @@ import yarl
 from asyncsports._http.bodies import transport
 from asyncsports._http.config import RequestInfo
 from asyncsports._http.retry import Call, Outcome
-from asyncsports._http.session import _Failed
+from asyncsports._http.session import _call, _Failed
 from asyncsports._http.transport import Handshake, Listener, Pushed, Transport
 from asyncsports.errors import error_from
 
@@ -97,14 +97,14 @@ async def _hooked(
 ) -> Pushed | _Failed:
     """``handshake`` awaited between the client's hooks, counted in ``requests_sent``."""
     if session._on_request is not None:
-        await _hook(session._on_request, RequestInfo("GET", url, attempt))
+        await _call(session._on_request, RequestInfo("GET", url, attempt))
     session.requests += 1
     started = time.monotonic()
     opened = await handshake
     if session._on_response is not None:
         status = opened.outcome.status if isinstance(opened, _Failed) else 101
         elapsed = time.monotonic() - started
-        await _hook(session._on_response, RequestInfo("GET", url, attempt, status, elapsed))
+        await _call(session._on_response, RequestInfo("GET", url, attempt, status, elapsed))
     return opened
 
 
@@ -213,9 +213,3 @@ def _redirected(status: int, headers: Any) -> bytes:
         f"websocket handshake redirected ({status}) to {where}: not followed, a live "
         "connection follows no redirect (the token message would go to that host)"
     ).encode()
-
-
-async def _hook(hook: Callable[[RequestInfo], Any], info: RequestInfo) -> None:
-    result = hook(info)
-    if result is not None:
-        await result

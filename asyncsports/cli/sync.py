@@ -35,6 +35,15 @@ EPILOG = (
 )
 
 
+def _speed(cfg: Globals, speed: float | None) -> Globals:
+    """``sync --speed X``, documented before ``--emulator-speed`` was global: the same
+    clock, and said to be deprecated."""
+    if speed is None:
+        return cfg
+    say("asyncsports: sync --speed is deprecated: use --emulator-speed, the same clock")
+    return dataclasses.replace(cfg, emulator_speed=speed)
+
+
 def _logging(verbose: bool) -> None:
     """The mirror's minute-by-minute lines on stderr even without --verbose."""
     log = logging.getLogger("asyncsports.sync")
@@ -136,10 +145,7 @@ def sync(
         fail(cfg, ConfigError(str(exc)))
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
-    if speed is not None:
-        # Documented before --emulator-speed was global; it means the same, and is said so.
-        say("asyncsports: sync --speed is deprecated: use --emulator-speed, the same clock")
-        cfg = dataclasses.replace(cfg, emulator_speed=speed)
+    cfg = _speed(cfg, speed)
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
