@@ -25,12 +25,12 @@ Argument mistakes found before anything is sent are plain :class:`ValueError` or
 from __future__ import annotations
 
 import builtins
-import re
-import urllib.parse
-from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 import msgspec
+
+from asyncsports._wire.secrets import Secrets, hide_urls
 
 __all__ = [
     "APIError",
@@ -293,93 +293,11 @@ def error_for_status(status: int) -> type[APIError]:
 
 # ------------------------------------------------------------------ from the wire
 
-_SECRET_RE = re.compile(r"((?:^|[?&;\s])(?:auth|token|access_token)=)[^&\s'\"]*")
-
 
 def redact(text: object) -> str:
-    """``text`` (a URL, or a message quoting one) with secret query values as ``***``."""
-    return _SECRET_RE.sub(r"\1***", str(text))
-
-
-E = TypeVar("E", bound=BaseException)
-_HIDDEN = "***"
-_UNCHECKED = "(not shown: too deep to check for secrets)"
-
-
-class Secrets:
-    """A client's own secrets (bearer token, stream ``auth``, stream secret), to hide in
-    what a server sends back.
-
-    A server may echo a credential: a 401 body ``{"error": "Invalid token <T>"}``, a
-    ``WWW-Authenticate`` header, a page quoted in a DecodeError's snippet. The session
-    passes every error through :meth:`scrub` before it is logged or raised, so the value
-    is shown as ``***`` wherever the error shows or keeps text (``str``, ``repr``,
-    ``message``, ``body``, ``headers``, ``snippet``). Values under :data:`SHORTEST`
-    characters are not looked for: they would match ordinary words.
-    """
-
-    SHORTEST = 8
-    """The shortest value looked for."""
-    _EDGE = 6
-    # A clipped snippet may hold only the start or the end of a secret: that much of
-    # one at the very end or start of a text is hidden too.
-
-    __slots__ = ("values",)
-
-    def __init__(self, values: Iterable[str | None]) -> None:
-        found: set[str] = set()
-        for value in values:
-            if isinstance(value, str) and len(value) >= self.SHORTEST:
-                # As sent, and as a server may quote it back from a URL.
-                found |= {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)}
-        # Longest first: a secret that contains another is hidden whole.
-        self.values = tuple(sorted(found, key=len, reverse=True))
-
-    def text(self, text: str) -> str:
-        """``text`` with every secret (and a clipped one at either end) as ``***``."""
-        for value in self.values:
-            if value in text:
-                text = text.replace(value, _HIDDEN)
-            for n in range(len(value) - 1, self._EDGE - 1, -1):
-                if text.endswith(value[:n]):
-                    text = text[:-n] + _HIDDEN
-                    break
-            for n in range(len(value) - 1, self._EDGE - 1, -1):
-                if text.startswith(value[-n:]):
-                    text = _HIDDEN + text[n:]
-                    break
-        return text
-
-    def scrub(self, error: E) -> E:
-        """``error`` with the secrets hidden in its args and every text it keeps; in place."""
-        if self.values:
-            # Only what holds a secret is set: an error is otherwise left as built.
-            args = tuple(self._clean(a) for a in error.args)
-            if any(a is not b for a, b in zip(args, error.args, strict=True)):
-                error.args = args
-            for name, value in list(vars(error).items()):
-                cleaned = self._clean(value)
-                if cleaned is not value:
-                    setattr(error, name, cleaned)
-        return error
-
-    def _clean(self, value: Any) -> Any:
-        if isinstance(value, str):
-            cleaned = self.text(value)
-            return value if cleaned == value else cleaned
-        if isinstance(value, Mapping | list | tuple):
-            # A body may nest deeper than recursion goes: look through its JSON instead.
-            try:
-                data = msgspec.json.encode(dict(value) if isinstance(value, Mapping) else value)
-            except (TypeError, RecursionError, msgspec.EncodeError):
-                # Too deep to look through: not kept, since it cannot be checked.
-                return _UNCHECKED
-            text = data.decode()
-            cleaned = text
-            for secret in self.values:
-                cleaned = cleaned.replace(msgspec.json.encode(secret).decode()[1:-1], _HIDDEN)
-            return value if cleaned == text else msgspec.json.decode(cleaned)
-        return value
+    """``text`` (a URL, or a message quoting one) with its URL secrets hidden: the
+    secrets policy's :func:`~asyncsports._wire.secrets.hide_urls`."""
+    return hide_urls(str(text))
 
 
 def message_of(body: Any, text: str) -> str:
@@ -417,16 +335,15 @@ def error_from(
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         body = text
     cls = error_for_status(status)
-    if isinstance(body, str):
-        body = redact(body)
+    # A server may echo a request's secrets back (a Location with the stream auth): the
+    # session hides them in every error before it is logged or raised (Secrets.scrub).
     kw: dict[str, Any] = {
         "body": body,
-        # A server may echo a request's secrets back (a Location with the stream auth).
-        "headers": {k: redact(v) for k, v in headers.items()},
+        "headers": dict(headers.items()),
         "method": method,
         "url": url,
         "attempts": attempts,
     }
     if cls is RateLimitError:
         kw["retry_after"] = retry_after
-    return cls(status, redact(message_of(body, text)), **kw)
+    return cls(status, message_of(body, text), **kw)

@@ -42,7 +42,7 @@ from asyncsports._http.request import Request
 from asyncsports._http.session import Response, Session, _Failed
 from asyncsports._optional import need
 from asyncsports._version import __version__
-from asyncsports.errors import redact
+from asyncsports._wire.secrets import hide_url
 from asyncsports.live import Feed
 from asyncsports.paging import AsyncList
 from asyncsports.raw import RawRecord
@@ -192,7 +192,7 @@ class _Telemetry:
         span = self._tracer.start_span(
             f"GET {route or req.path}", kind=self._client_kind, attributes=common
         )
-        span.set_attribute("url.full", redact(base + req.target))
+        span.set_attribute("url.full", hide_url(base + req.target))
         if call.attempts:
             span.set_attribute("http.request.resend_count", call.attempts)
             self._retries.add(1, server)

@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator, Mapping
 
 from asyncsports._http.config import Limits, Pace
 from asyncsports._http.transport import Reply
-from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError, redact
+from asyncsports._wire.secrets import hide_urls
+from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError
 
 __all__ = ["Response", "StreamResponse", "builtin_timeout", "transport"]
 
@@ -150,7 +151,7 @@ class StreamResponse(Response):
 
 def _describe(exc: BaseException) -> str:
     # aiohttp's messages may quote a URL with its query: redact it like ours.
-    text = redact(exc)
+    text = hide_urls(str(exc))
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
 

@@ -8,12 +8,14 @@ is a ValueError naming the argument before anything is sent.
 from __future__ import annotations
 
 import math
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from asyncsports._http.request import Header, Param, QueryValue, extra_headers, extra_query
 from asyncsports._http.retry import RetryPolicy
+from asyncsports._wire.secrets import HIDDEN, hide_urls, is_credential
 from asyncsports.auth import StreamingCredentials, Token
 
 __all__ = ["Hook", "Limits", "Pace", "RequestInfo", "Settings", "Timeout"]
@@ -94,20 +96,32 @@ Hook = Callable[[RequestInfo], Awaitable[None] | None]
 
 
 def _http_url(name: str, value: str) -> str:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-        raise ValueError(f"{name}: expected an http(s) URL, got {value!r}")
-    if any(c.isspace() or ord(c) < 32 for c in value):
-        raise ValueError(f"{name}: must not hold spaces or control characters, got {value!r}")
-    return value.rstrip("/")
+    return _url(name, value, ("http://", "https://"), "an http(s) URL")
 
 
 def _ws_url(name: str, value: str) -> str:
-    if not isinstance(value, str) or not value.startswith(
-        ("ws://", "wss://", "http://", "https://")
-    ):
-        raise ValueError(f"{name}: expected a ws(s):// (or http(s)://) URL, got {value!r}")
+    schemes = ("ws://", "wss://", "http://", "https://")
+    return _url(name, value, schemes, "a ws(s):// (or http(s)://) URL")
+
+
+def _url(name: str, value: str, schemes: tuple[str, ...], what: str) -> str:
+    # The messages show the URL as the secrets policy does: never a password.
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected {what}, got {value!r}")
+    if not value.startswith(schemes):
+        raise ValueError(f"{name}: expected {what}, got {hide_urls(value)!r}")
     if any(c.isspace() or ord(c) < 32 for c in value):
-        raise ValueError(f"{name}: must not hold spaces or control characters, got {value!r}")
+        raise ValueError(
+            f"{name}: must not hold spaces or control characters, got {hide_urls(value)!r}"
+        )
+    if "@" in urllib.parse.urlsplit(value).netloc:
+        # aiohttp would refuse each request with a bare ValueError, and a password in
+        # the URL would be shown wherever the URL is: refused here, once, instead.
+        raise ValueError(
+            f"{name}: must not hold a user or password ({hide_urls(value)!r}); give the "
+            "token as Client(token=...), or a header with "
+            "default_headers={'Authorization': ...}"
+        )
     return value.rstrip("/")
 
 
@@ -188,6 +202,23 @@ class Settings:
                 raise TypeError(f"{name}: expected a callable, got {hook!r}")
         self.query()
         self.headers()
+
+    def __repr__(self) -> str:
+        # The secrets policy: the token, credential headers and query values and a URL's
+        # password are never shown.
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not f.repr:
+                continue
+            if f.name == "token" and isinstance(value, str):
+                value = HIDDEN
+            elif f.name in ("default_headers", "default_query") and value:
+                value = {k: HIDDEN if is_credential(k) else v for k, v in value.items()}
+            elif isinstance(value, str):
+                value = hide_urls(value)
+            shown.append(f"{f.name}={value!r}")
+        return f"Settings({', '.join(shown)})"
 
     def query(self) -> tuple[Param, ...]:
         """``default_query`` as parameters (a None value sends nothing)."""

@@ -24,7 +24,16 @@ from typing import IO, TYPE_CHECKING, Any
 
 from asyncsports._http.transport import Handshake, Kind, Listener, Pushed, Reply, Transport
 from asyncsports._version import __version__
-from asyncsports._wire.recording import FORMAT, VERSION, Pieces, Scrubber, encode, payload, split
+from asyncsports._wire.recording import (
+    FORMAT,
+    VERSION,
+    Pieces,
+    encode,
+    kept_headers,
+    payload,
+    split,
+)
+from asyncsports._wire.secrets import Secrets
 
 if TYPE_CHECKING:
     from asyncsports._http.config import Settings
@@ -86,7 +95,7 @@ class _Recorder:
         self.writer = _Writer(path)
         creds = settings.streaming_credentials
         token = settings.token if isinstance(settings.token, str) else None
-        self.scrub = Scrubber(token, *((creds.auth, creds.secret) if creds else ()))
+        self.scrub = Secrets((token, *((creds.auth, creds.secret) if creds else ())))
         self.bases = {
             "data": settings.base_url,
             "streaming": settings.streaming_url or "",
@@ -108,16 +117,15 @@ class _Recorder:
     def start(self, kind: str, url: str) -> int:
         self.ids += 1
         host, path, query = split(url, self.bases)
-        self.event(kind, self.ids, host=host or "other", path=path, query=self.scrub.query(query))
+        self.event(kind, self.ids, host=host or "other", path=path, query=self.scrub.pairs(query))
         return self.ids
 
     def failed(self, ident: int, exc: BaseException) -> None:
         self.event("failed", ident, error=self.scrub.text(type(exc).__name__))
 
-    def learn_bearer(self, headers: Mapping[str, str]) -> None:
-        auth = headers.get("Authorization")
-        if auth:
-            self.scrub.learn(auth.partition(" ")[2].strip() or auth)
+    def learn(self, headers: Mapping[str, str]) -> None:
+        """Learn the credentials a request's headers carry (an Authorization in any case)."""
+        self.scrub.pairs(headers.items())
 
 
 class _Body:
@@ -285,14 +293,14 @@ class RecordingTransport:
 
     async def _send(self, url: str, headers: Mapping[str, str], whole: bool) -> Reply:
         rec = self._rec
-        rec.learn_bearer(headers)
+        rec.learn(headers)
         ex = rec.start("get", url)
         try:
             reply = await self.inner.send(url, headers, whole)
         except BaseException as exc:
             rec.failed(ex, exc)
             raise
-        rec.event("reply", ex, status=reply.status, headers=rec.scrub.headers(reply.headers))
+        rec.event("reply", ex, status=reply.status, headers=kept_headers(rec.scrub, reply.headers))
         return _Reply(reply, _Body(reply.content, rec, ex))
 
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
@@ -303,7 +311,7 @@ class RecordingTransport:
     ) -> Pushed:
         rec = self._rec
         if headers:
-            rec.learn_bearer(headers)
+            rec.learn(headers)
         ident = rec.start("connect", url)
         socket = _Socket(listener, rec, ident)
         try:

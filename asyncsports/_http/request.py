@@ -43,6 +43,8 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypedDict
 
+from asyncsports._wire.secrets import HIDDEN, is_credential
+
 __all__ = ["Param", "Request", "RequestOptions"]
 
 Param = tuple[str, str]
@@ -127,7 +129,8 @@ class Request:
     def __repr__(self) -> str:
         # Header names only: a header's value may be a credential.
         more = f", headers={[k for k, _ in self.headers]!r}" if self.headers else ""
-        return f"Request(path={self.path!r}, params={self.params!r}, host={self.host!r}{more})"
+        params = tuple((k, HIDDEN if is_credential(k) else v) for k, v in self.params)
+        return f"Request(path={self.path!r}, params={params!r}, host={self.host!r}{more})"
 
     def fingerprint(self) -> str:
         """8 hex digits naming the listing this request starts: host, path and query.

@@ -41,14 +41,9 @@ from asyncsports._http.ratelimit import Limiter, Pacer
 from asyncsports._http.request import Request, merged_headers, target
 from asyncsports._http.retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._http.transport import AiohttpTransport, Reply, Transport
+from asyncsports._wire.secrets import Secrets, hide_url, is_credential
 from asyncsports.auth import TokenProvider
-from asyncsports.errors import (
-    AsyncSportsError,
-    Secrets,
-    TransportError,
-    error_from,
-    redact,
-)
+from asyncsports.errors import AsyncSportsError, TransportError, error_from
 
 __all__ = ["Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
 
@@ -84,6 +79,11 @@ Consume = Callable[[StreamResponse], Awaitable[T]]
 _WHOLE: Consume[Response] = StreamResponse.whole
 
 
+def own_secrets(req: Request) -> list[str | None]:
+    """The credentials ``req`` carries itself (``extra_headers``, ``extra_query``)."""
+    return [v for k, v in (*req.headers, *req.params) if is_credential(k)]
+
+
 class Session:
     """Sends requests for one client through one transport (its connection pools).
 
@@ -112,6 +112,11 @@ class Session:
         self._data_headers = merged_headers(own, defaults)
         self._stream_headers = merged_headers({"Accept": "application/json"}, defaults)
         self._query = settings.query()
+        # The secrets the client was configured with, beside its token and stream
+        # credentials: credential headers (an Authorization in any case) and query values.
+        self._configured = Secrets(
+            v for k, v in (*defaults, *self._query) if v is not None and is_credential(k)
+        )
         # The data headers with the bearer token: one dict per token, not one per request.
         self._auth_token: str | None = None
         self._auth_headers = self._data_headers
@@ -187,7 +192,7 @@ class Session:
         try:
             return parse(resp)
         except AsyncSportsError as exc:
-            self.scrub(exc)
+            self.scrub(exc, *own_secrets(req))
             raise
 
     def scrub(self, error: E, *more: str | None) -> E:
@@ -205,7 +210,7 @@ class Session:
     def _secrets(self, *more: str | None) -> Secrets:
         creds = self._credentials
         own = () if creds is None else (creds.auth, creds.secret)
-        return Secrets((self._token.current, *own, *more))
+        return self._configured.with_(self._token.current, *own, *more)
 
     async def stream(
         self, req: Request, body: Callable[[StreamResponse], AsyncIterator[T]]
@@ -229,10 +234,10 @@ class Session:
                     yield item
                 return
             except TransportError as exc:
-                failed = _Failed(self.scrub(exc), _BROKEN, None)
+                failed = _Failed(self.scrub(exc, *own_secrets(req)), _BROKEN, None)
             except AsyncSportsError as exc:
                 # A DecodeError quoting the body.
-                self.scrub(exc)
+                self.scrub(exc, *own_secrets(req))
                 raise
             finally:
                 resp.release()
@@ -296,10 +301,8 @@ class Session:
                 if token is None:
                     raise ValueError("token: the sports data service needs one: Client(token=...)")
             headers = self._auth_headers if token is self._auth_token else self._headers(token)
-            if self._query:
-                url = shown = base + target(req, self._defaults(req))
-            else:
-                url = shown = base + req.target
+            url = base + (target(req, self._defaults(req)) if self._query else req.target)
+            shown = hide_url(url)
         else:
             if self._credentials is None:
                 raise ValueError("streaming_credentials: required for the live stream events")
@@ -307,7 +310,7 @@ class Session:
             params = self._credentials.params()
             auth = dict(params).get("auth")
             url = base + target(req, [*params, *self._defaults(req)])
-            shown = redact(url)
+            shown = hide_url(url)
         if req.headers:
             headers = merged_headers(headers, req.headers)
         call.attempts += 1
@@ -329,11 +332,11 @@ class Session:
             # Timeout.total ran out (the transport's own time limits are TransportErrors by now).
             result = _Failed(transport(exc, shown, attempt, deadline), _BROKEN, token)
         except AsyncSportsError as exc:
-            self.scrub(exc, token, auth)
+            self.scrub(exc, token, auth, *own_secrets(req))
             raise
         if isinstance(result, _Failed):
             # Before it is logged ("retrying ...") or raised.
-            self.scrub(result.error, token, auth)
+            self.scrub(result.error, token, auth, *own_secrets(req))
         return result
 
     async def _send(

@@ -13,10 +13,10 @@ since the recording started):
   ``failed``; ``sent`` (what the client sent), ``recv`` (each message) and ``closed``
   (``code``, ``by``: server, client or lost).
 
-Secrets never reach a line: request headers are not recorded at all, the query's
-credential values (:data:`SECRET_PARAMS`) and a sent message's token keys are replaced by
-:data:`REDACTED`, and every secret seen is scrubbed from bodies, messages and headers
-(:class:`Scrubber`, :class:`Pieces`). The rules where the vendor is silent are in
+Secrets never reach a line: request headers are not recorded at all, and the secrets
+policy (:mod:`asyncsports._wire.secrets`) hides the query's and a sent message's
+credentials by name and every secret seen, in every form, in bodies (:class:`Pieces`),
+messages and headers (:func:`kept_headers`). The rules where the vendor is silent are in
 docs/wire.md, "Recordings".
 """
 
@@ -32,10 +32,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from asyncsports._wire.secrets import HIDDEN, Secrets, is_credential
+
 __all__ = [
     "FORMAT",
     "REDACTED",
-    "SECRET_PARAMS",
     "End",
     "Entry",
     "Exchange",
@@ -43,9 +44,9 @@ __all__ = [
     "Pieces",
     "Plan",
     "Recording",
-    "Scrubber",
     "decode_payload",
     "encode",
+    "kept_headers",
     "key",
     "nearest",
     "payload",
@@ -56,13 +57,11 @@ __all__ = [
 
 FORMAT = "asyncsports-recording"
 VERSION = 1
-REDACTED = "<redacted>"
-SECRET_PARAMS = frozenset(
-    {"auth", "authToken", "token", "access_token", "signature", "sig", "secret", "apiKey"}
-)
-"""Query parameters and sent-message keys whose values are credentials."""
-_IGNORED = SECRET_PARAMS | {"timestamp", "operatorId"}
-"""Query parameters a replay does not match on: who asks, and when it signed, vary."""
+REDACTED = HIDDEN
+"""What a secret is written as (the secrets policy's mark)."""
+_IGNORED = frozenset({"timestamp", "operatorId"})
+"""Query parameters a replay does not match on, beside credentials (any
+:func:`~asyncsports._wire.secrets.is_credential` name): who asks, and when it signed, vary."""
 _LIVE_IGNORED = frozenset({"startPosition", "speed"})
 _DROPPED_HEADERS = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
@@ -95,69 +94,10 @@ def decode_payload(event: Mapping[str, Any]) -> bytes:
     return base64.b64decode(event.get("b64", ""))
 
 
-class Scrubber:
-    """The secrets seen so far, and their removal from anything about to be written."""
-
-    __slots__ = ("_bytes", "_texts")
-
-    def __init__(self, *secrets: str | None) -> None:
-        self._texts: list[str] = []
-        self._bytes: list[bytes] = []
-        for s in secrets:
-            self.learn(s)
-
-    def learn(self, secret: str | None) -> None:
-        """Remember ``secret`` (nothing shorter than 4 characters: it would scrub words)."""
-        if secret and len(secret) >= 4 and secret not in self._texts:
-            self._texts.append(secret)
-            self._texts.sort(key=len, reverse=True)  # a longer secret holding a shorter one
-            self._bytes = [t.encode() for t in self._texts]
-
-    @property
-    def longest(self) -> int:
-        """The length of the longest secret in bytes (0: none)."""
-        return len(self._bytes[0]) if self._bytes else 0
-
-    def text(self, text: str) -> str:
-        for s in self._texts:
-            if s in text:
-                text = text.replace(s, REDACTED)
-        return text
-
-    def bytes(self, data: bytes) -> bytes:
-        for s in self._bytes:
-            if s in data:
-                data = data.replace(s, REDACTED.encode())
-        return data
-
-    def query(self, pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
-        """Query pairs with credential values learnt and replaced."""
-        out = []
-        for name, value in pairs:
-            if name in SECRET_PARAMS:
-                self.learn(value)
-                value = REDACTED
-            out.append([name, self.text(value)])
-        return out
-
-    def sent(self, text: str) -> str:
-        """A message the client sends: a JSON object's credential keys replaced (and
-        learnt), anything else scrubbed."""
-        try:
-            doc = _any.decode(text)
-        except msgspec.DecodeError:
-            return self.text(text)
-        if isinstance(doc, dict) and any(k in SECRET_PARAMS for k in doc):
-            for k in doc:
-                if k in SECRET_PARAMS:
-                    self.learn(str(doc[k]))
-                    doc[k] = REDACTED
-            return self.text(_encoder.encode(doc).decode())
-        return self.text(text)
-
-    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
-        """Response headers worth replaying: transport ones and cookies dropped, scrubbed."""
-        return {k: self.text(v) for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS}
+def kept_headers(secrets: Secrets, headers: Mapping[str, str]) -> dict[str, str]:
+    """Response headers worth replaying: transport ones and cookies dropped, the rest with
+    their secrets hidden (:meth:`Secrets.headers`)."""
+    return secrets.headers({k: v for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS})
 
 
 class Pieces:
@@ -170,7 +110,7 @@ class Pieces:
 
     __slots__ = ("_buf", "_scrub", "size")
 
-    def __init__(self, scrub: Scrubber, size: int = PIECE) -> None:
+    def __init__(self, scrub: Secrets, size: int = PIECE) -> None:
         self._scrub = scrub
         self._buf = b""
         self.size = size
@@ -209,7 +149,9 @@ def key(host: str, path: str, query: Iterable[tuple[str, str]] | Iterable[list[s
     """What a replay matches a request by: host, path and the query sorted by name (the
     order of one name's values kept), credentials and live positions left out."""
     ignored = _LIVE_IGNORED | _IGNORED if host == "live" else _IGNORED
-    kept = sorted(((n, v) for n, v in query if n not in ignored), key=lambda p: p[0])
+    kept = sorted(
+        ((n, v) for n, v in query if n not in ignored and not is_credential(n)), key=lambda p: p[0]
+    )
     qs = urllib.parse.urlencode(kept)
     return f"{host} {path}" + (f"?{qs}" if qs else "")
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import urllib.parse
 
+from asyncsports._wire.secrets import hide_urls
+
 __all__ = ["address", "is_postgres", "redact_url"]
 
 
@@ -16,18 +18,10 @@ def is_postgres(db: object) -> bool:
     return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
 
 
-_PASSWORD_RE = re.compile(r"((?:^|[?&])(?:password|sslpassword)=)[^&]*")
-
-
 def redact_url(url: str) -> str:
-    """``url`` without its password, in the address or the query (for messages, reports)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is not None:
-        host = parts.netloc.rsplit("@", 1)[1]
-        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
-    if parts.query:
-        parts = parts._replace(query=_PASSWORD_RE.sub(r"\1***", parts.query))
-    return urllib.parse.urlunsplit(parts)
+    """``url`` without its password, in the address or the query (for messages, reports):
+    the secrets policy's :func:`~asyncsports._wire.secrets.hide_urls`."""
+    return hide_urls(url)
 
 
 def address(url: str) -> str:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from samples import FIXTURE_ID
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials
+from asyncsports._wire.secrets import hide_urls
 from asyncsports.errors import (
     AsyncSportsError,
     AuthenticationError,
@@ -183,7 +184,8 @@ def test_a_secret_clipped_at_either_end_is_hidden(secret: str, other: str, cut: 
 
 @given(st.text(max_size=7), st.text())
 def test_short_values_are_not_looked_for(value: str, text: str) -> None:
-    assert Secrets([value, None]).text(text) == text
+    # Only what the policy hides by name (a URL's password, a credential's value) changes.
+    assert Secrets([value, None]).text(text) == hide_urls(text)
 
 
 def test_scrub_cleans_nested_bodies_and_headers_in_place() -> None:

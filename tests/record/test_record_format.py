@@ -17,15 +17,16 @@ from asyncsports._wire.recording import (
     End,
     Pieces,
     Plan,
-    Scrubber,
     decode_payload,
     encode,
+    kept_headers,
     key,
     nearest,
     payload,
     read,
     schedule,
 )
+from asyncsports._wire.secrets import Secrets
 
 SECRETS = ("tok-ABCDEFGH", "sig0123456789abcdef", "héllo-sécret")
 
@@ -40,7 +41,7 @@ SECRETS = ("tok-ABCDEFGH", "sig0123456789abcdef", "héllo-sécret")
 def test_pieces_never_cut_a_secret_and_join_to_the_scrubbed_body(
     before: str, after: str, which: str, cuts: list[int], size: int
 ) -> None:
-    scrub = Scrubber(*SECRETS)
+    scrub = Secrets(SECRETS)
     body = (before + which + after).encode()
     pieces = Pieces(scrub, size=size)
     out = []
@@ -65,14 +66,14 @@ def test_payload_round_trips_any_bytes(data: bytes) -> None:
 
 
 def test_credentials_are_replaced_in_queries_and_sent_messages_and_learnt() -> None:
-    scrub = Scrubber()
-    query = scrub.query([("operatorId", "1"), ("auth", "a1b2c3d4e5"), ("live", "true")])
-    assert query == [["operatorId", "1"], ["auth", REDACTED], ["live", "true"]]
+    scrub = Secrets()
+    query = scrub.pairs([("operatorId", "1"), ("auth", "a1b2c3d4e5"), ("live", "true")])
+    assert query == [("operatorId", "1"), ("auth", REDACTED), ("live", "true")]
     sent = scrub.sent('{"authToken": "the-live-token"}')
     assert msgspec.json.decode(sent) == {"authToken": REDACTED}
     # Learnt: an echo of either later is scrubbed too.
     assert scrub.text("echo a1b2c3d4e5 and the-live-token") == f"echo {REDACTED} and {REDACTED}"
-    headers = scrub.headers({"Content-Length": "3", "Set-Cookie": "s=1", "Date": "x"})
+    headers = kept_headers(scrub, {"Content-Length": "3", "Set-Cookie": "s=1", "Date": "x"})
     assert headers == {"Date": "x"}
 
 

@@ -88,7 +88,7 @@ async def test_a_live_feed_recorded_across_a_drop_replays_to_the_same_records_an
     assert len(signed) == 1 and text.count('"e":"connect"') == 3
     for secret in secrets:
         assert secret not in text
-    assert text.count('"text":"{\\"authToken\\":\\"<redacted>\\"}"') == 3
+    assert text.count('"text":"{\\"authToken\\":\\"***\\"}"') == 3
     async with Emulator(replay=path) as emu, emu.client() as client:
         again = [r async for r in client.live.actions("basketball", fid, speed="fast")]
         stats_again = [r async for r in client.live.statistics("basketball", fid, speed="fast")]
