@@ -24,6 +24,7 @@ from asyncsports._http.config import RequestInfo
 from asyncsports._http.retry import Call, Outcome
 from asyncsports._http.session import _call, _Failed
 from asyncsports._http.transport import Handshake, Listener, Pushed, Transport
+from asyncsports._wire.secrets import hide_url
 from asyncsports.errors import error_from
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ async def _hooked(
     session: Session, url: str, attempt: int, handshake: Awaitable[Pushed | _Failed]
 ) -> Pushed | _Failed:
     """``handshake`` awaited between the client's hooks, counted in ``requests_sent``."""
+    url = hide_url(url)  # what the hooks see, as for requests
     if session._on_request is not None:
         await _call(session._on_request, RequestInfo("GET", url, attempt))
     session.requests += 1

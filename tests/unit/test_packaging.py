@@ -92,8 +92,11 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     for name in ("setup_app", "setup_tests", "docs"):
         assert re.search(rf'^    in_venv "\$1-\w+" "\$2" "\${name}"$', script, flags=re.M), name
-    assert re.search(r'^leg newest "\$newest"$', script, flags=re.M)
-    lowest = re.search(r"^\(\n(.*?)^\)$", script, flags=re.M | re.S)
+    # The two legs run side by side, each to a log of its own, and both are waited for.
+    assert re.search(r'^leg newest "\$newest" >"\$tmp/newest.log" 2>&1 &$', script, flags=re.M)
+    assert re.search(r'^wait "\$newest_leg" \|\| status=\$\?$', script, flags=re.M)
+    assert re.search(r'^wait "\$lowest_leg" \|\| status=\$\?$', script, flags=re.M)
+    lowest = re.search(r"^\(\n(.*?)^\) >", script, flags=re.M | re.S)
     assert lowest, "the lowest leg runs in a subshell of its own"
     assert lowest[1].split() == [
         "export",
