@@ -93,6 +93,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.NoRecordError, 15, "a response without the record asked for"),
     (errors.PagingError, 16, "a server that breaks the paging contract"),
     (errors.MissingDependencyError, MISSING_EXTRA, "an optional dependency not installed"),
+    (errors.RecordingError, 21, "a recording that cannot be replayed (emulator --replay)"),
     (errors.AsyncSportsError, 12, "other client error"),
 )
 HINTS: dict[type[BaseException], str] = {

@@ -8,6 +8,8 @@ from __future__ import annotations
 import gzip
 import itertools
 import logging
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +20,12 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import clean_env
 
 from asyncsports._wire.recording import MAX_LINE, Lines, Nearest, encode, position, read
+from asyncsports.cli.running import EXIT_CODES
 from asyncsports.emulator import Emulator
+from asyncsports.emulator.__main__ import BAD_RECORDING
 from asyncsports.errors import AsyncSportsError, RecordingError
 
 HEAD = {"format": "asyncsports-recording", "version": 1}
@@ -29,6 +34,7 @@ REPLY = {"e": "reply", "id": 1, "t": 0, "status": 200, "headers": {}}
 CONNECT = {"e": "connect", "id": 2, "t": 0, "host": "live", "path": "/f/actions",
            "query": [["startPosition", "0"]]}  # fmt: skip
 SMALL = "tests/data/replay-small.jsonl.gz"
+EMULATOR = [sys.executable, "-m", "asyncsports.emulator"]
 
 
 def lines(*events: dict[str, Any] | bytes) -> list[bytes]:
@@ -273,6 +279,38 @@ async def test_a_bad_start_position_is_a_400_before_the_upgrade_and_no_traceback
 
 
 # --------------------------------------------------------------------------- measured
+
+CAP = 512 * 1024 * 1024
+
+
+def limited() -> None:  # in the child, before it starts: what the cap was
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+
+
+@pytest.mark.parametrize("kind", ["bomb", "cut", "line"])
+def test_the_command_exits_with_its_code_and_one_line_under_a_512_mb_cap(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / f"{kind}.jsonl.gz"
+    if kind == "bomb":
+        bomb(path)  # 3 GiB in one line
+    elif kind == "cut":
+        truncated(path)
+    else:
+        path.write_bytes(gzip.compress(b"".join(lines(GET, {**REPLY, "headers": []}))))
+    started = time.monotonic()
+    done = subprocess.run(
+        [*EMULATOR, "--port", "0", "--replay", str(path)],
+        capture_output=True, text=True, env=clean_env(), timeout=30, preexec_fn=limited,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert done.returncode == BAD_RECORDING, done.stderr
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"asyncsports-emulator: --replay: {path}:")
+    assert took < 5, took
+    assert dict((cls, code) for cls, code, _ in EXIT_CODES)[RecordingError] == BAD_RECORDING
 
 
 def body_recording(path: Path, mib: int, piece: int = 64 * 1024) -> None:
