@@ -28,7 +28,6 @@ linear in its bytes.
 from __future__ import annotations
 
 import base64
-import binascii
 import bisect
 import difflib
 import re
@@ -109,11 +108,11 @@ def payload(data: bytes) -> dict[str, str]:
 
 
 def decode_payload(event: Mapping[str, Any]) -> bytes:
-    """The bytes of a :func:`payload` field."""
+    """The bytes of a :func:`payload` field (ValueError: not base64, or not text)."""
     if "text" in event:
         text: str = event["text"]
         return text.encode("utf-8")
-    return base64.b64decode(event.get("b64", ""))
+    return base64.b64decode(event.get("b64", ""), validate=True)
 
 
 class Scrubber:
@@ -266,7 +265,7 @@ class Nearest:
             pool.sort()
 
     def find(self, target: str) -> str | None:
-        """The recorded key most like ``target``: same host first, then same path."""
+        """The recorded key most like ``target``: of its path if any, else of its host."""
         pool = self._by_path.get(target.partition("?")[0]) or self._by_host.get(
             target.partition(" ")[0]
         )
@@ -498,12 +497,7 @@ _events = msgspec.json.Decoder(_Event)
 
 
 def _bytes_of(ev: _Event) -> bytes:
-    if ev.text is not None:
-        return ev.text.encode("utf-8", "surrogatepass")
-    try:
-        return base64.b64decode(ev.b64 or "", validate=True)
-    except binascii.Error as exc:
-        raise ValueError(f"b64: {exc}") from None
+    return decode_payload({"text": ev.text} if ev.text is not None else {"b64": ev.b64 or ""})
 
 
 @dataclass
