@@ -60,7 +60,9 @@ class Client:
     a method's own parameters and headers, and its ``extra_query`` and ``extra_headers``,
     take precedence; ``default_headers`` replace the client's own (``Accept``, say).
     ``record`` (a file name; gzip when it ends ``.gz``) records every request, answer and
-    live message to it, secrets removed, for ``Emulator(replay=...)`` to serve.
+    live message to it, secrets removed, for ``Emulator(replay=...)`` to serve. A file
+    that holds anything already is refused when the client opens (FileExistsError),
+    never replaced, unless ``record_overwrite=True``.
     ``tracing=True`` sends spans and metrics to the global OpenTelemetry providers (extra
     ``otel``; :func:`asyncsports.telemetry.instrument`).
     """
@@ -92,6 +94,7 @@ class Client:
         default_query: Mapping[str, QueryValue] | None = None,
         default_headers: Mapping[str, str | None] | None = None,
         record: str | os.PathLike[str] | None = None,
+        record_overwrite: bool = False,
         tracing: bool = False,
         _transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
@@ -140,7 +143,9 @@ class Client:
             from asyncsports._http.record import RecordingTransport
             from asyncsports._http.transport import AiohttpTransport
 
-            transport = RecordingTransport(transport or AiohttpTransport(s), record, s)
+            transport = RecordingTransport(
+                transport or AiohttpTransport(s), record, s, overwrite=record_overwrite
+            )
         self._session = Session(s, limiter=self._shared, transport=transport)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""

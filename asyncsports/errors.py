@@ -16,7 +16,8 @@ Every error the library raises on purpose is an :class:`AsyncSportsError`::
     ├── NoRecordError            a 200 whose body held no record
     ├── PagingError              a server that breaks the paging contract
     ├── SinkError                a database that cannot be used or reached
-    └── MissingDependencyError   an optional dependency not installed (also ImportError)
+    ├── MissingDependencyError   an optional dependency not installed (also ImportError)
+    └── RecordingError           a recording to replay that is malformed, cut short or too big
 
 Argument mistakes found before anything is sent are plain :class:`ValueError` or
 :class:`TypeError`, as in the standard library.
@@ -44,6 +45,7 @@ __all__ = [
     "NotFoundError",
     "PagingError",
     "RateLimitError",
+    "RecordingError",
     "Secrets",
     "ServerError",
     "SinkError",
@@ -273,6 +275,23 @@ class MissingDependencyError(AsyncSportsError, ModuleNotFoundError):
     def __reduce__(self) -> Any:
         args = (self.feature, self.module, self.extra)
         return (_rebuild, (type(self), args, {"reason": self.reason}))
+
+
+class RecordingError(AsyncSportsError, ValueError):
+    """A recording (``Emulator(replay=...)``) that cannot be served: ``file``, its ``line``
+    (1: the header; 0: the file as a whole) and ``what`` is wrong there.
+
+    Also a :class:`ValueError`, what a file that is not a recording raised before.
+    """
+
+    def __init__(self, file: str, line: int, what: str) -> None:
+        self.file = file
+        self.line = line
+        self.what = what
+        super().__init__(f"{file}:{line}: {what}")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.file, self.line, self.what))
 
 
 _BY_STATUS: dict[int, type[APIError]] = {

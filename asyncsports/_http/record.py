@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import errno
 import gzip
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from asyncsports._http.transport import Handshake, Kind, Listener, Pushed, Reply, Transport
 from asyncsports._version import __version__
@@ -38,29 +39,56 @@ from asyncsports._wire.secrets import Secrets
 if TYPE_CHECKING:
     from asyncsports._http.config import Settings
 
-__all__ = ["RecordingTransport"]
+__all__ = ["RecordingTransport", "refuse_a_recording"]
+
+
+def refuse_a_recording(path: str | os.PathLike[str]) -> None:
+    """FileExistsError if ``path`` holds anything: an earlier recording is never replaced
+    unless asked (``record_overwrite``). An empty file is no recording to lose
+    (``asyncsports --record`` makes one to check the path)."""
+    size = os.path.getsize(path)
+    if size:
+        raise FileExistsError(
+            errno.EEXIST,
+            f"a recording is there already ({size} bytes); record_overwrite=True "
+            "(asyncsports --record-overwrite) replaces it",
+            os.fspath(path),
+        )
 
 
 class _Writer:
-    """Lines to one file, written in order by one task at a time, off the event loop."""
+    """Lines to one file, written in order by one task at a time, off the event loop.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``overwrite``: whether the first open may replace a file that is not empty (else
+    FileExistsError: an earlier recording is never replaced by mistake).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         self.path = os.fspath(path)
+        self.overwrite = overwrite
         self._file: IO[bytes] | None = None
         self._pending: list[bytes] = []
         self._task: asyncio.Task[None] | None = None
         self._opened = False
 
     def open(self, header: bytes) -> None:
-        # Truncated at the first open, appended to when the client opens again (a gzip
-        # file then has two members, which gzip reads as one).
-        mode = "ab" if self._opened else "wb"
-        gz = self.path.endswith(".gz")
-        file: Any = gzip.open(self.path, mode, compresslevel=6) if gz else open(self.path, mode)  # noqa: SIM115
+        # Made (or, asked to, replaced) at the first open, appended to when the client
+        # opens again (a gzip file then has two members, which gzip reads as one).
+        mode = "ab" if self._opened else "wb" if self.overwrite else "xb"
+        try:
+            file = self._open(mode)  # "xb": made here, so nothing is lost (no race)
+        except FileExistsError:
+            refuse_a_recording(self.path)
+            file = self._open("wb")
         self._file = file
         self._opened = True
-        if mode == "wb":
+        if mode != "ab":
             self.write(header)
+
+    def _open(self, mode: str) -> IO[bytes]:
+        if self.path.endswith(".gz"):
+            return cast("IO[bytes]", gzip.open(self.path, mode, compresslevel=6))
+        return open(self.path, mode)
 
     def write(self, line: bytes) -> None:
         if self._file is None:
@@ -258,12 +286,21 @@ class _Socket:
 
 
 class RecordingTransport:
-    """``inner`` (any :class:`Transport`), with every exchange recorded to ``path``."""
+    """``inner`` (any :class:`Transport`), with every exchange recorded to ``path``: a
+    new or empty file, or any file when ``overwrite`` (else FileExistsError at open)."""
 
-    def __init__(self, inner: Transport, path: str | os.PathLike[str], settings: Settings) -> None:
+    def __init__(
+        self,
+        inner: Transport,
+        path: str | os.PathLike[str],
+        settings: Settings,
+        *,
+        overwrite: bool = False,
+    ) -> None:
         self.inner = inner
         self.errors = inner.errors
         self._rec = _Recorder(path, settings)
+        self._rec.writer.overwrite = overwrite
 
     @property
     def path(self) -> str:

@@ -18,29 +18,41 @@ policy (:mod:`asyncsports._wire.secrets`) hides the query's and a sent message's
 credentials by name and every secret seen, in every form, in bodies (:class:`Pieces`),
 messages and headers (:func:`kept_headers`). The rules where the vendor is silent are in
 docs/wire.md, "Recordings".
+
+A recording to replay is untrusted input: :class:`Lines` and :func:`read` refuse anything
+malformed, cut short or over a limit (:data:`MAX_LINE`, :data:`MAX_BODY`,
+:data:`MAX_TOTAL`) with a :class:`~asyncsports.errors.RecordingError`, and load in time
+linear in its bytes.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import difflib
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from asyncsports._wire.secrets import HIDDEN, Secrets, is_credential
+from asyncsports.errors import RecordingError
 
 __all__ = [
     "FORMAT",
+    "MAX_BODY",
+    "MAX_LINE",
+    "MAX_TOTAL",
     "REDACTED",
     "End",
     "Entry",
     "Exchange",
     "Feed",
+    "Lines",
+    "Nearest",
     "Pieces",
     "Plan",
     "Recording",
@@ -50,6 +62,7 @@ __all__ = [
     "key",
     "nearest",
     "payload",
+    "position",
     "read",
     "schedule",
     "split",
@@ -68,6 +81,12 @@ _DROPPED_HEADERS = frozenset(
      "set-cookie", "authorization", "proxy-authorization"}
 )  # fmt: skip
 PIECE = 64 * 1024
+MAX_LINE = 16 * 1024 * 1024
+"""Bytes of one line of a recording to replay (a body piece is 64 KiB; a message, a few)."""
+MAX_BODY = 256 * 1024 * 1024
+"""Bytes of one recorded body, decoded (the client's own ``max_body_size`` is 64 MiB)."""
+MAX_TOTAL = 2 * 1024 * 1024 * 1024
+"""Bytes of a whole recording, inflated: a replay holds what it serves in memory."""
 
 _encoder = msgspec.json.Encoder()
 _any = msgspec.json.Decoder()
@@ -87,11 +106,11 @@ def payload(data: bytes) -> dict[str, str]:
 
 
 def decode_payload(event: Mapping[str, Any]) -> bytes:
-    """The bytes of a :func:`payload` field."""
+    """The bytes of a :func:`payload` field (ValueError: not base64, or not text)."""
     if "text" in event:
         text: str = event["text"]
         return text.encode("utf-8")
-    return base64.b64decode(event.get("b64", ""))
+    return base64.b64decode(event.get("b64", ""), validate=True)
 
 
 def kept_headers(secrets: Secrets, headers: Mapping[str, str]) -> dict[str, str]:
@@ -157,14 +176,60 @@ def key(host: str, path: str, query: Iterable[tuple[str, str]] | Iterable[list[s
 
 
 def nearest(target: str, keys: Iterable[str]) -> str | None:
-    """The recorded key most like ``target`` (same host first, then same path)."""
-    host, _, rest = target.partition(" ")
-    path = rest.partition("?")[0]
-    same = [k for k in keys if k.partition(" ")[0] == host]
-    pool = [k for k in same if k.partition(" ")[2].partition("?")[0] == path] or same
-    if not pool:
+    """The recorded key most like ``target`` (:meth:`Nearest.find`)."""
+    return Nearest(keys).find(target)
+
+
+class Nearest:
+    """Recorded keys sorted by host and by host and path, for naming the nearest to a
+    request not in the recording without a look at every key.
+
+    The candidates are those of the same path (else of the same host) next to the target
+    in sorted order, :data:`NEIGHBOURS` either side, which share the longest prefixes with
+    it; the one most like it by text wins, compared on their first :data:`COMPARED`
+    characters. So a miss costs a binary search and at most 64 comparisons of short
+    strings, however large the recording.
+    """
+
+    NEIGHBOURS = 32
+    COMPARED = 512
+
+    __slots__ = ("_by_host", "_by_path")
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._by_host: dict[str, list[str]] = {}
+        self._by_path: dict[str, list[str]] = {}
+        for k in keys:
+            self._by_host.setdefault(k.partition(" ")[0], []).append(k)
+            self._by_path.setdefault(k.partition("?")[0], []).append(k)
+        for pool in (*self._by_host.values(), *self._by_path.values()):
+            pool.sort()
+
+    def find(self, target: str) -> str | None:
+        """The recorded key most like ``target``: of its path if any, else of its host."""
+        pool = self._by_path.get(target.partition("?")[0]) or self._by_host.get(
+            target.partition(" ")[0]
+        )
+        if not pool:
+            return None
+        at = bisect.bisect_left(pool, target)
+        near = pool[max(0, at - self.NEIGHBOURS) : at + self.NEIGHBOURS]
+        head = target[: self.COMPARED]
+        matcher = difflib.SequenceMatcher(None, b=head)  # b's index is built once
+
+        def likeness(k: str) -> float:
+            matcher.set_seq1(k[: self.COMPARED])
+            return matcher.ratio()
+
+        return max(near, key=likeness)
+
+
+def position(raw: str) -> int | None:
+    """A ``startPosition`` as given: ASCII digits, at most 18 (None: not one). ``str.isdigit``
+    takes ``²`` and 5,000 digits, which ``int`` refuses or takes long over."""
+    if not raw or len(raw) > 18 or not raw.isascii() or not raw.isdigit():
         return None
-    return max(pool, key=lambda k: difflib.SequenceMatcher(None, target, k).ratio())
+    return int(raw)
 
 
 # --------------------------------------------------------------------------- reading
@@ -269,11 +334,11 @@ def _packet(text: str) -> _Packet:
 _SENDABLE = frozenset(range(1000, 5000)) - {1004, 1005, 1006, 1015}
 
 
-def _by_the_service(closed: Mapping[str, Any]) -> bool:
+def _by_the_service(closed: _Event) -> bool:
     """Whether the service ended a connection: not the client's own close (after a gap or
     a stall, or once it had the finishing record), nor its consumer cancelled mid-read."""
-    by = closed.get("by")
-    return by == "server" or (by == "lost" and closed.get("error") != "CancelledError")
+    by = closed.by
+    return by == "server" or (by == "lost" and closed.error != "CancelledError")
 
 
 @dataclass
@@ -284,55 +349,161 @@ class _Conn:
     end: End | None = None
 
 
-def read(lines: Iterable[bytes]) -> Recording:
-    """A recording's lines (header first) as what a replay serves.
+_BLANKS = re.compile(rb"\n+")
 
-    Raises ValueError for a file that is not a recording.
+
+class Lines:
+    """A recording's bytes, as they come in ``chunks`` of any size, as its lines (without
+    their newlines; blank ones skipped). A line is refused past ``line`` bytes before it
+    is held whole, and the whole past ``total`` bytes: a gzip bomb of one line is refused
+    after 16 MiB of it, not once it fills the memory.
+
+    ``number`` is the number (from 1) of the line last given, or being read: what an error
+    about the stream, or :func:`read` about a line, names.
     """
+
+    __slots__ = ("_chunks", "file", "line", "number", "total")
+
+    def __init__(
+        self,
+        chunks: Iterable[bytes],
+        file: str = "<recording>",
+        *,
+        line: int = MAX_LINE,
+        total: int = MAX_TOTAL,
+    ) -> None:
+        self._chunks = chunks
+        self.file = file
+        self.line = line
+        self.total = total
+        self.number = 1
+
+    def __iter__(self) -> Iterator[bytes]:
+        held: list[bytes] = []  # the line so far, joined once when it ends
+        size = 0
+        seen = 0
+        for chunk in self._chunks:
+            seen += len(chunk)
+            if seen > self.total:
+                raise RecordingError(self.file, self.number,
+                                     f"more than {self.total} bytes inflated")  # fmt: skip
+            start = 0
+            while (nl := chunk.find(b"\n", start)) >= 0:
+                if size + nl - start > self.line:
+                    break
+                if nl == start and size == 0:  # a run of blank lines, skipped in one step
+                    run = _BLANKS.match(chunk, start)
+                    assert run is not None
+                    self.number += run.end() - start
+                    start = run.end()
+                    held.clear()
+                    continue
+                held.append(chunk[start:nl])
+                yield b"".join(held)
+                held.clear()
+                size = 0
+                start = nl + 1
+                self.number += 1
+            rest = len(chunk) - start if nl < 0 else nl - start
+            if size + rest > self.line:
+                raise RecordingError(self.file, self.number,
+                                     f"a line longer than {self.line} bytes")  # fmt: skip
+            if start < len(chunk):
+                held.append(chunk[start:])
+                size += len(chunk) - start
+        if size:
+            yield b"".join(held)
+
+
+class _Event(msgspec.Struct, frozen=True, gc=False):
+    """One event line, its types checked as it is decoded (a recording is untrusted)."""
+
+    e: str
+    id: int
+    t: Annotated[float, msgspec.Meta(ge=0.0, le=1e9)]
+    host: str | None = None
+    path: str | None = None
+    query: list[tuple[str, str]] = []
+    status: Annotated[int, msgspec.Meta(ge=100, le=599)] | None = None
+    headers: dict[str, str] = {}
+    text: str | None = None
+    b64: str | None = None
+    complete: bool = False
+    code: int | None = None
+    by: str | None = None
+    error: str | None = None
+
+
+_events = msgspec.json.Decoder(_Event)
+
+
+def _bytes_of(ev: _Event) -> bytes:
+    return decode_payload({"text": ev.text} if ev.text is not None else {"b64": ev.b64 or ""})
+
+
+@dataclass
+class _Timeline:
+    """A feed's records so far, kept across its connections (not rebuilt for each)."""
+
+    seen: set[int] = field(default_factory=set)
+    front: int = -1
+
+
+def read(
+    lines: Iterable[bytes], file: str = "<recording>", *, max_body: int = MAX_BODY
+) -> Recording:
+    """A recording's lines (header first; :class:`Lines`, which numbers them itself, or
+    any lines) as what a replay serves, in time linear in its bytes.
+
+    Raises :class:`~asyncsports.errors.RecordingError` (``file``, the line, what is wrong)
+    for a file that is not a recording, a malformed line, a line over :data:`MAX_LINE`
+    or a body over ``max_body`` bytes.
+    """
+    numbered = lines if isinstance(lines, Lines) else None
+    if numbered is not None:
+        file = numbered.file
     it = iter(lines)
     first = next(it, b"")
+    number = numbered.number if numbered is not None else 1
     try:
         head = _any.decode(first)
     except msgspec.DecodeError:
         head = None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise ValueError("not an asyncsports recording (its first line has no format)")
+        what = "not an asyncsports recording (its first line has no format)"
+        raise RecordingError(file, number, what)
     if head.get("version") != VERSION:
-        raise ValueError(f"recording version {head.get('version')!r}: this reads {VERSION}")
+        what = f"recording version {head.get('version')!r}: this reads {VERSION}"
+        raise RecordingError(file, number, what)
     rec = Recording()
-    open_: dict[int, Exchange] = {}
+    open_: dict[int, tuple[Exchange, list[bytes]]] = {}
+    sizes: dict[int, int] = {}
     keys: dict[int, str] = {}
     conns: dict[int, _Conn] = {}
     order: list[_Conn] = []
-    for line in it:
+    for count, line in enumerate(it, 2):
+        number = numbered.number if numbered is not None else count
         if not line.strip():
             continue
-        ev = _any.decode(line)
-        kind, ident = ev.get("e"), ev.get("id")
-        if kind in ("get", "connect"):
-            keys[ident] = key(ev["host"], ev["path"], ev.get("query", ()))
-            if kind == "connect":
-                start = dict((n, v) for n, v in ev.get("query", ())).get("startPosition", "0")
-                conns[ident] = _Conn(keys[ident], int(start) if start.isdigit() else 0)
-        elif kind == "reply":
-            answer = Exchange(ev["status"], ev.get("headers", {}))
-            open_[ident] = answer
-            rec.exchanges.setdefault(keys[ident], []).append(answer)
-        elif kind == "body" and ident in open_:
-            open_[ident].body += decode_payload(ev)
-        elif kind == "end" and ident in open_:
-            open_.pop(ident).complete = bool(ev.get("complete"))
-        elif kind == "open" and ident in conns:
-            order.append(conns[ident])
-        elif kind == "recv" and ident in conns:
-            conns[ident].messages.append((ev["t"], decode_payload(ev).decode("utf-8", "replace")))
-        elif kind == "closed" and ident in conns and _by_the_service(ev):
-            code = ev.get("code")
-            conns[ident].end = End(ev["t"], code if code in _SENDABLE else CUT)
+        if len(line) > MAX_LINE:
+            raise RecordingError(file, number, f"a line longer than {MAX_LINE} bytes")
+        try:
+            ev = _events.decode(line)
+            _event(ev, rec, open_, sizes, keys, conns, order, max_body)
+        except msgspec.ValidationError as exc:
+            raise RecordingError(file, number, f"an event that does not fit: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise RecordingError(file, number, f"not JSON: {exc}") from None
+        except ValueError as exc:
+            raise RecordingError(file, number, f"{ev.e}: {exc}") from None
+    for answer, parts in open_.values():  # the recording stopped mid-body
+        answer.body = b"".join(parts)
     ends: dict[str, list[tuple[int, End, bool]]] = {}
+    timelines: dict[str, _Timeline] = {}
     for conn in order:
         feed = rec.feeds.setdefault(conn.key, Feed())
-        end = _merge(feed, conn, first=len(feed.entries) == 0 and not feed.preamble)
+        timeline = timelines.setdefault(conn.key, _Timeline())
+        end = _merge(feed, conn, len(feed.entries) == 0 and not feed.preamble, timeline)
         if end is not None:
             ends.setdefault(conn.key, []).append(end)
     for name, feed in rec.feeds.items():
@@ -345,16 +516,69 @@ def read(lines: Iterable[bytes]) -> Recording:
     return rec
 
 
-def _merge(feed: Feed, conn: _Conn, first: bool) -> tuple[int, End, bool] | None:
+def _event(
+    ev: _Event,
+    rec: Recording,
+    open_: dict[int, tuple[Exchange, list[bytes]]],
+    sizes: dict[int, int],
+    keys: dict[int, str],
+    conns: dict[int, _Conn],
+    order: list[_Conn],
+    max_body: int,
+) -> None:
+    """Take one event into what :func:`read` builds; ValueError: it makes no sense."""
+    kind, ident = ev.e, ev.id
+    if kind in ("get", "connect"):
+        if ev.host is None or ev.path is None:
+            raise ValueError("host and path are required")
+        keys[ident] = key(ev.host, ev.path, ev.query)
+        if kind == "connect":
+            raw = dict(ev.query).get("startPosition", "0")
+            start = position(raw)
+            if start is None:
+                raise ValueError(f"startPosition {raw[:40]!r}: expected 0 to 18 digits")
+            conns[ident] = _Conn(keys[ident], start)
+    elif kind == "reply":
+        if ev.status is None:
+            raise ValueError("status is required")
+        if ident not in keys:
+            raise ValueError(f"a reply to request {ident}, which was not recorded")
+        answer = Exchange(ev.status, ev.headers)
+        open_[ident] = (answer, [])
+        sizes[ident] = 0
+        rec.exchanges.setdefault(keys[ident], []).append(answer)
+    elif kind == "body" and ident in open_:
+        piece = _bytes_of(ev)
+        sizes[ident] += len(piece)
+        if sizes[ident] > max_body:
+            raise ValueError(f"a body longer than {max_body} bytes")
+        open_[ident][1].append(piece)
+    elif kind == "end" and ident in open_:
+        answer, parts = open_.pop(ident)
+        answer.body = b"".join(parts)  # joined once: += would copy the body for each piece
+        answer.complete = ev.complete
+    elif kind == "open" and ident in conns:
+        order.append(conns[ident])
+    elif kind == "recv" and ident in conns:
+        conns[ident].messages.append((ev.t, _bytes_of(ev).decode("utf-8", "replace")))
+    elif kind == "closed" and ident in conns and _by_the_service(ev):
+        code = ev.code
+        conns[ident].end = End(ev.t, code if code in _SENDABLE else CUT)
+
+
+def _merge(
+    feed: Feed, conn: _Conn, first: bool, timeline: _Timeline
+) -> tuple[int, End, bool] | None:
     """Add one connection's messages to its feed: each record at its index (the first
     arrival wins), other messages where the connection stood at the feed's front.
+    ``timeline`` holds the feed's records so far and is updated.
 
     Returns the service's end of the connection, if it ended it: at the position its
     client would have resumed at (the records it carried in a row from its start), and
     whether it carried none.
     """
-    seen = {e.index for e in feed.entries if e.index is not None}
-    front = max(seen, default=-1)
+    seen = timeline.seen
+    front = timeline.front
     origin: int | None = None
     nxt = conn.start
     last = conn.start - 1
@@ -388,6 +612,7 @@ def _merge(feed: Feed, conn: _Conn, first: bool) -> tuple[int, End, bool] | None
         seen.add(index)
         last, front = index, max(front, index)
         feed.entries.append(Entry(t, text, index, index, seq))
+    timeline.front = front
     if conn.end is None:
         return None
     reach = conn.start

@@ -55,6 +55,7 @@ class Globals:
     json: bool = False
     verbose: bool = False
     record: str | None = None
+    record_overwrite: bool = False
     query: list[str] | None = None
     """``--query KEY=VALUE`` items: parameters sent with every request the command makes."""
     asked: tuple[tuple[str, str], ...] = ()
@@ -282,9 +283,20 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             "--record",
             env="RECORD",
             help="Record every request, answer and live message to this file (JSON Lines, "
-            "gzip if it ends .gz; no secret in it): asyncsports-emulator --replay serves it.",
+            "gzip if it ends .gz; no secret in it): asyncsports-emulator --replay serves it. "
+            "A file that holds anything is refused (exit 17) unless --record-overwrite.",
             panel=OUTPUT,
             metavar="FILE",
+        ),
+    ),
+    "record_overwrite": (
+        bool,
+        False,
+        _option(
+            "--record-overwrite",
+            env="RECORD_OVERWRITE",
+            help="Let --record replace a file that holds an earlier recording.",
+            panel=OUTPUT,
         ),
     ),
     "verbose": (

@@ -93,6 +93,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.NoRecordError, 15, "a response without the record asked for"),
     (errors.PagingError, 16, "a server that breaks the paging contract"),
     (errors.MissingDependencyError, MISSING_EXTRA, "an optional dependency not installed"),
+    (errors.RecordingError, 21, "a recording that cannot be replayed (emulator --replay)"),
     (errors.AsyncSportsError, 12, "other client error"),
 )
 HINTS: dict[type[BaseException], str] = {
@@ -230,6 +231,25 @@ def emulator_speed(cfg: Globals, follows: float | None) -> float:
     return cfg.emulator_speed if cfg.emulator_speed is not None else follows
 
 
+def _check_record(path: str, overwrite: bool) -> None:
+    """A wrong --record path is the user's, and so is an earlier recording there: said
+    before anything is sent (the client's own rule, in the command's words)."""
+    from asyncsports._http.record import refuse_a_recording
+
+    try:
+        open(path, "ab").close()
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise OutputFileError(f"--record: cannot write {path}: {why}") from None
+    if not overwrite:
+        try:
+            refuse_a_recording(path)
+        except FileExistsError:
+            raise OutputFileError(
+                f"--record: {path} holds a recording already; --record-overwrite replaces it"
+            ) from None
+
+
 async def _session(
     cfg: Globals, job: Job, streaming: bool, follows: float | None, options: dict[str, Any]
 ) -> int | None:
@@ -237,12 +257,8 @@ async def _session(
     if cfg.query:
         options = {**options, "default_query": query_params(cfg.query)}
     if cfg.record:
-        try:  # a wrong path is the user's, said before anything is sent
-            open(cfg.record, "ab").close()  # noqa: ASYNC230
-        except OSError as exc:
-            why = exc.strerror or exc
-            raise OutputFileError(f"--record: cannot write {cfg.record}: {why}") from None
-        options = {**options, "record": cfg.record}
+        _check_record(cfg.record, cfg.record_overwrite)
+        options = {**options, "record": cfg.record, "record_overwrite": cfg.record_overwrite}
     if rate is not None and cfg.rate_limit_url:
         options = {
             **options,

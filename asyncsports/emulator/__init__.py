@@ -40,7 +40,9 @@ Constructor (everything keyword-only after ``seed``):
 - Replay: ``replay`` (a file written by ``Client(record=...)`` or ``asyncsports --record``)
   serves that recording instead of the generated data: REST answers as recorded, a request
   not in it a 404 naming the nearest recorded one, live feeds with their recorded gaps at
-  the clock's speed (which then runs at 1 unless ``speed`` is given). See
+  the clock's speed (which then runs at 1 unless ``speed`` is given). A file that is not
+  a recording, or is malformed, cut short or over a limit, raises
+  :class:`~asyncsports.errors.RecordingError` here, before anything is served. See
   docs/guides/recording.md.
 
 Attributes: ``base_url``, ``streaming_url`` (``{base_url}/streaming``), ``live_url``

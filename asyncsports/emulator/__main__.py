@@ -18,8 +18,13 @@ from urllib.parse import urlencode
 
 from asyncsports.emulator._emulator import DEFAULT_NOW, Emulator
 from asyncsports.emulator._live import DIALECTS
+from asyncsports.errors import RecordingError
 
-__all__ = ["main"]
+__all__ = ["BAD_RECORDING", "main"]
+
+BAD_RECORDING = 21
+"""The exit code of a --replay file that cannot be served (malformed, cut short, over a
+limit): the row of ``asyncsports``' exit codes (asyncsports.cli.running.EXIT_CODES)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="asyncsports-emulator",
         description="Serve the sports data service, the snooker proxy and the live stream "
         "events listing from generated data.",
+        epilog="Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 a port in use or a file that "
+        f"cannot be read, 2 usage, {BAD_RECORDING} a --replay file that is not a recording "
+        "or is malformed, cut short or over a limit (one line: FILE:LINE: what).",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks one)")
@@ -144,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:
         pass
+    except RecordingError as exc:  # file:line: what, and nothing served
+        print(f"asyncsports-emulator: --replay: {exc}", file=sys.stderr)
+        return BAD_RECORDING
     except (OSError, ValueError) as exc:  # a port in use; a file that is not a recording
         print(f"asyncsports-emulator: {exc}", file=sys.stderr)
         return 1

@@ -13,6 +13,10 @@ then the feed's messages from ``startPosition`` on, numbered as the recorded ser
 numbered them, each after its recorded gap at the clock's speed (``speed=fast`` in the
 query: at once), and ended where the recorded service ended a connection (left open
 where it ended none). Choices in docs/wire.md, "Recordings".
+
+The file is untrusted: it is read in bounded chunks and refused (RecordingError) when
+malformed, cut short or over a limit, before anything is served; a request the replay
+cannot make sense of is a 4xx, never an exception in the server.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import collections
 import contextlib
 import gzip
 import os
+import zlib
 from collections.abc import Callable, Iterator
 
 from aiohttp import WSMsgType, web
@@ -29,10 +34,12 @@ from aiohttp import WSMsgType, web
 from asyncsports._wire.recording import (
     CUT,
     Exchange,
+    Lines,
+    Nearest,
     Plan,
     Recording,
     key,
-    nearest,
+    position,
     read,
     schedule,
 )
@@ -41,21 +48,33 @@ from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._control import clock_routes
 from asyncsports.emulator._faults import Fault
 from asyncsports.emulator._http import Reply, error_reply, send
+from asyncsports.errors import RecordingError
 
 __all__ = ["Replay", "load"]
 
 AUTH_WAIT = 10.0
+CHUNK = 1024 * 1024
+"""Bytes read (inflated) at a time: a line is never read whole before its length is known."""
 
 
-def _lines(path: str) -> Iterator[bytes]:
+def _chunks(path: str) -> Iterator[bytes]:
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as f:
-        yield from f
+        while chunk := f.read1(CHUNK):  # what one step inflates, up to CHUNK
+            yield chunk
 
 
 def load(path: str | os.PathLike[str]) -> Recording:
-    """The recording at ``path`` (ValueError if it is not one)."""
-    return read(_lines(os.fspath(path)))
+    """The recording at ``path``: RecordingError if it is not one, or is malformed, cut
+    short or over a limit (OSError if it cannot be read)."""
+    file = os.fspath(path)
+    lines = Lines(_chunks(file), file)
+    try:
+        return read(lines)
+    except EOFError:
+        raise RecordingError(file, lines.number, "the gzip stream is cut short") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise RecordingError(file, lines.number, f"not gzip as its name says: {exc}") from None
 
 
 class Replay:
@@ -70,6 +89,7 @@ class Replay:
     ) -> None:
         self.path = os.fspath(path)
         self.recording = load(path)
+        self.nearest = Nearest([*self.recording.exchanges, *self.recording.feeds])
         self.clock = clock
         self.requests = requests
         self.log = log
@@ -96,7 +116,7 @@ class Replay:
                 await ws.close(code=1001, message=b"emulator closing")
 
     def _missing(self, wanted: str) -> str:
-        near = nearest(wanted, [*self.recording.exchanges, *self.recording.feeds])
+        near = self.nearest.find(wanted)
         shown = wanted.partition(" ")[2]
         where = f"; the nearest recorded: {near.partition(' ')[2]}" if near else ""
         return f"not in the recording {os.path.basename(self.path)}: {shown}{where}"
@@ -127,8 +147,10 @@ class Replay:
         if feed is None:
             raise web.HTTPNotFound(text=self._missing(wanted))
         raw = request.query.get("startPosition", "0")
-        if not raw.isdigit():
-            raise web.HTTPBadRequest(text=f"startPosition: expected an integer >= 0, got {raw!r}")
+        start = position(raw)
+        if start is None:  # said before the upgrade: a 400, not a socket that fails
+            shown = raw if len(raw) <= 40 else f"{raw[:40]}... ({len(raw)} characters)"
+            raise web.HTTPBadRequest(text=f"startPosition: expected 0 to 18 digits, got {shown!r}")
         fast = request.query.get("speed") == "fast"
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
@@ -139,7 +161,7 @@ class Replay:
                 if first.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     for text in feed.preamble:
                         await ws.send_str(text)
-                    plan = schedule(feed, int(raw))
+                    plan = schedule(feed, start)
                     if await self._pump(ws, plan, fast):
                         await _end(request, ws, plan.code)
         except ConnectionError:
