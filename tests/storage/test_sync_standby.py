@@ -1,5 +1,6 @@
-"""A standby that takes over: the lease (store/_lease.py) on a throwaway PostgreSQL, then two
-``asyncsports sync --db postgresql://`` processes, the writer SIGKILLed or cut off."""
+"""A standby that takes over: two ``asyncsports sync --db postgresql://`` processes on a
+throwaway PostgreSQL, the writer SIGKILLed or cut off. The lease itself:
+tests/storage/test_lease.py."""
 
 from __future__ import annotations
 
@@ -15,12 +16,9 @@ from typing import Any
 
 import asyncpg
 import pytest
-from servers import PostgresServer, free_port
-from support import clean_env, until
+from servers import PostgresServer
+from support import clean_env
 from test_sync_cli import _changes, base_url, sync_args, tables
-
-from asyncsports.errors import SinkError
-from asyncsports.store._lease import Deposed, Election, fence
 
 __all__ = ["base_url"]  # the standalone emulator, frozen (tests/storage/test_sync_cli.py)
 
@@ -32,101 +30,6 @@ TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # 10 requests a second: the pass lasts seconds, time enough to kill it mid-way.
 FAST = ("--every", "fixtures=1,window=2,live=1,retry=1", "--metrics-port", "0",
         "--rate-limit", "10")  # fmt: skip
-
-
-async def test_one_holder_at_a_time_and_a_killed_holder_is_replaced_at_once(
-    postgres_url: str,
-) -> None:
-    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
-    try:
-        first = await a.take(60)
-        assert first is not None and first.term == 1
-        assert await b.take(60) is None  # held, unexpired, its connection alive
-        assert await b.holder() == (1, "a", True)
-        assert await a.renew(first, 60)
-        a.abort()  # a killed process: its connection closes at once
-        t0 = time.monotonic()
-        second = None
-        while second is None and time.monotonic() - t0 < 5:
-            second = await b.take(60)
-            await asyncio.sleep(0.05)
-        assert second is not None and second.term == 2  # long before the 60 s lapse
-        assert not await a.renew(first, 60)  # the old term cannot be renewed
-    finally:
-        await a.close()
-        await b.close()
-
-
-async def test_a_lapsed_lease_is_taken_over_by_the_database_clock(postgres_url: str) -> None:
-    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
-    try:
-        first = await a.take(0.5)
-        assert first is not None
-        assert await b.take(60) is None
-        # a lives on, but renews no more (its network cut): b takes over once it lapses.
-        second = None
-
-        async def taken() -> bool:
-            nonlocal second
-            second = await b.take(60)
-            return second is not None
-
-        await until(taken, within=5, every=0.05)
-        assert second is not None and second.term == first.term + 1
-    finally:
-        await a.close()
-        await b.close()
-
-
-async def test_the_fence_refuses_an_old_term_and_a_takeover_waits_for_a_fenced_write(
-    postgres_url: str,
-) -> None:
-    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
-    conn = await asyncpg.connect(postgres_url)
-    try:
-        lease = await a.take(0.3)
-        assert lease is not None
-        await conn.execute("CREATE TABLE t (x int)")
-        tx = conn.transaction()
-        await tx.start()
-        await fence(conn, lease)  # the row is held until this transaction ends
-
-        async def lapsed() -> bool:
-            held = await b.holder()
-            return held is not None and not held[2]
-
-        await until(lapsed, within=5, every=0.05)  # meanwhile, the lease lapses
-        taking = asyncio.create_task(b.take(60))
-        await asyncio.sleep(0.3)
-        assert not taking.done()  # the takeover waits for the write under way
-        await conn.execute("INSERT INTO t VALUES (1)")
-        await tx.commit()
-        second = await taking
-        assert second is not None and second.term == lease.term + 1
-        async with conn.transaction():
-            with pytest.raises(Deposed, match="term 1"):
-                await fence(conn, lease)
-        assert await conn.fetchval("SELECT count(*) FROM t") == 1
-    finally:
-        await conn.close()
-        await a.close()
-        await b.close()
-
-
-async def test_a_database_never_reached_or_not_the_mirror_s_is_an_error_at_once(
-    postgres_url: str,
-) -> None:
-    gone = Election(f"postgresql://postgres@127.0.0.1:{free_port()}/x", "sync", "a")
-    with pytest.raises(SinkError, match=r"cannot reach the database at 127\.0\.0\.1:\d+"):
-        await gone.take(60)
-    conn = await asyncpg.connect(postgres_url)
-    await conn.execute("CREATE TABLE asyncsports_schema (version integer NOT NULL)")
-    await conn.execute("INSERT INTO asyncsports_schema VALUES (99)")
-    await conn.close()
-    newer = Election(postgres_url, "sync", "a")
-    with pytest.raises(SinkError, match="schema version 99"):
-        await newer.take(60)
-    await newer.close()
 
 
 # --------------------------------------------------------------------------- processes
