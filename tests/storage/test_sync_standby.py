@@ -1,28 +1,36 @@
-"""A standby that takes over: two ``asyncsports sync --db postgresql://`` processes on a
-throwaway PostgreSQL, the writer SIGKILLed or cut off. The lease itself:
-tests/storage/test_lease.py."""
+"""A standby that takes over: two ``asyncsports sync`` processes on one database, a SQLite
+file or a throwaway PostgreSQL, the writer SIGKILLed, its lease taken from under it, or
+(PostgreSQL) cut off. The lease itself: tests/storage/test_lease.py."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import queue
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
 import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 from servers import PostgresServer
-from support import clean_env
-from test_sync_cli import _changes, base_url, sync_args, tables
+from support import ENGINES, clean_env
+from test_sync_cli import _changes, base_url, committed, sync_args, tables
+
+from asyncsports.store import is_postgres
+from asyncsports.store._lease_sqlite import HOST
 
 __all__ = ["base_url"]  # the standalone emulator, frozen (tests/storage/test_sync_cli.py)
 
-pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
+pytestmark = pytest.mark.slow  # the command in subprocesses
 
 TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # Run mode, its cadences short: with the emulator's clock frozen the database settles
@@ -43,6 +51,7 @@ class Sync:
                                      text=True, env=clean_env())  # fmt: skip
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         self.seen: list[str] = []
+        self.line = ""  # the last line waited for
         self.metrics = ""
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -63,6 +72,7 @@ class Sync:
             if "metrics on " in line:
                 self.metrics = line.split("metrics on ")[1].strip().removesuffix("/metrics")
             if text in line:
+                self.line = line
                 return at
 
     def health(self) -> dict[str, Any]:
@@ -96,10 +106,21 @@ class Sync:
                 self.proc.wait()
 
 
+@pytest.fixture(params=ENGINES)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new mirror database of each engine: a file's path, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "mirror.sqlite")
+    return str(request.getfixturevalue("postgres").create_database())
+
+
 @pytest.fixture(scope="module")
-def reference(base_url: str, postgres: PostgresServer) -> dict[str, list[tuple[object, ...]]]:
-    """The tables of a single uninterrupted pass at the emulator's frozen clock."""
-    db = postgres.create_database()
+def reference(
+    base_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[tuple[object, ...]]]:
+    """The tables of a single uninterrupted pass at the emulator's frozen clock (the same
+    values on both engines)."""
+    db = tmp_path_factory.mktemp("reference") / "once.sqlite"
     done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
                           env=clean_env(), timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -108,31 +129,19 @@ def reference(base_url: str, postgres: PostgresServer) -> dict[str, list[tuple[o
     return want
 
 
-async def _last(conn: asyncpg.Connection) -> int:
-    try:
-        return int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
-    except asyncpg.UndefinedTableError:
-        return 0  # the schema is not there yet
-
-
-async def _committed(url: str, least: int = 0) -> int:
-    """The last change committed (once it is at least ``least``, within a minute)."""
-    conn = await asyncpg.connect(url)
-    try:
-        async with asyncio.timeout(60):
-            while (n := await _last(conn)) < least:  # noqa: ASYNC110 (another process)
-                await asyncio.sleep(0.005)
-        return n
-    finally:
-        await conn.close()
-
-
-def wait_committed(db: str, least: int) -> None:
-    asyncio.run(_committed(db, least))
+def wait_committed(db: str, least: int, timeout: float = 60) -> int:
+    """The last change committed to ``db``, once it is at least ``least``."""
+    deadline = time.monotonic() + timeout
+    while (n := committed(db)) < least:
+        assert time.monotonic() < deadline, f"{n} changes committed, not {least}"
+        time.sleep(0.005)
+    return n
 
 
 def settled(db: str, want: dict[str, list[tuple[object, ...]]], timeout: float = 90) -> None:
-    """Until ``db`` holds ``want``; then its change feed has each row once."""
+    """Until ``db`` holds ``want``; then its change feed has each row once, in ``seq``
+    order (on SQLite with no gap; PostgreSQL's identity skips what a killed writer's
+    transaction in flight had drawn)."""
     deadline = time.monotonic() + timeout
     while (got := tables(db)) != want:
         assert time.monotonic() < deadline, {t: (len(got[t]), len(want[t])) for t in want}
@@ -141,12 +150,15 @@ def settled(db: str, want: dict[str, list[tuple[object, ...]]], timeout: float =
     seen = [(c.table, c.key) for c in changes]
     assert len(seen) == len(set(seen)), "a record logged twice"
     assert len(seen) == sum(map(len, want.values()))  # each row arrived by one insert
+    seqs = [c.seq for c in changes]
+    assert seqs == sorted(set(seqs))
+    if not is_postgres(db):
+        assert seqs == list(range(1, len(seqs) + 1))
 
 
 def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
-    base_url: str, postgres: PostgresServer, reference: dict[str, list[tuple[object, ...]]]
+    base_url: str, db: str, reference: dict[str, list[tuple[object, ...]]]
 ) -> None:
-    db = postgres.create_database()
     total = sum(map(len, reference.values()))
     a = Sync(sync_args(base_url, db, *FAST))
     b: Sync | None = None
@@ -154,19 +166,22 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
         a.wait_for("mirror: writing", 30)
         b = Sync(sync_args(base_url, db, *FAST))
         b.wait_for("mirror: standby for", 30)
+        assert f" pid {a.proc.pid} " in b.line, b.line  # it names the writer
         assert b.health()["role"] == "standby" and b.health()["ok"] is True
         assert b.role() == "standby" and a.role() == "writer"
         wait_committed(db, total // 4)
         # A standby asks the service nothing: the writer alone spends the budget (with
         # --rate-limit-url, the one shared budget: tests/client/test_shared_limit.py).
         assert b.budget_used() == 0.0 and a.budget_used() > 0.0
-        a.proc.kill()  # SIGKILL: its connections close at once
+        a.proc.kill()  # SIGKILL: its connections close, its pid is gone
         killed = time.monotonic()
         a.proc.wait()
-        assert asyncio.run(_committed(db)) < total  # it died with the day unfinished
+        by_a = committed(db)
+        assert by_a < total  # it died with the day unfinished
         took = b.wait_for("mirror: writing", TAKEOVER) - killed
         assert took < TAKEOVER
-        print(f"takeover after SIGKILL: {took:.2f} s")
+        print(f"takeover after SIGKILL: {took:.2f} s; changes by the writer killed {by_a}, "
+              f"by its standby {total - by_a}")  # fmt: skip
         assert b.role() == "writer" and b.health()["role"] == "writer"
         settled(db, reference)
         assert b.stop() == 0
@@ -174,6 +189,57 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
         a.stop()
         if b is not None:
             b.stop()
+
+
+@contextlib.asynccontextmanager
+async def stolen(db: str) -> AsyncIterator[int]:
+    """The lease taken from under its holder by a "thief" that holds it (alive, 60 s)
+    until the block ends; yields the last change committed once it is taken."""
+    if is_postgres(db):
+        conn = await asyncpg.connect(db)
+        try:
+            # Waits for a fenced write under way, as a takeover does.
+            await conn.execute(
+                "UPDATE sync_lease SET term = term + 1, holder = 'thief', pid = pg_backend_pid(), "
+                "expires = clock_timestamp() + interval '60 seconds' WHERE name = 'sync'"
+            )
+            yield int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
+            await conn.execute("UPDATE sync_lease SET expires = '-infinity' WHERE holder = 'thief'")
+        finally:
+            await conn.close()
+        return
+    with contextlib.closing(sqlite3.connect(db, timeout=10, isolation_level=None)) as file:
+        # Takes the file's write lock: after a fenced write under way, as a takeover.
+        file.execute(
+            "UPDATE sync_lease SET term = term + 1, holder = 'thief', pid = ?, host = ?, "
+            "expires = ? WHERE name = 'sync'",
+            (os.getpid(), HOST, time.time() + 60),
+        )
+        yield int(file.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
+        file.execute("UPDATE sync_lease SET expires = 0 WHERE holder = 'thief'")
+
+
+async def test_a_writer_whose_lease_is_taken_writes_nothing_then_stands_by(
+    base_url: str, db: str, reference: dict[str, list[tuple[object, ...]]]
+) -> None:
+    total = sum(map(len, reference.values()))
+    a = Sync(sync_args(base_url, db, *FAST))
+    try:
+        await asyncio.to_thread(a.wait_for, "mirror: writing", 30)
+        await asyncio.to_thread(wait_committed, db, total // 4)
+        async with stolen(db) as last:
+            await asyncio.to_thread(a.wait_for, "lost the lease", 30)
+            await asyncio.to_thread(a.wait_for, "mirror: standby for", 30)
+            assert "thief writes it" in a.line, a.line
+            assert last < total  # taken with the day unfinished
+            assert await asyncio.to_thread(committed, db) == last  # deposed: wrote nothing
+            assert a.health()["role"] == "standby"
+        # The thief's lease given up: the deposed writer takes its turn again.
+        await asyncio.to_thread(a.wait_for, "mirror: writing", TAKEOVER)
+        await asyncio.to_thread(settled, db, reference)
+        assert a.stop() == 0
+    finally:
+        a.stop()
 
 
 class Proxy:
