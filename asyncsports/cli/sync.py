@@ -14,7 +14,6 @@ import msgspec
 import typer
 
 from asyncsports.client import Client
-from asyncsports.store import is_postgres
 from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_every
 
 from .app import command
@@ -29,9 +28,10 @@ EPILOG = (
     f"{INTERRUPTED}); a restart carries on. --changes prints each committed change as a "
     "JSON line (seq, op, table, key, committed_at, record) from the --consumer's cursor, "
     "saved in the database: a restarted consumer resumes where it stopped; "
-    "asyncsports changes --db follows the same feed from any other process. On a "
-    "postgresql:// database, sync processes (on any machines) elect one writer; the others "
-    "stand by (/healthz and /metrics say which) and one takes over within 15 s of its end."
+    "asyncsports changes --db follows the same feed from any other process. Sync processes "
+    "on one database (PostgreSQL: on any machines; a SQLite file: on one machine) elect one "
+    "writer; the others stand by (/healthz and /metrics say which) and one takes over "
+    "within 15 s of its end."
 )
 
 
@@ -65,8 +65,8 @@ async def _print(mirror: Mirror, consumer: str, until: asyncio.Event) -> None:
 
 
 async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | None) -> None:
-    # On PostgreSQL, processes following one database elect its writer; the others wait.
-    standby = Standby(mirror) if is_postgres(mirror.db) else None
+    # Processes following one database elect its writer; the others wait (both engines).
+    standby = Standby(mirror)
     runner = None
     if port is not None:
         from asyncsports.sync._metrics import serve_metrics
@@ -76,12 +76,8 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
     over = asyncio.Event()
     printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
     try:
-        if standby is not None:
-            with interrupts.stopping(standby.stop):
-                await standby.run(once=once)
-        else:
-            with interrupts.stopping(mirror.stop):
-                await (mirror.once() if once else mirror.run())
+        with interrupts.stopping(standby.stop):
+            await standby.run(once=once)
     finally:
         over.set()  # the printer ends after the last commit's changes
         if printer is not None:

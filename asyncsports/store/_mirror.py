@@ -37,6 +37,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 from asyncsports.errors import SinkError
 from asyncsports.store._lease import Lease
+from asyncsports.store._lease_sqlite import fence as sqlite_fence
 from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres
 from asyncsports.store._rows import Row
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
@@ -217,24 +218,25 @@ async def open_mirror(
 ) -> MirrorStore:
     """Open (or create) the mirror database ``db``: a SQLite path or a ``postgresql://``
     URL. PostgreSQL: a database never reached fails within ``connect_timeout``; one lost
-    later is waited for, for up to ``patience`` seconds, and each call is done again;
-    with a standby's ``fence`` (its lease), each write first checks the lease is ours."""
+    later is waited for, for up to ``patience`` seconds, and each call is done again.
+    With a standby's ``fence`` (its lease), on either engine, each write first checks
+    the lease is ours (:class:`~asyncsports.store.Deposed` else) and writes nothing else."""
     if is_postgres(db):
         from asyncsports.store._mirror_pg import PgMirror
 
         return await PgMirror.open(
             str(db), patience=patience, connect_timeout=connect_timeout, fence=fence
         )
-    if fence is not None:
-        raise ValueError("a lease fences a PostgreSQL mirror only")
-    return await SqliteMirror.open(Path(db))
+    return await SqliteMirror.open(Path(db), fence=fence)
 
 
 class Store:
-    """An open mirror database."""
+    """An open mirror database; with a standby's ``fence`` (its lease), each write first
+    checks the lease is ours."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, fence: Lease | None = None) -> None:
         self.path = Path(path)
+        self.fence = fence
         self._db = connect(self.path)
         self._select = {
             t: f"SELECT * FROM {t} WHERE " + " AND ".join(f"{k} = ?" for k in KEYS[t])
@@ -261,6 +263,8 @@ class Store:
         feeds' ``positions``, in one transaction; returns the changes made per table."""
         changed: Counter[str] = Counter()
         with Transaction(self._db, self.path):
+            if self.fence is not None:
+                sqlite_fence(self._db, self.fence)
             now = now_text()
             for w in writes:
                 changed[w.table] += self._apply(w, now)
@@ -416,11 +420,11 @@ class SqliteMirror:
         self._io = io
 
     @classmethod
-    async def open(cls, path: Path) -> SqliteMirror:
-        """Open (or create) the file at ``path``."""
+    async def open(cls, path: Path, fence: Lease | None = None) -> SqliteMirror:
+        """Open (or create) the file at ``path`` (``fence``: see :class:`Store`)."""
         io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
         try:
-            store = await asyncio.get_running_loop().run_in_executor(io, Store, path)
+            store = await asyncio.get_running_loop().run_in_executor(io, Store, path, fence)
         except BaseException:
             io.shutdown(wait=False)
             raise

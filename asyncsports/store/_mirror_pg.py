@@ -23,7 +23,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from asyncsports.store._lease import Lease, fence
+from asyncsports.store._lease import Lease
+from asyncsports.store._lease_pg import fence
 from asyncsports.store._mirror import (
     Row,
     RowChange,

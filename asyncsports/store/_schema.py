@@ -28,6 +28,7 @@ __all__ = [
     "RESOURCE_TABLES",
     "SCHEMA_VERSION",
     "SHARD_DDL",
+    "SQLITE_LEASE_DDL",
     "Column",
     "Kind",
     "Table",
@@ -275,9 +276,17 @@ LEASE_DDL = (
     "CREATE TABLE IF NOT EXISTS sync_lease (name text PRIMARY KEY, term bigint NOT NULL, "
     "holder text NOT NULL, pid integer NOT NULL, expires timestamptz NOT NULL)"
 )
-"""The mirror's writer lease (PostgreSQL only: :mod:`asyncsports.store._lease`): the term,
+"""The mirror's writer lease on PostgreSQL (:mod:`asyncsports.store._lease_pg`): the term,
 who holds it, the server pid of its renewing connection, and its expiry by the
 database's clock."""
+
+SQLITE_LEASE_DDL = (
+    "CREATE TABLE IF NOT EXISTS sync_lease (name text PRIMARY KEY, term integer NOT NULL, "
+    "holder text NOT NULL, pid integer NOT NULL, host text NOT NULL, expires real NOT NULL)"
+)
+"""The mirror's writer lease in a SQLite file (:mod:`asyncsports.store._lease_sqlite`): the
+term, who holds it, the holder's process id and host name, and its expiry in epoch
+seconds by the machine's clock (one file, one machine: one clock)."""
 
 
 def _ddl(table: Table, types: dict[Kind, str], extra: tuple[str, ...] = ()) -> list[str]:

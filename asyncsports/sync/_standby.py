@@ -1,10 +1,12 @@
-"""A mirror that writes a PostgreSQL database only while it holds its lease; a standby else.
+"""A mirror that writes its database only while it holds its lease; a standby else.
 
-Any number of ``asyncsports sync --db postgresql://...`` processes, on any machines, may
-follow one database: :class:`Standby` elects one writer through the database's lease
-(:class:`~asyncsports.store.Election`). The others poll every :data:`POLL` seconds and
-take over when the writer's lease lapses (:data:`TTL` after its last renewal: its machine cut off)
-or its connection is gone (killed: at once), resuming from the positions committed.
+Any number of ``asyncsports sync`` processes may follow one database (a PostgreSQL one
+from any machines, a SQLite file from one machine): :class:`Standby` elects one writer
+through the database's lease (:class:`~asyncsports.store.Election`, the same protocol on
+both engines). The others poll every :data:`POLL` seconds and take over when the
+writer's lease lapses (:data:`TTL` after its last renewal: its machine cut off, or
+stuck) or its holder is gone (killed: at once; PostgreSQL sees its connection close,
+SQLite its pid gone), resuming from the positions committed.
 Every write transaction of the writer is fenced by its term, so a writer cut off and
 coming back cannot write: its next renewal or write finds the term moved on, and it
 stands by again.
@@ -20,7 +22,7 @@ import secrets
 import socket
 
 from asyncsports.errors import AsyncSportsError
-from asyncsports.store import Deposed, Election, Lease, is_postgres, redact_url
+from asyncsports.store import Deposed, Election, Lease
 
 from ._mirror import Mirror
 
@@ -40,7 +42,7 @@ GRACE = 5.0
 
 class Standby:
     """Runs ``mirror`` while this process holds the lease ``name`` of the mirror's
-    PostgreSQL database, and stands by while another process does.
+    database (either engine), and stands by while another process does.
 
     ``role`` is ``"standby"`` or ``"writer"``; ``holder`` names the writer (as its
     process told it: host and pid); ``takeovers`` counts the terms this process won.
@@ -54,13 +56,11 @@ class Standby:
         ttl: float = TTL,
         poll: float = POLL,
     ) -> None:
-        if not is_postgres(mirror.db):
-            raise ValueError("a standby needs a postgresql:// database: SQLite has one writer")
         self.mirror = mirror
-        self.url = url = str(mirror.db)
+        self.url = mirror.name  # as messages name it: no password
         self.ttl, self.poll = ttl, poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
-        self.election = Election(url, name, self.who)
+        self.election = Election(mirror.db, name, self.who)
         self.role = "standby"
         self.holder: str | None = None
         self.reachable = False  # whether the last look at the lease got an answer
@@ -106,13 +106,13 @@ class Standby:
             except Exception as exc:  # unreachable for now: look again
                 if self.reachable or said is None:
                     log.warning("mirror: standby: cannot reach %s (%s); trying again",
-                                redact_url(self.url), " ".join(str(exc).split()))  # fmt: skip
+                                self.url, " ".join(str(exc).split()))  # fmt: skip
                 self.reachable = False
                 said = "unreachable"
             else:
                 if said != self.holder:
                     log.info("mirror: standby for %s: %s writes it; taking over when it "
-                             "stops", redact_url(self.url), self.holder)  # fmt: skip
+                             "stops", self.url, self.holder)  # fmt: skip
                     said = self.holder
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll):
@@ -124,7 +124,7 @@ class Standby:
         mirror ended of itself (a stop, or ``once``'s pass)."""
         self.role, self.holder, self.reachable = "writer", self.who, True
         self.takeovers += 1
-        log.info("mirror: writing %s (lease term %d)", redact_url(self.url), lease.term)
+        log.info("mirror: writing %s (lease term %d)", self.url, lease.term)
         self.mirror.fence = lease
         running = asyncio.create_task(self.mirror.once() if once else self.mirror.run())
         lost = False
@@ -140,7 +140,7 @@ class Standby:
             self.mirror.fence = None
             self.role = "standby"
         error = None if running.cancelled() else running.exception()
-        if isinstance(error, Deposed):
+        if _deposed(error):
             lost = True
         elif error is not None and not lost:
             raise error
@@ -150,7 +150,7 @@ class Standby:
                 await self.election.release(lease)
         if lost:
             log.warning("mirror: lost the lease of %s (term %d): not renewed in time, or "
-                        "another process took it; standing by", redact_url(self.url),
+                        "another process took it; standing by", self.url,
                         lease.term)  # fmt: skip
         return not lost
 
@@ -172,6 +172,14 @@ class Standby:
                 self._valid = t0 + self.ttl
             except Exception as exc:
                 log.warning("mirror: cannot renew the lease of %s (%s)",
-                            redact_url(self.url), " ".join(str(exc).split()) or "no answer")  # fmt: skip
+                            self.url, " ".join(str(exc).split()) or "no answer")  # fmt: skip
             if loop.time() >= self._valid:
                 return True
+
+
+def _deposed(error: BaseException | None) -> bool:
+    """Whether the mirror ended because its lease is gone: a fenced write refused, raised
+    by a job or from the workers' task group (a commit's error is not a job's)."""
+    if isinstance(error, BaseExceptionGroup):
+        return error.subgroup(Deposed) is not None
+    return isinstance(error, Deposed)

@@ -1,30 +1,36 @@
-"""A standby that takes over: the lease (store/_lease.py) on a throwaway PostgreSQL, then two
-``asyncsports sync --db postgresql://`` processes, the writer SIGKILLed or cut off."""
+"""A standby that takes over: two ``asyncsports sync`` processes on one database, a SQLite
+file or a throwaway PostgreSQL, the writer SIGKILLed, its lease taken from under it, or
+(PostgreSQL) cut off. The lease itself: tests/storage/test_lease.py."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import queue
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
 import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
-from servers import PostgresServer, free_port
-from support import clean_env, until
-from test_sync_cli import _changes, base_url, sync_args, tables
+from servers import PostgresServer
+from support import ENGINES, clean_env
+from test_sync_cli import _changes, base_url, committed, sync_args, tables
 
-from asyncsports.errors import SinkError
-from asyncsports.store._lease import Deposed, Election, fence
+from asyncsports.store import is_postgres
+from asyncsports.store._lease_sqlite import HOST
 
 __all__ = ["base_url"]  # the standalone emulator, frozen (tests/storage/test_sync_cli.py)
 
-pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
+pytestmark = pytest.mark.slow  # the command in subprocesses
 
 TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # Run mode, its cadences short: with the emulator's clock frozen the database settles
@@ -32,101 +38,6 @@ TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # 10 requests a second: the pass lasts seconds, time enough to kill it mid-way.
 FAST = ("--every", "fixtures=1,window=2,live=1,retry=1", "--metrics-port", "0",
         "--rate-limit", "10")  # fmt: skip
-
-
-async def test_one_holder_at_a_time_and_a_killed_holder_is_replaced_at_once(
-    postgres_url: str,
-) -> None:
-    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
-    try:
-        first = await a.take(60)
-        assert first is not None and first.term == 1
-        assert await b.take(60) is None  # held, unexpired, its connection alive
-        assert await b.holder() == (1, "a", True)
-        assert await a.renew(first, 60)
-        a.abort()  # a killed process: its connection closes at once
-        t0 = time.monotonic()
-        second = None
-        while second is None and time.monotonic() - t0 < 5:
-            second = await b.take(60)
-            await asyncio.sleep(0.05)
-        assert second is not None and second.term == 2  # long before the 60 s lapse
-        assert not await a.renew(first, 60)  # the old term cannot be renewed
-    finally:
-        await a.close()
-        await b.close()
-
-
-async def test_a_lapsed_lease_is_taken_over_by_the_database_clock(postgres_url: str) -> None:
-    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
-    try:
-        first = await a.take(0.5)
-        assert first is not None
-        assert await b.take(60) is None
-        # a lives on, but renews no more (its network cut): b takes over once it lapses.
-        second = None
-
-        async def taken() -> bool:
-            nonlocal second
-            second = await b.take(60)
-            return second is not None
-
-        await until(taken, within=5, every=0.05)
-        assert second is not None and second.term == first.term + 1
-    finally:
-        await a.close()
-        await b.close()
-
-
-async def test_the_fence_refuses_an_old_term_and_a_takeover_waits_for_a_fenced_write(
-    postgres_url: str,
-) -> None:
-    a, b = Election(postgres_url, "sync", "a"), Election(postgres_url, "sync", "b")
-    conn = await asyncpg.connect(postgres_url)
-    try:
-        lease = await a.take(0.3)
-        assert lease is not None
-        await conn.execute("CREATE TABLE t (x int)")
-        tx = conn.transaction()
-        await tx.start()
-        await fence(conn, lease)  # the row is held until this transaction ends
-
-        async def lapsed() -> bool:
-            held = await b.holder()
-            return held is not None and not held[2]
-
-        await until(lapsed, within=5, every=0.05)  # meanwhile, the lease lapses
-        taking = asyncio.create_task(b.take(60))
-        await asyncio.sleep(0.3)
-        assert not taking.done()  # the takeover waits for the write under way
-        await conn.execute("INSERT INTO t VALUES (1)")
-        await tx.commit()
-        second = await taking
-        assert second is not None and second.term == lease.term + 1
-        async with conn.transaction():
-            with pytest.raises(Deposed, match="term 1"):
-                await fence(conn, lease)
-        assert await conn.fetchval("SELECT count(*) FROM t") == 1
-    finally:
-        await conn.close()
-        await a.close()
-        await b.close()
-
-
-async def test_a_database_never_reached_or_not_the_mirror_s_is_an_error_at_once(
-    postgres_url: str,
-) -> None:
-    gone = Election(f"postgresql://postgres@127.0.0.1:{free_port()}/x", "sync", "a")
-    with pytest.raises(SinkError, match=r"cannot reach the database at 127\.0\.0\.1:\d+"):
-        await gone.take(60)
-    conn = await asyncpg.connect(postgres_url)
-    await conn.execute("CREATE TABLE asyncsports_schema (version integer NOT NULL)")
-    await conn.execute("INSERT INTO asyncsports_schema VALUES (99)")
-    await conn.close()
-    newer = Election(postgres_url, "sync", "a")
-    with pytest.raises(SinkError, match="schema version 99"):
-        await newer.take(60)
-    await newer.close()
 
 
 # --------------------------------------------------------------------------- processes
@@ -140,6 +51,7 @@ class Sync:
                                      text=True, env=clean_env())  # fmt: skip
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         self.seen: list[str] = []
+        self.line = ""  # the last line waited for
         self.metrics = ""
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -160,6 +72,7 @@ class Sync:
             if "metrics on " in line:
                 self.metrics = line.split("metrics on ")[1].strip().removesuffix("/metrics")
             if text in line:
+                self.line = line
                 return at
 
     def health(self) -> dict[str, Any]:
@@ -193,10 +106,21 @@ class Sync:
                 self.proc.wait()
 
 
+@pytest.fixture(params=ENGINES)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new mirror database of each engine: a file's path, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "mirror.sqlite")
+    return str(request.getfixturevalue("postgres").create_database())
+
+
 @pytest.fixture(scope="module")
-def reference(base_url: str, postgres: PostgresServer) -> dict[str, list[tuple[object, ...]]]:
-    """The tables of a single uninterrupted pass at the emulator's frozen clock."""
-    db = postgres.create_database()
+def reference(
+    base_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[tuple[object, ...]]]:
+    """The tables of a single uninterrupted pass at the emulator's frozen clock (the same
+    values on both engines)."""
+    db = tmp_path_factory.mktemp("reference") / "once.sqlite"
     done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
                           env=clean_env(), timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -205,31 +129,19 @@ def reference(base_url: str, postgres: PostgresServer) -> dict[str, list[tuple[o
     return want
 
 
-async def _last(conn: asyncpg.Connection) -> int:
-    try:
-        return int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
-    except asyncpg.UndefinedTableError:
-        return 0  # the schema is not there yet
-
-
-async def _committed(url: str, least: int = 0) -> int:
-    """The last change committed (once it is at least ``least``, within a minute)."""
-    conn = await asyncpg.connect(url)
-    try:
-        async with asyncio.timeout(60):
-            while (n := await _last(conn)) < least:  # noqa: ASYNC110 (another process)
-                await asyncio.sleep(0.005)
-        return n
-    finally:
-        await conn.close()
-
-
-def wait_committed(db: str, least: int) -> None:
-    asyncio.run(_committed(db, least))
+def wait_committed(db: str, least: int, timeout: float = 60) -> int:
+    """The last change committed to ``db``, once it is at least ``least``."""
+    deadline = time.monotonic() + timeout
+    while (n := committed(db)) < least:
+        assert time.monotonic() < deadline, f"{n} changes committed, not {least}"
+        time.sleep(0.005)
+    return n
 
 
 def settled(db: str, want: dict[str, list[tuple[object, ...]]], timeout: float = 90) -> None:
-    """Until ``db`` holds ``want``; then its change feed has each row once."""
+    """Until ``db`` holds ``want``; then its change feed has each row once, in ``seq``
+    order (on SQLite with no gap; PostgreSQL's identity skips what a killed writer's
+    transaction in flight had drawn)."""
     deadline = time.monotonic() + timeout
     while (got := tables(db)) != want:
         assert time.monotonic() < deadline, {t: (len(got[t]), len(want[t])) for t in want}
@@ -238,12 +150,15 @@ def settled(db: str, want: dict[str, list[tuple[object, ...]]], timeout: float =
     seen = [(c.table, c.key) for c in changes]
     assert len(seen) == len(set(seen)), "a record logged twice"
     assert len(seen) == sum(map(len, want.values()))  # each row arrived by one insert
+    seqs = [c.seq for c in changes]
+    assert seqs == sorted(set(seqs))
+    if not is_postgres(db):
+        assert seqs == list(range(1, len(seqs) + 1))
 
 
 def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
-    base_url: str, postgres: PostgresServer, reference: dict[str, list[tuple[object, ...]]]
+    base_url: str, db: str, reference: dict[str, list[tuple[object, ...]]]
 ) -> None:
-    db = postgres.create_database()
     total = sum(map(len, reference.values()))
     a = Sync(sync_args(base_url, db, *FAST))
     b: Sync | None = None
@@ -251,19 +166,22 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
         a.wait_for("mirror: writing", 30)
         b = Sync(sync_args(base_url, db, *FAST))
         b.wait_for("mirror: standby for", 30)
+        assert f" pid {a.proc.pid} " in b.line, b.line  # it names the writer
         assert b.health()["role"] == "standby" and b.health()["ok"] is True
         assert b.role() == "standby" and a.role() == "writer"
         wait_committed(db, total // 4)
         # A standby asks the service nothing: the writer alone spends the budget (with
         # --rate-limit-url, the one shared budget: tests/client/test_shared_limit.py).
         assert b.budget_used() == 0.0 and a.budget_used() > 0.0
-        a.proc.kill()  # SIGKILL: its connections close at once
+        a.proc.kill()  # SIGKILL: its connections close, its pid is gone
         killed = time.monotonic()
         a.proc.wait()
-        assert asyncio.run(_committed(db)) < total  # it died with the day unfinished
+        by_a = committed(db)
+        assert by_a < total  # it died with the day unfinished
         took = b.wait_for("mirror: writing", TAKEOVER) - killed
         assert took < TAKEOVER
-        print(f"takeover after SIGKILL: {took:.2f} s")
+        print(f"takeover after SIGKILL: {took:.2f} s; changes by the writer killed {by_a}, "
+              f"by its standby {total - by_a}")  # fmt: skip
         assert b.role() == "writer" and b.health()["role"] == "writer"
         settled(db, reference)
         assert b.stop() == 0
@@ -271,6 +189,57 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
         a.stop()
         if b is not None:
             b.stop()
+
+
+@contextlib.asynccontextmanager
+async def stolen(db: str) -> AsyncIterator[int]:
+    """The lease taken from under its holder by a "thief" that holds it (alive, 60 s)
+    until the block ends; yields the last change committed once it is taken."""
+    if is_postgres(db):
+        conn = await asyncpg.connect(db)
+        try:
+            # Waits for a fenced write under way, as a takeover does.
+            await conn.execute(
+                "UPDATE sync_lease SET term = term + 1, holder = 'thief', pid = pg_backend_pid(), "
+                "expires = clock_timestamp() + interval '60 seconds' WHERE name = 'sync'"
+            )
+            yield int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
+            await conn.execute("UPDATE sync_lease SET expires = '-infinity' WHERE holder = 'thief'")
+        finally:
+            await conn.close()
+        return
+    with contextlib.closing(sqlite3.connect(db, timeout=10, isolation_level=None)) as file:
+        # Takes the file's write lock: after a fenced write under way, as a takeover.
+        file.execute(
+            "UPDATE sync_lease SET term = term + 1, holder = 'thief', pid = ?, host = ?, "
+            "expires = ? WHERE name = 'sync'",
+            (os.getpid(), HOST, time.time() + 60),
+        )
+        yield int(file.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
+        file.execute("UPDATE sync_lease SET expires = 0 WHERE holder = 'thief'")
+
+
+async def test_a_writer_whose_lease_is_taken_writes_nothing_then_stands_by(
+    base_url: str, db: str, reference: dict[str, list[tuple[object, ...]]]
+) -> None:
+    total = sum(map(len, reference.values()))
+    a = Sync(sync_args(base_url, db, *FAST))
+    try:
+        await asyncio.to_thread(a.wait_for, "mirror: writing", 30)
+        await asyncio.to_thread(wait_committed, db, total // 4)
+        async with stolen(db) as last:
+            await asyncio.to_thread(a.wait_for, "lost the lease", 30)
+            await asyncio.to_thread(a.wait_for, "mirror: standby for", 30)
+            assert "thief writes it" in a.line, a.line
+            assert last < total  # taken with the day unfinished
+            assert await asyncio.to_thread(committed, db) == last  # deposed: wrote nothing
+            assert a.health()["role"] == "standby"
+        # The thief's lease given up: the deposed writer takes its turn again.
+        await asyncio.to_thread(a.wait_for, "mirror: writing", TAKEOVER)
+        await asyncio.to_thread(settled, db, reference)
+        assert a.stop() == 0
+    finally:
+        a.stop()
 
 
 class Proxy:
