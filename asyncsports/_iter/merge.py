@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from asyncsports._http.live import Valve, push
+from asyncsports._iter.feed import Feed
 from asyncsports._wire.live import MergeBook
-
-if TYPE_CHECKING:
-    from asyncsports.live import Feed
 
 __all__ = ["Merged", "merge"]
 
@@ -66,8 +64,6 @@ class Merged:
 
     def add(self, feed: Feed[Any]) -> None:
         """Merge one more feed (also while iterating)."""
-        from asyncsports.live import Feed  # here: asyncsports.live imports this module
-
         if not isinstance(feed, Feed):
             raise TypeError(f"feed: expected a Feed (client.live.actions(...)), got {feed!r}")
         if self._closed:
@@ -115,7 +111,7 @@ class Merged:
                 self._wake()
             return full
 
-        await push(feed._follow(), deliver, valve)
+        await push(feed.following, deliver, valve)
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
