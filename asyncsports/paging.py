@@ -167,6 +167,12 @@ class AsyncList(Generic[T]):
         )
         return cls(source, resume, listing=listing)
 
+    def wrap(self, around: Callable[[AsyncIterator[Batch[T]]], AsyncIterator[Batch[T]]]) -> None:
+        """Read the list's batches through ``around`` (a tracer's span over the walk, say):
+        each walk the list starts goes through it, and is closed through it."""
+        source = self._source
+        self._source = lambda start: around(source(start))
+
     @property
     def resume_token(self) -> ResumeToken:
         """The position after the last record handed out (with the listing's fingerprint)."""

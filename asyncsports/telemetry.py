@@ -23,8 +23,8 @@ No attribute holds a secret: no header is recorded, ``url.full`` carries only th
 request's own query (never the stream credentials nor ``default_query``), and every
 message recorded (an error's, a connection's end) goes through the client's secret filter.
 
-A client without tracing has no observer: its request path reads one attribute per call.
-This module imports OpenTelemetry only when :func:`instrument` runs.
+A client without tracing has no observer: a call of a public method and its request path
+each read one attribute. This module imports OpenTelemetry only when :func:`instrument` runs.
 """
 
 from __future__ import annotations
@@ -58,16 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["instrument"]
 
 T = TypeVar("T")
-_NAMESPACES = (
-    "fixtures",
-    "squads",
-    "actions",
-    "standings",
-    "statistics",
-    "snooker",
-    "events",
-    "live",
-)
 _QUIET = (GeneratorExit, StopAsyncIteration)
 
 
@@ -80,8 +70,9 @@ def instrument(
     """Trace ``client``'s calls and record its metrics, through the global OpenTelemetry
     providers or those given. Once per client: a second call does nothing.
 
-    ``client.with_json`` is traced too (its calls have the same span names). The client's
-    resources become instances of traced subclasses of their own classes.
+    ``client.with_json`` is traced too (its calls have the same span names), whenever it
+    was made: the client's methods hand what they return to the session's observer
+    (:func:`~asyncsports.resources._base.traced`), which this sets.
     """
     session: Session = client._session
     if session.observer is not None:
@@ -91,49 +82,6 @@ def instrument(
     tracer = trace.get_tracer("asyncsports", __version__, tracer_provider)
     meter = metrics.get_meter("asyncsports", __version__, meter_provider)
     session.observer = _Telemetry(session, trace, tracer, meter)
-    for name in _NAMESPACES:
-        resource = getattr(client, name)
-        resource.__class__ = _traced_class(type(resource))
-    if "with_json" in vars(client):
-        # A view made before: its methods are bound to copies of the resources, made from
-        # them untraced (a view made later copies the traced ones).
-        for name in _NAMESPACES:
-            view = getattr(client.with_json, name)
-            for attr, method in vars(view).items():
-                twin = getattr(method, "__self__", None)
-                if twin is not None:
-                    twin.__class__ = _traced_class(type(twin))
-                    setattr(view, attr, getattr(twin, method.__name__))
-
-
-_TRACED: dict[type, type] = {}
-
-
-def _traced_class(cls: type) -> type:
-    """``cls`` with each public method traced: the class of an instrumented client's
-    resources, so that an untraced client's run none of it. Made once per class."""
-    traced = _TRACED.get(cls)
-    if traced is None:
-        namespace = cls.__name__.removesuffix("Resource").lower()
-        methods = {
-            name: _traced_method(getattr(cls, name), f"asyncsports.{namespace}.{name}")
-            for name in dir(cls)
-            if not name.startswith("_") and inspect.isfunction(getattr(cls, name))
-        }
-        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, **methods}
-        traced = _TRACED[cls] = type(cls.__name__, (cls,), attrs)
-        _TRACED[traced] = traced  # traced once, however often asked
-    return traced
-
-
-def _traced_method(function: Callable[..., Any], name: str) -> Callable[..., Any]:
-    @functools.wraps(function)
-    def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = function(self, *args, **kwargs)
-        telemetry = self._session.observer
-        return telemetry.call(result, name) if isinstance(telemetry, _Telemetry) else result
-
-    return traced
 
 
 class _Telemetry:
@@ -259,11 +207,10 @@ class _Telemetry:
         """What a call of a public method returned, traced as span ``name``."""
         if inspect.iscoroutine(result):
             return self._coroutine(result, name)
-        if isinstance(result, AsyncList):
-            source = result._source
-            result._source = lambda start: self._steps(source(start), name)
-        elif isinstance(result, Feed):
-            result._gen = self._steps(result.__aiter__(), name, self._feed_counter(result))
+        if isinstance(result, AsyncList | Feed):
+            # A counter made now, not a closure over the feed: the feed would hold itself.
+            seen = self._feed_counter(result) if isinstance(result, Feed) else None
+            result.wrap(functools.partial(self._steps, name=name, seen=seen))
         elif inspect.isasyncgen(result):
             return self._steps(result, name)
         return result

@@ -31,7 +31,8 @@ class Connection(Protocol):
 
 
 class Observer(Protocol):
-    """Sees each attempt of each call, each wait for the client's turn, each live connection."""
+    """Sees each call of a public method, each attempt of it, each wait for the client's
+    turn, each live connection."""
 
     def attempt(self, send: Attempt[T]) -> Attempt[T]:
         """``send`` (the session's attempt) observed: called once per call."""
@@ -41,3 +42,7 @@ class Observer(Protocol):
 
     def connection(self, req: Request, attempt: int) -> Connection:
         """A live connection of ``req`` opened (its ``attempt``-th, counting refusals)."""
+
+    def call(self, result: T, name: str) -> T:
+        """What a call of a client's public method returned (a coroutine, a listing, a
+        generator, a live feed), observed as the call ``name``: the resources' ``traced``."""

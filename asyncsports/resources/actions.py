@@ -17,7 +17,7 @@ from asyncsports._iter.watch import Change, Tracker
 from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken
-from asyncsports.resources._base import Body, Resource
+from asyncsports.resources._base import Body, Resource, traced
 
 T = TypeVar("T")
 
@@ -32,6 +32,7 @@ def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
 class ActionsResource(Resource):
     """``client.actions``: fixture action timelines."""
 
+    @traced
     def list(
         self,
         sport: Sport | str,
@@ -63,6 +64,7 @@ class ActionsResource(Resource):
 
         return await self._session.read(list_request(sport, fixture_id), parse)
 
+    @traced
     async def follow(
         self,
         sport: Sport | str,

@@ -11,7 +11,7 @@ from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._iter.watch import Change, Tracker
 from asyncsports.models import Event, Playback
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Body, Resource, open_filter
+from asyncsports.resources._base import Body, Resource, open_filter, traced
 
 PATH = "/api/v2/streaming/events"
 Restriction = Literal["whitelist", "blacklist"]
@@ -43,6 +43,7 @@ def list_request(
 class EventsResource(Resource):
     """``client.events``: live stream events on the streaming host."""
 
+    @traced
     def list(
         self,
         *,
@@ -86,6 +87,7 @@ class EventsResource(Resource):
             listing=req.fingerprint(),
         )
 
+    @traced
     async def watch(
         self,
         *,
@@ -112,6 +114,7 @@ class EventsResource(Resource):
                 for change in tracker.seen(events):
                     yield change
 
+    @traced
     async def playback(self, event_id: int, **extra: Unpack[RequestOptions]) -> Playback:
         """The playback (HLS) address of a live event.
 

@@ -12,7 +12,7 @@ from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Body, Resource, open_filter
+from asyncsports.resources._base import Body, Resource, open_filter, traced
 
 Status = Literal["scheduled", "live", "completed", "postponed"]
 """The ``status`` filter values of the spec; the service may know more (any str is sent)."""
@@ -90,6 +90,7 @@ def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
 class FixturesResource(Resource):
     """``client.fixtures``: competition fixtures."""
 
+    @traced
     def list(
         self,
         sport: Sport | str,
@@ -151,6 +152,7 @@ class FixturesResource(Resource):
             listing=req.fingerprint(),
         )
 
+    @traced
     async def get(
         self,
         sport: Sport | str,

@@ -19,6 +19,7 @@ from asyncsports._iter.merge import Merged
 from asyncsports._wire.live import FeedKind
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
+from asyncsports.resources._base import traced
 from asyncsports.resources.actions import ActionsResource
 from asyncsports.resources.fixtures import FixturesResource
 
@@ -162,6 +163,7 @@ class LiveResource:
             session, req, kind, fid, start_position, idle, asks, warned, raw=self._raw, sport=sport
         )
 
+    @traced
     def actions(
         self,
         sport: Sport | str,
@@ -190,6 +192,7 @@ class LiveResource:
         )
         return feed
 
+    @traced
     def statistics(
         self,
         sport: Sport | str,

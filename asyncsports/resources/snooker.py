@@ -29,7 +29,7 @@ from asyncsports.models import (
 )
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.raw import RawRecord, elements
-from asyncsports.resources._base import Body, Resource
+from asyncsports.resources._base import Body, Resource, traced
 
 T = TypeVar("T")
 Id = int | str | uuid.UUID
@@ -89,6 +89,7 @@ class SnookerResource(Resource):
     def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[Any]:
         return self._stream_list(req, tp, key="data", resume=resume)
 
+    @traced
     def tournaments(
         self,
         *,
@@ -110,6 +111,7 @@ class SnookerResource(Resource):
         params += sort_params(sort_options)
         return self._list(self._request("tournaments", params, extra), Tournament, resume)
 
+    @traced
     def matches(
         self,
         tournament: Id,
@@ -127,6 +129,7 @@ class SnookerResource(Resource):
         req = self._request(f"matches/{id_path('tournament', tournament)}", params, extra)
         return self._list(req, Match, resume)
 
+    @traced
     def ast(
         self,
         tournament: Id,
@@ -143,6 +146,7 @@ class SnookerResource(Resource):
             resume,
         )
 
+    @traced
     def centuries(
         self,
         tournament: Id,
@@ -173,6 +177,7 @@ class SnookerResource(Resource):
         params += sort_params(sort_options)
         return self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
 
+    @traced
     def tournament_players(
         self,
         tournament: Id,
@@ -190,6 +195,7 @@ class SnookerResource(Resource):
             resume,
         )
 
+    @traced
     def tour_players(
         self,
         *,
@@ -201,6 +207,7 @@ class SnookerResource(Resource):
         req = self._request("tour-players", sort_params(sort_options), extra)
         return self._list(req, TournamentPlayer, resume)
 
+    @traced
     async def current_tournament_winner(
         self,
         tournament: Id,
@@ -216,6 +223,7 @@ class SnookerResource(Resource):
         )
         return await self._one(req, _WINNER)
 
+    @traced
     def previous_tournament_winners(
         self,
         tournament: Id,
@@ -232,6 +240,7 @@ class SnookerResource(Resource):
         )
         return self._list(req, PreviousWinner, resume)
 
+    @traced
     async def player_info(
         self,
         player: Id,

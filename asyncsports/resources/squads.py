@@ -10,7 +10,7 @@ from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Squad
 from asyncsports.paging import AsyncList, ResumeToken
-from asyncsports.resources._base import Resource
+from asyncsports.resources._base import Resource, traced
 
 
 def list_request(
@@ -32,6 +32,7 @@ def list_request(
 class SquadsResource(Resource):
     """``client.squads``: squads per season or per team."""
 
+    @traced
     def list(
         self,
         sport: Sport | str,

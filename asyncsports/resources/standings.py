@@ -9,7 +9,7 @@ from asyncsports._http import request as q
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Standings
-from asyncsports.resources._base import Body, Resource
+from asyncsports.resources._base import Body, Resource, traced
 
 
 def get_request(
@@ -28,6 +28,7 @@ def get_request(
 class StandingsResource(Resource):
     """``client.standings``: team standings."""
 
+    @traced
     async def get(
         self,
         sport: Sport | str,

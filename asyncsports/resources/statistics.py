@@ -9,7 +9,7 @@ from asyncsports._http import request as q
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Statistics
-from asyncsports.resources._base import Body, Resource
+from asyncsports.resources._base import Body, Resource, traced
 
 
 def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
@@ -23,6 +23,7 @@ def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
 class StatisticsResource(Resource):
     """``client.statistics``: per-fixture statistics packets."""
 
+    @traced
     async def get(
         self,
         sport: Sport | str,

@@ -472,3 +472,24 @@ async def test_a_page_that_fails_ahead_fails_the_walk_there_after_the_pages_befo
     assert seen == [0, 1, 2, 3, 4]
     assert it.resume_token == ResumeToken(4, 1)
     assert await no_other_tasks()
+
+
+async def test_wrap_reads_every_walk_through_the_hook_and_closes_it() -> None:
+    it, _ = pager(7, 3)
+    seen: list[int] = []
+    closed: list[bool] = []
+
+    async def around(batches: AsyncIterator[Batch[int]]) -> AsyncIterator[Batch[int]]:
+        try:
+            async for batch in batches:
+                seen.append(len(batch.items))
+                yield batch
+        finally:
+            closed.append(True)
+
+    it.wrap(around)
+    assert [await anext(it) for _ in range(4)] == [0, 1, 2, 3]
+    await it.aclose()
+    assert seen == [3, 3] and closed == [True]
+    again = AsyncList(it._source, it.resume_token)  # a new walk from the token: wrapped too
+    assert await again.collect() == [4, 5, 6] and seen == [3, 3, 2, 1] and len(closed) == 2

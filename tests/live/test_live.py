@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -160,6 +161,28 @@ async def test_a_bare_break_closes_the_socket_once_the_feed_is_dropped(
         break  # no async with: the dropped generator is closed by the loop's finalizer
     await closed(emu)
     assert client.connections_in_use() == 0
+
+
+async def test_wrap_reads_the_records_through_the_hook_and_closes_it(client: Client) -> None:
+    fid = await fixture_id(client, "completed")
+    seen: list[int] = []
+    closed_by_feed: list[bool] = []
+
+    async def around(records: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+        try:
+            async for record in records:
+                seen.append(1)
+                yield record
+        finally:
+            closed_by_feed.append(True)
+
+    feed = client.live.actions("basketball", fid, speed="fast")
+    feed.wrap(around)
+    async with feed:
+        got = [await anext(feed) for _ in range(3)]
+        with pytest.raises(RuntimeError, match="already being read"):
+            feed.wrap(around)
+    assert len(got) == len(seen) == feed.position == 3 and closed_by_feed == [True]
 
 
 def test_quoted_decimals_in_metadata_decode_as_numbers() -> None:
