@@ -162,6 +162,29 @@ class Resource:
 
         return fetch_paired if self._raw else fetch
 
+    def _paged(
+        self,
+        req: Request,
+        param: str,
+        body: Body[B],
+        to_page: Callable[[B], Page[T]],
+        size: int,
+        resume: ResumeToken | str | None,
+        concurrency: int,
+        lookahead: int,
+        key: str | None = None,
+    ) -> AsyncList[Any]:
+        """A paged listing of ``req`` (pages of ``size`` by ``param``, as :meth:`_pages`),
+        walked by :meth:`AsyncList.paged`; its resume tokens carry ``req``'s fingerprint."""
+        return AsyncList.paged(
+            self._pages(req, param, body, to_page, key),
+            size,
+            resume,
+            concurrency=concurrency,
+            lookahead=lookahead,
+            listing=req.fingerprint(),
+        )
+
     def _value(self) -> Callable[[Any], Any]:
         """What gives the typed record of a record handed out (a pair's value in JSON mode)."""
         return _VALUE if self._raw else _same

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import Any, Literal, Unpack, get_args
 
@@ -20,24 +20,9 @@ RESTRICTIONS: tuple[str, ...] = get_args(Restriction)
 MAX_PAGE_SIZE = 500
 
 
-def list_request(
-    *,
-    live: bool | None = None,
-    vendor_data_id: bool | None = None,
-    restrictions: Restriction | str | None = None,
-    sub_restrictions: Restriction | str | None = None,
-    page_size: int | None = None,
-) -> tuple[Request, bool]:
-    """The listing request, and whether it is paged (only with restrictions)."""
-    params: list[Param] = []
-    params += q.narrowing("live", live, "live")
-    params += q.narrowing("vendor_data_id", vendor_data_id, "vendorDataID")
-    params += open_filter("restrictions", restrictions, RESTRICTIONS, "restrictions")
-    params += open_filter("sub_restrictions", sub_restrictions, RESTRICTIONS, "subRestrictions")
-    if page_size is not None:
-        params.append(("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE)))
-    paged = restrictions is not None or sub_restrictions is not None
-    return Request(PATH, tuple(params), host="streaming", route=PATH), paged
+def _listing(params: Iterable[Param]) -> Request:
+    """The events listing with ``params``."""
+    return Request(PATH, tuple(params), host="streaming", route=PATH)
 
 
 class EventsResource(Resource):
@@ -66,26 +51,24 @@ class EventsResource(Resource):
         ``page_size`` (at most 500).
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req, paged = list_request(
-            live=live,
-            vendor_data_id=vendor_data_id,
-            restrictions=restrictions,
-            sub_restrictions=sub_restrictions,
-            page_size=page_size,
-        )
-        req = q.options(req, extra)
-        if not paged:
-            # An unpaged listing has no use for lookahead, but checks it all the same.
+        params: list[Param] = [
+            *q.narrowing("live", live, "live"),
+            *q.narrowing("vendor_data_id", vendor_data_id, "vendorDataID"),
+            *open_filter("restrictions", restrictions, RESTRICTIONS, "restrictions"),
+            *open_filter("sub_restrictions", sub_restrictions, RESTRICTIONS, "subRestrictions"),
+        ]
+        if page_size is not None:
+            params.append(
+                ("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE))
+            )
+        req = q.options(_listing(params), extra)
+        if restrictions is None and sub_restrictions is None:
+            # Unpaged (the service pages only with restrictions): no use for lookahead,
+            # checked all the same.
             q.integer("lookahead", lookahead, low=0, high=64)
             return self._body_list(req, _EVENTS, _as_list, resume)
-
-        return AsyncList.paged(
-            self._pages(req, "page.page", _EVENTS, _page),
-            page_size or MAX_PAGE_SIZE,
-            resume,
-            lookahead=lookahead,
-            listing=req.fingerprint(),
-        )
+        size = page_size or MAX_PAGE_SIZE
+        return self._paged(req, "page.page", _EVENTS, _page, size, resume, 1, lookahead)
 
     @traced
     async def watch(
@@ -104,8 +87,7 @@ class EventsResource(Resource):
         spreads the interval so that many watchers drift apart. ``extra_query``,
         ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req, _ = list_request(live=True)
-        req = q.options(req, extra)
+        req = q.options(_listing(q.narrowing("live", True, "live")), extra)
         value = self._value()
         tracker: Tracker[Any] = Tracker(lambda r: value(r).id, presence=True)
         polls = self._polls(req, _EVENTS, _as_list, interval, jitter)

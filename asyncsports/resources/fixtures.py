@@ -31,53 +31,36 @@ DEFAULT_SIZE = 20
 MAX_SIZE = 1000
 
 
-def list_request(
-    sport: Sport | str,
-    *,
-    season_id: uuid.UUID | str | None = None,
-    live: bool | None = None,
-    status: Status | str | None = None,
-    date_from: dt.date | str | None = None,
-    date_to: dt.date | str | None = None,
-    type: FixtureType | str | None = None,
-    coverage_level: CoverageLevel | str | None = None,
-    sort: str | Sequence[str] | None = None,
-    size: int | None = None,
-    include_deleted: bool | None = None,
-) -> Request:
-    """The first-page request of a fixture listing (``page`` is added per page).
+def _listing(base: str, season_id: uuid.UUID | str | None, params: list[Param]) -> Request:
+    """The first-page request of a listing of all fixtures of a sport or of one season's
+    (``page`` is added per page)."""
+    if season_id is None:
+        return Request(f"{base}/fixtures", tuple(params), route="/{sport}/fixtures")
+    path = f"{base}/seasons/{q.uuid_id('season_id', season_id)}/fixtures"
+    return Request(path, tuple(params), route="/{sport}/seasons/{seasonId}/fixtures")
 
-    The filters are open: a value of the spec in any spelling is sent in the wire
-    spelling, any other as given.
-    """
-    base = sport_path(sport)
-    if season_id is not None:
-        path = f"{base}/seasons/{q.uuid_id('season_id', season_id)}/fixtures"
-    else:
-        path = f"{base}/fixtures"
-    params: list[Param] = [("paged", "true")]
-    params += q.narrowing("live", live, "live")
-    params += open_filter("status", status, STATUSES, "status")
+
+def _dates(date_from: dt.date | str | None, date_to: dt.date | str | None) -> list[Param]:
+    """``dateFrom`` and ``dateTo``, checked to be in order when both are given."""
+    params: list[Param] = []
     if date_from is not None:
         params.append(("dateFrom", q.date("date_from", date_from)))
     if date_to is not None:
         params.append(("dateTo", q.date("date_to", date_to)))
-    if date_from is not None and date_to is not None and params[-2][1] > params[-1][1]:
-        raise ValueError(f"date_from: {params[-2][1]} is after date_to {params[-1][1]}")
-    params += open_filter("type", type, TYPES, "type")
-    params += open_filter("coverage_level", coverage_level, COVERAGE_LEVELS, "coverageLevel")
-    if sort is not None:
-        params.extend(q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS))
-    if size is not None:
-        params.append(("size", q.integer("size", size, low=1, high=MAX_SIZE)))
-    if include_deleted is not None:
-        flag = q.boolean("include_deleted", include_deleted)
-        params.append(("includeDeleted", flag))
-        if base == "/basketball":
-            # One basketball description spells it includeDelete: send both.
-            params.append(("includeDelete", flag))
-    route = "/{sport}/seasons/{seasonId}/fixtures" if season_id is not None else "/{sport}/fixtures"
-    return Request(path, tuple(params), route=route)
+    if len(params) == 2 and params[0][1] > params[1][1]:
+        raise ValueError(f"date_from: {params[0][1]} is after date_to {params[1][1]}")
+    return params
+
+
+def _deleted(include_deleted: bool | None, base: str) -> list[Param]:
+    """``includeDeleted``; basketball's also as ``includeDelete``, the spelling of one of
+    its descriptions (both are sent)."""
+    if include_deleted is None:
+        return []
+    flag = q.boolean("include_deleted", include_deleted)
+    if base == "/basketball":
+        return [("includeDeleted", flag), ("includeDelete", flag)]
+    return [("includeDeleted", flag)]
 
 
 def to_page(body: FixturePage | list[Fixture]) -> Page[Fixture]:
@@ -128,28 +111,22 @@ class FixturesResource(Resource):
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`. ``extra_query={"subscribed": "true"}`` sends what the
         vendor's own consumer sends, which the spec omits.
         """
-        req = list_request(
-            sport,
-            season_id=season_id,
-            live=live,
-            status=status,
-            date_from=date_from,
-            date_to=date_to,
-            type=type,
-            coverage_level=coverage_level,
-            sort=sort,
-            size=size,
-            include_deleted=include_deleted,
-        )
-        req = q.options(req, extra)
-
-        return AsyncList.paged(
-            self._pages(req, "page", _PAGE, to_page, key="content"),
-            size or DEFAULT_SIZE,
-            resume,
-            concurrency=concurrency,
-            lookahead=lookahead,
-            listing=req.fingerprint(),
+        base = sport_path(sport)
+        params: list[Param] = [
+            ("paged", "true"),
+            *q.narrowing("live", live, "live"),
+            *open_filter("status", status, STATUSES, "status"),
+            *_dates(date_from, date_to),
+            *open_filter("type", type, TYPES, "type"),
+            *open_filter("coverage_level", coverage_level, COVERAGE_LEVELS, "coverageLevel"),
+            *([] if sort is None else q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS)),
+            *([] if size is None else [("size", q.integer("size", size, low=1, high=MAX_SIZE))]),
+            *_deleted(include_deleted, base),
+        ]
+        req = q.options(_listing(base, season_id, params), extra)
+        size = size or DEFAULT_SIZE
+        return self._paged(
+            req, "page", _PAGE, to_page, size, resume, concurrency, lookahead, "content"
         )
 
     @traced
