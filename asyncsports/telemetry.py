@@ -59,6 +59,13 @@ __all__ = ["instrument"]
 
 T = TypeVar("T")
 _QUIET = (GeneratorExit, StopAsyncIteration)
+# The metrics' descriptions.
+_DURATION = "Duration of HTTP requests."
+_RETRIES = "Requests sent again."
+_429 = "429 answers."
+_WAIT = "Time waited for the client's turn (rate limit, 429 pause)."
+_RECORDS = "Live records delivered."
+_LAG = "From a live record's timestamp to its arrival."
 
 
 def instrument(
@@ -100,28 +107,17 @@ class _Telemetry:
         self._attempt: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
             "asyncsports_attempt", default=None
         )
-        self._duration = meter.create_histogram(
-            "http.client.request.duration", unit="s", description="Duration of HTTP requests."
+        histogram, counter = meter.create_histogram, meter.create_counter
+        self._duration = histogram("http.client.request.duration", unit="s", description=_DURATION)
+        self._retries = counter(
+            "asyncsports.client.retries", unit="{request}", description=_RETRIES
         )
-        self._retries = meter.create_counter(
-            "asyncsports.client.retries", unit="{request}", description="Requests sent again."
+        self._throttled = counter(
+            "asyncsports.client.throttled", unit="{response}", description=_429
         )
-        self._throttled = meter.create_counter(
-            "asyncsports.client.throttled", unit="{response}", description="429 answers."
-        )
-        self._wait = meter.create_histogram(
-            "asyncsports.client.rate_limit.wait",
-            unit="s",
-            description="Time waited for the client's turn (rate limit, 429 pause).",
-        )
-        self._records = meter.create_counter(
-            "asyncsports.live.records", unit="{record}", description="Live records delivered."
-        )
-        self._lag = meter.create_histogram(
-            "asyncsports.live.lag",
-            unit="s",
-            description="From a live record's timestamp to its arrival.",
-        )
+        self._wait = histogram("asyncsports.client.rate_limit.wait", unit="s", description=_WAIT)
+        self._records = counter("asyncsports.live.records", unit="{record}", description=_RECORDS)
+        self._lag = histogram("asyncsports.live.lag", unit="s", description=_LAG)
 
     # -- the session's observer
 

@@ -88,12 +88,11 @@ async def walk(
     flight at once. Pages are yielded in order whatever order they arrive in. Closing
     the walk (or cancelling its consumer) cancels every request in flight.
 
-    Stops at a page marked last, at ``total_pages`` (the smallest the server has said:
-    a total that grows page by page cannot keep the walk going), at an empty page, or
-    at a short page when the server gives no metadata. A body that is the whole result
-    ends the walk after it. A page that starts like any earlier page of the walk (A, B,
-    A, B... as much as A, A), or a page numbered other than asked, raises
-    :class:`PagingError` instead of looping.
+    Stops at a page marked last, at ``total_pages`` (the smallest the server has said: a
+    total that grows page by page cannot keep the walk going), at an empty page, at a short
+    page when the server gives no metadata, or after a body that is the whole result. A
+    page that starts like any earlier page of the walk (A, B, A, B... as much as A, A), or
+    a page numbered other than asked, raises :class:`PagingError` instead of looping.
     """
     # A token may count past a page (from a body that was the whole result).
     number = start.page + start.index // size
