@@ -11,10 +11,10 @@ from typing import Self
 
 from asyncsports._http.config import Hook, Settings, Timeout
 from asyncsports._http.request import QueryValue
-from asyncsports._http.retry import RetryPolicy
 from asyncsports._http.session import Session
 from asyncsports._http.sharedlimit import SharedPacer
 from asyncsports._http.transport import Transport
+from asyncsports._wire.retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asyncsports._http import connection as c
 from asyncsports._http.request import Request, target
-from asyncsports._http.retry import Call
 from asyncsports._http.session import _Failed
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
+from asyncsports._wire.retry import Call
 from asyncsports.errors import AsyncSportsError, AuthenticationError, TimeoutError, TransportError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from asyncsports._http.decoding import FAILURES, Source, around, error, value_error
+from asyncsports._wire.decoding import FAILURES, Source, around, error, value_error
 from asyncsports._wire.json.scan import NONWS, SCALAR, STR_FULL, Skim
 from asyncsports.errors import DecodeError
 

@@ -11,7 +11,7 @@ feeds it what arrived and does what it answers, in the style of h11.
   delivered, and is the ``startPosition`` of the next connection. Each packet gets a
   :class:`Step`: deliver (in order, perhaps with held ones), drop (already delivered),
   hold (ahead of a missing one) or gap (reconnect at ``position``).
-- :func:`reconnect`: after a connection ended, what next, through ``asyncsports._http.retry.decide``:
+- :func:`reconnect`: after a connection ended, what next, through ``asyncsports._wire.retry.decide``:
   a connection that delivered a record resets the budget; a bad token raises at once.
 - :class:`MergeBook`: the bookkeeping of many feeds merged into one iterator: bounded
   buffers, which feed must pause reading, and resume points counted by what the consumer

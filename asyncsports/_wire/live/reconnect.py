@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from asyncsports._http.retry import Call, Decision, Outcome, RetryPolicy, decide
+from asyncsports._wire.retry import Call, Decision, Outcome, RetryPolicy, decide
 
 # --------------------------------------------------------------------------- reconnecting
 
@@ -38,7 +38,7 @@ def reconnect(
 ) -> Decision:
     """What to do after a connection of a feed that is not finished ended, and count it.
 
-    A refused token is a 401 to :func:`~asyncsports._http.retry.decide`: one refresh when the
+    A refused token is a 401 to :func:`~asyncsports._wire.retry.decide`: one refresh when the
     token is refreshable, else ``raise`` (AuthenticationError, no loop). A connection
     that delivered a record resets the budget and its end is not counted: reconnect after
     the first backoff step. Any other end (a drop, a close at once, a stall, a gap alike)
