@@ -13,7 +13,7 @@ from asyncsports._http.config import Hook, Settings, Timeout
 from asyncsports._http.request import QueryValue
 from asyncsports._http.session import Session
 from asyncsports._http.sharedlimit import SharedPacer
-from asyncsports._http.transport import Transport
+from asyncsports._http.transports.base import Transport
 from asyncsports._wire.retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
@@ -63,6 +63,9 @@ class Client:
     live message to it, secrets removed, for ``Emulator(replay=...)`` to serve. A file
     that holds anything already is refused when the client opens (FileExistsError),
     never replaced, unless ``record_overwrite=True``.
+    ``transport`` makes the client's :class:`~asyncsports.transports.Transport` from its
+    settings (a transport class fits as it is); the default is aiohttp's
+    (:mod:`asyncsports.transports`). A recording (``record``) wraps it.
     ``tracing=True`` sends spans and metrics to the global OpenTelemetry providers (extra
     ``otel``; :func:`asyncsports.telemetry.instrument`).
     """
@@ -96,7 +99,7 @@ class Client:
         record: str | os.PathLike[str] | None = None,
         record_overwrite: bool = False,
         tracing: bool = False,
-        _transport: Callable[[Settings], Transport] | None = None,
+        transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -137,16 +140,15 @@ class Client:
             if s.rate_limit_url is not None and s.rate_limit is not None
             else None
         )
-        # _transport: a second transport for measuring it (benchmarks/cases/transport.py), private.
-        transport = None if _transport is None else _transport(s)
+        net = None if transport is None else transport(s)
         if record is not None:
-            from asyncsports._http.record import RecordingTransport
-            from asyncsports._http.transport import AiohttpTransport
+            from asyncsports._http.transports.aiohttp import AiohttpTransport
+            from asyncsports._http.transports.record import RecordingTransport
 
-            transport = RecordingTransport(
-                transport or AiohttpTransport(s), record, s, overwrite=record_overwrite
+            net = RecordingTransport(
+                net or AiohttpTransport(s), record, s, overwrite=record_overwrite
             )
-        self._session = Session(s, limiter=self._shared, transport=transport)
+        self._session = Session(s, limiter=self._shared, transport=net)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads: SquadsResource = SquadsResource(self._session)

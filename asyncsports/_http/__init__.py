@@ -6,6 +6,7 @@
 - :mod:`.session`: :class:`~.session.Session`, the one place that does network I/O, with
   :mod:`.bodies` (what a response's body is read as) and :mod:`.live` (the live feeds'
   websocket loop);
-- :mod:`.transport`: the seam under the session (:class:`~.transport.Transport`) and
-  aiohttp's transport, the default: the only module of the core that imports aiohttp.
+- :mod:`.transports`: the seam under the session (:mod:`.transports.base`, the
+  protocols only) and the transports: aiohttp's, the default (with picows' websockets),
+  pyreqwest's and the recording one that wraps another.
 """

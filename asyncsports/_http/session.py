@@ -1,6 +1,6 @@
 """The one place that does network I/O.
 
-:class:`Session` reaches the network through a :class:`~asyncsports._http.transport.Transport`
+:class:`Session` reaches the network through a :class:`~asyncsports._http.transports.base.Transport`
 only (aiohttp's by default). Every call goes through one loop,
 :meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
 is consumed (``consume``). The loop has two steps, each in one place:
@@ -38,7 +38,8 @@ from asyncsports._http.config import Hook, Limits, RequestInfo, Settings, Timeou
 from asyncsports._http.observer import Observer
 from asyncsports._http.ratelimit import Limiter, Pacer
 from asyncsports._http.request import Request, merged_headers, target
-from asyncsports._http.transport import AiohttpTransport, Reply, Transport
+from asyncsports._http.transports.aiohttp import AiohttpTransport
+from asyncsports._http.transports.base import Reply, Transport
 from asyncsports._wire.clock import parse_date
 from asyncsports._wire.retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._wire.secrets import Secrets, hide_url, is_credential
@@ -87,7 +88,7 @@ def own_secrets(req: Request) -> list[str | None]:
 class Session:
     """Sends requests for one client through one transport (its connection pools).
 
-    ``transport`` defaults to :class:`~asyncsports._http.transport.AiohttpTransport`.
+    ``transport`` defaults to :class:`~asyncsports._http.transports.aiohttp.AiohttpTransport`.
     Not usable until :meth:`open`; :meth:`close` releases the pools.
     """
 

@@ -234,7 +234,7 @@ def emulator_speed(cfg: Globals, follows: float | None) -> float:
 def _check_record(path: str, overwrite: bool) -> None:
     """A wrong --record path is the user's, and so is an earlier recording there: said
     before anything is sent (the client's own rule, in the command's words)."""
-    from asyncsports._http.record import refuse_a_recording
+    from asyncsports._http.transports.record import refuse_a_recording
 
     try:
         open(path, "ab").close()
