@@ -133,21 +133,8 @@ class Client:
         )
         """The client's validated settings."""
         s = self.settings
-        self._shared = (
-            SharedPacer(
-                s.rate_limit, s.rate_limit_url, s.rate_limit_key, sharers=s.rate_limit_sharers
-            )
-            if s.rate_limit_url is not None and s.rate_limit is not None
-            else None
-        )
-        net = None if transport is None else transport(s)
-        if record is not None:
-            from asyncsports._http.transports.aiohttp import AiohttpTransport
-            from asyncsports._http.transports.record import RecordingTransport
-
-            net = RecordingTransport(
-                net or AiohttpTransport(s), record, s, overwrite=record_overwrite
-            )
+        self._shared = _shared_pacer(s)
+        net = _transport(s, transport, record, record_overwrite)
         self._session = Session(s, limiter=self._shared, transport=net)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""
@@ -260,3 +247,30 @@ class Client:
     def __repr__(self) -> str:
         state = "open" if self.is_open else "closed"
         return f"<asyncsports.Client {self.base_url} {state}>"
+
+
+def _shared_pacer(s: Settings) -> SharedPacer | None:
+    """The rate limit shared through Redis, when ``rate_limit_url`` asks for one."""
+    if s.rate_limit_url is None or s.rate_limit is None:
+        return None
+    return SharedPacer(
+        s.rate_limit, s.rate_limit_url, s.rate_limit_key, sharers=s.rate_limit_sharers
+    )
+
+
+def _transport(
+    s: Settings,
+    make: Callable[[Settings], Transport] | None,
+    record: str | os.PathLike[str] | None,
+    overwrite: bool,
+) -> Transport | None:
+    """The transport ``make`` makes (None: the session's default), wrapped in a recording
+    when ``record`` names a file."""
+    net = None if make is None else make(s)
+    if record is None:
+        return net
+    # Imported here: a client that does not record never loads the recording format.
+    from asyncsports._http.transports.aiohttp import AiohttpTransport
+    from asyncsports._http.transports.record import RecordingTransport
+
+    return RecordingTransport(net or AiohttpTransport(s), record, s, overwrite=overwrite)
