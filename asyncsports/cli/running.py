@@ -24,7 +24,7 @@ from asyncsports._http.sports import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
-from . import MISSING_EXTRA  # set by the package before it imports this module
+from .extra import MISSING_EXTRA
 from .interrupts import interrupts
 from .options import Globals, query_params
 
