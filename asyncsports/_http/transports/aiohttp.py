@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import ssl
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -25,8 +24,6 @@ __all__ = ["USER_AGENT", "AiohttpTransport", "origin"]
 USER_AGENT = f"asyncsports/{__version__} aiohttp/{aiohttp.__version__}"
 """What the client calls itself, on requests and websockets alike."""
 
-_TIMEOUT = builtins.TimeoutError
-
 
 class AiohttpTransport:
     """The default :class:`~.base.Transport`: aiohttp's pool for requests, picows' pushing
@@ -35,7 +32,7 @@ class AiohttpTransport:
     # OSError and picows' WSError: what picows' websockets raise (listen).
     errors: tuple[type[BaseException], ...] = (
         aiohttp.ClientError,
-        _TIMEOUT,
+        TimeoutError,
         OSError,
         picows.WSError,
     )

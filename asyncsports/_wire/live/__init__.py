@@ -36,7 +36,7 @@ from asyncsports._wire.live.messages import (
     live_decoder,
 )
 from asyncsports._wire.live.order import FeedState, Step
-from asyncsports._wire.live.reconnect import ConnectionEnd, reconnect, reset
+from asyncsports._wire.live.reconnect import ConnectionEnd, reconnect
 
 __all__ = [
     "Ack",
@@ -56,5 +56,4 @@ __all__ = [
     "classify",
     "live_decoder",
     "reconnect",
-    "reset",
 ]

@@ -22,11 +22,6 @@ class ConnectionEnd:
     error: str = field(default="")
 
 
-def reset(call: Call) -> None:
-    """Start ``call``'s budget afresh: a connection delivered a record."""
-    call.reset()
-
-
 def reconnect(
     end: ConnectionEnd,
     call: Call,
@@ -50,7 +45,7 @@ def reconnect(
     if end.auth_failed:
         decision = decide(Outcome(status=401), call, policy, now=now, refreshable=refreshable)
     elif end.delivered > 0:
-        reset(call)
+        call.reset()  # a connection that delivered a record starts the budget afresh
         return decide(Outcome(), call, policy, now=now, rng=rng)  # not counted
     else:
         decision = decide(Outcome(), call, policy, now=now, rng=rng)
