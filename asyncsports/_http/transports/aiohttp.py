@@ -161,8 +161,9 @@ class AiohttpTransport:
     async def listen(
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
     ) -> Pushed:
-        """A websocket whose messages go to ``listener`` (see :meth:`.base.Transport.listen`): picows',
-        its own connection (no pool), closed with the transport.
+        """A websocket whose messages go to ``listener`` (see
+        :meth:`~.base.Transport.listen`): picows', its own connection (no pool), closed
+        with the transport.
 
         Opening (connect, TLS and the handshake) takes at most ``Timeout.connect`` as a
         whole, however slowly the server answers; closing waits at most as long (10 s
