@@ -15,9 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from asyncsports._http.config import RequestInfo, Timeout
     from asyncsports._http.request import RequestOptions
-    from asyncsports._http.retry import RetryPolicy
     from asyncsports._http.sports import Sport
     from asyncsports._iter.watch import Change
+    from asyncsports._wire.retry import RetryPolicy
     from asyncsports.auth import StreamingCredentials
     from asyncsports.client import Client
     from asyncsports.errors import (
@@ -75,7 +75,7 @@ __all__ = [
 _HOMES = {
     "RequestOptions": "_http.request",
     "Sport": "_http.sports",
-    "RetryPolicy": "_http.retry",
+    "RetryPolicy": "_wire.retry",
     "RequestInfo": "_http.config",
     "Timeout": "_http.config",
     "Change": "_iter.watch",

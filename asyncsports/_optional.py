@@ -27,7 +27,7 @@ EXTRAS: dict[str, str] = {
     "typer": "cli",
     "rich": "cli",
     "opentelemetry": "otel",
-    # The transport spike (asyncsports/_http/pyreqwest.py), measured by the benchmarks only.
+    # The transport spike (asyncsports/_http/transports/pyreqwest.py), measured by the benchmarks only.
     "pyreqwest": "bench",
     "dlt": "dlt",
 }

@@ -11,10 +11,10 @@ from typing import Self
 
 from asyncsports._http.config import Hook, Settings, Timeout
 from asyncsports._http.request import QueryValue
-from asyncsports._http.retry import RetryPolicy
 from asyncsports._http.session import Session
 from asyncsports._http.sharedlimit import SharedPacer
-from asyncsports._http.transport import Transport
+from asyncsports._http.transports.base import Transport
+from asyncsports._wire.retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.live import LiveResource
 from asyncsports.resources import (
@@ -63,6 +63,9 @@ class Client:
     live message to it, secrets removed, for ``Emulator(replay=...)`` to serve. A file
     that holds anything already is refused when the client opens (FileExistsError),
     never replaced, unless ``record_overwrite=True``.
+    ``transport`` makes the client's :class:`~asyncsports.transports.Transport` from its
+    settings (a transport class fits as it is); the default is aiohttp's
+    (:mod:`asyncsports.transports`). A recording (``record``) wraps it.
     ``tracing=True`` sends spans and metrics to the global OpenTelemetry providers (extra
     ``otel``; :func:`asyncsports.telemetry.instrument`).
     """
@@ -96,7 +99,7 @@ class Client:
         record: str | os.PathLike[str] | None = None,
         record_overwrite: bool = False,
         tracing: bool = False,
-        _transport: Callable[[Settings], Transport] | None = None,
+        transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
         if retry is not None and max_retries is not None:
             raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
@@ -130,23 +133,9 @@ class Client:
         )
         """The client's validated settings."""
         s = self.settings
-        self._shared = (
-            SharedPacer(
-                s.rate_limit, s.rate_limit_url, s.rate_limit_key, sharers=s.rate_limit_sharers
-            )
-            if s.rate_limit_url is not None and s.rate_limit is not None
-            else None
-        )
-        # _transport: a second transport for measuring it (benchmarks/cases/transport.py), private.
-        transport = None if _transport is None else _transport(s)
-        if record is not None:
-            from asyncsports._http.record import RecordingTransport
-            from asyncsports._http.transport import AiohttpTransport
-
-            transport = RecordingTransport(
-                transport or AiohttpTransport(s), record, s, overwrite=record_overwrite
-            )
-        self._session = Session(s, limiter=self._shared, transport=transport)
+        self._shared = _shared_pacer(s)
+        net = _transport(s, transport, record, record_overwrite)
+        self._session = Session(s, limiter=self._shared, transport=net)
         self.fixtures: FixturesResource = FixturesResource(self._session)
         """Competition fixtures."""
         self.squads: SquadsResource = SquadsResource(self._session)
@@ -258,3 +247,30 @@ class Client:
     def __repr__(self) -> str:
         state = "open" if self.is_open else "closed"
         return f"<asyncsports.Client {self.base_url} {state}>"
+
+
+def _shared_pacer(s: Settings) -> SharedPacer | None:
+    """The rate limit shared through Redis, when ``rate_limit_url`` asks for one."""
+    if s.rate_limit_url is None or s.rate_limit is None:
+        return None
+    return SharedPacer(
+        s.rate_limit, s.rate_limit_url, s.rate_limit_key, sharers=s.rate_limit_sharers
+    )
+
+
+def _transport(
+    s: Settings,
+    make: Callable[[Settings], Transport] | None,
+    record: str | os.PathLike[str] | None,
+    overwrite: bool,
+) -> Transport | None:
+    """The transport ``make`` makes (None: the session's default), wrapped in a recording
+    when ``record`` names a file."""
+    net = None if make is None else make(s)
+    if record is None:
+        return net
+    # Imported here: a client that does not record never loads the recording format.
+    from asyncsports._http.transports.aiohttp import AiohttpTransport
+    from asyncsports._http.transports.record import RecordingTransport
+
+    return RecordingTransport(net or AiohttpTransport(s), record, s, overwrite=overwrite)

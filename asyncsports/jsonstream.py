@@ -26,7 +26,7 @@ decoded into ``T``.
 
 Layout: the byte scanning is in :mod:`asyncsports._wire.json.scan`, the framing inside the
 array in :mod:`asyncsports._wire.json.array`, the text around it in
-:mod:`asyncsports._wire.json.envelope`; every DecodeError is built by :mod:`asyncsports._http.decoding`.
+:mod:`asyncsports._wire.json.envelope`; every DecodeError is built by :mod:`asyncsports._wire.decoding`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from asyncsports._http.decoding import FAILURES, Failure, Source, key_path, run_error, type_name
+from asyncsports._wire.decoding import FAILURES, Failure, Source, key_path, run_error, type_name
 from asyncsports._wire.json.array import ArrayCutter
 from asyncsports._wire.json.envelope import Array, Element, Envelope
 from asyncsports._wire.json.scan import spans

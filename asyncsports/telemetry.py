@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, TracerProvider
 
-    from asyncsports._http.retry import Call
     from asyncsports._wire.live import ConnectionEnd
+    from asyncsports._wire.retry import Call
     from asyncsports.client import Client
 
 __all__ = ["instrument"]

@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 
 from asyncsports._http.config import Limits, Pace
-from asyncsports._http.transport import Reply
+from asyncsports._http.transports.base import Reply
 from asyncsports._wire.secrets import hide_urls
 from asyncsports.errors import BodyTooLargeError, TimeoutError, TransportError
 

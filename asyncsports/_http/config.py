@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from asyncsports._http.request import Header, Param, QueryValue, extra_headers, extra_query
-from asyncsports._http.retry import RetryPolicy
+from asyncsports._wire.retry import RetryPolicy
 from asyncsports._wire.secrets import HIDDEN, hide_urls, is_credential
 from asyncsports.auth import StreamingCredentials, Token
 

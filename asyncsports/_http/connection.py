@@ -21,9 +21,9 @@ import yarl
 
 from asyncsports._http.bodies import transport
 from asyncsports._http.config import RequestInfo
-from asyncsports._http.retry import Call, Outcome
 from asyncsports._http.session import _call, _Failed
-from asyncsports._http.transport import Handshake, Listener, Pushed, Transport
+from asyncsports._http.transports.base import Handshake, Listener, Pushed, Transport
+from asyncsports._wire.retry import Call, Outcome
 from asyncsports._wire.secrets import hide_url
 from asyncsports.errors import error_from
 

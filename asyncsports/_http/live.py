@@ -1,7 +1,7 @@
 """The live feeds' driver: one loop of connections for both ways of reading a feed.
 
 Every connection is opened through the transport's pushing websocket
-(:meth:`~asyncsports._http.transport.Transport.listen`): the socket calls back per
+(:meth:`~asyncsports._http.transports.base.Transport.listen`): the socket calls back per
 message, and a :class:`Conn` (the listener) hands it to the feed's
 :class:`~asyncsports._wire.live.FeedState` there and then (merged) or queues its bytes
 for the consumer's turn (iterated). The feed's task wakes only for what needs a wait:
@@ -37,15 +37,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asyncsports._http import connection as c
 from asyncsports._http.request import Request, target
-from asyncsports._http.retry import Call
 from asyncsports._http.session import _Failed
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
+from asyncsports._wire.retry import Call
 from asyncsports.errors import AsyncSportsError, AuthenticationError, TimeoutError, TransportError
 
 if TYPE_CHECKING:
     from asyncsports._http.session import Session
-    from asyncsports._http.transport import Pushed, Transport
+    from asyncsports._http.transports.base import Pushed, Transport
 
 __all__ = ["Conn", "Deliver", "Following", "Over", "Progress", "Valve", "Warn", "follow", "push"]
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from asyncsports._http.request import Request
-    from asyncsports._http.retry import Call
     from asyncsports._wire.live import ConnectionEnd
+    from asyncsports._wire.retry import Call
 
 __all__ = ["Attempt", "Connection", "Observer"]
 

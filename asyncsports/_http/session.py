@@ -1,6 +1,6 @@
 """The one place that does network I/O.
 
-:class:`Session` reaches the network through a :class:`~asyncsports._http.transport.Transport`
+:class:`Session` reaches the network through a :class:`~asyncsports._http.transports.base.Transport`
 only (aiohttp's by default). Every call goes through one loop,
 :meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
 is consumed (``consume``). The loop has two steps, each in one place:
@@ -11,8 +11,8 @@ is consumed (``consume``). The loop has two steps, each in one place:
   breaks off while consumed is a failed attempt like any other. ``Timeout.total`` is
   one ``asyncio`` timeout around the attempt, entered only when a deadline is set;
 - a failure is decided in :meth:`Session._after`, which asks the pure
-  :func:`asyncsports._http.retry.decide`: wait (and pause the client after a 429), refresh
-  the token, or raise. One :class:`~asyncsports._http.retry.Call` carries the attempts,
+  :func:`asyncsports._wire.retry.decide`: wait (and pause the client after a 429), refresh
+  the token, or raise. One :class:`~asyncsports._wire.retry.Call` carries the attempts,
   retries and deadline of the whole call.
 
 A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it
@@ -34,13 +34,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import TypeVar
 
 from asyncsports._http.bodies import Response, StreamResponse, builtin_timeout, transport
-from asyncsports._http.clock import parse_date
 from asyncsports._http.config import Hook, Limits, RequestInfo, Settings, Timeout
 from asyncsports._http.observer import Observer
 from asyncsports._http.ratelimit import Limiter, Pacer
 from asyncsports._http.request import Request, merged_headers, target
-from asyncsports._http.retry import Call, Decision, Outcome, decide, parse_retry_after
-from asyncsports._http.transport import AiohttpTransport, Reply, Transport
+from asyncsports._http.transports.aiohttp import AiohttpTransport
+from asyncsports._http.transports.base import Reply, Transport
+from asyncsports._wire.clock import parse_date
+from asyncsports._wire.retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._wire.secrets import Secrets, hide_url, is_credential
 from asyncsports.auth import TokenProvider
 from asyncsports.errors import AsyncSportsError, TransportError, error_from
@@ -87,7 +88,7 @@ def own_secrets(req: Request) -> list[str | None]:
 class Session:
     """Sends requests for one client through one transport (its connection pools).
 
-    ``transport`` defaults to :class:`~asyncsports._http.transport.AiohttpTransport`.
+    ``transport`` defaults to :class:`~asyncsports._http.transports.aiohttp.AiohttpTransport`.
     Not usable until :meth:`open`; :meth:`close` releases the pools.
     """
 
@@ -143,7 +144,7 @@ class Session:
 
     def server_date(self) -> float | None:
         """The ``Date`` of the last response, epoch seconds (None: no response yet, or no
-        sensible ``Date`` in it; see :func:`~asyncsports._http.clock.parse_date`)."""
+        sensible ``Date`` in it; see :func:`~asyncsports._wire.clock.parse_date`)."""
         return None if self.seen is None else parse_date(self.seen.get("Date"))
 
     def server_time(self) -> float | None:

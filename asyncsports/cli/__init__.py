@@ -15,11 +15,8 @@ import sys
 from collections.abc import Sequence
 
 from asyncsports._optional import need
+from asyncsports.cli.extra import MISSING_EXTRA
 from asyncsports.errors import MissingDependencyError
-
-MISSING_EXTRA = 18
-"""The exit code of a missing optional dependency (running.EXIT_CODES has it too: typer,
-which that module needs, may be the one missing here)."""
 
 try:
     for _name in ("typer", "rich"):
@@ -36,10 +33,10 @@ except MissingDependencyError as exc:  # the library is installed without its cl
 # Importing the command modules registers their commands on `app`; the order is the
 # order of --help.
 # (After the check above: hence E402.)
-from . import data, snooker, events, emulator, backfill, workers, export, load, sync, changes  # noqa: F401, I001, E402
-from .app import app  # noqa: E402
-from .interrupts import interrupts  # noqa: E402
-from .running import EXIT_CODES, ConfigError, say  # noqa: E402
+from . import data, snooker, events, emulator, backfill, workers, export, load, sync, changes  # noqa: F401, I001
+from .app import app
+from .interrupts import interrupts
+from .running import EXIT_CODES, ConfigError, say
 
 __all__ = ["EXIT_CODES", "MISSING_EXTRA", "ConfigError", "app", "main"]
 

@@ -24,7 +24,7 @@ from asyncsports._http.sports import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
-from . import MISSING_EXTRA  # set by the package before it imports this module
+from .extra import MISSING_EXTRA
 from .interrupts import interrupts
 from .options import Globals, query_params
 
@@ -234,7 +234,7 @@ def emulator_speed(cfg: Globals, follows: float | None) -> float:
 def _check_record(path: str, overwrite: bool) -> None:
     """A wrong --record path is the user's, and so is an earlier recording there: said
     before anything is sent (the client's own rule, in the command's words)."""
-    from asyncsports._http.record import refuse_a_recording
+    from asyncsports._http.transports.record import refuse_a_recording
 
     try:
         open(path, "ab").close()

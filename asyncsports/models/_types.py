@@ -25,7 +25,7 @@ from typing import Any, Generic, Self, TypeVar, overload
 
 import msgspec
 
-from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
+from asyncsports._wire.decoding import FAILURES, Source, body_error, type_name
 
 __all__ = [
     "ZERO_UUID",

@@ -14,7 +14,7 @@ from typing import Any, Final, TypeAlias, TypeVar, overload
 import msgspec
 from msgspec import Struct, field
 
-from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
+from asyncsports._wire.decoding import FAILURES, Source, body_error, type_name
 from asyncsports.models._types import Ref, TeamRef, decoder, flag, utc
 
 __all__ = [

@@ -23,10 +23,10 @@ from operator import itemgetter
 from typing import Any, Generic, TypeVar, cast
 
 from asyncsports._http import request as q
-from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
 from asyncsports._http.request import Param, Request
 from asyncsports._http.session import Response, Session, StreamResponse
 from asyncsports._iter.watch import polls
+from asyncsports._wire.decoding import FAILURES, Source, body_error, type_name
 from asyncsports.jsonstream import ListDecoder, decode_array
 from asyncsports.models._types import decoder
 from asyncsports.paging import AsyncList, Batch, Page, ResumeToken

@@ -9,11 +9,11 @@ from contextlib import aclosing
 from typing import Any, TypeVar, Unpack
 
 from asyncsports._http import request as q
-from asyncsports._http.decoding import FAILURES, Source, body_error, type_name
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.session import Response
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports._iter.watch import Change, Tracker
+from asyncsports._wire.decoding import FAILURES, Source, body_error, type_name
 from asyncsports.jsonstream import ListDecoder
 from asyncsports.models import Action
 from asyncsports.paging import AsyncList, ResumeToken

@@ -65,6 +65,7 @@ class _Collector:
         self.sent0 = mirror.client.requests_sent
 
     def collect(self) -> Iterator[Metric]:
+        """Every metric, read from the mirror as the scrape comes."""
         CounterMetricFamily = self.core.CounterMetricFamily
         GaugeMetricFamily = self.core.GaugeMetricFamily
         m = self.mirror
@@ -98,6 +99,12 @@ class _Collector:
         for table, n in sorted(m.committed.items()):
             changes.add_metric([table], n)
         yield changes
+        yield from self._pace(now)
+
+    def _pace(self, now: float) -> Iterator[Metric]:
+        """The gauges of how the mirror keeps up: budget, queue, feeds, windows, freshness."""
+        GaugeMetricFamily = self.core.GaugeMetricFamily
+        m = self.mirror
         rate = m.client.settings.rate_limit
         elapsed = max(1e-9, time.monotonic() - self.t0)
         used = (m.client.requests_sent - self.sent0) / elapsed / rate if rate else 0.0

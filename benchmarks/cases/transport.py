@@ -3,8 +3,8 @@
 Four walks of every page of the big season, paired in each round of one process: the
 floor (aiohttp + msgspec, the ``walk`` cases' loop), the same loop by hand on pyreqwest
 (Rust's reqwest) + msgspec, and ``client.fixtures.list`` over each transport
-(``AiohttpTransport``, the default, and ``asyncsports/_http/pyreqwest.py`` through the
-private ``Client(_transport=...)``). CPU time is the whole process's, so the tokio
+(``AiohttpTransport``, the default, and ``asyncsports/_http/transports/pyreqwest.py``
+through ``Client(transport=...)``). CPU time is the whole process's, so the tokio
 thread pyreqwest runs its I/O on counts too. Without pyreqwest (the ``bench`` extra)
 the case says so in one row and runs nothing.
 """
@@ -87,13 +87,13 @@ async def spike(m: Manifest, p: Params) -> dict[str, Any]:
     # Here, not with the module: the case imports (and says why it did not run) without it.
     from pyreqwest.client import ClientBuilder
 
-    from asyncsports._http.pyreqwest import PyreqwestTransport
+    from asyncsports._http.transports.pyreqwest import PyreqwestTransport
 
     n = p["fixtures"]
     usage: dict[str, list[list[float]]] = {}
     async with (
         Client(m["big"], token=m["token"], vendor=m["vendor"]) as lib,
-        Client(m["big"], token=m["token"], vendor=m["vendor"], _transport=PyreqwestTransport) as rq,
+        Client(m["big"], token=m["token"], vendor=m["vendor"], transport=PyreqwestTransport) as rq,
         aiohttp.ClientSession() as http,
         ClientBuilder().build() as hand,
     ):

@@ -220,7 +220,7 @@ async def test_a_live_connections_reason_is_hidden_in_the_retrying_record(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # The live feeds hand their connection's end to Session.act, as requests do.
-    from asyncsports._http.retry import Call, Decision
+    from asyncsports._wire.retry import Call, Decision
 
     creds = StreamingCredentials(9, AUTH, 1700000000000)
     caplog.set_level(logging.DEBUG, logger="asyncsports")

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asyncsports._http.retry import (
+from asyncsports._wire.retry import (
     RETRY_STATUSES,
     Call,
     Decision,

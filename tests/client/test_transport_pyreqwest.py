@@ -1,4 +1,4 @@
-"""The pyreqwest transport (asyncsports/_http/pyreqwest.py) against aiohttp's: same records,
+"""The pyreqwest transport (asyncsports/_http/transports/pyreqwest.py) against aiohttp's: same records,
 same retries, same errors. Skipped without pyreqwest (the ``bench`` extra)."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from conftest import Serve
 
 from asyncsports import Client, RetryPolicy
 from asyncsports._http.config import Settings
-from asyncsports._http.transport import AiohttpTransport, Transport
+from asyncsports._http.transports.aiohttp import AiohttpTransport
+from asyncsports._http.transports.base import Transport
 from asyncsports.emulator import Emulator
 from asyncsports.errors import (
     APIError,
@@ -26,7 +27,7 @@ from asyncsports.errors import (
 
 pytest.importorskip("pyreqwest")
 
-from asyncsports._http.pyreqwest import PyreqwestTransport
+from asyncsports._http.transports.pyreqwest import PyreqwestTransport
 
 Factory = Callable[[Settings], Transport]
 BOTH: list[Any] = [
@@ -48,7 +49,7 @@ async def test_a_walk_and_a_get_give_the_same_records_over_both(
 ) -> None:
     async with (
         sports_emulator.client() as a,
-        sports_emulator.client(_transport=PyreqwestTransport) as b,
+        sports_emulator.client(transport=PyreqwestTransport) as b,
     ):
         assert isinstance(b._session.transport, PyreqwestTransport)
         over_aiohttp = await a.fixtures.list("basketball", size=7).collect()
@@ -66,7 +67,7 @@ async def test_a_live_feed_goes_through_the_inner_aiohttp_transport(
 ) -> None:
     async with (
         sports_emulator.client() as a,
-        sports_emulator.client(_transport=PyreqwestTransport) as b,
+        sports_emulator.client(transport=PyreqwestTransport) as b,
     ):
         (done, *_) = await a.fixtures.list("basketball", status="completed").collect()
         got = []
@@ -93,7 +94,7 @@ async def test_a_streamed_timeline_that_breaks_off_is_resumed_the_same(
 ) -> None:
     async with (
         sports_emulator.client() as plain,
-        sports_emulator.client(retry=FAST, _transport=factory) as c,
+        sports_emulator.client(retry=FAST, transport=factory) as c,
     ):
         (done, *_) = await plain.fixtures.list("basketball", status="completed").collect()
         whole = await plain.actions.list("basketball", done.id).collect()
@@ -110,7 +111,7 @@ async def test_a_429_or_503_is_retried_the_same(
     sports_emulator: Emulator, status: int, factory: Factory
 ) -> None:
     fault = sports_emulator.faults.add("fixtures", status=status, retry_after=0, times=2)
-    async with sports_emulator.client(retry=FAST, _transport=factory) as c:
+    async with sports_emulator.client(retry=FAST, transport=factory) as c:
         fixtures = await c.fixtures.list("basketball", size=5).collect()
         assert fixtures
         assert fault.hits == 2
@@ -122,7 +123,7 @@ async def test_a_429_or_503_is_retried_the_same(
 async def test_a_refused_connection_is_a_transport_error_after_retries(factory: Factory) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     retry = RetryPolicy(max_retries=1, base=0)
-    async with Client(url, token="t", retry=retry, _transport=factory) as c:
+    async with Client(url, token="t", retry=retry, transport=factory) as c:
         with pytest.raises(TransportError) as info:
             await c.fixtures.get("basketball", "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11")
     assert info.value.attempts == 2  # broken, so retried: not final
@@ -151,7 +152,7 @@ async def test_a_redirect_is_not_followed_and_a_bomb_is_refused_as_it_inflates(
 
     url = await serve(handle)
     fid = "6a0b2c1e-0f6e-4c1a-9a51-7f3a0f8d1c11"
-    async with Client(url, token="t", max_body_size=1 << 20, _transport=factory) as c:
+    async with Client(url, token="t", max_body_size=1 << 20, transport=factory) as c:
         with pytest.raises(APIError) as info:
             await c.fixtures.get("soccer", fid)
         assert info.value.status == 302

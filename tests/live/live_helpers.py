@@ -57,7 +57,7 @@ def client_tasks() -> set[asyncio.Task[Any]]:
         # The recording's writer (a client's with record=) ends once it has written what
         # the close left pending: the file's, not a socket's.
         own = "web_protocol" not in where and "emulator" not in where
-        if not t.done() and own and not where.endswith("_http/record.py"):
+        if not t.done() and own and not where.endswith("_http/transports/record.py"):
             out.add(t)
     return out
 

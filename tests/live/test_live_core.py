@@ -12,7 +12,6 @@ import samples
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
-from asyncsports._http.retry import Call, RetryPolicy
 from asyncsports._wire.live import (
     Ack,
     AuthFailed,
@@ -28,6 +27,7 @@ from asyncsports._wire.live import (
     live_decoder,
     reconnect,
 )
+from asyncsports._wire.retry import Call, RetryPolicy
 from asyncsports.errors import DecodeError
 from asyncsports.models import Action, Statistics
 from asyncsports.models._types import decode

@@ -17,15 +17,9 @@ from aiohttp import web
 from support import until
 
 from asyncsports import Client, Timeout
-from asyncsports._http.picows import MessageTooBig
-from asyncsports._http.transport import (
-    USER_AGENT,
-    AiohttpTransport,
-    Handshake,
-    Listener,
-    Pushed,
-    Transport,
-)
+from asyncsports._http.transports.aiohttp import USER_AGENT, AiohttpTransport
+from asyncsports._http.transports.base import Handshake, Listener, Pushed, Transport
+from asyncsports._http.transports.picows import MessageTooBig
 from asyncsports.emulator import Emulator
 
 PATH = "/feed"

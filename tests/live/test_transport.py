@@ -1,19 +1,29 @@
-"""The transport seam: the session reaches the network through its Transport only."""
+"""The transport seam: the session reaches the network through its Transport only, the one
+`Client(transport=...)` makes from its settings."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from live_helpers import fixture_id
 
+import asyncsports.transports
 from asyncsports import Client
-from asyncsports._http.transport import AiohttpTransport, Kind, Listener, Pushed, Reply, Transport
 from asyncsports.emulator import Emulator
 from asyncsports.errors import TransportError
+from asyncsports.transports import (
+    AiohttpTransport,
+    Kind,
+    Listener,
+    Pushed,
+    Reply,
+    Settings,
+    Transport,
+)
 
 HTTP = Path(__file__).parents[2] / "asyncsports" / "_http"
 
@@ -21,8 +31,9 @@ HTTP = Path(__file__).parents[2] / "asyncsports" / "_http"
 class Recording:
     """A second transport written as a module would write one: aiohttp's, with a log."""
 
-    def __init__(self, inner: AiohttpTransport) -> None:
-        self.inner = inner
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        inner = self.inner = AiohttpTransport(settings)
         self.errors = inner.errors
         self.sent: list[tuple[str, bool]] = []
         self.connected: list[str] = []
@@ -57,19 +68,23 @@ class Recording:
         return self.inner.abort(ws)
 
 
-def _recording(client: Client) -> Recording:
-    # No public way to choose a transport yet (a later step): the session's own.
-    session = client._session
-    rec = Recording(AiohttpTransport(client.settings))
-    checked: Transport = rec  # the protocol, checked by mypy
-    session.transport = checked
-    return rec
+def _recording() -> tuple[list[Recording], Callable[[Settings], Transport]]:
+    """A factory for ``Client(transport=...)``, and the transports it made."""
+    made: list[Recording] = []
+
+    def factory(settings: Settings) -> Transport:
+        made.append(Recording(settings))
+        return made[-1]  # the protocol, checked by mypy
+
+    return made, factory
 
 
 async def test_requests_bodies_and_websockets_all_go_through_the_transport() -> None:
+    made, factory = _recording()
     async with Emulator() as emu:
-        client = emu.client()
-        rec = _recording(client)
+        client = emu.client(transport=factory)
+        [rec] = made
+        assert rec.settings is client.settings
         async with client:
             fid = await fixture_id(client, "completed")
             actions = await client.actions.list("basketball", fid).collect()
@@ -89,15 +104,36 @@ async def test_requests_bodies_and_websockets_all_go_through_the_transport() -> 
 
 
 async def test_a_failed_send_is_sorted_by_the_transport() -> None:
-    client = Client("http://127.0.0.1:9", token="t", max_retries=0)
-    rec = _recording(client)
+    made, factory = _recording()
+    client = Client("http://127.0.0.1:9", token="t", max_retries=0, transport=factory)
+    [rec] = made
     async with client:
         with pytest.raises(TransportError, match="connection failed: ClientConnectorError"):
             await client.fixtures.get("basketball", "00000000-0000-0000-0000-000000000001")
     assert len(rec.sent) == 1 and client.requests_sent == 1
 
 
-@pytest.mark.parametrize("name", ["session.py", "bodies.py", "live.py"])
+def test_a_transport_class_is_its_own_factory() -> None:
+    client = Client("http://127.0.0.1:9", token="t", transport=Recording)
+    assert isinstance(client._session.transport, Recording)
+
+
+def test_the_seam_is_public_in_one_module() -> None:
+    assert set(asyncsports.transports.__all__) == {
+        "AiohttpTransport",
+        "Body",
+        "Handshake",
+        "Kind",
+        "Listener",
+        "Pushed",
+        "Reply",
+        "Settings",
+        "Transport",
+    }
+    assert asyncsports.transports.Settings is type(Client("http://h", token="t").settings)
+
+
+@pytest.mark.parametrize("name", ["session.py", "bodies.py", "live.py", "transports/base.py"])
 def test_the_session_imports_no_http_client(name: str) -> None:
     tree = ast.parse((HTTP / name).read_text())
     imported = {

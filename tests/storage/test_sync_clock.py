@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from samples import fixture
 
 from asyncsports import Client
-from asyncsports._http.clock import EARLIEST, LATEST, parse_date
+from asyncsports._wire.clock import EARLIEST, LATEST, parse_date
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._control import CLOCK_PATH
 from asyncsports.sync import Mirror

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asyncsports._http.decoding import locate, split_message, type_name
+from asyncsports._wire.decoding import locate, split_message, type_name
 from asyncsports.errors import DecodeError
 from asyncsports.models import (
     ZERO_UUID,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from asyncsports._http.config import Settings
-from asyncsports._http.transport import AiohttpTransport, origin
+from asyncsports._http.transports.aiohttp import AiohttpTransport, origin
 
 _SAFE = string.ascii_letters + string.digits + "-._~%!$&'()*+,;=:@"
 segment = st.text(_SAFE, max_size=12)

@@ -9,7 +9,7 @@ last occurrence of the learned element *head* (``bytes.rfind``) and marks the ru
 
 from __future__ import annotations
 
-from asyncsports._http.decoding import Source, around, error
+from asyncsports._wire.decoding import Source, around, error
 from asyncsports._wire.json.scan import NONWS, Skim, learn_head
 from asyncsports.errors import DecodeError
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from asyncsports._http.decoding import FAILURES, Source, around, error, value_error
+from asyncsports._wire.decoding import FAILURES, Source, around, error, value_error
 from asyncsports._wire.json.scan import NONWS, SCALAR, STR_FULL, Skim
 from asyncsports.errors import DecodeError
 
@@ -124,28 +124,14 @@ class Envelope:
                 p = i + 1
                 self._st = _VALUE
             elif st == _VALUE:
-                if c == 0x5B or c == 0x7B:
-                    if self._target:
-                        self.found = True
-                        if c == 0x5B:
-                            return self._open(i)
-                    self._vsk = Skim()
-                    self._vstart = i
-                    p = i + 1
-                    self._st = _SKIP
-                    continue
-                p = self._scalar(i, c, final)
+                p, opened = self._value(i, c, final)
+                if opened is not None:
+                    return opened
                 if p < 0:
                     p = i  # the value goes on in the next chunk
                     break
-                self._st = _NEXT
             elif st == _NEXT:
-                if c == 0x2C:
-                    self._st = _KEY
-                elif c == 0x7D:
-                    self._st = _TRAIL
-                else:
-                    raise self._fail("JSON is malformed: expected ',' or '}'", i)
+                self._st = self._after_member(i, c)
                 p = i + 1
             else:
                 raise self._fail("JSON is malformed: trailing characters", i)
@@ -171,6 +157,31 @@ class Envelope:
             self._tbase += p
             p = 0
         self._tp = p
+
+    def _value(self, i: int, c: int, final: bool) -> tuple[int, Array | None]:
+        """A member's value at ``i``: where parsing goes on (-1: the value is not all
+        here), and the named array if this value opens it."""
+        if c == 0x5B or c == 0x7B:
+            if self._target:
+                self.found = True
+                if c == 0x5B:
+                    return i, self._open(i)
+            self._vsk = Skim()
+            self._vstart = i
+            self._st = _SKIP
+            return i + 1, None
+        p = self._scalar(i, c, final)
+        if p >= 0:
+            self._st = _NEXT
+        return p, None
+
+    def _after_member(self, i: int, c: int) -> int:
+        """The state after a member, from the character ``c`` at ``i`` that follows it."""
+        if c == 0x2C:
+            return _KEY
+        if c == 0x7D:
+            return _TRAIL
+        raise self._fail("JSON is malformed: expected ',' or '}'", i)
 
     def _open(self, i: int) -> Array:
         found = Array(bytes(self._tb[i + 1 :]), self._tbase + i + 1)

@@ -11,7 +11,7 @@ feeds it what arrived and does what it answers, in the style of h11.
   delivered, and is the ``startPosition`` of the next connection. Each packet gets a
   :class:`Step`: deliver (in order, perhaps with held ones), drop (already delivered),
   hold (ahead of a missing one) or gap (reconnect at ``position``).
-- :func:`reconnect`: after a connection ended, what next, through ``asyncsports._http.retry.decide``:
+- :func:`reconnect`: after a connection ended, what next, through ``asyncsports._wire.retry.decide``:
   a connection that delivered a record resets the budget; a bad token raises at once.
 - :class:`MergeBook`: the bookkeeping of many feeds merged into one iterator: bounded
   buffers, which feed must pause reading, and resume points counted by what the consumer
@@ -36,7 +36,7 @@ from asyncsports._wire.live.messages import (
     live_decoder,
 )
 from asyncsports._wire.live.order import FeedState, Step
-from asyncsports._wire.live.reconnect import ConnectionEnd, reconnect, reset
+from asyncsports._wire.live.reconnect import ConnectionEnd, reconnect
 
 __all__ = [
     "Ack",
@@ -56,5 +56,4 @@ __all__ = [
     "classify",
     "live_decoder",
     "reconnect",
-    "reset",
 ]

@@ -7,7 +7,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from asyncsports._http.decoding import FAILURES, Failure, type_name
+from asyncsports._wire.decoding import FAILURES, Failure, type_name
 from asyncsports.models import Action, Statistics
 from asyncsports.models._types import dec_hook
 

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from asyncsports._http.decoding import FAILURES, Source, body_error
+from asyncsports._wire.decoding import FAILURES, Source, body_error
 from asyncsports._wire.live.messages import (
     _DECODERS,
     AuthFailed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from asyncsports._http.retry import Call, Decision, Outcome, RetryPolicy, decide
+from asyncsports._wire.retry import Call, Decision, Outcome, RetryPolicy, decide
 
 # --------------------------------------------------------------------------- reconnecting
 
@@ -22,11 +22,6 @@ class ConnectionEnd:
     error: str = field(default="")
 
 
-def reset(call: Call) -> None:
-    """Start ``call``'s budget afresh: a connection delivered a record."""
-    call.reset()
-
-
 def reconnect(
     end: ConnectionEnd,
     call: Call,
@@ -38,7 +33,7 @@ def reconnect(
 ) -> Decision:
     """What to do after a connection of a feed that is not finished ended, and count it.
 
-    A refused token is a 401 to :func:`~asyncsports._http.retry.decide`: one refresh when the
+    A refused token is a 401 to :func:`~asyncsports._wire.retry.decide`: one refresh when the
     token is refreshable, else ``raise`` (AuthenticationError, no loop). A connection
     that delivered a record resets the budget and its end is not counted: reconnect after
     the first backoff step. Any other end (a drop, a close at once, a stall, a gap alike)
@@ -50,7 +45,7 @@ def reconnect(
     if end.auth_failed:
         decision = decide(Outcome(status=401), call, policy, now=now, refreshable=refreshable)
     elif end.delivered > 0:
-        reset(call)
+        call.reset()  # a connection that delivered a record starts the budget afresh
         return decide(Outcome(), call, policy, now=now, rng=rng)  # not counted
     else:
         decision = decide(Outcome(), call, policy, now=now, rng=rng)

@@ -1,4 +1,4 @@
-"""A :class:`~asyncsports._http.transport.Transport` that records what passes through another.
+"""A :class:`~.base.Transport` that records what passes through another.
 
 ``Client(record=FILE)`` wraps its transport in a :class:`RecordingTransport`: every request
 (its host, path and query), its answer (status, the headers worth replaying, the body as
@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from asyncsports._http.transport import Handshake, Kind, Listener, Pushed, Reply, Transport
+from asyncsports._http.transports.base import Handshake, Kind, Listener, Pushed, Reply, Transport
 from asyncsports._version import __version__
 from asyncsports._wire.recording import (
     FORMAT,

@@ -1,12 +1,12 @@
-"""A second :class:`~asyncsports._http.transport.Transport`: pyreqwest (Rust's reqwest), a spike.
+"""A second :class:`~asyncsports._http.transports.base.Transport`: pyreqwest (Rust's reqwest), a spike.
 
 Requests go through a pyreqwest ``Client`` (hyper and tokio on a thread of their own);
 websockets, which pyreqwest has none of, through an inner
-:class:`~asyncsports._http.transport.AiohttpTransport` made at the first live feed.
+:class:`~asyncsports._http.transports.aiohttp.AiohttpTransport` made at the first live feed.
 Measured against aiohttp in ``benchmarks/results/transport-spike.md``; not offered as an
-extra yet, so a client takes it only through the private ``Client(_transport=...)``::
+extra yet, nor exported: a client takes it by its private path::
 
-    Client(url, token=..., _transport=PyreqwestTransport)
+    Client(url, token=..., transport=PyreqwestTransport)
 
 What differs from aiohttp's transport:
 
@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from asyncsports._http.transport import AiohttpTransport, Kind, Listener, Pushed
+from asyncsports._http.transports.aiohttp import AiohttpTransport
+from asyncsports._http.transports.base import Kind, Listener, Pushed
 from asyncsports._optional import need
 from asyncsports._version import __version__
 
@@ -108,7 +109,7 @@ class _Reply:
 
 
 class PyreqwestTransport:
-    """A :class:`~asyncsports._http.transport.Transport` over pyreqwest, websockets the
+    """A :class:`~asyncsports._http.transports.base.Transport` over pyreqwest, websockets the
     default transport's (picows)."""
 
     def __init__(self, settings: Settings) -> None:
@@ -211,6 +212,6 @@ def _tls(exc: BaseException) -> bool:
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from asyncsports._http.transport import Transport
+    from asyncsports._http.transports.base import Transport
 
     _FITS: Callable[[Settings], Transport] = PyreqwestTransport

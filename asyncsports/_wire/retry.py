@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from asyncsports._http.clock import http_date
+from asyncsports._wire.clock import http_date
 
 __all__ = [
     "RETRY_STATUSES",

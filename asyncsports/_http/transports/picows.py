@@ -1,10 +1,9 @@
-"""A websocket that pushes its messages to a :class:`~asyncsports._http.transport.Listener`.
+"""A websocket that pushes its messages to a :class:`~.base.Listener`.
 
 picows (Cython) parses the frames and calls back per frame from the event loop's read
 callback: a message reaches the listener with no task woken and no future resolved, as
-:meth:`~asyncsports._http.transport.AiohttpTransport.connect`'s ``receive()`` needs per
-message. :func:`listen` opens one; :class:`PushedSocket` is both picows' listener and the
-:class:`~asyncsports._http.transport.Pushed` socket handed back.
+aiohttp's ``receive()`` needs per message. :func:`listen` opens one; :class:`PushedSocket`
+is both picows' listener and the :class:`~.base.Pushed` socket handed back.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import picows
 
-from asyncsports._http.transport import USER_AGENT, Handshake, Listener
+from asyncsports._http.transports.base import Handshake, Listener
 
 if TYPE_CHECKING:
     from asyncsports._http.config import Settings
@@ -105,7 +104,7 @@ async def _connect(
         # cut off (MAX_UNSENT) rather than answered into memory without end.
         enable_auto_pong=False,
         max_frame_size=socket._max_frame,
-        extra_headers={"User-Agent": USER_AGENT, **(headers or {})},
+        extra_headers=dict(headers or {}),  # the User-Agent among them
         max_redirects=0,
         # A packet is a kilobyte or two and the buffer grows for a bigger one: an
         # idle feed holds 4 KB, not picows' default 16 KB.
