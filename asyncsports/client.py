@@ -16,22 +16,13 @@ from asyncsports._http.sharedlimit import SharedPacer
 from asyncsports._http.transports.base import Transport
 from asyncsports._wire.retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
-from asyncsports.live import LiveResource
-from asyncsports.resources import (
-    ActionsResource,
-    EventsResource,
-    FixturesResource,
-    SnookerResource,
-    SquadsResource,
-    StandingsResource,
-    StatisticsResource,
-)
+from asyncsports.resources.namespaces import Namespaces
 from asyncsports.views import ClientWithJSON
 
 __all__ = ["Client"]
 
 
-class Client:
+class Client(Namespaces):
     """An asyncio client of the sports data service, the snooker proxy and the events listing.
 
     Use it as an async context manager; one client (one connection pool) serves any
@@ -135,23 +126,7 @@ class Client:
         s = self.settings
         self._shared = _shared_pacer(s)
         net = _transport(s, transport, record, record_overwrite)
-        self._session = Session(s, limiter=self._shared, transport=net)
-        self.fixtures: FixturesResource = FixturesResource(self._session)
-        """Competition fixtures."""
-        self.squads: SquadsResource = SquadsResource(self._session)
-        """Squads per season or team."""
-        self.actions: ActionsResource = ActionsResource(self._session)
-        """Fixture action timelines."""
-        self.standings: StandingsResource = StandingsResource(self._session)
-        """Team standings."""
-        self.statistics: StatisticsResource = StatisticsResource(self._session)
-        """Fixture statistics packets."""
-        self.snooker: SnookerResource = SnookerResource(self._session, self.settings.snooker_feed)
-        """The snooker proxy."""
-        self.events: EventsResource = EventsResource(self._session)
-        """Live stream events."""
-        self.live: LiveResource = LiveResource(self._session)
-        """The live feeds (websockets of the streams host, ``live_url``)."""
+        Namespaces.__init__(self, Session(s, limiter=self._shared, transport=net))
         if tracing:
             from asyncsports.telemetry import instrument
 

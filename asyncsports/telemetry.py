@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from asyncsports._wire.live import ConnectionEnd
     from asyncsports._wire.retry import Call
-    from asyncsports.client import Client
+    from asyncsports.resources.namespaces import Namespaces
 
 __all__ = ["instrument"]
 
@@ -69,13 +69,14 @@ _LAG = "From a live record's timestamp to its arrival."
 
 
 def instrument(
-    client: Client,
+    client: Namespaces,
     *,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
 ) -> None:
-    """Trace ``client``'s calls and record its metrics, through the global OpenTelemetry
-    providers or those given. Once per client: a second call does nothing.
+    """Trace ``client``'s calls (an :class:`~asyncsports.Client`) and record its metrics,
+    through the global OpenTelemetry providers or those given. Once per client: a second
+    call does nothing.
 
     ``client.with_json`` is traced too (its calls have the same span names), whenever it
     was made: the client's methods hand what they return to the session's observer

@@ -40,7 +40,7 @@ from asyncsports.resources import (
 )
 
 if TYPE_CHECKING:
-    from asyncsports.client import Client
+    from asyncsports.resources.namespaces import Namespaces
 
 __all__ = [
     "ActionsWithJSON",
@@ -166,7 +166,7 @@ class LiveWithJSON:
 class ClientWithJSON:
     """``client.with_json``: every namespace of the client, each record with its JSON."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Namespaces) -> None:
         self.fixtures = FixturesWithJSON(client.fixtures)
         self.squads = SquadsWithJSON(client.squads)
         self.actions = ActionsWithJSON(client.actions)

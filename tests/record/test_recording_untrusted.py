@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import clean_env
 
@@ -142,6 +142,7 @@ def test_the_whole_is_refused_past_its_limit_and_blank_lines_are_counted() -> No
     assert caught.value.line == 100_002  # the blank lines skipped, and counted
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])  # a loaded CI machine
 @given(data=st.binary(max_size=300).map(lambda b: b.replace(b"\x00", b"\n")),
        cuts=st.lists(st.integers(min_value=0, max_value=300), max_size=10))  # fmt: skip
 def test_lines_cut_anywhere_are_the_lines_of_the_whole(data: bytes, cuts: list[int]) -> None:

@@ -38,9 +38,6 @@ ALLOWED = {
     ("store._lease", "store._lease_pg"),
     ("store._lease", "store._lease_sqlite"),
     ("store._mirror", "store._mirror_pg"),
-    # issue 31 point 5: telemetry and the namespace lists (each names Client for typing)
-    ("telemetry", "client"),
-    ("views", "client"),
 }
 
 Graph = dict[str, set[str]]
