@@ -5,8 +5,8 @@ from __future__ import annotations
 import aiohttp
 import pytest
 import yarl
-from conftest import Stub
-from samples import SEASON_ID, envelope, fixture
+from support.samples import SEASON_ID, envelope, fixture
+from support.stub import Stub
 
 import asyncsports.models
 import asyncsports.resources
@@ -144,7 +144,7 @@ async def test_a_snooker_404_is_still_not_found(stub: Stub, client: Client) -> N
 async def test_standings_get_returns_a_list_of_packets_and_says_so(
     stub: Stub, client: Client
 ) -> None:
-    from samples import STANDINGS
+    from support.samples import STANDINGS
 
     from asyncsports.models import Standings
     from asyncsports.resources import StandingsResource

@@ -1,4 +1,4 @@
-"""One rate budget in Redis (a throwaway server, tests/servers.py), counted at the server:
+"""One rate budget in Redis (a throwaway server, tests/support/servers.py), counted at the server:
 four processes share it without passing it and together use nearly all of it; a 429 seen
 by one client pauses another; without Redis a client keeps to its share and says so."""
 
@@ -11,8 +11,8 @@ import textwrap
 from asyncio.subprocess import PIPE
 
 import pytest
-from servers import RedisServer, free_port
 from support import invoke, until
+from support.servers import RedisServer, free_port
 from test_ratelimit import Arrivals, busiest
 
 from asyncsports import RetryPolicy

@@ -10,10 +10,9 @@ import aiohttp
 import msgspec
 import pytest
 from support import Standalone, until
+from support.api import Api
 
 from asyncsports.emulator import Emulator
-
-from .helpers import Api
 
 QUOTED = msgspec.json.Decoder(float_hook=str)
 INVALID = "{The supplied authentication is invalid}"

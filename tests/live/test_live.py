@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 import pytest_asyncio
-from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, plain, unseq
 from support import each_dialect, until
+from support.live import HEARTBEAT, client_tasks, closed, fixture_id, plain, unseq
 
 from asyncsports import Client, DecodeError, RequestInfo
 from asyncsports.emulator import Emulator

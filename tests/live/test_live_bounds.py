@@ -1,7 +1,7 @@
 """Every end of a live connection, healed within its bounds, both ways (issue 29, point 3).
 
 Each test serves a real fixture's REST timeline (the emulator's) over a websocket server
-of its own (tests/live/hostile_servers.py: frames by hand over asyncio streams), ends a
+of its own (tests/support/hostile_servers.py: frames by hand over asyncio streams), ends a
 connection the way a hostile server or network would, and checks that the feed, iterated
 (``feed``) and merged (``merged``: ``client.live.merge``, pushed by picows), delivers the
 whole timeline once each and in order, reconnecting at ``startPosition`` = records
@@ -25,7 +25,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from hostile_servers import (
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from support import until
+from support.hostile_servers import (
     BAD_TOKEN,
     PING,
     TEXT,
@@ -40,10 +43,7 @@ from hostile_servers import (
     read,
     serve_rest,
 )
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
-from live_helpers import fixture_id, unseq
-from support import until
+from support.live import fixture_id, unseq
 
 from asyncsports import APIError, Client, RetryPolicy, Timeout
 from asyncsports.emulator import Emulator
@@ -53,7 +53,7 @@ CONNECT = 0.5  # Timeout.connect
 FAST = RetryPolicy(max_retries=4, base=0.01, cap=0.05)
 GUARD = 6.0  # a feed not over by then has hung: fail here, not at pytest's timeout
 SLACK = 1.0  # docs/wire.md, "Closing a socket": gone within 1 s of its bound (a 0.5 s close wait)
-CHILD = Path(__file__).with_name("bounds_child.py")
+CHILD = Path(__file__).parents[1] / "support" / "bounds_child.py"
 MB = 1024 * 1024
 
 
@@ -338,7 +338,7 @@ class ChildRun:
 
 
 async def child(url: str, fid: uuid.UUID, way: Way, idle: float) -> ChildRun:
-    """Run tests/live/bounds_child.py: one feed, read ``way``, in a process of its own."""
+    """Run tests/support/bounds_child.py: one feed, read ``way``, in a process of its own."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(CHILD), way, url, "basketball", str(fid), str(idle),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from live_helpers import HEARTBEAT, fixture_id
+from support.live import HEARTBEAT, fixture_id
 from test_live_hostile import serve
 
 from asyncsports import AuthenticationError, Client, NotFoundError, RetryPolicy

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from live_helpers import HEARTBEAT, _way, closed, fixture_id, records, unseq, way
 from support import each_dialect
+from support.live import HEARTBEAT, closed, fixture_id, records, unseq
 
 from asyncsports import Client, RetryPolicy, TimeoutError, TransportError
 from asyncsports.emulator import Emulator
@@ -25,9 +25,6 @@ from asyncsports.emulator._live import DIALECTS
 
 IDLE = 3 * HEARTBEAT
 FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
-
-
-__all__ = ["_way", "way"]  # the fixtures, imported for this module's tests
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, unseq
 from support import until
+from support.live import HEARTBEAT, client_tasks, closed, fixture_id, unseq
 
 from asyncsports import Client, NotFoundError, RetryPolicy
 from asyncsports.emulator import Emulator

@@ -10,11 +10,10 @@ import struct
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
-import live_helpers
 import msgspec
 import pytest
 from aiohttp import web
-from support import until
+from support import live, until
 
 from asyncsports import Client, Timeout
 from asyncsports._http.picows import MessageTooBig
@@ -31,13 +30,13 @@ from asyncsports.emulator import Emulator
 PATH = "/feed"
 WITHIN = 10.0  # the bound of every wait: far above what each takes
 
-Handler = live_helpers.Handler
+Handler = live.Handler
 
 
 @contextlib.asynccontextmanager
 async def serve(handler: Handler) -> AsyncIterator[str]:
     """``handler`` at PATH on a loopback port: yields its ``ws://`` URL."""
-    async with live_helpers.serve(handler, PATH) as origin:
+    async with live.serve(handler, PATH) as origin:
         yield origin.replace("http", "ws", 1) + PATH
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_helpers import fixture_id
+from support.live import fixture_id
 
 from asyncsports import Client
 from asyncsports._http.transport import AiohttpTransport, Kind, Listener, Pushed, Reply, Transport

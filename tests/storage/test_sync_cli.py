@@ -1,5 +1,5 @@
 """`asyncsports sync` in subprocesses: --once with --changes, kill -9 and a restart, SIGTERM,
-on SQLite and on PostgreSQL (a throwaway server, tests/servers.py); `asyncsports changes`
+on SQLite and on PostgreSQL (a throwaway server, tests/support/servers.py); `asyncsports changes`
 following a database's feed from another process; PostgreSQL restarted mid-run."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from servers import PostgresServer, free_port
 from support import CLI, ENGINES, TIMEOUT, Standalone, clean_env
+from support.servers import PostgresServer, free_port
 
 from asyncsports.store import is_postgres
 from asyncsports.sync import TABLES, RowChange, open_mirror

@@ -21,8 +21,8 @@ from typing import Any
 
 import asyncpg
 import pytest
-from servers import PostgresServer
 from support import ENGINES, clean_env
+from support.servers import PostgresServer
 from test_sync_cli import _changes, base_url, committed, sync_args, tables
 
 from asyncsports.store import is_postgres

@@ -11,7 +11,7 @@ from support.standalone import Standalone
 from support.wait import until
 
 # The two store engines, for ``@pytest.fixture(params=ENGINES)``: PostgreSQL's is slow
-# (a server; tests/servers.py).
+# (a server; tests/support/servers.py).
 ENGINES = ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)]
 
 __all__ = ["CLI", "ENGINES", "TIMEOUT", "Standalone", "ainvoke", "clean_env", "each_dialect",

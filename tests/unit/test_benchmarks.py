@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import msgspec
 import pytest
-from conftest import Serve
+from support.stub import Serve
 
 # benchmarks/ is a directory of the repository, not part of the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
