@@ -9,7 +9,6 @@ import contextlib
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
@@ -18,9 +17,6 @@ from support.servers import PostgresServer, RedisServer, missing, pg_bin
 from support.stub import Handler, Serve, Stub
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials
-
-if TYPE_CHECKING:
-    from asyncsports.emulator import Emulator
 
 # dlt sends anonymous usage telemetry as a process ends; offline (CI) that waits a minute
 # for the network. Off for the tests and every command and page they run.
@@ -67,12 +63,6 @@ async def client(stub: Stub) -> AsyncIterator[Client]:
         retry=RetryPolicy(max_retries=2, base=0.0, cap=0.0),
     ) as c:
         yield c
-
-
-@pytest.fixture
-def emu(sports_emulator: Emulator) -> Emulator:
-    """The plugin's ``sports_emulator`` (configure it with ``@pytest.mark.emulator(...)``)."""
-    return sports_emulator
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

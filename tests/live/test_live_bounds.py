@@ -72,8 +72,8 @@ async def completed(client: Client) -> Fixture:
 
 
 @pytest_asyncio.fixture
-async def fx(emu: Emulator) -> Fixture:
-    async with emu.client() as c:
+async def fx(sports_emulator: Emulator) -> Fixture:
+    async with sports_emulator.client() as c:
         return await completed(c)
 
 
@@ -136,7 +136,7 @@ def then_rest(timeline: Timeline, hostile: Script, at: int = 0) -> Script:
 
 @pytest.mark.parametrize("way", WAYS)
 async def test_a_reset_after_five_records_then_the_rest_from_start_position(
-    emu: Emulator, fx: Fixture, way: Way
+    sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
     """The server writes 5 records and a keepalive ping, then resets the TCP connection
     (no close frame); on reconnect it serves the rest from ``startPosition``. The
@@ -155,7 +155,7 @@ async def test_a_reset_after_five_records_then_the_rest_from_start_position(
         conn.reset()
 
     async with raw_server(then_rest(tl, reset)) as server:
-        r = await follow(emu, server.url, tl.fixture_id, way, pace=True)
+        r = await follow(sports_emulator, server.url, tl.fixture_id, way, pace=True)
     whole(r, fx.rest)
     assert server.starts == [0, 5] and r.connections == 2
 
@@ -243,7 +243,7 @@ ENDS = {
 @pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("name", list(ENDS))
 async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the_fixture(
-    emu: Emulator, fx: Fixture, way: Way, name: str
+    sports_emulator: Emulator, fx: Fixture, way: Way, name: str
 ) -> None:
     end = ENDS[name]
     tl = fx.timeline
@@ -252,7 +252,7 @@ async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the
         await end.hostile(conn, tl)
 
     async with raw_server(then_rest(tl, hostile, end.at)) as server:
-        r = await follow(emu, server.url, tl.fixture_id, way)
+        r = await follow(sports_emulator, server.url, tl.fixture_id, way)
         bad = server.conns[end.at]
         if end.within is not None:
             # The server's side sees the client's reset at its next write: the client may
@@ -268,7 +268,7 @@ async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the
 
 @pytest.mark.parametrize("way", WAYS)
 async def test_a_redirected_handshake_is_not_followed_and_surfaces_as_the_redirect(
-    emu: Emulator, fx: Fixture, way: Way
+    sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
     """docs/wire.md ("Redirects"): none followed, an APIError with the redirect's status
     naming the target's origin, not retried; what came before it was delivered."""
@@ -280,7 +280,7 @@ async def test_a_redirected_handshake_is_not_followed_and_surfaces_as_the_redire
             await conn.refuse(302, "Found", {"Location": target})
 
         async with raw_server(then_rest(tl, redirect, 1)) as server:
-            r = await follow(emu, server.url, tl.fixture_id, way)
+            r = await follow(sports_emulator, server.url, tl.fixture_id, way)
     assert isinstance(r.error, APIError), repr(r.error)
     assert r.error.status == 302
     text = str(r.error)
@@ -291,7 +291,7 @@ async def test_a_redirected_handshake_is_not_followed_and_surfaces_as_the_redire
 
 @pytest.mark.parametrize("way", WAYS)
 async def test_a_refused_token_is_refreshed_once_and_the_fixture_completes(
-    emu: Emulator, fx: Fixture, way: Way
+    sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
     """The server takes the token for 5 records, then refuses it (the vendor's text, close
     1008); the client asks its token callable again and goes on with the new one."""
@@ -316,7 +316,7 @@ async def test_a_refused_token_is_refreshed_once_and_the_fixture_completes(
             await conn.linger()
 
     async with raw_server(script) as server:
-        r = await follow(emu, server.url, tl.fixture_id, way, token=token)
+        r = await follow(sports_emulator, server.url, tl.fixture_id, way, token=token)
     whole(r, fx.rest)
     assert [c.token for c in server.conns] == [
         "live-token-before",
@@ -363,7 +363,7 @@ CHILD_IDLE = 3.0  # long enough for an unbounded buffer to show
 @pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("name", ["ping-flood-never-read", "endless-empty-fragments"])
 async def test_a_flooded_feed_s_memory_stays_bounded(
-    emu: Emulator, fx: Fixture, way: Way, name: str
+    sports_emulator: Emulator, fx: Fixture, way: Way, name: str
 ) -> None:
     """One feed's peak RSS, flooded for ``idle_timeout`` (3 s) on its first connection,
     stays within 50 MB of the same feed's against a well-behaved server, and the flooded
@@ -489,7 +489,7 @@ def test_scripted_connection_events_many_more_examples(
 
 
 async def test_an_iterated_feed_whose_consumer_is_away_pauses_on_big_messages(
-    emu: Emulator, fx: Fixture
+    sports_emulator: Emulator, fx: Fixture
 ) -> None:
     """Messages of 256 KiB (an unknown shape: skipped, never a record) while the consumer
     is away: the socket is paused at the first (no byte count is kept: one message over
@@ -508,7 +508,7 @@ async def test_an_iterated_feed_whose_consumer_is_away_pauses_on_big_messages(
             sent.append(i)
         await conn.records(tl)
 
-    async with raw_server(script) as server, live_client(emu, server.url) as c:
+    async with raw_server(script) as server, live_client(sports_emulator, server.url) as c:
         feed = c.live.actions("basketball", tl.fixture_id, idle_timeout=30)
         async with feed:
             first = [await anext(feed)]

@@ -66,18 +66,19 @@ def _recording(client: Client) -> Recording:
     return rec
 
 
-async def test_requests_bodies_and_websockets_all_go_through_the_transport() -> None:
-    async with Emulator() as emu:
-        client = emu.client()
-        rec = _recording(client)
-        async with client:
-            fid = await fixture_id(client, "completed")
-            actions = await client.actions.list("basketball", fid).collect()
-            async with client.live.actions("basketball", fid, speed="fast") as feed:
-                live = [a async for a in feed]
-            assert client.connections_in_use() == rec.in_use() == 0
-        assert not rec.is_open and not client.is_open
-        base, live_url = emu.base_url, emu.live_url
+async def test_requests_bodies_and_websockets_all_go_through_the_transport(
+    sports_emulator: Emulator,
+) -> None:
+    client = sports_emulator.client()
+    rec = _recording(client)
+    async with client:
+        fid = await fixture_id(client, "completed")
+        actions = await client.actions.list("basketball", fid).collect()
+        async with client.live.actions("basketball", fid, speed="fast") as feed:
+            live = [a async for a in feed]
+        assert client.connections_in_use() == rec.in_use() == 0
+    assert not rec.is_open and not client.is_open
+    base, live_url = sports_emulator.base_url, sports_emulator.live_url
     assert len(live) == len(actions) > 0
     # Every request on the wire (the websocket's too) was one of the transport's.
     assert len(rec.sent) + len(rec.connected) == client.requests_sent

@@ -27,7 +27,7 @@ QUOTED = msgspec.json.Decoder(float_hook=str)  # decimals as their text, quoted 
 FAST = {k: 0.2 for k in ("live", "fixtures", "window", "events", "retry")}
 
 
-# The emulator of the ``emu`` fixture (tests/conftest.py).
+# The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = pytest.mark.emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40)
 
 
@@ -153,28 +153,28 @@ async def settled(
 
 @pytest.mark.slow
 async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
-    emu: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
+    sports_emulator: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
 ) -> None:
-    async with emu.client() as client:
+    async with sports_emulator.client() as client:
         # Polling (live=False); over the websockets: tests/storage/test_sync_live.py.
         mirror = Mirror(client, db, sports=SPORTS, every=FAST, days_back=1, days_ahead=1,
-                        clock=emu.clock.time, live=False)  # fmt: skip
+                        clock=sports_emulator.clock.time, live=False)  # fmt: skip
         assert mirror.follow_events and mirror.live.actions is None
         running = asyncio.create_task(mirror.run())
         try:
             seen: set[str] = set()
             for step in range(4):
                 await caught_up(mirror)
-                assert await assert_mirrors(client, emu, db) > 0
+                assert await assert_mirrors(client, sports_emulator, db) > 0
                 statuses = {r[4] for r in rows(db, "fixtures")}
                 seen |= statuses
                 if step == 1:
                     # Run the clock at an hour a second for a moment, then freeze it again.
-                    emu.clock.speed = 3600
+                    sports_emulator.clock.speed = 3600
                     await asyncio.sleep(0.2)
-                    emu.clock.speed = 0
+                    sports_emulator.clock.speed = 0
                 else:
-                    emu.clock.advance(2400)
+                    sports_emulator.clock.advance(2400)
             # The day moved fixtures on: some went live and completed while followed.
             assert {"Live", "Completed"} <= seen
             assert mirror.committed["statistics"] > 0 and mirror.committed["standings"] > 0
@@ -192,10 +192,10 @@ async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
 
 
 async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
-    emu: Emulator, db: Path | str
+    sports_emulator: Emulator, db: Path | str
 ) -> None:
-    async with emu.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], clock=emu.clock.time)
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
         await mirror.once()
         total = len(rows(db, "fixtures")) + len(rows(db, "actions")) + len(rows(db, "statistics"))
         got = []
@@ -212,7 +212,7 @@ async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
         await mirror.once()
         assert [c async for c in mirror.changes(consumer="app", follow=False)] == []
         # The clock moves: only what changed comes.
-        emu.clock.advance(900)
+        sports_emulator.clock.advance(900)
         await mirror.once()
         new = [c async for c in mirror.changes(consumer="app", follow=False)]
         assert new and {c.table for c in new} <= {"fixtures", "actions", "statistics",
@@ -220,15 +220,19 @@ async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
         assert all(c.seq > rest[-1] for c in new)
 
 
-async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, db: Path | str) -> None:
-    async with emu.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+async def test_the_feed_follows_commits_as_they_happen(
+    sports_emulator: Emulator, db: Path | str
+) -> None:
+    async with sports_emulator.client() as client:
+        mirror = Mirror(
+            client, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time
+        )
         running = asyncio.create_task(mirror.run())
         try:
             async with asyncio.timeout(30):
                 await mirror.caught_up()
                 start = max([c.seq async for c in mirror.changes(follow=False)])
-                emu.clock.advance(600)
+                sports_emulator.clock.advance(600)
                 followed = []
                 async for change in mirror.changes(start):
                     followed.append(change)
@@ -245,10 +249,10 @@ async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, db: Path |
 
 
 @pytest.mark.slow
-async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
-    async with emu.client(rate_limit=50) as client:
+async def test_metrics_and_healthz(sports_emulator: Emulator, tmp_path: Path) -> None:
+    async with sports_emulator.client(rate_limit=50) as client:
         mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], every=FAST,
-                        clock=emu.clock.time)  # fmt: skip
+                        clock=sports_emulator.clock.time)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         server = await serve_metrics(mirror, 0)
         port = server.addresses[0][1]
@@ -271,13 +275,13 @@ async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 async def test_a_budget_too_small_is_said(
-    emu: Emulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    sports_emulator: Emulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Live polling every 10 ms with 2 requests a second: far behind; the plan says so.
-    emu.rate_limit = 2  # and the server counts: 2 in any sliding second
-    async with emu.client(rate_limit=2) as client:
+    sports_emulator.rate_limit = 2  # and the server counts: 2 in any sliding second
+    async with sports_emulator.client(rate_limit=2) as client:
         mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], concurrency=1,
-                        every={"live": 0.01, "fixtures": 0.01}, clock=emu.clock.time,
+                        every={"live": 0.01, "fixtures": 0.01}, clock=sports_emulator.clock.time,
                         live=False)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         try:
@@ -289,7 +293,7 @@ async def test_a_budget_too_small_is_said(
         assert behind and {t.kind for t, _ in behind} & {"live", "fixtures"}
         # The budget held meanwhile: no 429, and the requests of a second and the ones in
         # flight when it stopped, about 2 a second.
-        assert emu.faults.injected["rate_limit"] == 0
+        assert sports_emulator.faults.injected["rate_limit"] == 0
         assert client.requests_sent <= 2 * 3 + 4
 
 
@@ -301,7 +305,7 @@ def test_dates_of_the_windows() -> None:
 
 @pytest.mark.slow
 async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
-    emu: Emulator, tmp_path: Path
+    sports_emulator: Emulator, tmp_path: Path
 ) -> None:
     # The seams for client.live: feeds that give the timeline from start_position on (and
     # a statistics packet), then stay open as a websocket would.
@@ -321,8 +325,8 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
         await hold.wait()
 
     db = tmp_path / "m.sqlite"
-    async with emu.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time,
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time,
                         live_feed=feed, statistics_feed=statistics)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         try:
@@ -332,18 +336,20 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
             assert live and sorted(f for f, _ in calls) == sorted(live)  # one feed each
             assert sum(not f.done() for f in mirror.feeds.values()) == 2 * len(live)
             assert set(live) <= {r[0] for r in rows(db, "statistics")}  # live statistics
-            requests = emu.requests["actions"]
+            requests = sports_emulator.requests["actions"]
             await caught_up(mirror)
-            assert emu.requests["actions"] == requests  # no polling while the feeds are open
-            assert await settled(client, emu, db, ["basketball"])
+            assert (
+                sports_emulator.requests["actions"] == requests
+            )  # no polling while the feeds are open
+            assert await settled(client, sports_emulator, db, ["basketball"])
             # The fixtures end: their feeds close, the REST packet replaces the live one.
-            emu.clock.advance(6 * 3600)
+            sports_emulator.clock.advance(6 * 3600)
             await caught_up(mirror)
             for fid in live:
                 assert f"live:{fid}" not in mirror.plan.tasks
                 for key in (f"live:{fid}", f"stats:{fid}"):
                     assert key not in mirror.feeds or mirror.feeds[key].done()
-            assert await settled(client, emu, db, ["basketball"])
+            assert await settled(client, sports_emulator, db, ["basketball"])
         finally:
             hold.set()
             mirror.stop()
