@@ -18,6 +18,10 @@ from support.stub import Handler, Serve, Stub
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials
 
+# pytester: tests of this suite's own plugin; support.timing: the fast suite's time, printed
+# at the end of a run.
+pytest_plugins = ["pytester", "support.timing"]
+
 # dlt sends anonymous usage telemetry as a process ends; offline (CI) that waits a minute
 # for the network. Off for the tests and every command and page they run.
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
