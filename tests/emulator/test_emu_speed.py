@@ -7,13 +7,11 @@ import types
 
 import aiohttp
 import pytest
-from support.api import Api
+from support.api import Api, connect, fixture_id, rest_actions
 
 from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
 from asyncsports.emulator import _clock as clock_module
 from asyncsports.emulator.__main__ import _parser
-
-from .test_emu_live import connect, fixture_id, rest_actions
 
 T0 = DEFAULT_NOW.timestamp()
 

@@ -18,9 +18,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 from support import CLI, Standalone, clean_env
-from test_sync import FAST, as_sent, caught_up, rows, settled
-from test_sync import db as db  # the fixture: a new mirror database of each engine
-from test_sync_cli import new_db as new_db  # the fixture: a new database of each engine
+from support.mirror import FAST, as_sent, caught_up, rows, settled
 
 from asyncsports import Client, RequestInfo
 from asyncsports.emulator import Emulator
