@@ -3,9 +3,9 @@
     python -m benchmarks.shared            # writes benchmarks/results/shared/latest.{json,md}
     python -m benchmarks.shared --quick    # one short round
 
-Each round starts a throwaway Redis (tests/servers.py) and the emulator with its own
+Each round starts a throwaway Redis (tests/support/servers.py) and the emulator with its own
 limit of 20 a second (any request past it is a 429), then four processes, each with four
-calls in flight, share ``rate_limit=20`` through Redis (tests/client/test_shared_limit.py,
+calls in flight, share ``rate_limit=20`` through Redis (tests/support/shared_limit.py,
 ``share``). Measured at the server: the most requests in any sliding second (target: at
 most 20) and the share of the budget used together (target: at least 95%).
 """
@@ -28,8 +28,8 @@ TESTS = str(HERE.parent / "tests")
 
 async def bench(rounds: int, seconds: float) -> dict[str, Any]:
     sys.path.insert(0, TESTS)
-    from servers import RedisServer  # type: ignore[import-not-found]
-    from test_shared_limit import RATE, share  # type: ignore[import-not-found]
+    from support.servers import RedisServer  # type: ignore[import-not-found]
+    from support.shared_limit import RATE, share  # type: ignore[import-not-found]
 
     binary = shutil.which("redis-server")
     if binary is None:

@@ -1,5 +1,5 @@
 """Sharded backfill workers: the speed-up of N worker processes over one, without a rate
-budget, into a throwaway PostgreSQL (tests/servers.py), the emulator in its own process
+budget, into a throwaway PostgreSQL (tests/support/servers.py), the emulator in its own process
 (benchmarks/harness/server.py, its bodies cached, pinned to the last CPU).
 
     python -m benchmarks.workers            # writes benchmarks/results/workers/latest.{json,md}
@@ -95,7 +95,7 @@ async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[st
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     sys.path.insert(0, TESTS)
-    from servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
+    from support.servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
 
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     # The server on the last CPU; the workers (and PostgreSQL) float over all of them: on

@@ -1,40 +1,33 @@
-"""Loopback test servers: ``serve(handler)``, and ``stub`` (hand-written JSON) built on it."""
+"""The fixtures most tests share: loopback servers (``serve(handler)``, and ``stub``,
+hand-written JSON, built on it), a client of the stub, the throwaway PostgreSQL and Redis
+servers (tests/support/servers.py); and the hooks: a test on one of those servers is slow.
+The helpers these fixtures are built on live in tests/support/."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+import shutil
+from collections.abc import AsyncIterator, Iterator
 
-import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from servers import postgres, postgres_url, redis, redis_url  # the throwaway servers
+from support.servers import PostgresServer, RedisServer, missing, pg_bin
+from support.stub import Handler, Serve, Stub
 
-__all__ = ["postgres", "postgres_url", "redis", "redis_url"]
+from asyncsports import Client, RetryPolicy, StreamingCredentials
 
-from asyncsports import Client, RequestInfo, RetryPolicy, StreamingCredentials
-
-if TYPE_CHECKING:
-    from asyncsports.emulator import Emulator
+# pytester: tests of this suite's own plugin; support.timing: the fast suite's time, printed
+# at the end of a run.
+pytest_plugins = ["pytester", "support.timing"]
 
 # dlt sends anonymous usage telemetry as a process ends; offline (CI) that waits a minute
 # for the network. Off for the tests and every command and page they run.
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 
-SERVERS = frozenset(__all__)  # a test on one is slow: it talks to another process
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class Serve(Protocol):
-    """The ``serve`` fixture: start a loopback server, get its base URL (no trailing slash)."""
-
-    async def __call__(self, handler: Handler | web.Application) -> str: ...
+# The throwaway servers' fixtures: a test on one is slow, it talks to another process.
+SERVERS = frozenset({"postgres", "postgres_url", "redis", "redis_url"})
 
 
 @pytest.fixture
@@ -57,83 +50,6 @@ async def serve() -> AsyncIterator[Serve]:
         yield start
 
 
-class Requests:
-    """An ``on_request``/``on_response`` hook that counts calls and lets a test wait for one.
-
-    ``await hook.reach(n)`` returns once the hook has been called ``n`` times in all: a
-    test waits for what the client did instead of sleeping and hoping it happened.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.seen: list[RequestInfo] = []
-        self._called = asyncio.Event()
-
-    def __call__(self, info: RequestInfo) -> None:
-        self.count += 1
-        self.seen.append(info)
-        self._called.set()
-
-    async def reach(self, n: int) -> None:
-        while self.count < n:
-            self._called.clear()
-            await self._called.wait()
-
-
-@dataclass
-class Reply:
-    """One canned response: JSON (``body``) or raw text (``text``)."""
-
-    body: Any = None
-    status: int = 200
-    text: str | bytes | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Seen:
-    """A request the server received."""
-
-    path: str
-    query: list[tuple[str, str]]
-    headers: dict[str, str]
-    raw_path: str = ""
-    """The path as sent, percent-encoded."""
-
-
-class Stub:
-    """Routes by exact path; each path answers its replies in order, the last one repeating."""
-
-    def __init__(self) -> None:
-        self.routes: dict[str, list[Reply]] = {}
-        self.seen: list[Seen] = []
-        self.url = ""
-
-    def add(self, path: str, *replies: Reply | Any) -> None:
-        self.routes[path] = [r if isinstance(r, Reply) else Reply(r) for r in replies]
-
-    def last(self, path: str | None = None) -> Seen:
-        hits = [s for s in self.seen if path is None or s.path == path]
-        assert hits, f"no request for {path}"
-        return hits[-1]
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        query, headers = list(request.query.items()), dict(request.headers)
-        self.seen.append(Seen(request.path, query, headers, request.rel_url.raw_path))
-        replies = self.routes.get(request.path)
-        if not replies:
-            return web.json_response({"error": "Not Found", "status": 404}, status=404)
-        reply = replies.pop(0) if len(replies) > 1 else replies[0]
-        if reply.text is not None:
-            data = reply.text.encode() if isinstance(reply.text, str) else reply.text
-            ctype = "text/plain"
-        else:
-            data, ctype = msgspec.json.encode(reply.body), "application/json"
-        return web.Response(
-            body=data, status=reply.status, headers=reply.headers, content_type=ctype
-        )
-
-
 @pytest.fixture
 async def stub(serve: Serve) -> Stub:
     s = Stub()
@@ -153,14 +69,48 @@ async def client(stub: Stub) -> AsyncIterator[Client]:
         yield c
 
 
-@pytest.fixture
-def emu(sports_emulator: Emulator) -> Emulator:
-    """The plugin's ``sports_emulator`` (configure it with ``@pytest.mark.emulator(...)``)."""
-    return sports_emulator
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test that uses a database server (tests/servers.py)."""
+    """Mark ``slow`` every test that uses a database server (tests/support/servers.py)."""
     for item in items:
         if SERVERS & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the whole session (initdb takes a second or two)."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        missing("PostgreSQL")
+    assert bin_dir is not None
+    server = PostgresServer(bin_dir)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer) -> str:
+    """A fresh, empty database of its own for the test."""
+    return postgres.create_database()
+
+
+@pytest.fixture(scope="session")
+def redis() -> Iterator[RedisServer]:
+    """One Redis server for the whole session."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        missing("Redis (redis-server)")
+    assert binary is not None
+    server = RedisServer(binary)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_url(redis: RedisServer) -> str:
+    """A Redis database of its own for the test."""
+    return redis.fresh()

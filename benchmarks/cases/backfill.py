@@ -1,6 +1,6 @@
 """backfill: asyncsports.backfill vs its floor, into SQLite and then PostgreSQL.
 
-The floor is benchmarks/sinkfloor.py; PostgreSQL is a throwaway server (tests/servers.py)."""
+The floor is benchmarks/sinkfloor.py; PostgreSQL is a throwaway server (tests/support/servers.py)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ from benchmarks.harness.report import Row, median, missing
 from benchmarks.sinkfloor import floor
 
 __all__ = ["CASE", "backfill"]
-TESTS = str(Path(__file__).resolve().parents[2] / "tests")  # tests/servers.py: PostgreSQL
+TESTS = str(Path(__file__).resolve().parents[2] / "tests")  # tests/support/servers.py: PostgreSQL
 
 
 async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
     """asyncsports.backfill from the (pre-rendered) emulator into SQLite, and the floor
     (benchmarks/sinkfloor.py) copying the same rows, interleaved round by round; then the
-    same into PostgreSQL (a throwaway server, tests/servers.py) when it is installed."""
+    same into PostgreSQL (a throwaway server, tests/support/servers.py) when it is installed."""
     with tempfile.TemporaryDirectory(prefix="asyncsports-bench-") as tmp:
         n = iter(range(1_000_000))
 
@@ -45,7 +45,7 @@ async def backfill(m: Manifest, p: Params) -> dict[str, Any]:
 
 async def _backfill_postgres(m: Manifest, p: Params) -> dict[str, Any]:
     sys.path.insert(0, TESTS)
-    from servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
+    from support.servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
 
     bin_dir = pg_bin()
     if bin_dir is None:

@@ -238,7 +238,7 @@ def _database(engine: str, tmp: Path) -> Iterator[str]:
         yield str(tmp / "mirror.sqlite")
         return
     sys.path.insert(0, TESTS)
-    from servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
+    from support.servers import PostgresServer, pg_bin  # type: ignore[import-not-found]
 
     bin_dir = pg_bin()
     if bin_dir is None:

@@ -16,8 +16,8 @@ from pathlib import Path
 import msgspec
 import pytest
 from aiohttp import web
-from conftest import Serve
 from support import TIMEOUT, clean_env
+from support.stub import Serve
 
 import asyncsports
 from asyncsports import errors

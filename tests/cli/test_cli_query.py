@@ -6,9 +6,9 @@ import asyncio
 import sys
 
 import pytest
-from conftest import Stub
-from samples import envelope, fixture
 from support import clean_env
+from support.samples import envelope, fixture
+from support.stub import Stub
 
 pytestmark = pytest.mark.slow  # the command in subprocesses
 

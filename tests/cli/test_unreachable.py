@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import free_port
 from support import CLI, clean_env
+from support.servers import free_port
 
 from asyncsports.cli.running import code_for
 from asyncsports.errors import SinkError

@@ -10,7 +10,7 @@ from contextlib import aclosing
 from typing import TypeVar
 
 import pytest
-from conftest import Requests
+from support.stub import Requests
 
 from asyncsports import Client, PagingError, RequestInfo, RetryPolicy, Sport
 from asyncsports.emulator import Emulator

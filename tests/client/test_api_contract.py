@@ -5,8 +5,8 @@ from __future__ import annotations
 import aiohttp
 import pytest
 import yarl
-from conftest import Stub
-from samples import SEASON_ID, envelope, fixture
+from support.samples import SEASON_ID, envelope, fixture
+from support.stub import Stub
 
 import asyncsports.models
 import asyncsports.resources
@@ -72,8 +72,8 @@ def _live_params(emu: Emulator) -> list[str | None]:
     return out
 
 
-async def test_live_false_means_no_live_filter_in_both_listings() -> None:
-    async with Emulator() as emu, emu.client() as c:
+async def test_live_false_means_no_live_filter_in_both_listings(sports_emulator: Emulator) -> None:
+    async with sports_emulator.client() as c:
         every = await c.fixtures.list("soccer").collect()
         not_filtered = await c.fixtures.list("soccer", live=False).collect()
         live = await c.fixtures.list("soccer", live=True).collect()
@@ -87,19 +87,19 @@ async def test_live_false_means_no_live_filter_in_both_listings() -> None:
         assert live_events and len(live_events) < len(events_not_filtered)
         assert {e.id for e in live_events} <= {e.id for e in events_not_filtered}
         # Nothing is sent for live=False, on either listing.
-        assert set(_live_params(emu)) == {None, "true"}
+        assert set(_live_params(sports_emulator)) == {None, "true"}
 
 
-async def test_the_emulator_reads_live_the_same_on_both_listings() -> None:
-    async with Emulator() as emu, aiohttp.ClientSession() as http:
+async def test_the_emulator_reads_live_the_same_on_both_listings(sports_emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as http:
         headers = {
-            "Accept": f"application/vnd.{emu.vendor}.dde.api+json;version=1",
-            "Authorization": f"Bearer {emu.token}",
+            "Accept": f"application/vnd.{sports_emulator.vendor}.dde.api+json;version=1",
+            "Authorization": f"Bearer {sports_emulator.token}",
         }
-        creds = emu.streaming_credentials
+        creds = sports_emulator.streaming_credentials
         targets = [
-            (f"{emu.base_url}/soccer/fixtures", {"size": "1000"}, headers),
-            (f"{emu.streaming_url}/api/v2/streaming/events", {}, {}),
+            (f"{sports_emulator.base_url}/soccer/fixtures", {"size": "1000"}, headers),
+            (f"{sports_emulator.streaming_url}/api/v2/streaming/events", {}, {}),
         ]
         for url, query, hdrs in targets:
             bodies = {}
@@ -144,7 +144,7 @@ async def test_a_snooker_404_is_still_not_found(stub: Stub, client: Client) -> N
 async def test_standings_get_returns_a_list_of_packets_and_says_so(
     stub: Stub, client: Client
 ) -> None:
-    from samples import STANDINGS
+    from support.samples import STANDINGS
 
     from asyncsports.models import Standings
     from asyncsports.resources import StandingsResource

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import Stub
-from samples import FIXTURE_ID, STATISTICS, envelope, fixture
+from support.samples import FIXTURE_ID, STATISTICS, envelope, fixture
+from support.stub import Stub
 
 from asyncsports import Client, Sport
 from asyncsports.errors import NotFoundError

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import msgspec
 import pytest
-from samples import fixture
+from support.samples import fixture
 
 from asyncsports import Client, RetryPolicy, Timeout
 from asyncsports._http.headwait import HeadersTimeout, HeaderWatch

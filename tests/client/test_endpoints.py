@@ -6,8 +6,7 @@ import datetime as dt
 import uuid
 
 import pytest
-from conftest import Reply, Stub
-from samples import (
+from support.samples import (
     BREAK,
     EVENT,
     FIXTURE_ID,
@@ -26,6 +25,7 @@ from samples import (
     envelope,
     fixture,
 )
+from support.stub import Reply, Stub
 
 from asyncsports import Client, Sport
 

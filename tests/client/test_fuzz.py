@@ -20,10 +20,10 @@ from typing import Any
 import msgspec
 import pytest
 from aiohttp import web
-from conftest import Serve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from samples import FIXTURE_ID, action, fixture
+from support.samples import FIXTURE_ID, action, fixture
+from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials, Timeout
 from asyncsports.errors import AsyncSportsError

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 from aiohttp import web
-from conftest import Serve
 from hypothesis import given
 from hypothesis import strategies as st
+from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy
 from asyncsports._http.request import Request, segment, target, uuid_id
@@ -278,7 +278,7 @@ async def test_a_decompression_bomb_is_refused_by_its_inflated_size(
 
 
 async def test_a_stream_that_drips_is_stalled_and_resumed(serve: Serve) -> None:
-    from samples import action
+    from support.samples import action
 
     from asyncsports import Timeout
 
@@ -363,7 +363,7 @@ async def test_no_secret_in_an_error_its_causes_or_its_repr(serve: Serve) -> Non
 
 
 async def test_a_closed_pooled_connection_is_sent_again_and_counted(serve: Serve) -> None:
-    from samples import fixture
+    from support.samples import fixture
 
     body = msgspec.json.encode(fixture())
     sent: list[int] = []

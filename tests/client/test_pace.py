@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 import pytest
 from aiohttp import web
-from conftest import Serve
 from hypothesis import given
 from hypothesis import strategies as st
-from samples import envelope, fixture
+from support.samples import envelope, fixture
+from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy, Timeout
 from asyncsports._http.config import Pace

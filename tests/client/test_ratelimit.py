@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import bisect
 import math
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.ratelimit import Arrivals, busiest
 
 from asyncsports import RetryPolicy
 from asyncsports._http.ratelimit import MARGIN, Pacer, spacing, turn
-from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
+from asyncsports.emulator import Emulator
 
 gaps = st.lists(st.floats(min_value=0.0, max_value=2.0, allow_nan=False), max_size=120)
 
@@ -24,11 +24,6 @@ def grants(rate: float, asked: list[float]) -> list[float]:
         at, tat = turn(tat, now, interval)
         out.append(at)
     return out
-
-
-def busiest(times: list[float], window: float = 1.0) -> int:
-    """The most of ``times`` (ascending) in any half-open window ``[t, t + window)``."""
-    return max((bisect.bisect_left(times, t + window) - i for i, t in enumerate(times)), default=0)
 
 
 def ascending(deltas: list[float]) -> list[float]:
@@ -89,19 +84,6 @@ async def test_a_cancelled_waiter_gives_its_turn_back() -> None:
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert pacer.next_turn == pytest.approx(100.0 + spacing(1))
-
-
-class Arrivals(Clock):
-    """A running clock that notes each reading: the emulator's limiter reads it once a request."""
-
-    def __init__(self) -> None:
-        super().__init__(DEFAULT_NOW, running=True)
-        self.seen: list[float] = []
-
-    def time(self) -> float:
-        t = super().time()
-        self.seen.append(t)
-        return t
 
 
 @pytest.mark.parametrize("rate", [20])

@@ -13,8 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import Reply, Stub
-from samples import (
+from support.samples import (
     EVENT,
     FIXTURE_ID,
     MATCH,
@@ -28,6 +27,7 @@ from samples import (
     envelope,
     fixture,
 )
+from support.stub import Reply, Stub
 
 from asyncsports import Client, RawRecord
 from asyncsports.models import Action, Fixture, decode

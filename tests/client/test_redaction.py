@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 import pytest
 from aiohttp import web
-from conftest import Serve
 from hypothesis import given
 from hypothesis import strategies as st
-from samples import FIXTURE_ID
+from support.samples import FIXTURE_ID
+from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials
 from asyncsports._wire.secrets import hide_urls

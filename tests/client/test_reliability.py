@@ -12,8 +12,8 @@ import logging
 
 import pytest
 from aiohttp import web
-from conftest import Reply, Serve, Stub
-from samples import FIXTURE_ID, fixture
+from support.samples import FIXTURE_ID, fixture
+from support.stub import Reply, Serve, Stub
 
 from asyncsports import Client, RequestInfo, RetryPolicy, StreamingCredentials, Timeout
 from asyncsports.errors import APIError, ServerError, TimeoutError, TransportError

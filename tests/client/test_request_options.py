@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import Stub
 from hypothesis import example, given
 from hypothesis import strategies as st
-from samples import FIXTURE_ID, envelope, fixture
+from support.samples import FIXTURE_ID, envelope, fixture
+from support.stub import Stub
 
 from asyncsports import Client, RequestOptions, StreamingCredentials
 from asyncsports._http import request as q

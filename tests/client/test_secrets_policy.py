@@ -25,7 +25,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from samples import FIXTURE_ID
+from support.samples import FIXTURE_ID
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials
 from asyncsports._wire.secrets import Secrets, hide_url, hide_urls

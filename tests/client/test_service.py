@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Reply, Stub
-from samples import FIXTURE_ID, SEASON_ID, STANDINGS, STATISTICS, fixture
+from support.samples import FIXTURE_ID, SEASON_ID, STANDINGS, STATISTICS, fixture
+from support.stub import Reply, Stub
 
 from asyncsports import Client
 from asyncsports.errors import AuthenticationError, NotFoundError

@@ -7,8 +7,8 @@ import socket
 import warnings
 
 import pytest
-from conftest import Reply, Stub
-from samples import FIXTURE_ID, fixture
+from support.samples import FIXTURE_ID, fixture
+from support.stub import Reply, Stub
 
 from asyncsports import Client, RetryPolicy, Timeout
 from asyncsports.errors import (

@@ -7,8 +7,8 @@ import tracemalloc
 import msgspec
 import pytest
 from aiohttp import web
-from conftest import Serve
-from samples import FIXTURE_ID, MATCH, action
+from support.samples import FIXTURE_ID, MATCH, action
+from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy
 from asyncsports.errors import DecodeError, TransportError

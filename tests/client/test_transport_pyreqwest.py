@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import Serve
+from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy
 from asyncsports._http.config import Settings

@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import Stub
-from samples import FIXTURE_ID, fixture
+from support.samples import FIXTURE_ID, fixture
+from support.stub import Stub
 
 from asyncsports import Client, RawRecord
 from asyncsports.live import LiveResource
@@ -93,6 +93,6 @@ def test_mypy_types_each_shape_through_the_view(tmp_path: Path) -> None:
     """Listings, gets, a get of a list, changes and feeds, each typed with RawRecord."""
     mypy = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path)]
     done = subprocess.run(
-        [*mypy, "tests/typed_with_json.py"], cwd=ROOT, capture_output=True, text=True
+        [*mypy, "tests/support/typed_with_json.py"], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr

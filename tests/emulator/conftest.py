@@ -6,10 +6,9 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest_asyncio
+from support.api import Api
 
 from asyncsports.emulator import Emulator
-
-from .helpers import Api
 
 
 @pytest_asyncio.fixture

@@ -5,12 +5,11 @@ from __future__ import annotations
 import aiohttp
 import pytest
 from support import Standalone
+from support.api import ACCEPT
 
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
 from asyncsports.emulator.__main__ import describe, main
-
-from .helpers import ACCEPT
 
 
 @pytest.mark.slow

@@ -7,11 +7,10 @@ import time
 from typing import Any
 
 import pytest
+from support.api import Api
 
 from asyncsports.auth import StreamingCredentials, stream_token
 from asyncsports.emulator import DEFAULT_NOW, Clock
-
-from .helpers import Api
 
 EVENTS = "/streaming/api/v2/streaming/events"
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from .helpers import ACCEPT, Api
+from support.api import ACCEPT, Api
 
 PATHS = ["/basketball/fixtures", "/snooker/tvfeed/tour-players", "/nowhere"]
 

@@ -6,10 +6,9 @@ import datetime as dt
 import re
 
 import pytest
+from support.api import Api
 
 from asyncsports.auth import StreamingCredentials, stream_token
-
-from .helpers import Api
 
 EVENTS = "/streaming/api/v2/streaming/events"
 PLUS0000 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$")

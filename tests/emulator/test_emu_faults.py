@@ -12,11 +12,10 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.api import Api
 
 from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
 from asyncsports.emulator._faults import RateLimiter
-
-from .helpers import Api
 
 FIXTURES = "/basketball/fixtures"
 

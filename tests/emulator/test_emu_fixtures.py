@@ -12,10 +12,9 @@ import uuid
 from typing import Any
 
 import pytest
+from support.api import Api
 
 from asyncsports.emulator import Emulator
-
-from .helpers import Api
 
 SPORTS = ("basketball", "ice-hockey", "volleyball", "cricket", "american-football", "soccer",
           "snooker")  # fmt: skip

@@ -10,82 +10,15 @@ import aiohttp
 import msgspec
 import pytest
 from support import Standalone, until
+from support.api import QUOTED, WAIT, Api, Feed, connect, fixture_id, rest_actions
 
 from asyncsports.emulator import Emulator
 
-from .helpers import Api
-
-QUOTED = msgspec.json.Decoder(float_hook=str)
 INVALID = "{The supplied authentication is invalid}"
-WAIT = 3.0
 
 
-# The emulator of the ``emu`` fixture (tests/conftest.py).
+# The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = pytest.mark.emulator(live_heartbeat=0.3)
-
-
-class Feed:
-    """One websocket feed read with plain aiohttp: packets, heartbeats, the close."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.raw: list[str] = []
-
-    async def next(self, wait: float = WAIT) -> Any:
-        """The next message decoded (decimals as text), or None at the close."""
-        msg = await self.ws.receive(timeout=wait)
-        if msg.type is not aiohttp.WSMsgType.TEXT:
-            return None
-        self.raw.append(msg.data)
-        return QUOTED.decode(msg.data)
-
-    async def packets(self, n: int | None = None, wait: float = WAIT) -> list[Any]:
-        """Data packets (no heartbeats) until ``n`` of them or the close."""
-        out: list[Any] = []
-        while n is None or len(out) < n:
-            m = await self.next(wait)
-            if m is None:
-                break
-            if m.get("type") in ("heartbeat", "authorised"):
-                continue
-            out.append(m)
-        return out
-
-
-async def connect(
-    emu: Emulator,
-    session: aiohttp.ClientSession,
-    path: str,
-    *,
-    token: str | None = None,
-    ack: bool = True,
-    **query: str | int,
-) -> Feed:
-    params = {k: str(v) for k, v in query.items()}
-    ws = await session.ws_connect(emu.live_url + path, params=params)
-    await ws.send_json({"authToken": emu.token if token is None else token})
-    feed = Feed(ws)
-    if ack:
-        assert await feed.next() == {"type": "authorised"}
-    return feed
-
-
-async def fixture_id(api: Api, status: str, sport: str = "basketball") -> str:
-    """A fixture of that status; for ``scheduled`` the last to start (no record sent yet)."""
-    query = {"status": status}
-    if status == "scheduled":
-        query["sort"] = "startTime,desc"
-    fixtures = await api.fixtures(sport, query)
-    assert fixtures
-    return str(fixtures[0]["id"])
-
-
-async def rest_actions(api: Api, sport: str, fid: str) -> list[Any]:
-    prefix = "/v2" if sport == "volleyball" else ""
-    r = await api.get(f"{prefix}/{sport}/fixtures/{fid}/actions")
-    assert r.status == 200
-    records: list[Any] = QUOTED.decode(r.body)
-    return records
 
 
 def seqs(packets: list[Any]) -> list[int]:
@@ -102,9 +35,9 @@ def strip_seq(packets: list[Any]) -> list[Any]:
 # ---------------------------------------------------------------------- auth
 
 
-async def test_bad_token_gets_the_text_and_a_close(emu: Emulator, api: Api) -> None:
+async def test_bad_token_gets_the_text_and_a_close(sports_emulator: Emulator, api: Api) -> None:
     fid = await fixture_id(api, "live")
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions",
+    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions",
                          token="wrong", ack=False)  # fmt: skip
     msg = await feed.ws.receive(timeout=WAIT)
     assert msg.type is aiohttp.WSMsgType.TEXT and msg.data == INVALID
@@ -112,22 +45,29 @@ async def test_bad_token_gets_the_text_and_a_close(emu: Emulator, api: Api) -> N
     assert feed.ws.close_code == 1008
 
 
-async def test_a_first_message_that_is_not_json_is_a_bad_token(emu: Emulator, api: Api) -> None:
+async def test_a_first_message_that_is_not_json_is_a_bad_token(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "live")
-    async with api.session.ws_connect(f"{emu.live_url}/basketball/fixtures/{fid}/actions") as ws:
+    async with api.session.ws_connect(
+        f"{sports_emulator.live_url}/basketball/fixtures/{fid}/actions"
+    ) as ws:
         await ws.send_str("hello")
         assert (await ws.receive(timeout=WAIT)).data == INVALID
 
 
 async def test_good_token_is_acknowledged_and_later_messages_ignored(
-    emu: Emulator, api: Api
+    sports_emulator: Emulator, api: Api
 ) -> None:
     fid = await fixture_id(api, "live")
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions")
+    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions")
     await feed.ws.send_json({"authToken": "wrong now, but ignored"})
     await feed.ws.send_str("not json either")
     assert len(await feed.packets(3)) == 3
-    assert emu.requests["live.actions"] == 1 and emu.requests["live.statistics"] == 0
+    assert (
+        sports_emulator.requests["live.actions"] == 1
+        and sports_emulator.requests["live.statistics"] == 0
+    )
     await feed.ws.close()
 
 
@@ -140,7 +80,9 @@ async def test_no_acknowledgement_when_switched_off(api: Api) -> None:
         await feed.ws.close()
 
 
-async def test_unknown_fixture_sport_and_bad_query_are_http_errors(emu: Emulator, api: Api) -> None:
+async def test_unknown_fixture_sport_and_bad_query_are_http_errors(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "live")
     for path, query, status in [
         ("/basketball/fixtures/nope/actions", {}, 404),
@@ -150,21 +92,23 @@ async def test_unknown_fixture_sport_and_bad_query_are_http_errors(emu: Emulator
         (f"/basketball/fixtures/{fid}/actions", {"speed": "warp"}, 400),
     ]:
         with pytest.raises(aiohttp.WSServerHandshakeError) as info:
-            await api.session.ws_connect(emu.live_url + path, params=query)
+            await api.session.ws_connect(sports_emulator.live_url + path, params=query)
         assert info.value.status == status, path
 
 
 # ---------------------------------------------------------------------- actions
 
 
-async def test_live_feed_is_the_rest_list_then_follows_the_clock(emu: Emulator, api: Api) -> None:
+async def test_live_feed_is_the_rest_list_then_follows_the_clock(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "live")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions")
+    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions")
     first = await feed.packets(len(rest))
     assert first == rest  # same records, same order; fixtureSeqNum 1.. equals the timeline's
     assert seqs(first) == list(range(1, len(rest) + 1))
-    emu.clock.advance(600)
+    sports_emulator.clock.advance(600)
     more = await feed.packets(1)
     assert more
     rest = await rest_actions(api, "basketball", fid)
@@ -172,11 +116,13 @@ async def test_live_feed_is_the_rest_list_then_follows_the_clock(emu: Emulator, 
     await feed.ws.close()
 
 
-async def test_live_feed_runs_to_the_end_and_closes_normally(emu: Emulator, api: Api) -> None:
+async def test_live_feed_runs_to_the_end_and_closes_normally(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "live", "volleyball")
-    feed = await connect(emu, api.session, f"/v2/volleyball/fixtures/{fid}/actions")
+    feed = await connect(sports_emulator, api.session, f"/v2/volleyball/fixtures/{fid}/actions")
     got = await feed.packets(1)
-    emu.clock.advance(6 * 3600)  # past the end: everything left is due now
+    sports_emulator.clock.advance(6 * 3600)  # past the end: everything left is due now
     got += await feed.packets()
     assert feed.ws.close_code == 1000
     rest = await rest_actions(api, "volleyball", fid)
@@ -184,11 +130,11 @@ async def test_live_feed_runs_to_the_end_and_closes_normally(emu: Emulator, api:
 
 
 async def test_start_position_skips_and_fixture_seq_restarts_at_one(
-    emu: Emulator, api: Api
+    sports_emulator: Emulator, api: Api
 ) -> None:
     fid = await fixture_id(api, "live")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions",
+    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions",
                          startPosition=5)  # fmt: skip
     got = await feed.packets(len(rest) - 5)
     assert strip_seq(got) == strip_seq(rest[5:])
@@ -206,24 +152,30 @@ async def test_fixture_seq_continues_from_start_position_when_asked(api: Api) ->
         await feed.ws.close()
 
 
-async def test_replay_fast_sends_a_finished_fixture_and_closes(emu: Emulator, api: Api) -> None:
+async def test_replay_fast_sends_a_finished_fixture_and_closes(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "completed")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(emu, api.session, f"/media/basketball/fixtures/{fid}/actions",
+    feed = await connect(sports_emulator, api.session, f"/media/basketball/fixtures/{fid}/actions",
                          speed="fast", startPosition=2)  # fmt: skip
     got = await feed.packets()
     assert feed.ws.close_code == 1000
     assert strip_seq(got) == strip_seq(rest[2:])
 
 
-async def test_replay_normal_keeps_the_gaps_from_the_connection(emu: Emulator, api: Api) -> None:
+async def test_replay_normal_keeps_the_gaps_from_the_connection(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "completed")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions", speed="normal")
+    feed = await connect(
+        sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions", speed="normal"
+    )
     first = await feed.packets(1)
     assert first == rest[:1]
     assert await feed.next(0.5) == {"type": "heartbeat", "timestamp": "2026-06-01T12:00:00.000Z"}
-    emu.clock.advance(3600 * 6)
+    sports_emulator.clock.advance(3600 * 6)
     assert first + await feed.packets() == rest
     assert feed.ws.close_code == 1000
 
@@ -238,7 +190,7 @@ def floats_in(x: Any) -> list[float]:
     return []
 
 
-async def test_decimals_are_quoted(emu: Emulator, api: Api) -> None:
+async def test_decimals_are_quoted(sports_emulator: Emulator, api: Api) -> None:
     for f in await api.fixtures("basketball", {"status": "completed"}):
         r = await api.get(f"/basketball/fixtures/{f['id']}/actions")
         if b"1.0E-16" in r.body:
@@ -248,21 +200,21 @@ async def test_decimals_are_quoted(emu: Emulator, api: Api) -> None:
     assert floats_in(msgspec.json.decode(r.body))  # REST: a bare number
     for name in ("actions", "statistics"):
         path = f"/basketball/fixtures/{f['id']}/{name}"
-        feed = await connect(emu, api.session, path, speed="fast")
+        feed = await connect(sports_emulator, api.session, path, speed="fast")
         await feed.packets()
         assert floats_in([msgspec.json.decode(m) for m in feed.raw]) == []
-    actions = await connect(emu, api.session, f"/basketball/fixtures/{f['id']}/actions",
+    actions = await connect(sports_emulator, api.session, f"/basketball/fixtures/{f['id']}/actions",
                             speed="fast")  # fmt: skip
     await actions.packets()
     assert any('"timelineSequence":"1.0E-16"' in m for m in actions.raw)
 
 
-async def test_scheduled_fixture_waits_with_heartbeats(emu: Emulator, api: Api) -> None:
+async def test_scheduled_fixture_waits_with_heartbeats(sports_emulator: Emulator, api: Api) -> None:
     fid = await fixture_id(api, "scheduled")
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions")
+    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions")
     beats = [await feed.next(1.0) for _ in range(2)]
     assert all(b["type"] == "heartbeat" for b in beats)
-    emu.clock.advance(30 * 24 * 3600)
+    sports_emulator.clock.advance(30 * 24 * 3600)
     assert len(await feed.packets()) > 10
     assert feed.ws.close_code == 1000
 
@@ -284,9 +236,13 @@ async def test_a_running_clock_delivers_without_advances(api: Api) -> None:
 # ---------------------------------------------------------------------- statistics
 
 
-async def test_statistics_feed_ends_with_the_rest_packet(emu: Emulator, api: Api) -> None:
+async def test_statistics_feed_ends_with_the_rest_packet(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "completed")
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/statistics", speed="fast")
+    feed = await connect(
+        sports_emulator, api.session, f"/basketball/fixtures/{fid}/statistics", speed="fast"
+    )
     got = await feed.packets()
     assert feed.ws.close_code == 1000
     assert len(got) > 5
@@ -299,12 +255,16 @@ async def test_statistics_feed_ends_with_the_rest_packet(emu: Emulator, api: Api
     assert last == rest
 
 
-async def test_statistics_feed_of_a_live_fixture_follows_the_clock(emu: Emulator, api: Api) -> None:
+async def test_statistics_feed_of_a_live_fixture_follows_the_clock(
+    sports_emulator: Emulator, api: Api
+) -> None:
     fid = await fixture_id(api, "live")
-    feed = await connect(emu, api.session, f"/media/basketball/fixtures/{fid}/statistics")
+    feed = await connect(
+        sports_emulator, api.session, f"/media/basketball/fixtures/{fid}/statistics"
+    )
     now = await feed.packets(1)
     assert now and now[0]["finished"] is False and "teamActionAggregates" in now[0]
-    emu.clock.advance(6 * 3600)
+    sports_emulator.clock.advance(6 * 3600)
     rest = await feed.packets()
     assert rest[-1]["finished"] is True
     assert feed.ws.close_code == 1000
@@ -326,40 +286,42 @@ async def fault_feed(emu: Emulator, api: Api, kind: str, after: int = 3) -> tupl
     return feed, rest
 
 
-async def test_fault_drop_after_n(emu: Emulator, api: Api) -> None:
-    feed, rest = await fault_feed(emu, api, "drop")
+async def test_fault_drop_after_n(sports_emulator: Emulator, api: Api) -> None:
+    feed, rest = await fault_feed(sports_emulator, api, "drop")
     assert await feed.packets() == rest[:3]
     assert feed.ws.close_code != 1000
     # The rule took one connection: the next gets the whole feed.
     fid = rest[0]["fixtureAction"]["fixtureId"]
-    again = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions", speed="fast")
+    again = await connect(
+        sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions", speed="fast"
+    )
     assert await again.packets() == rest
 
 
 @pytest.mark.slow
-async def test_fault_stall_stops_even_heartbeats(emu: Emulator, api: Api) -> None:
-    feed, rest = await fault_feed(emu, api, "stall")
+async def test_fault_stall_stops_even_heartbeats(sports_emulator: Emulator, api: Api) -> None:
+    feed, rest = await fault_feed(sports_emulator, api, "stall")
     assert await feed.packets(3) == rest[:3]
     with pytest.raises(TimeoutError):
         await feed.ws.receive(timeout=1.0)  # three heartbeat intervals of silence
     await feed.ws.close()
 
 
-async def test_fault_duplicate(emu: Emulator, api: Api) -> None:
-    feed, rest = await fault_feed(emu, api, "duplicate")
+async def test_fault_duplicate(sports_emulator: Emulator, api: Api) -> None:
+    feed, rest = await fault_feed(sports_emulator, api, "duplicate")
     got = await feed.packets()
     assert got == rest[:4] + rest[3:]
 
 
-async def test_fault_reorder(emu: Emulator, api: Api) -> None:
-    feed, rest = await fault_feed(emu, api, "reorder")
+async def test_fault_reorder(sports_emulator: Emulator, api: Api) -> None:
+    feed, rest = await fault_feed(sports_emulator, api, "reorder")
     got = await feed.packets()
     assert got == [*rest[:3], rest[4], rest[3], *rest[5:]]
     assert seqs(got)[3:5] == [5, 4]
 
 
-async def test_fault_malformed_packet(emu: Emulator, api: Api) -> None:
-    feed, rest = await fault_feed(emu, api, "malformed")
+async def test_fault_malformed_packet(sports_emulator: Emulator, api: Api) -> None:
+    feed, rest = await fault_feed(sports_emulator, api, "malformed")
     got = await feed.packets(3)
     msg = await feed.ws.receive(timeout=WAIT)
     with pytest.raises(msgspec.DecodeError):
@@ -367,40 +329,40 @@ async def test_fault_malformed_packet(emu: Emulator, api: Api) -> None:
     assert got + await feed.packets() == rest[:3] + rest[4:]
 
 
-async def test_fault_bad_auth(emu: Emulator, api: Api) -> None:
-    feed, _ = await fault_feed(emu, api, "bad_auth")
+async def test_fault_bad_auth(sports_emulator: Emulator, api: Api) -> None:
+    feed, _ = await fault_feed(sports_emulator, api, "bad_auth")
     assert (await feed.ws.receive(timeout=WAIT)).data == INVALID
     await feed.ws.receive(timeout=WAIT)
     assert feed.ws.close_code == 1008
 
 
-async def test_fault_close_right_after_accepting(emu: Emulator, api: Api) -> None:
-    feed, _ = await fault_feed(emu, api, "close")
+async def test_fault_close_right_after_accepting(sports_emulator: Emulator, api: Api) -> None:
+    feed, _ = await fault_feed(sports_emulator, api, "close")
     assert (await feed.ws.receive(timeout=WAIT)).type is aiohttp.WSMsgType.CLOSE
     assert feed.ws.close_code == 1011
 
 
-async def test_fault_rules_pick_feed_skip_and_times(emu: Emulator, api: Api) -> None:
-    rule = emu.faults.live("close", feed="statistics", skip=1, times=2)
+async def test_fault_rules_pick_feed_skip_and_times(sports_emulator: Emulator, api: Api) -> None:
+    rule = sports_emulator.faults.live("close", feed="statistics", skip=1, times=2)
     fid = await fixture_id(api, "completed")
     path = f"/basketball/fixtures/{fid}/"
     codes = []
     for feed_name in ("actions", "statistics", "statistics", "statistics", "statistics"):
-        f = await connect(emu, api.session, path + feed_name, speed="fast", ack=False)
+        f = await connect(sports_emulator, api.session, path + feed_name, speed="fast", ack=False)
         first = await f.next()
         codes.append(None if first is None else first.get("type"))
         await f.ws.close()
     assert codes == ["authorised", "authorised", None, None, "authorised"]
     assert (rule.seen, rule.hits) == (4, 2)
     with pytest.raises(ValueError):
-        emu.faults.live("explode")
+        sports_emulator.faults.live("explode")
 
 
 async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
-    emu: Emulator, api: Api
+    sports_emulator: Emulator, api: Api
 ) -> None:
     """A plain resume loop (skip what was kept, drop what repeats) under a storm."""
-    storm = emu.faults.live_storm(1.0, seed=6, kinds=("drop", "stall", "duplicate", "reorder"),
+    storm = sports_emulator.faults.live_storm(1.0, seed=6, kinds=("drop", "stall", "duplicate", "reorder"),
                                   max_after=15)  # fmt: skip
     fid = await fixture_id(api, "completed")
     rest = await rest_actions(api, "basketball", fid)
@@ -408,7 +370,7 @@ async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
     kept: list[Any] = []
     for _ in range(60):
         base = len(kept)  # this connection's fixtureSeqNum n is record base + n - 1
-        feed = await connect(emu, api.session, path, speed="fast", startPosition=base)
+        feed = await connect(sports_emulator, api.session, path, speed="fast", startPosition=base)
         early: dict[int, Any] = {}
         try:
             while (m := await feed.next(0.5)) is not None:
@@ -422,22 +384,31 @@ async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
         if len(kept) == len(rest):
             break
     assert strip_seq(kept) == strip_seq(rest)
-    assert sum(emu.faults.injected[f"live.{k}"] for k in storm.kinds) >= 3
+    assert sum(sports_emulator.faults.injected[f"live.{k}"] for k in storm.kinds) >= 3
 
 
-async def test_per_packet_storm_puts_many_faults_on_one_connection(emu: Emulator, api: Api) -> None:
-    storm = emu.faults.live_storm(0.3, seed=2, kinds=("duplicate", "reorder"), per_packet=True)
+async def test_per_packet_storm_puts_many_faults_on_one_connection(
+    sports_emulator: Emulator, api: Api
+) -> None:
+    storm = sports_emulator.faults.live_storm(
+        0.3, seed=2, kinds=("duplicate", "reorder"), per_packet=True
+    )
     fid = await fixture_id(api, "completed")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/actions", speed="fast")
+    feed = await connect(
+        sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions", speed="fast"
+    )
     got = await feed.packets()
-    assert feed.ws.close_code == 1000 and emu.requests["live.actions"] == 1
-    assert emu.faults.injected["live.duplicate"] >= 2 and emu.faults.injected["live.reorder"] >= 2
-    assert len(got) == len(rest) + emu.faults.injected["live.duplicate"] and got != rest
+    assert feed.ws.close_code == 1000 and sports_emulator.requests["live.actions"] == 1
+    assert (
+        sports_emulator.faults.injected["live.duplicate"] >= 2
+        and sports_emulator.faults.injected["live.reorder"] >= 2
+    )
+    assert len(got) == len(rest) + sports_emulator.faults.injected["live.duplicate"] and got != rest
     by_seq = {p["fixtureAction"]["fixtureSeqNum"]: p for p in got}
     assert [by_seq[n] for n in sorted(by_seq)] == rest  # every packet, its seq unchanged
     with pytest.raises(ValueError, match="per-packet"):
-        emu.faults.live_storm(0.1, kinds=("bad_auth",), per_packet=True)
+        sports_emulator.faults.live_storm(0.1, kinds=("bad_auth",), per_packet=True)
     assert storm.per_packet
 
 
@@ -445,16 +416,16 @@ async def test_per_packet_storm_puts_many_faults_on_one_connection(emu: Emulator
 
 
 async def test_a_peer_vanishing_mid_feed_is_quiet(
-    emu: Emulator, api: Api, caplog: pytest.LogCaptureFixture
+    sports_emulator: Emulator, api: Api, caplog: pytest.LogCaptureFixture
 ) -> None:
     fid = await fixture_id(api, "completed")
     for _ in range(3):
-        feed = await connect(emu, api.session, f"/basketball/fixtures/{fid}/statistics",
+        feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/statistics",
                              speed="fast")  # fmt: skip
         assert await feed.packets(2)
         transport = feed.ws._response.connection.transport  # type: ignore[attr-defined]
         transport.abort()
-    await until(lambda: not emu._live.sockets, within=5)  # each seen gone
+    await until(lambda: not sports_emulator._live.sockets, within=5)  # each seen gone
     assert [r for r in caplog.records if r.levelname == "ERROR"] == []
 
 

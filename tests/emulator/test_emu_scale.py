@@ -5,11 +5,10 @@ from __future__ import annotations
 import aiohttp
 import pytest
 from support import Standalone
+from support.api import ACCEPT, Api
 
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._world import Fixture, Season, World
-
-from .helpers import ACCEPT, Api
 
 
 def count_fixtures_made(monkeypatch: pytest.MonkeyPatch) -> list[Fixture]:

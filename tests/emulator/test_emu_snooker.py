@@ -8,8 +8,7 @@ import zlib
 from typing import Any
 
 import pytest
-
-from .helpers import Api
+from support.api import Api
 
 FEED = "/snooker/tvfeed"
 ZERO = "00000000-0000-0000-0000-000000000000"

@@ -7,18 +7,16 @@ import types
 
 import aiohttp
 import pytest
+from support.api import Api, connect, fixture_id, rest_actions
 
 from asyncsports.emulator import DEFAULT_NOW, Clock, Emulator
 from asyncsports.emulator import _clock as clock_module
 from asyncsports.emulator.__main__ import _parser
 
-from .helpers import Api
-from .test_emu_live import connect, fixture_id, rest_actions
-
 T0 = DEFAULT_NOW.timestamp()
 
 
-# The emulator of the ``emu`` fixture (tests/conftest.py).
+# The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = pytest.mark.emulator(live_heartbeat=0.3)
 
 
@@ -94,24 +92,29 @@ async def control(api: Api, body: object | None = None) -> tuple[int, dict[str, 
         return r.status, await r.json()
 
 
-async def test_the_control_endpoint_reads_and_steers_the_clock(emu: Emulator, api: Api) -> None:
-    emu.rate_limit = 1
+async def test_the_control_endpoint_reads_and_steers_the_clock(
+    sports_emulator: Emulator, api: Api
+) -> None:
+    sports_emulator.rate_limit = 1
     status, state = await control(api)
     assert status == 200
     assert state == {"now": DEFAULT_NOW.isoformat(), "time": T0, "speed": 0.0}
     status, state = await control(api, {"advance": 90})
-    assert status == 200 and state["time"] == T0 + 90 and emu.clock.time() == T0 + 90
+    assert status == 200 and state["time"] == T0 + 90 and sports_emulator.clock.time() == T0 + 90
     later = DEFAULT_NOW + dt.timedelta(hours=2)
     status, state = await control(api, {"now": "2026-06-01T14:00:00"})  # naive is UTC
-    assert state["now"] == later.isoformat() and emu.clock.now() == later
+    assert state["now"] == later.isoformat() and sports_emulator.clock.now() == later
     await control(api, {"now": T0, "speed": 1000})
-    assert emu.clock.speed == 1000 and emu.clock.running
+    assert sports_emulator.clock.speed == 1000 and sports_emulator.clock.running
     status, state = await control(api, {"speed": 0})
-    frozen = emu.clock.time()
+    frozen = sports_emulator.clock.time()
     assert state["speed"] == 0 and state["time"] == frozen
     assert (await control(api))[1]["time"] == frozen
     # None of it is a request of the emulated services: not counted, never rate limited.
-    assert sum(emu.requests.values()) == 0 and emu.faults.injected["rate_limit"] == 0
+    assert (
+        sum(sports_emulator.requests.values()) == 0
+        and sports_emulator.faults.injected["rate_limit"] == 0
+    )
 
 
 @pytest.mark.parametrize(
@@ -129,11 +132,11 @@ async def test_the_control_endpoint_reads_and_steers_the_clock(emu: Emulator, ap
     ],
 )
 async def test_a_bad_control_body_is_a_400_that_changes_nothing(
-    emu: Emulator, api: Api, body: object
+    sports_emulator: Emulator, api: Api, body: object
 ) -> None:
     status, answer = await control(api, body)
     assert status == 400 and answer["status"] == 400 and answer["error"]
-    assert emu.clock.time() == T0 and emu.clock.speed == 0
+    assert sports_emulator.clock.time() == T0 and sports_emulator.clock.speed == 0
 
 
 async def test_the_live_feed_follows_the_clock_at_its_speed() -> None:

@@ -7,8 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-
-from .helpers import Api
+from support.api import Api
 
 
 async def seasons_of(api: Api, sport: str) -> list[dict[str, Any]]:

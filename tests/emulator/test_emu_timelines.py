@@ -9,10 +9,9 @@ from typing import Any
 
 import aiohttp
 import pytest
+from support.api import Api
 
 from asyncsports.emulator import Emulator
-
-from .helpers import Api
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 NANOS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.(\d{7}|\d{9})Z$")

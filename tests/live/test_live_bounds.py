@@ -1,7 +1,7 @@
 """Every end of a live connection, healed within its bounds, both ways (issue 29, point 3).
 
 Each test serves a real fixture's REST timeline (the emulator's) over a websocket server
-of its own (tests/live/hostile_servers.py: frames by hand over asyncio streams), ends a
+of its own (tests/support/hostile_servers.py: frames by hand over asyncio streams), ends a
 connection the way a hostile server or network would, and checks that the feed, iterated
 (``feed``) and merged (``merged``: ``client.live.merge``, pushed by picows), delivers the
 whole timeline once each and in order, reconnecting at ``startPosition`` = records
@@ -25,7 +25,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from hostile_servers import (
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from support import until
+from support.hostile_servers import (
     BAD_TOKEN,
     PING,
     TEXT,
@@ -40,10 +43,7 @@ from hostile_servers import (
     read,
     serve_rest,
 )
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
-from live_helpers import fixture_id, unseq
-from support import until
+from support.live import fixture_id, unseq
 
 from asyncsports import APIError, Client, RetryPolicy, Timeout
 from asyncsports.emulator import Emulator
@@ -55,7 +55,7 @@ GUARD = 6.0  # a feed not over by then has hung: fail here, not at pytest's time
 # docs/wire.md, "Closing a socket": gone within 1 s of its bound (a 0.5 s close wait); one
 # second more for a loaded machine (CI runs its two legs side by side on two cores).
 SLACK = 2.0
-CHILD = Path(__file__).with_name("bounds_child.py")
+CHILD = Path(__file__).parents[1] / "support" / "bounds_child.py"
 MB = 1024 * 1024
 
 
@@ -74,8 +74,8 @@ async def completed(client: Client) -> Fixture:
 
 
 @pytest_asyncio.fixture
-async def fx(emu: Emulator) -> Fixture:
-    async with emu.client() as c:
+async def fx(sports_emulator: Emulator) -> Fixture:
+    async with sports_emulator.client() as c:
         return await completed(c)
 
 
@@ -138,7 +138,7 @@ def then_rest(timeline: Timeline, hostile: Script, at: int = 0) -> Script:
 
 @pytest.mark.parametrize("way", WAYS)
 async def test_a_reset_after_five_records_then_the_rest_from_start_position(
-    emu: Emulator, fx: Fixture, way: Way
+    sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
     """The server writes 5 records and a keepalive ping, then resets the TCP connection
     (no close frame); on reconnect it serves the rest from ``startPosition``. The
@@ -157,7 +157,7 @@ async def test_a_reset_after_five_records_then_the_rest_from_start_position(
         conn.reset()
 
     async with raw_server(then_rest(tl, reset)) as server:
-        r = await follow(emu, server.url, tl.fixture_id, way, pace=True)
+        r = await follow(sports_emulator, server.url, tl.fixture_id, way, pace=True)
     whole(r, fx.rest)
     assert server.starts == [0, 5] and r.connections == 2
 
@@ -245,7 +245,7 @@ ENDS = {
 @pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("name", list(ENDS))
 async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the_fixture(
-    emu: Emulator, fx: Fixture, way: Way, name: str
+    sports_emulator: Emulator, fx: Fixture, way: Way, name: str
 ) -> None:
     end = ENDS[name]
     tl = fx.timeline
@@ -254,7 +254,7 @@ async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the
         await end.hostile(conn, tl)
 
     async with raw_server(then_rest(tl, hostile, end.at)) as server:
-        r = await follow(emu, server.url, tl.fixture_id, way)
+        r = await follow(sports_emulator, server.url, tl.fixture_id, way)
         bad = server.conns[end.at]
         if end.within is not None:
             # The server's side sees the client's reset at its next write: the client may
@@ -270,7 +270,7 @@ async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the
 
 @pytest.mark.parametrize("way", WAYS)
 async def test_a_redirected_handshake_is_not_followed_and_surfaces_as_the_redirect(
-    emu: Emulator, fx: Fixture, way: Way
+    sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
     """docs/wire.md ("Redirects"): none followed, an APIError with the redirect's status
     naming the target's origin, not retried; what came before it was delivered."""
@@ -282,7 +282,7 @@ async def test_a_redirected_handshake_is_not_followed_and_surfaces_as_the_redire
             await conn.refuse(302, "Found", {"Location": target})
 
         async with raw_server(then_rest(tl, redirect, 1)) as server:
-            r = await follow(emu, server.url, tl.fixture_id, way)
+            r = await follow(sports_emulator, server.url, tl.fixture_id, way)
     assert isinstance(r.error, APIError), repr(r.error)
     assert r.error.status == 302
     text = str(r.error)
@@ -293,7 +293,7 @@ async def test_a_redirected_handshake_is_not_followed_and_surfaces_as_the_redire
 
 @pytest.mark.parametrize("way", WAYS)
 async def test_a_refused_token_is_refreshed_once_and_the_fixture_completes(
-    emu: Emulator, fx: Fixture, way: Way
+    sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
     """The server takes the token for 5 records, then refuses it (the vendor's text, close
     1008); the client asks its token callable again and goes on with the new one."""
@@ -318,7 +318,7 @@ async def test_a_refused_token_is_refreshed_once_and_the_fixture_completes(
             await conn.linger()
 
     async with raw_server(script) as server:
-        r = await follow(emu, server.url, tl.fixture_id, way, token=token)
+        r = await follow(sports_emulator, server.url, tl.fixture_id, way, token=token)
     whole(r, fx.rest)
     assert [c.token for c in server.conns] == [
         "live-token-before",
@@ -340,7 +340,7 @@ class ChildRun:
 
 
 async def child(url: str, fid: uuid.UUID, way: Way, idle: float) -> ChildRun:
-    """Run tests/live/bounds_child.py: one feed, read ``way``, in a process of its own."""
+    """Run tests/support/bounds_child.py: one feed, read ``way``, in a process of its own."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(CHILD), way, url, "basketball", str(fid), str(idle),
@@ -365,7 +365,7 @@ CHILD_IDLE = 3.0  # long enough for an unbounded buffer to show
 @pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("name", ["ping-flood-never-read", "endless-empty-fragments"])
 async def test_a_flooded_feed_s_memory_stays_bounded(
-    emu: Emulator, fx: Fixture, way: Way, name: str
+    sports_emulator: Emulator, fx: Fixture, way: Way, name: str
 ) -> None:
     """One feed's peak RSS, flooded for ``idle_timeout`` (3 s) on its first connection,
     stays within 50 MB of the same feed's against a well-behaved server, and the flooded
@@ -467,7 +467,8 @@ async def _both_ways(connections: list[Any], numbering: Any) -> None:
         assert unseq(feed.records) == unseq(merged.records)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 10 examples in the quick loop (an emulator each: 0.4 s); the slow set's twin below runs 200.
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(connections=CONNECTIONS, numbering=NUMBERINGS)
 def test_scripted_connection_events_deliver_the_timeline_once_in_order_both_ways(
     connections: list[Any], numbering: Any
@@ -491,7 +492,7 @@ def test_scripted_connection_events_many_more_examples(
 
 
 async def test_an_iterated_feed_whose_consumer_is_away_pauses_on_big_messages(
-    emu: Emulator, fx: Fixture
+    sports_emulator: Emulator, fx: Fixture
 ) -> None:
     """Messages of 256 KiB (an unknown shape: skipped, never a record) while the consumer
     is away: the socket is paused at the first (no byte count is kept: one message over
@@ -510,7 +511,7 @@ async def test_an_iterated_feed_whose_consumer_is_away_pauses_on_big_messages(
             sent.append(i)
         await conn.records(tl)
 
-    async with raw_server(script) as server, live_client(emu, server.url) as c:
+    async with raw_server(script) as server, live_client(sports_emulator, server.url) as c:
         feed = c.live.actions("basketball", tl.fixture_id, idle_timeout=30)
         async with feed:
             first = [await anext(feed)]

@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 import pytest
-import samples
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
+from support import samples
 
 from asyncsports._wire.live import (
     Ack,

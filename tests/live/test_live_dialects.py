@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from live_helpers import HEARTBEAT, fixture_id
-from test_live_hostile import serve
+from support.live import HEARTBEAT, fixture_id, serve
 
 from asyncsports import AuthenticationError, Client, NotFoundError, RetryPolicy
 from asyncsports._wire.live import Ack, AuthFailed, Heartbeat, Unknown, Warned, classify

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from live_helpers import HEARTBEAT, _way, closed, fixture_id, records, unseq, way
 from support import each_dialect
+from support.live import HEARTBEAT, closed, fixture_id, records, unseq
 
 from asyncsports import Client, RetryPolicy, TimeoutError, TransportError
 from asyncsports.emulator import Emulator
@@ -27,16 +27,14 @@ IDLE = 3 * HEARTBEAT
 FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
 
 
-__all__ = ["_way", "way"]  # the fixtures, imported for this module's tests
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     each_dialect(metafunc, ways=True, live_heartbeat=HEARTBEAT)  # the vendor's shapes too
 
 
 @pytest_asyncio.fixture
-async def client(emu: Emulator) -> AsyncIterator[Client]:
-    async with emu.client(retry=FAST) as c:
+async def sports_client(sports_emulator: Emulator) -> AsyncIterator[Client]:
+    """The plugin's ``sports_client``, retrying fast."""
+    async with sports_emulator.client(retry=FAST) as c:
         yield c
 
 
@@ -55,55 +53,57 @@ async def replay(client: Client, fid: uuid.UUID, kind: str = "actions", **kw: An
 
 
 async def test_a_clean_close_right_after_accepting_once_loses_nothing(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid, rest = await completed(client)
-    rule = emu.faults.live("close_clean")  # after=0: on accept, once
-    got = await replay(client, fid)
-    assert rule.hits == 1 and emu.faults.injected["live.close_clean"] == 1
+    fid, rest = await completed(sports_client)
+    rule = sports_emulator.faults.live("close_clean")  # after=0: on accept, once
+    got = await replay(sports_client, fid)
+    assert rule.hits == 1 and sports_emulator.faults.injected["live.close_clean"] == 1
     assert unseq(got) == unseq(rest) and got[-1].finished
-    assert emu.requests["live.actions"] == 2
+    assert sports_emulator.requests["live.actions"] == 2
 
 
 async def test_a_clean_close_right_after_accepting_forever_raises(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid, _ = await completed(client)
-    emu.faults.live("close_clean", times=None)
+    fid, _ = await completed(sports_client)
+    sports_emulator.faults.live("close_clean", times=None)
     with pytest.raises(TransportError, match=r"1000.*finishing record.*0 of the \d+ records"):
-        await replay(client, fid)
-    assert emu.requests["live.actions"] == FAST.max_retries + 1
+        await replay(sports_client, fid)
+    assert sports_emulator.requests["live.actions"] == FAST.max_retries + 1
 
 
 async def test_a_clean_close_mid_fixture_reconnects_at_the_position(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid, rest = await completed(client)
-    emu.faults.live("close_clean", after=53)
-    got = await replay(client, fid)
-    assert unseq(got) == unseq(rest) and emu.requests["live.actions"] == 2
+    fid, rest = await completed(sports_client)
+    sports_emulator.faults.live("close_clean", after=53)
+    got = await replay(sports_client, fid)
+    assert unseq(got) == unseq(rest) and sports_emulator.requests["live.actions"] == 2
 
 
 async def test_a_clean_close_of_a_fixture_in_play_is_not_its_end(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid = await fixture_id(client, "live")
-    emu.faults.live("close_clean", times=None)
+    fid = await fixture_id(sports_client, "live")
+    sports_emulator.faults.live("close_clean", times=None)
     with pytest.raises(TransportError, match=r"status Live.*not over"):
-        async with client.live.actions("basketball", fid, idle_timeout=IDLE) as feed:
+        async with sports_client.live.actions("basketball", fid, idle_timeout=IDLE) as feed:
             async for _ in feed:
                 pass
     assert not feed.finished and feed.ended is None
 
 
-async def test_a_statistics_feed_needs_its_finished_packet(emu: Emulator, client: Client) -> None:
-    fid, _ = await completed(client)
-    emu.faults.live("close_clean", feed="statistics", times=None)
+async def test_a_statistics_feed_needs_its_finished_packet(
+    sports_emulator: Emulator, sports_client: Client
+) -> None:
+    fid, _ = await completed(sports_client)
+    sports_emulator.faults.live("close_clean", feed="statistics", times=None)
     with pytest.raises(TransportError, match="finished statistics packet"):
-        await replay(client, fid, "statistics")
-    emu.faults.clear()
-    emu.faults.live("close_clean", feed="statistics", after=4)
-    packets = await replay(client, fid, "statistics")
+        await replay(sports_client, fid, "statistics")
+    sports_emulator.faults.clear()
+    sports_emulator.faults.live("close_clean", feed="statistics", after=4)
+    packets = await replay(sports_client, fid, "statistics")
     assert packets[-1].finished and len(packets) > 8
 
 
@@ -111,26 +111,30 @@ async def test_a_statistics_feed_needs_its_finished_packet(emu: Emulator, client
 
 
 async def test_a_postponed_fixture_ends_with_the_service_s_word(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid = await fixture_id(client, "postponed", "soccer")
+    fid = await fixture_id(sports_client, "postponed", "soccer")
     for kind in ("actions", "statistics"):
-        open_feed = client.live.actions if kind == "actions" else client.live.statistics
+        open_feed = (
+            sports_client.live.actions if kind == "actions" else sports_client.live.statistics
+        )
         async with open_feed("soccer", fid, idle_timeout=IDLE) as feed:
             assert [r async for r in feed] == []
         assert not feed.finished
         assert feed.ended is not None and "Postponed" in feed.ended
 
 
-async def test_a_resume_past_the_end_ends_after_one_question(emu: Emulator, client: Client) -> None:
-    fid, rest = await completed(client)
-    before = emu.requests.copy()
-    async with client.live.actions("basketball", fid, start_position=len(rest)) as feed:
+async def test_a_resume_past_the_end_ends_after_one_question(
+    sports_emulator: Emulator, sports_client: Client
+) -> None:
+    fid, rest = await completed(sports_client)
+    before = sports_emulator.requests.copy()
+    async with sports_client.live.actions("basketball", fid, start_position=len(rest)) as feed:
         assert [a async for a in feed] == []
     assert feed.ended is not None and f"all {len(rest)} records" in feed.ended
     # One connection, then fixtures.get and the actions list: asked once (the listing's
     # read-ahead of fixture_id may still be counting its pages).
-    asked = {k: v for k, v in (emu.requests - before).items() if k != "fixtures"}
+    asked = {k: v for k, v in (sports_emulator.requests - before).items() if k != "fixtures"}
     assert asked == {"live.actions": 1, "fixture": 1, "actions": 1}
 
 

@@ -9,9 +9,9 @@ import struct
 import uuid
 from collections.abc import AsyncIterator
 
-import live_helpers
 import pytest
 from aiohttp import web
+from support import live
 
 from asyncsports import APIError, Client, RetryPolicy, TimeoutError, TransportError
 
@@ -19,11 +19,11 @@ FID = uuid.UUID(int=7)
 PATH = f"/basketball/fixtures/{FID}/actions"
 SECRET = "live-secret-token"
 
-Handler = live_helpers.Handler
+Handler = live.Handler
 
 
 def serve(handler: Handler, path: str = PATH) -> contextlib.AbstractAsyncContextManager[str]:
-    return live_helpers.serve(handler, path)
+    return live.serve(handler, path)
 
 
 def client(url: str, retries: int = 0) -> Client:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from live_helpers import HEARTBEAT, client_tasks, closed, fixture_id, unseq
 from support import until
+from support.live import HEARTBEAT, client_tasks, closed, fixture_id, unseq
 
 from asyncsports import Client, NotFoundError, RetryPolicy
 from asyncsports.emulator import Emulator
@@ -23,18 +23,20 @@ from asyncsports.models import Action, Statistics
 BIG = 20_000
 
 
-# The emulator of the ``emu`` fixture (tests/conftest.py).
+# The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = pytest.mark.emulator(live_heartbeat=HEARTBEAT, big_timeline=BIG)
 
 
 @pytest_asyncio.fixture(params=["plain", "recorded"])
-async def client(
-    emu: Emulator, request: pytest.FixtureRequest, tmp_path: Path
+async def sports_client(
+    sports_emulator: Emulator, request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Client]:
-    """A client straight on the default transport, or through the recording one (a second
+    """The plugin's ``sports_client``, retrying fast: a client straight on the default transport, or through the recording one (a second
     transport wrapping the first: its websockets push through a listener of its own)."""
     recorded = {"record": tmp_path / "merge.jsonl"} if request.param == "recorded" else {}
-    async with emu.client(retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05), **recorded) as c:
+    async with sports_emulator.client(
+        retry=RetryPolicy(max_retries=2, base=0.01, cap=0.05), **recorded
+    ) as c:
         yield c
 
 
@@ -59,31 +61,33 @@ async def settled(emu: Emulator) -> int:
     return emu.live_packets_sent
 
 
-async def test_merge_keeps_each_fixtures_order_and_ends(emu: Emulator, client: Client) -> None:
-    fids = await completed(client, 4)
-    feeds = [client.live.actions("basketball", f, speed="fast") for f in fids]
-    stats = client.live.statistics("basketball", fids[0], speed="fast")
+async def test_merge_keeps_each_fixtures_order_and_ends(
+    sports_emulator: Emulator, sports_client: Client
+) -> None:
+    fids = await completed(sports_client, 4)
+    feeds = [sports_client.live.actions("basketball", f, speed="fast") for f in fids]
+    stats = sports_client.live.statistics("basketball", fids[0], speed="fast")
     got: dict[tuple[uuid.UUID, type], list[Any]] = {}
-    async with client.live.merge([*feeds, stats], per_feed=3) as merged:
+    async with sports_client.live.merge([*feeds, stats], per_feed=3) as merged:
         async for fid, record in merged:
             got.setdefault((fid, type(record)), []).append(record)
             assert merged.buffered <= 3 * 5
     for fid, feed in zip(fids, feeds, strict=True):
-        rest = await client.actions.list("basketball", fid).collect()
+        rest = await sports_client.actions.list("basketball", fid).collect()
         assert unseq(got[fid, Action]) == unseq(rest)
         assert merged.position(feed) == feed.position == len(rest)
     packets = got[fids[0], Statistics]
-    assert packets[-1] == await client.statistics.get("basketball", fids[0])
+    assert packets[-1] == await sports_client.statistics.get("basketball", fids[0])
     assert merged.position(stats) == len(packets)
-    await closed(emu)
+    await closed(sports_emulator)
 
 
 async def test_one_feed_failing_is_raised_once_and_the_others_go_on(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fids = await completed(client, 2)
-    bad = client.live.actions("basketball", uuid.uuid4(), speed="fast")
-    good = [client.live.actions("basketball", f, speed="fast") for f in fids]
+    fids = await completed(sports_client, 2)
+    bad = sports_client.live.actions("basketball", uuid.uuid4(), speed="fast")
+    good = [sports_client.live.actions("basketball", f, speed="fast") for f in fids]
     seen: list[uuid.UUID] = []
     merged = merge(bad, *good)
     async with merged:
@@ -94,47 +98,49 @@ async def test_one_feed_failing_is_raised_once_and_the_others_go_on(
         seen += [fid async for fid, _ in merged]
     assert merged.position(bad) == 0
     for fid, feed in zip(fids, good, strict=True):
-        n = len(await client.actions.list("basketball", fid).collect())
+        n = len(await sports_client.actions.list("basketball", fid).collect())
         assert seen.count(fid) == n == merged.position(feed)
 
 
 async def test_break_out_of_a_merge_closes_every_socket_and_task(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    live = await fixture_id(client, "live")
-    fids = await completed(client, 3)
+    live = await fixture_id(sports_client, "live")
+    fids = await completed(sports_client, 3)
     tasks = client_tasks()
-    feeds = [client.live.actions("basketball", live)]
-    feeds += [client.live.actions("basketball", f, speed="normal") for f in fids]
+    feeds = [sports_client.live.actions("basketball", live)]
+    feeds += [sports_client.live.actions("basketball", f, speed="normal") for f in fids]
     async with merge(*feeds, per_feed=2) as merged:
         n = 0
         async for _ in merged:
             n += 1
             if n == 20:
                 break
-        assert len(emu._live.sockets) == 4
-    await closed(emu)
+        assert len(sports_emulator._live.sockets) == 4
+    await closed(sports_emulator)
     assert client_tasks() - tasks == set()
     assert sum(merged.position(f) for f in feeds) == 20
 
 
-async def test_cancelling_a_consumer_closes_its_socket(emu: Emulator, client: Client) -> None:
-    fid = await fixture_id(client, "live")
+async def test_cancelling_a_consumer_closes_its_socket(
+    sports_emulator: Emulator, sports_client: Client
+) -> None:
+    fid = await fixture_id(sports_client, "live")
     tasks = client_tasks()
 
     async def consume() -> None:
-        async with client.live.actions("basketball", fid, idle_timeout=5) as feed:
+        async with sports_client.live.actions("basketball", fid, idle_timeout=5) as feed:
             async for _ in feed:
                 reading.set()
 
     reading = asyncio.Event()
     task = asyncio.create_task(consume())
     await asyncio.wait_for(reading.wait(), 10)  # connected, the backlog coming in
-    assert len(emu._live.sockets) == 1 and not task.done()
+    assert len(sports_emulator._live.sockets) == 1 and not task.done()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await closed(emu)
+    await closed(sports_emulator)
     # The recording's writer task ends once it has written the close (at once, or soon).
     await until(lambda: client_tasks() - tasks == set())
 
@@ -144,15 +150,15 @@ async def test_cancelling_a_consumer_closes_its_socket(emu: Emulator, client: Cl
 
 @pytest.mark.slow
 async def test_a_slow_consumer_pauses_the_socket_and_memory_stays_bounded(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid = emu.big_fixture_id
+    fid = sports_emulator.big_fixture_id
     assert fid is not None
-    async with client.live.actions("american-football", fid, speed="fast") as feed:
+    async with sports_client.live.actions("american-football", fid, speed="fast") as feed:
         first = [await anext(feed) for _ in range(5)]
         tracemalloc.start()
         try:
-            sent = await settled(emu)  # the consumer is away: the server must stop
+            sent = await settled(sports_emulator)  # the consumer is away: the server must stop
             grown, _ = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -165,14 +171,14 @@ async def test_a_slow_consumer_pauses_the_socket_and_memory_stays_bounded(
 
 
 async def test_a_merge_buffers_at_most_per_feed_records_of_each(
-    emu: Emulator, client: Client
+    sports_emulator: Emulator, sports_client: Client
 ) -> None:
-    fid = emu.big_fixture_id
+    fid = sports_emulator.big_fixture_id
     assert fid is not None
-    feeds = [client.live.actions("american-football", fid, speed="fast") for _ in range(3)]
+    feeds = [sports_client.live.actions("american-football", fid, speed="fast") for _ in range(3)]
     async with merge(*feeds, per_feed=8) as merged:
         await anext(merged)
-        sent = await settled(emu)
+        sent = await settled(sports_emulator)
         assert merged.buffered <= 3 * 8
         assert sent < 3 * BIG // 2
         n = 1
@@ -185,10 +191,12 @@ async def test_a_merge_buffers_at_most_per_feed_records_of_each(
     assert sum(counts.values()) == 3 * 2000 and all(counts.values())
 
 
-async def test_feeds_can_be_added_while_merging(emu: Emulator, client: Client) -> None:
-    first, second = await completed(client, 2)
-    a = client.live.actions("basketball", first, speed="fast")
-    b = client.live.actions("basketball", second, speed="fast", start_position=10)
+async def test_feeds_can_be_added_while_merging(
+    sports_emulator: Emulator, sports_client: Client
+) -> None:
+    first, second = await completed(sports_client, 2)
+    a = sports_client.live.actions("basketball", first, speed="fast")
+    b = sports_client.live.actions("basketball", second, speed="fast", start_position=10)
     seen: list[uuid.UUID] = []
     async with merge(a) as merged:
         async for fid, _ in merged:
@@ -201,16 +209,18 @@ async def test_feeds_can_be_added_while_merging(emu: Emulator, client: Client) -
     assert seen.count(second) == b.position - 10 == merged.position(b) - 10 > 0
     assert seen.count(first) == a.position == merged.position(a)
     with pytest.raises(RuntimeError, match="closed"):
-        merged.add(client.live.actions("basketball", first))
+        merged.add(sports_client.live.actions("basketball", first))
 
 
-async def test_anext_and_async_for_share_one_merge(emu: Emulator, client: Client) -> None:
+async def test_anext_and_async_for_share_one_merge(
+    sports_emulator: Emulator, sports_client: Client
+) -> None:
     # ``async for`` reads through a generator, ``anext`` through __anext__: one book.
-    fids = await completed(client, 2)
-    feeds = [client.live.actions("basketball", f, speed="fast") for f in fids]
+    fids = await completed(sports_client, 2)
+    feeds = [sports_client.live.actions("basketball", f, speed="fast") for f in fids]
     async with merge(*feeds) as merged:
         first = [await anext(merged) for _ in range(3)]
         rest = [pair async for pair in merged]
     for fid, feed in zip(fids, feeds, strict=True):
-        n = len(await client.actions.list("basketball", fid).collect())
+        n = len(await sports_client.actions.list("basketball", fid).collect())
         assert [f for f, _ in first + rest].count(fid) == n == merged.position(feed)

@@ -10,11 +10,10 @@ import struct
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
-import live_helpers
 import msgspec
 import pytest
 from aiohttp import web
-from support import until
+from support import live, until
 
 from asyncsports import Client, Timeout
 from asyncsports._http.transports.aiohttp import USER_AGENT, AiohttpTransport
@@ -25,13 +24,13 @@ from asyncsports.emulator import Emulator
 PATH = "/feed"
 WITHIN = 10.0  # the bound of every wait: far above what each takes
 
-Handler = live_helpers.Handler
+Handler = live.Handler
 
 
 @contextlib.asynccontextmanager
 async def serve(handler: Handler) -> AsyncIterator[str]:
     """``handler`` at PATH on a loopback port: yields its ``ws://`` URL."""
-    async with live_helpers.serve(handler, PATH) as origin:
+    async with live.serve(handler, PATH) as origin:
         yield origin.replace("http", "ws", 1) + PATH
 
 
@@ -533,20 +532,21 @@ async def test_a_listener_that_raises_ends_the_connection_with_its_exception() -
 # ---------------------------------------------------------------------- the emulator
 
 
-async def test_an_emulator_feed_acknowledges_the_token_and_pushes_packets() -> None:
-    async with Emulator() as emu:
-        async with emu.client() as client:
-            # Walked whole: a walk left early leaves a page fetched ahead that fails once
-            # the client is closed, and on Python 3.11 an ast.parse after that (another
-            # test's) raised SystemError (AST constructor recursion depth mismatch).
-            fid = (await client.fixtures.list("basketball", status="completed").collect())[0].id
-        got = Got()
-        url = f"{emu.live_url}/basketball/fixtures/{fid}/actions?startPosition=0&speed=fast"
-        async with transport() as net:
-            ws = await listen(net, url, got)
-            await ws.send_str(msgspec.json.encode({"authToken": emu.token}).decode())
-            await until(lambda: len(got.messages) >= 2, within=WITHIN)
-            await ws.close()
+async def test_an_emulator_feed_acknowledges_the_token_and_pushes_packets(
+    sports_emulator: Emulator,
+) -> None:
+    async with sports_emulator.client() as client:
+        # Walked whole: a walk left early leaves a page fetched ahead that fails once
+        # the client is closed, and on Python 3.11 an ast.parse after that (another
+        # test's) raised SystemError (AST constructor recursion depth mismatch).
+        fid = (await client.fixtures.list("basketball", status="completed").collect())[0].id
+    got = Got()
+    url = f"{sports_emulator.live_url}/basketball/fixtures/{fid}/actions?startPosition=0&speed=fast"
+    async with transport() as net:
+        ws = await listen(net, url, got)
+        await ws.send_str(msgspec.json.encode({"authToken": sports_emulator.token}).decode())
+        await until(lambda: len(got.messages) >= 2, within=WITHIN)
+        await ws.close()
     assert msgspec.json.decode(got.messages[0]) == {"type": "authorised"}
     packet = msgspec.json.decode(got.messages[1])
     assert packet["fixtureAction"]["fixtureId"] == str(fid)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_helpers import fixture_id
+from support.live import fixture_id
 
 import asyncsports.transports
 from asyncsports import Client

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
-from samples import action
+from support.samples import action
 
 from asyncsports._wire.live.order import FeedState, Step
 from asyncsports._wire.recording import (

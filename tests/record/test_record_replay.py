@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 from aiohttp import web
-from samples import FIXTURE_ID, action, envelope, fixture
+from support.samples import FIXTURE_ID, action, envelope, fixture
 
 from asyncsports import Client
 from asyncsports._wire.recording import encode

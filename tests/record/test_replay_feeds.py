@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from samples import FIXTURE_ID, action
+from support.samples import FIXTURE_ID, action
 
 from asyncsports._wire.recording import encode
 from asyncsports.emulator import Emulator

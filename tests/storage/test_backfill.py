@@ -20,9 +20,9 @@ import anyio
 import anyio.to_thread
 import msgspec
 import pytest
-from samples import FIXTURE_ID, STATISTICS, action, fixture
 from support import CLI, clean_env, invoke
 from support.rows import When
+from support.samples import FIXTURE_ID, STATISTICS, action, fixture
 
 from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
 from asyncsports.emulator import Emulator

@@ -1,4 +1,4 @@
-"""Whole backfills into PostgreSQL (a throwaway server, tests/servers.py): the rows of the
+"""Whole backfills into PostgreSQL (a throwaway server, tests/support/servers.py): the rows of the
 same run into SQLite, resumed after a stop, and carried through a database restart."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import anyio.to_thread
 import asyncpg
 import msgspec
 import pytest
-from servers import PostgresServer, free_port
 from support import clean_env, invoke
 from support.rows import SCALE, SCOPE, When, clean_run, pg_count, pg_tables
+from support.servers import PostgresServer, free_port
 
 from asyncsports.backfill import Backfill
 from asyncsports.emulator import Emulator

@@ -1,6 +1,6 @@
 """The Parquet export (asyncsports.store.export): written by pyarrow, partitioned by sport and
 season, read back by DuckDB as it is, equal to the database's rows, from SQLite and from
-PostgreSQL (a throwaway server, tests/servers.py)."""
+PostgreSQL (a throwaway server, tests/support/servers.py)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from servers import free_port
 from support import ENGINES, clean_env, until
+from support.servers import free_port
 
 from asyncsports.errors import SinkError
 from asyncsports.store import (

@@ -1,9 +1,9 @@
-"""The throwaway servers of tests/servers.py: each test gets a database of its own."""
+"""The throwaway servers of tests/support/servers.py: each test gets a database of its own."""
 
 from __future__ import annotations
 
 import asyncpg
-from servers import PostgresServer, RedisServer
+from support.servers import PostgresServer, RedisServer
 
 
 async def test_each_test_gets_its_own_empty_postgres_database(

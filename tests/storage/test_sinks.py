@@ -1,5 +1,5 @@
 """The backfill's database, the same tests against both engines: SQLite (a file) and
-PostgreSQL (a throwaway server, tests/servers.py), through one async interface."""
+PostgreSQL (a throwaway server, tests/support/servers.py), through one async interface."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import anyio
 import asyncpg
 import msgspec
 import pytest
-from samples import FIXTURE_ID, action, fixture
 from support import ENGINES, until
 from support.rows import KINDS, plain
+from support.samples import FIXTURE_ID, action, fixture
 
 from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer

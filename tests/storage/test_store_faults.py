@@ -25,8 +25,8 @@ from typing import Any
 import asyncpg
 import msgspec
 import pytest
-from servers import PostgresServer, pg_bin
 from support import CLI, clean_env
+from support.servers import PostgresServer, pg_bin
 
 from asyncsports.errors import SinkError
 

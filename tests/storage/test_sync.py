@@ -3,178 +3,48 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import datetime as dt
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import msgspec
 import pytest
-from support import ENGINES
+from support.mirror import FAST, SPORTS, assert_mirrors, caught_up, rows, settled
 
-from asyncsports import Client
 from asyncsports.emulator import Emulator
-from asyncsports.errors import NotFoundError
 from asyncsports.sync import TABLES, Mirror, open_mirror
 from asyncsports.sync._metrics import serve_metrics
 from asyncsports.sync._plan import near_window, window
 
-SPORTS = ["basketball", "soccer"]
-QUOTED = msgspec.json.Decoder(float_hook=str)  # decimals as their text, quoted or not
-FAST = {k: 0.2 for k in ("live", "fixtures", "window", "events", "retry")}
-
-
-# The emulator of the ``emu`` fixture (tests/conftest.py).
+# The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = pytest.mark.emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40)
-
-
-async def caught_up(mirror: Mirror, limit: float = 30) -> None:
-    """``mirror.caught_up()``, saying which tasks are behind if it takes too long."""
-    loop = asyncio.get_running_loop()
-    t0 = loop.time()
-    try:
-        await asyncio.wait_for(mirror.caught_up(), limit)
-    except TimeoutError:
-        behind = [(t.key, t.running, t.started - t0, t.due - loop.time())
-                  for t in mirror.plan.tasks.values() if t.started < t0 or t.running]  # fmt: skip
-        raise AssertionError(f"not caught up: {behind}") from None
-
-
-async def _rows(db: Path | str, table: str) -> list[tuple[Any, ...]]:
-    store = await open_mirror(db)
-    try:
-        return await store.rows(table)
-    finally:
-        await store.close()
-
-
-def rows(db: Path | str, table: str) -> list[tuple[Any, ...]]:
-    """``table``'s rows in ``db`` (either engine), read on a connection of its own."""
-    with concurrent.futures.ThreadPoolExecutor(1) as io:  # callable from a running loop
-        return io.submit(asyncio.run, _rows(db, table)).result()
-
-
-@pytest.fixture(params=ENGINES)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    """A new mirror database of each engine: a file, or a PostgreSQL database."""
-    if request.param == "sqlite":
-        return tmp_path / "m.sqlite"
-    return str(request.getfixturevalue("postgres_url"))
-
-
-async def rest_fixtures(client: Client, emu: Emulator, sport: str) -> dict[str, dict[str, Any]]:
-    """The fixtures the mirror follows for ``sport``, as the service answers now."""
-    out: dict[str, dict[str, Any]] = {}
-    now = emu.clock.time()
-    for start, end in (window(now, 1, 1), near_window(now)):
-        listing = client.with_json.fixtures.list(sport, date_from=start, date_to=end)
-        for f, raw in await listing.collect():
-            out[str(f.id)] = json.loads(raw)
-    return out
-
-
-def as_sent(json: str | bytes) -> Any:
-    """An action as both REST and the websocket send it: the socket quotes decimals and
-    numbers ``fixtureSeqNum`` per connection."""
-    record = QUOTED.decode(json)
-    record["fixtureAction"].pop("fixtureSeqNum", None)
-    return record
-
-
-async def assert_mirrors(
-    client: Client, emu: Emulator, db: Path | str, sports: list[str] = SPORTS, sockets: bool = False
-) -> int:
-    """The database holds what the REST endpoints answer now (with ``sockets``, a live
-    fixture's actions as the websocket sends them); returns the fixtures checked."""
-    fixtures = {r[0]: r for r in rows(db, "fixtures")}
-    actions: dict[str, dict[str, str]] = {}
-    for r in rows(db, "actions"):
-        actions.setdefault(r[0], {})[r[1]] = r[-1]
-    stats = {r[0]: r[-1] for r in rows(db, "statistics")}
-    standings: dict[str, list[str]] = {}
-    for r in rows(db, "standings"):
-        standings.setdefault(r[0], []).append(json.loads(r[-1]))
-    seasons: set[tuple[str, str]] = set()
-    checked = 0
-    for sport in sports:
-        for fid, record in (await rest_fixtures(client, emu, sport)).items():
-            checked += 1
-            assert json.loads(fixtures[fid][-1]) == record, fid
-            status = record["status"].lower()
-            if record.get("fixtureDeleted") or status in ("scheduled", "postponed"):
-                continue
-            load = as_sent if sockets and status == "live" else json.loads
-            timeline = {a.fixture_action.action_id: load(raw)
-                        for a, raw in await client.with_json.actions.list(sport, fid).collect()}  # fmt: skip
-            stored = {k: load(v) for k, v in actions.get(fid, {}).items()}
-            assert stored == {str(k): v for k, v in timeline.items()}, fid  # every action once
-            if status == "completed":
-                _, raw = await client.with_json.statistics.get(sport, fid)
-                assert json.loads(stats[fid]) == json.loads(raw)
-                seasons.add((sport, record["stage"]["season"]["id"]))
-    for sport, season in seasons:
-        try:
-            packets = await client.with_json.standings.get(sport, season_id=season)
-        except NotFoundError:
-            assert season not in standings
-            continue
-        assert sorted(map(json.dumps, standings[season])) == sorted(
-            json.dumps(json.loads(raw)) for _, raw in packets
-        )
-    events = {r[0]: json.loads(r[-1]) for r in rows(db, "events") if r[4]}
-    live = {e.id: json.loads(raw) for e, raw in await client.with_json.events.list(live=True).collect()}  # fmt: skip
-    assert events == live
-    return checked
-
-
-async def settled(
-    client: Client,
-    emu: Emulator,
-    db: Path | str,
-    sports: list[str] = SPORTS,
-    limit: float = 20,
-    sockets: bool = False,
-) -> int:
-    """:func:`assert_mirrors` once live feeds have committed what they were sent (they
-    run beside the plan, so ``caught_up`` does not wait for them)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        try:
-            return await assert_mirrors(client, emu, db, sports, sockets)
-        except AssertionError:
-            if loop.time() > deadline:
-                raise
-            await asyncio.sleep(0.05)
 
 
 @pytest.mark.slow
 async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
-    emu: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
+    sports_emulator: Emulator, tmp_path: Path, db: Path | str, request: pytest.FixtureRequest
 ) -> None:
-    async with emu.client() as client:
+    async with sports_emulator.client() as client:
         # Polling (live=False); over the websockets: tests/storage/test_sync_live.py.
         mirror = Mirror(client, db, sports=SPORTS, every=FAST, days_back=1, days_ahead=1,
-                        clock=emu.clock.time, live=False)  # fmt: skip
+                        clock=sports_emulator.clock.time, live=False)  # fmt: skip
         assert mirror.follow_events and mirror.live.actions is None
         running = asyncio.create_task(mirror.run())
         try:
             seen: set[str] = set()
             for step in range(4):
                 await caught_up(mirror)
-                assert await assert_mirrors(client, emu, db) > 0
+                assert await assert_mirrors(client, sports_emulator, db) > 0
                 statuses = {r[4] for r in rows(db, "fixtures")}
                 seen |= statuses
                 if step == 1:
                     # Run the clock at an hour a second for a moment, then freeze it again.
-                    emu.clock.speed = 3600
+                    sports_emulator.clock.speed = 3600
                     await asyncio.sleep(0.2)
-                    emu.clock.speed = 0
+                    sports_emulator.clock.speed = 0
                 else:
-                    emu.clock.advance(2400)
+                    sports_emulator.clock.advance(2400)
             # The day moved fixtures on: some went live and completed while followed.
             assert {"Live", "Completed"} <= seen
             assert mirror.committed["statistics"] > 0 and mirror.committed["standings"] > 0
@@ -192,10 +62,10 @@ async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
 
 
 async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
-    emu: Emulator, db: Path | str
+    sports_emulator: Emulator, db: Path | str
 ) -> None:
-    async with emu.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], clock=emu.clock.time)
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
         await mirror.once()
         total = len(rows(db, "fixtures")) + len(rows(db, "actions")) + len(rows(db, "statistics"))
         got = []
@@ -212,7 +82,7 @@ async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
         await mirror.once()
         assert [c async for c in mirror.changes(consumer="app", follow=False)] == []
         # The clock moves: only what changed comes.
-        emu.clock.advance(900)
+        sports_emulator.clock.advance(900)
         await mirror.once()
         new = [c async for c in mirror.changes(consumer="app", follow=False)]
         assert new and {c.table for c in new} <= {"fixtures", "actions", "statistics",
@@ -220,15 +90,19 @@ async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
         assert all(c.seq > rest[-1] for c in new)
 
 
-async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, db: Path | str) -> None:
-    async with emu.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+async def test_the_feed_follows_commits_as_they_happen(
+    sports_emulator: Emulator, db: Path | str
+) -> None:
+    async with sports_emulator.client() as client:
+        mirror = Mirror(
+            client, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time
+        )
         running = asyncio.create_task(mirror.run())
         try:
             async with asyncio.timeout(30):
                 await mirror.caught_up()
                 start = max([c.seq async for c in mirror.changes(follow=False)])
-                emu.clock.advance(600)
+                sports_emulator.clock.advance(600)
                 followed = []
                 async for change in mirror.changes(start):
                     followed.append(change)
@@ -245,10 +119,10 @@ async def test_the_feed_follows_commits_as_they_happen(emu: Emulator, db: Path |
 
 
 @pytest.mark.slow
-async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
-    async with emu.client(rate_limit=50) as client:
+async def test_metrics_and_healthz(sports_emulator: Emulator, tmp_path: Path) -> None:
+    async with sports_emulator.client(rate_limit=50) as client:
         mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], every=FAST,
-                        clock=emu.clock.time)  # fmt: skip
+                        clock=sports_emulator.clock.time)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         server = await serve_metrics(mirror, 0)
         port = server.addresses[0][1]
@@ -271,13 +145,13 @@ async def test_metrics_and_healthz(emu: Emulator, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 async def test_a_budget_too_small_is_said(
-    emu: Emulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    sports_emulator: Emulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Live polling every 10 ms with 2 requests a second: far behind; the plan says so.
-    emu.rate_limit = 2  # and the server counts: 2 in any sliding second
-    async with emu.client(rate_limit=2) as client:
+    sports_emulator.rate_limit = 2  # and the server counts: 2 in any sliding second
+    async with sports_emulator.client(rate_limit=2) as client:
         mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], concurrency=1,
-                        every={"live": 0.01, "fixtures": 0.01}, clock=emu.clock.time,
+                        every={"live": 0.01, "fixtures": 0.01}, clock=sports_emulator.clock.time,
                         live=False)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         try:
@@ -289,7 +163,7 @@ async def test_a_budget_too_small_is_said(
         assert behind and {t.kind for t, _ in behind} & {"live", "fixtures"}
         # The budget held meanwhile: no 429, and the requests of a second and the ones in
         # flight when it stopped, about 2 a second.
-        assert emu.faults.injected["rate_limit"] == 0
+        assert sports_emulator.faults.injected["rate_limit"] == 0
         assert client.requests_sent <= 2 * 3 + 4
 
 
@@ -301,7 +175,7 @@ def test_dates_of_the_windows() -> None:
 
 @pytest.mark.slow
 async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
-    emu: Emulator, tmp_path: Path
+    sports_emulator: Emulator, tmp_path: Path
 ) -> None:
     # The seams for client.live: feeds that give the timeline from start_position on (and
     # a statistics packet), then stay open as a websocket would.
@@ -321,8 +195,8 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
         await hold.wait()
 
     db = tmp_path / "m.sqlite"
-    async with emu.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=emu.clock.time,
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time,
                         live_feed=feed, statistics_feed=statistics)  # fmt: skip
         running = asyncio.create_task(mirror.run())
         try:
@@ -332,18 +206,20 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
             assert live and sorted(f for f, _ in calls) == sorted(live)  # one feed each
             assert sum(not f.done() for f in mirror.feeds.values()) == 2 * len(live)
             assert set(live) <= {r[0] for r in rows(db, "statistics")}  # live statistics
-            requests = emu.requests["actions"]
+            requests = sports_emulator.requests["actions"]
             await caught_up(mirror)
-            assert emu.requests["actions"] == requests  # no polling while the feeds are open
-            assert await settled(client, emu, db, ["basketball"])
+            assert (
+                sports_emulator.requests["actions"] == requests
+            )  # no polling while the feeds are open
+            assert await settled(client, sports_emulator, db, ["basketball"])
             # The fixtures end: their feeds close, the REST packet replaces the live one.
-            emu.clock.advance(6 * 3600)
+            sports_emulator.clock.advance(6 * 3600)
             await caught_up(mirror)
             for fid in live:
                 assert f"live:{fid}" not in mirror.plan.tasks
                 for key in (f"live:{fid}", f"stats:{fid}"):
                     assert key not in mirror.feeds or mirror.feeds[key].done()
-            assert await settled(client, emu, db, ["basketball"])
+            assert await settled(client, sports_emulator, db, ["basketball"])
         finally:
             hold.set()
             mirror.stop()

@@ -1,64 +1,28 @@
 """`asyncsports sync` in subprocesses: --once with --changes, kill -9 and a restart, SIGTERM,
-on SQLite and on PostgreSQL (a throwaway server, tests/servers.py); `asyncsports changes`
+on SQLite and on PostgreSQL (a throwaway server, tests/support/servers.py); `asyncsports changes`
 following a database's feed from another process; PostgreSQL restarted mid-run."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import datetime as dt
 import json
 import random
 import signal
-import sqlite3
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncpg
 import pytest
-from servers import PostgresServer, free_port
-from support import CLI, ENGINES, TIMEOUT, Standalone, clean_env
+from support import CLI, TIMEOUT, Standalone, clean_env
+from support.mirror import _changes, committed, sync_args, tables
+from support.servers import PostgresServer, free_port
 
-from asyncsports.store import is_postgres
-from asyncsports.sync import TABLES, RowChange, open_mirror
+from asyncsports.sync import TABLES, open_mirror
 
 pytestmark = pytest.mark.slow  # the command in subprocesses, against a standalone emulator
-
-
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    """A standalone emulator, its clock frozen at the real now (the mirror's own clock)."""
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    with Standalone("--frozen", "--now", now, "--fixtures-per-season", "12",
-                    "--actions-per-fixture", "40") as emu:  # fmt: skip
-        yield emu.base_url
-
-
-@pytest.fixture(params=ENGINES)
-def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
-    """Makes new empty databases of each engine: a file, or a PostgreSQL database."""
-    if request.param == "sqlite":
-        return lambda name: str(tmp_path / f"{name}.sqlite")
-    postgres = request.getfixturevalue("postgres")
-    return lambda name: str(postgres.create_database())
-
-
-def sync_args(base_url: str, db: Path | str, *more: str) -> list[str]:
-    return [*CLI, "sync", "--base-url", base_url, "--token", "emulator-token", "--rate-limit",
-            "0", "-s", "basketball", "-s", "soccer", "--db", str(db), *more]  # fmt: skip
-
-
-async def _pg_committed(url: str) -> int:
-    conn = await asyncpg.connect(url)
-    try:
-        return int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM changes"))
-    except asyncpg.UndefinedTableError:
-        return 0  # the schema is not there yet
-    finally:
-        await conn.close()
 
 
 async def _backends(url: str) -> int:
@@ -70,40 +34,6 @@ async def _backends(url: str) -> int:
         )
     finally:
         await conn.close()
-
-
-def committed(db: Path | str) -> int:
-    """The last change committed to ``db`` (0: none, or no database yet)."""
-    if is_postgres(db):
-        return asyncio.run(_pg_committed(str(db)))
-    if not Path(db).exists():
-        return 0
-    with contextlib.closing(sqlite3.connect(db, timeout=5)) as c:
-        try:
-            return int(c.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
-        except sqlite3.OperationalError:
-            return 0  # the schema is not there yet
-
-
-async def _tables(db: Path | str) -> dict[str, list[tuple[object, ...]]]:
-    store = await open_mirror(db)
-    try:
-        return {t: await store.rows(t) for t in TABLES}
-    finally:
-        await store.close()
-
-
-def tables(db: Path | str) -> dict[str, list[tuple[object, ...]]]:
-    """Every table's rows, by key (the same values on both engines)."""
-    return asyncio.run(_tables(db))
-
-
-async def _changes(db: Path | str) -> list[RowChange]:
-    store = await open_mirror(db)
-    try:
-        return await store.changes(0, limit=1_000_000)
-    finally:
-        await store.close()
 
 
 async def _replayed(db: Path | str, into: Path | str) -> dict[str, list[tuple[object, ...]]]:

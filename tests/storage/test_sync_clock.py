@@ -17,10 +17,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from conftest import Serve
 from hypothesis import given
 from hypothesis import strategies as st
-from samples import fixture
+from support.samples import fixture
+from support.stub import Serve
 
 from asyncsports import Client
 from asyncsports._wire.clock import EARLIEST, LATEST, parse_date

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from test_sync import FAST, caught_up
+from support.mirror import FAST, caught_up
 
 from asyncsports.emulator import Emulator
 from asyncsports.sync import Mirror

@@ -18,16 +18,14 @@ from pathlib import Path
 import asyncpg
 import pytest
 from support import CLI, Standalone, clean_env
-from test_sync import FAST, as_sent, caught_up, rows, settled
-from test_sync import db as db  # the fixture: a new mirror database of each engine
-from test_sync_cli import new_db as new_db  # the fixture: a new database of each engine
+from support.mirror import FAST, as_sent, caught_up, rows, settled
 
 from asyncsports import Client, RequestInfo
 from asyncsports.emulator import Emulator
 from asyncsports.store import is_postgres
 from asyncsports.sync import Mirror, open_mirror
 
-# The emulator of the ``emu`` fixture (tests/conftest.py).
+# The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40),
@@ -65,15 +63,17 @@ def rest_actions(urls: list[str], fids: list[str]) -> int:
 
 
 async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
-    emu: Emulator, db: Path | str
+    sports_emulator: Emulator, db: Path | str
 ) -> None:
     sent: list[str] = []  # by the mirror; the test reads REST with a client of its own
 
     def seen(info: RequestInfo) -> None:
         sent.append(info.url)
 
-    async with emu.client(on_request=seen) as mine, emu.client() as client:
-        mirror = Mirror(mine, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+    async with sports_emulator.client(on_request=seen) as mine, sports_emulator.client() as client:
+        mirror = Mirror(
+            mine, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time
+        )
         assert mirror.live.actions is not None  # the client has a live_url: websockets
         running = asyncio.create_task(mirror.run())
         try:
@@ -82,9 +82,9 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
             assert live and mirror.live.open() == 2 * len(live)
             await same_as_rest(client, db, live)
             # The clock runs at an hour a second for a moment: records come as they happen.
-            emu.clock.speed = 600
+            sports_emulator.clock.speed = 600
             await asyncio.sleep(0.1)
-            emu.clock.speed = 0
+            sports_emulator.clock.speed = 0
             await caught_up(mirror)
             await same_as_rest(client, db, live)
             assert rest_actions(sent, live) == 0  # never polled while live
@@ -97,8 +97,10 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
         held = {fid: await store.position(f"live:{fid}") for fid in live}
         await store.close()
         sent.clear()
-        emu.clock.advance(300)  # records the mirror was not there for
-        mirror = Mirror(mine, db, sports=["basketball"], every=FAST, clock=emu.clock.time)
+        sports_emulator.clock.advance(300)  # records the mirror was not there for
+        mirror = Mirror(
+            mine, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time
+        )
         running = asyncio.create_task(mirror.run())
         try:
             await caught_up(mirror)
@@ -116,9 +118,9 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
             assert rest_actions(sent, live) == 0
             # The fixtures end: their feeds end with them, then one REST read of each
             # (timeline and statistics), and the database is what REST answers.
-            emu.clock.advance(6 * 3600)
+            sports_emulator.clock.advance(6 * 3600)
             await caught_up(mirror)
-            assert await settled(client, emu, db, ["basketball"], sockets=True)
+            assert await settled(client, sports_emulator, db, ["basketball"], sockets=True)
             for fid in live:
                 assert f"live:{fid}" not in mirror.feeds and f"live:{fid}" not in mirror.plan.tasks
                 assert rest_actions(sent, [fid]) == 1

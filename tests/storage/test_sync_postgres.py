@@ -1,4 +1,4 @@
-"""The mirror's store on both engines (a throwaway PostgreSQL, tests/servers.py): the same
+"""The mirror's store on both engines (a throwaway PostgreSQL, tests/support/servers.py): the same
 rows and change feed from the same writes, a feed that rebuilds the tables, a follower on
 another connection woken by NOTIFY, and a PostgreSQL restart in the middle of a run."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import PostgresServer
 from support import ENGINES
+from support.servers import PostgresServer
 
 from asyncsports.store import MIRROR_COLUMNS, MirrorStore, RowChange, Write, open_mirror
 from asyncsports.sync import _changes as sync_changes

@@ -21,14 +21,12 @@ from typing import Any
 
 import asyncpg
 import pytest
-from servers import PostgresServer
 from support import ENGINES, clean_env
-from test_sync_cli import _changes, base_url, committed, sync_args, tables
+from support.mirror import _changes, committed, sync_args, tables
+from support.servers import PostgresServer
 
 from asyncsports.store import is_postgres
 from asyncsports.store._lease_sqlite import HOST
-
-__all__ = ["base_url"]  # the standalone emulator, frozen (tests/storage/test_sync_cli.py)
 
 pytestmark = pytest.mark.slow  # the command in subprocesses
 

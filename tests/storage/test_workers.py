@@ -1,4 +1,4 @@
-"""Sharded backfills (asyncsports.backfill.workers) against a throwaway PostgreSQL (tests/servers.py):
+"""Sharded backfills (asyncsports.backfill.workers) against a throwaway PostgreSQL (tests/support/servers.py):
 N workers end with the rows of one run; a worker killed with SIGKILL has its units taken
 over once its lease lapses; a stale owner commits nothing. And the pure parts."""
 

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import msgspec
 import pytest
-from conftest import Serve
+from support.stub import Serve
 
 # benchmarks/ is a directory of the repository, not part of the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -364,6 +364,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 CASE_MODULES = sorted(m.name for m in pkgutil.iter_modules([str(BENCH / "cases")]))
 
 
+@pytest.mark.slow  # a Python process a case module: 1.5-2.5 s each, 14 of them
 @pytest.mark.parametrize("name", CASE_MODULES)
 def test_every_case_module_imports_alone(name: str) -> None:
     done = subprocess.run(
@@ -427,6 +428,7 @@ def test_no_function_in_benchmarks_is_over_80_lines() -> None:
     assert long == []
 
 
+@pytest.mark.slow  # python -m benchmarks in a child process: 2-3 s
 def test_list_names_every_case_once() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--list"],

@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import Reply, Stub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from samples import FIXTURE_ID, action
+from support.samples import FIXTURE_ID, action
+from support.stub import Reply, Stub
 
 from asyncsports import Client
 from asyncsports.errors import DecodeError

@@ -1,7 +1,7 @@
 """Every Python block of the README and the site, and every example, runs.
 
 Against the embedded emulator, as a reader would paste them: an example that stops
-working fails here (tests/docblocks.py says how a page's blocks run). Each page and each
+working fails here (tests/support/docblocks.py says how a page's blocks run). Each page and each
 example runs in a process of its own with every warning an error (``-X dev -W error``),
 and must leave nothing on stderr: no "Unclosed client session", no ResourceWarning, no
 task left running.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docblocks import blocks, python_blocks
+from support.docblocks import blocks, python_blocks
 
 pytestmark = pytest.mark.slow  # the pages' blocks and examples run in subprocesses
 
@@ -65,7 +65,7 @@ def runnable(page: Path) -> bool:
     return any(b.skip is None for b in python_blocks(page, ROOT))
 
 
-DOCBLOCKS = ROOT / "tests" / "docblocks.py"
+DOCBLOCKS = ROOT / "tests" / "support" / "docblocks.py"
 # The library's own log records (a retry, say) are what a guide shows, not a leak.
 LIBRARY_LOG = re.compile(r"^asyncsports[\w.]* WARNING: ")
 

@@ -1335,7 +1335,7 @@ def test_type_name() -> None:
 
 
 def test_version_3_action_fields() -> None:
-    from samples import ACTION_V3, DISALLOWED_ID, GOAL_ID, HOME_TEAM
+    from support.samples import ACTION_V3, DISALLOWED_ID, GOAL_ID, HOME_TEAM
 
     action = decode(Action, js(ACTION_V3))
     assert action.trace_id == "5e0c9a1f7d3b42c8a6e1f0b9d2c47a31"
@@ -1360,7 +1360,7 @@ def test_version_3_action_fields() -> None:
 
 
 def test_version_1_action_record_with_capitalised_metadata_keys() -> None:
-    from samples import ACTION_V1
+    from support.samples import ACTION_V1
 
     (action,) = decode(list[Action], js([ACTION_V1]))
     assert action.version == 1 and action.trace_id is not None
@@ -1398,7 +1398,7 @@ def test_reason_id_may_be_text() -> None:
 
 
 def test_fixture_rules_update_count_and_collection_status() -> None:
-    from samples import SOCCER_FIXTURE
+    from support.samples import SOCCER_FIXTURE
 
     f = decode(Fixture, js(SOCCER_FIXTURE))
     assert f.update_count == 3 and f.collection_status == "CollectingLive"
@@ -1426,7 +1426,7 @@ def test_fixture_rules_as_an_object_or_with_plain_json_values() -> None:
 
 
 def test_statistics_period_labels_player_aggregates_text_flags_and_seven_digits() -> None:
-    from samples import PLAYER_A, STATISTICS_V2
+    from support.samples import PLAYER_A, STATISTICS_V2
 
     stats = decode(Statistics, js(STATISTICS_V2))
     assert stats.timestamp == at(2024, 3, 1, 20, 29, 51, 441733)  # 7 digits, rounded to us

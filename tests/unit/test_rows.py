@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from samples import FIXTURE_ID, action
+from support.samples import FIXTURE_ID, action
 
 from asyncsports.models import Action, decode
 from asyncsports.store._rows import ActionRows, action_row, utc_text

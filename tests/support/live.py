@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
-import pytest
 from aiohttp import web
 
 from asyncsports import Client
@@ -73,20 +72,6 @@ async def closed(emu: Emulator) -> None:
 
 WAY = ["feed"]
 """How :func:`records` reads a feed: set per test by the fixture ``way``."""
-
-
-# Fixtures for a module that imports them (a conftest.py here would shadow tests/conftest.py
-# for the modules that import from it by name).
-@pytest.fixture
-def way(request: pytest.FixtureRequest) -> str:
-    """How a test reads its feeds with :func:`records`: ``feed`` (iterated) or ``merged``
-    (pushed), a parameter of ``each_dialect(metafunc, ways=True)``."""
-    return str(getattr(request, "param", "feed"))
-
-
-@pytest.fixture(autouse=True)
-def _way(way: str) -> None:
-    WAY[0] = way
 
 
 async def records(feed: Feed[Any]) -> list[Any]:

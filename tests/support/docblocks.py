@@ -9,7 +9,7 @@ A block preceded by ``<!-- not run: why -->`` is skipped (a real service's addre
 the reason is required.
 
 A page closes what it opens, as a reader's session must: nothing here closes it for the
-page. Run as ``python -X dev -W error tests/docblocks.py FILE`` (a page, or a script such
+page. Run as ``python -X dev -W error tests/support/docblocks.py FILE`` (a page, or a script such
 as an example), it runs in a process of its own, collects what the page or script left
 behind, and so prints on stderr every "Unclosed client session", ResourceWarning or task
 left running that a reader would see; tests/unit/test_docs.py asserts that stderr holds
@@ -179,7 +179,7 @@ def main(argv: list[str]) -> int:
         sys.argv = [str(path)]
         runpy.run_path(str(path), run_name="__main__")
     else:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[2]
         ran = run_page(python_blocks(path, root))
         json.dump([{"where": b.where, "printed": out} for b, out in ran], sys.stdout)
     gc.collect()

@@ -21,13 +21,10 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-__all__ = ["PostgresServer", "RedisServer", "postgres", "postgres_url", "redis", "redis_url"]
 
 INSTALL = "apt-get install -y postgresql redis-server (Debian, as root), or run .ci/run"
 
@@ -40,7 +37,7 @@ def free_port() -> int:
         return port
 
 
-def _missing(what: str) -> None:
+def missing(what: str) -> None:
     message = f"{what} is not installed: {INSTALL}"
     if os.environ.get("ASYNCSPORTS_TEST_SERVERS") == "required":
         pytest.fail(message, pytrace=False)
@@ -201,43 +198,3 @@ class RedisServer:
             self.proc.kill()
             self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    """One PostgreSQL cluster for the whole session (initdb takes a second or two)."""
-    bin_dir = pg_bin()
-    if bin_dir is None:
-        _missing("PostgreSQL")
-    assert bin_dir is not None
-    server = PostgresServer(bin_dir)
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def postgres_url(postgres: PostgresServer) -> str:
-    """A fresh, empty database of its own for the test."""
-    return postgres.create_database()
-
-
-@pytest.fixture(scope="session")
-def redis() -> Iterator[RedisServer]:
-    """One Redis server for the whole session."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        _missing("Redis (redis-server)")
-    assert binary is not None
-    server = RedisServer(binary)
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def redis_url(redis: RedisServer) -> str:
-    """A Redis database of its own for the test."""
-    return redis.fresh()
