@@ -176,8 +176,8 @@ async def test_a_bare_break_closes_the_socket_once_the_feed_is_dropped(
     assert sports_client.connections_in_use() == 0
 
 
-async def test_wrap_reads_the_records_through_the_hook_and_closes_it(client: Client) -> None:
-    fid = await fixture_id(client, "completed")
+async def test_wrap_reads_the_records_through_the_hook_and_closes_it(sports_client: Client) -> None:
+    fid = await fixture_id(sports_client, "completed")
     seen: list[int] = []
     closed_by_feed: list[bool] = []
 
@@ -189,7 +189,7 @@ async def test_wrap_reads_the_records_through_the_hook_and_closes_it(client: Cli
         finally:
             closed_by_feed.append(True)
 
-    feed = client.live.actions("basketball", fid, speed="fast")
+    feed = sports_client.live.actions("basketball", fid, speed="fast")
     feed.wrap(around)
     async with feed:
         got = [await anext(feed) for _ in range(3)]
