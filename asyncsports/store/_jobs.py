@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, PgLink, PgSink
+from asyncsports.store._pg import PgLink, PgSink
 from asyncsports.store._schema import SHARD_DDL
-from asyncsports.store._sqlite import JobState, Unit
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Unit
 
 if TYPE_CHECKING:
     import asyncpg

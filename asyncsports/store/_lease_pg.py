@@ -16,9 +16,9 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from asyncsports._optional import need
-from asyncsports.store._lease import Lease, deposed
-from asyncsports.store._pg import CONNECT_TIMEOUT, PgSink, transient, unusable
+from asyncsports.store._pg import PgSink, transient, unusable
 from asyncsports.store._schema import LEASE_DDL
+from asyncsports.store._types import CONNECT_TIMEOUT, Lease, deposed
 
 if TYPE_CHECKING:
     import asyncpg
@@ -79,7 +79,7 @@ _HOLDER = "SELECT term, holder, expires > clock_timestamp() FROM sync_lease WHER
 
 class PgSeat:
     """The connection that takes, renews and gives up the lease ``name`` for ``who``
-    (a :class:`~asyncsports.store._lease.Seat`).
+    (a :class:`~asyncsports.store._types.Seat`).
 
     The first connection checks the mirror's schema (:class:`~asyncsports.store._pg.PgSink`
     refuses a database that is not the mirror's before anything is written to it); a
@@ -182,7 +182,7 @@ def _lock_busy() -> type[BaseException]:
 
 async def fence(conn: asyncpg.Connection, lease: Lease) -> None:
     """First in each of the writer's transactions: raise
-    :class:`~asyncsports.store._lease.Deposed` unless the
+    :class:`~asyncsports.store._types.Deposed` unless the
     lease is still ours; hold the row (shared) until the transaction ends."""
     if await conn.fetchval(_FENCE, lease.name, lease.term, str(int(STRANDED * 1000))) is None:
         raise deposed(lease)

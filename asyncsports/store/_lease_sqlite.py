@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from asyncsports.errors import SinkError
-from asyncsports.store._lease import Lease, deposed
 from asyncsports.store._schema import SQLITE_LEASE_DDL
 from asyncsports.store._sqlite import Transaction, connect
+from asyncsports.store._types import Lease, deposed
 
 __all__ = ["BUSY", "SqliteSeat", "fence", "gone"]
 
@@ -100,7 +100,7 @@ def _busy(exc: BaseException) -> bool:
 
 class SqliteSeat:
     """The connection (on a thread of its own) that takes, renews and gives up the lease
-    ``name`` of the file ``path`` for ``who`` (a :class:`~asyncsports.store._lease.Seat`).
+    ``name`` of the file ``path`` for ``who`` (a :class:`~asyncsports.store._types.Seat`).
 
     The file is checked, and created if it is not there, by the first call. A write lock
     held past :data:`BUSY` is a takeover refused (None) or a ``TimeoutError`` (try again).
@@ -194,7 +194,7 @@ class SqliteSeat:
 
 def fence(db: sqlite3.Connection, lease: Lease) -> None:
     """First in each of the writer's ``BEGIN IMMEDIATE`` transactions: raise
-    :class:`~asyncsports.store._lease.Deposed` unless the lease is still ours and
+    :class:`~asyncsports.store._types.Deposed` unless the lease is still ours and
     unexpired (a takeover waits for the write lock this transaction holds)."""
     if db.execute(_FENCE, (lease.name, lease.term, time.time())).fetchone() is None:
         raise deposed(lease)

@@ -23,19 +23,12 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from asyncsports.store._lease import Lease
 from asyncsports.store._lease_pg import fence
-from asyncsports.store._mirror import (
-    Row,
-    RowChange,
-    Write,
-    change_op,
-    last_states,
-    time_text,
-)
-from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, PgLink, PgSink, redact_url
+from asyncsports.store._mirror import change_op, last_states, time_text
+from asyncsports.store._pg import PgLink, PgSink, redact_url
 from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Column, Table, pg_convert
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, Lease, Row, RowChange, Write
 
 if TYPE_CHECKING:
     import asyncpg
@@ -156,7 +149,7 @@ def _layers(rows: Sequence[Row], nkeys: int) -> list[list[Row]]:
 
 
 class PgMirror:
-    """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._mirror.MirrorStore`.
+    """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._types.MirrorStore`.
 
     Every call goes through one :class:`PgLink` (one connection, reconnected when the
     database restarts, the call done again), one call at a time: callers from several
@@ -221,7 +214,7 @@ class PgMirror:
         unmarks: Iterable[str] = (),
         positions: Mapping[str, int] | None = None,
     ) -> Counter[str]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.write`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.write`."""
         todo = list(writes)
         marked, unmarked = list(marks), list(unmarks)
         moved = dict(positions or {})
@@ -285,7 +278,7 @@ class PgMirror:
         return changed
 
     async def apply(self, changes: Iterable[RowChange]) -> None:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.apply`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.apply`."""
         last = list(last_states(changes).values())
 
         async def op(conn: asyncpg.Connection) -> None:
@@ -304,7 +297,7 @@ class PgMirror:
         await self._do(op)
 
     async def save_cursor(self, name: str, seq: int) -> None:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.save_cursor`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.save_cursor`."""
         await self._do(
             lambda conn: conn.execute(
                 "INSERT INTO cursors (name, seq) VALUES ($1, $2) ON CONFLICT (name) "
@@ -317,7 +310,7 @@ class PgMirror:
     # ------------------------------------------------------------------ the feed
 
     async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.changes`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.changes`."""
 
         async def op(conn: asyncpg.Connection) -> list[RowChange]:
             self._woken.clear()  # a NOTIFY from now on wakes the next wait()
@@ -363,44 +356,44 @@ class PgMirror:
     # ------------------------------------------------------------------ reads
 
     async def cursor(self, name: str) -> int:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.cursor`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.cursor`."""
         seq = await self._do(lambda c: c.fetchval("SELECT seq FROM cursors WHERE name = $1", name))
         return int(seq) if seq is not None else 0
 
     async def marks(self) -> dict[str, float]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.marks`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.marks`."""
         rows = await self._do(lambda c: c.fetch("SELECT name, done_at FROM marks"))
         return {r[0]: r[1] for r in rows}
 
     async def rows(self, table: str) -> list[Row]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.rows`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.rows`."""
         t = _TABLES[table]
         q = f"SELECT {', '.join(t.names)} FROM {table} ORDER BY {_order(t)}"
         return [_plain(t, r) for r in await self._do(lambda c: c.fetch(q))]
 
     async def counts(self) -> dict[str, int]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.counts`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.counts`."""
         q = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in _TABLES)
         return {r[0]: r[1] for r in await self._do(lambda c: c.fetch(q))}
 
     async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.fixtures`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.fixtures`."""
         q = "SELECT id, sport, season_id, status, deleted FROM fixtures"
         return [(r[0], r[1], r[2], r[3], r[4]) for r in await self._do(lambda c: c.fetch(q))]
 
     async def count_actions(self, fixture_id: str) -> int:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.count_actions`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.count_actions`."""
         q = "SELECT count(*) FROM actions WHERE fixture_id = $1"
         return int(await self._do(lambda c: c.fetchval(q, fixture_id)))
 
     async def position(self, name: str) -> int | None:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.position`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.position`."""
         q = "SELECT position FROM positions WHERE name = $1"
         n = await self._do(lambda c: c.fetchval(q, name))
         return int(n) if n is not None else None
 
     async def has(self, table: str, column: str, value: Any) -> bool:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.has`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.has`."""
         t = _TABLES[table]
         if column not in t.names:
             raise ValueError(f"{table} has no column {column}")

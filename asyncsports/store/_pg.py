@@ -36,15 +36,13 @@ from asyncsports.store._schema import (
     pg_staging,
     pg_upsert,
 )
-from asyncsports.store._sqlite import JobState, Unit
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Unit
 from asyncsports.store._urls import address, is_postgres, redact_url
 
 if TYPE_CHECKING:
     import asyncpg
 
 __all__ = [
-    "CONNECT_TIMEOUT",
-    "PATIENCE",
     "PgEngine",
     "PgLink",
     "PgSink",
@@ -57,12 +55,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("asyncsports.store")
-
-PATIENCE = 120.0
-"""Seconds the writer keeps trying while a database it had reached is unreachable."""
-
-CONNECT_TIMEOUT = 10.0
-"""Seconds to connect to a database (TCP, TLS, logging in) before giving up."""
 
 _LOCK = 0x6173_7370_6F72_7473  # "asports": one schema creation at a time
 _TABLES = {t.name: t for t in RESOURCE_TABLES}

@@ -13,7 +13,6 @@ import anyio.to_thread
 
 from asyncsports.errors import SinkError
 from asyncsports.store._pg import (
-    CONNECT_TIMEOUT,
     _asyncpg,
     is_postgres,
     ours,
@@ -22,11 +21,9 @@ from asyncsports.store._pg import (
 )
 from asyncsports.store._schema import ALL_TABLES, Table
 from asyncsports.store._sqlite import connect
+from asyncsports.store._types import CHUNK, CONNECT_TIMEOUT
 
-__all__ = ["CHUNK", "Reader", "open"]
-
-CHUNK = 50_000
-"""Rows read at a time."""
+__all__ = ["Reader", "open"]
 
 TABLES: dict[str, Table] = {t.name: t for t in ALL_TABLES}
 T = TypeVar("T")

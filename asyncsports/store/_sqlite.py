@@ -24,8 +24,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -37,16 +36,15 @@ from asyncsports.store._schema import (
     sqlite_ddl,
     sqlite_upsert,
 )
+from asyncsports.store._types import JobState, Unit
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
     "TABLES",
-    "JobState",
     "Sink",
     "SinkError",
     "Transaction",
-    "Unit",
     "connect",
     "storage_error",
 ]
@@ -269,37 +267,6 @@ def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
             if not locked or attempt == 49:
                 raise
             time.sleep(0.1)
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One checkpointed piece of work.
-
-    ``rows`` go into ``table`` (upserted by primary key); with ``replace`` set to a fixture
-    id, that fixture's earlier rows in ``table`` are deleted first, so the unit leaves
-    exactly what the service returned. ``members`` are fixture ids to add to the job.
-    A unit with no rows still records its checkpoint (a fixture without statistics).
-    """
-
-    name: str
-    table: str
-    rows: Sequence[tuple[Any, ...]] = ()
-    replace: str | None = None
-    members: Sequence[str] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class JobState:
-    """Where a job stands when a run starts.
-
-    ``resumed`` is True when the job's last run did not finish; ``done`` then names its
-    checkpointed units and ``fixtures`` lists ``(id, sport, status, deleted)`` of the
-    fixtures its listings have returned so far. A fresh run gets empty ones.
-    """
-
-    resumed: bool
-    done: frozenset[str] = frozenset()
-    fixtures: Sequence[tuple[str, str, str | None, bool]] = field(default=())
 
 
 def _now() -> str:

@@ -18,54 +18,18 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 
-from asyncsports.store._sqlite import JobState, Sink, Unit
+from asyncsports.store._sqlite import Sink
+from asyncsports.store._types import JOIN_TIMEOUT, LINGER, Engine, JobState, Unit
 
-__all__ = ["JOIN_TIMEOUT", "LINGER", "Engine", "SqliteEngine", "Writer"]
-
-LINGER = 0.05
-"""Seconds the writer gathers items into one transaction after the first arrives: a
-stopped run loses at most this much fetched work (refetched when it resumes)."""
-
-JOIN_TIMEOUT = 5.0
-"""Seconds a cancelled run waits for its engine to abandon its work (it takes
-milliseconds; only SQLite waiting on another process's lock takes longer)."""
+__all__ = ["SqliteEngine", "Writer"]
 
 B = TypeVar("B")
 T = TypeVar("T")
-
-
-class Engine(Protocol[B]):
-    """A database the :class:`Writer` writes batches of ``B`` (units, or the workers'
-    items) into. Its methods are called one at a time, from one task."""
-
-    async def open(self) -> JobState:
-        """Open the database and begin the job's run; where the job stands."""
-        ...
-
-    async def write(self, batch: Sequence[B]) -> Sequence[B]:
-        """Write ``batch`` in one transaction; returns what was written of it."""
-        ...
-
-    async def finish(self) -> None:
-        """Mark the job's run finished."""
-        ...
-
-    async def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        ...
-
-    async def close(self) -> None:
-        """Close the database (after :meth:`abort`: wait until it is let go)."""
-        ...
-
-    def abort(self) -> None:
-        """Stop at once, from any task: what was under way is rolled back."""
-        ...
 
 
 class Writer(Generic[B]):

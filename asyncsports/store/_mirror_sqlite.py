@@ -1,0 +1,264 @@
+"""The mirror's SQLite file: :class:`Store` (one connection, blocking) and
+:class:`SqliteMirror`, the same behind the async :class:`~asyncsports.store._types.MirrorStore`
+(see :mod:`asyncsports.store._mirror`). A follower of the change feed polls (:data:`POLL`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
+
+from asyncsports.errors import SinkError
+from asyncsports.store._lease_sqlite import fence as sqlite_fence
+from asyncsports.store._mirror import change_op, last_states, now_text
+from asyncsports.store._sqlite import Transaction, connect
+from asyncsports.store._types import KEYS, POLL, TABLES, Lease, Row, RowChange, Write
+
+__all__ = ["SqliteMirror", "Store"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class Store:
+    """An open mirror database; with a standby's ``fence`` (its lease), each write first
+    checks the lease is ours."""
+
+    def __init__(self, path: str | Path, fence: Lease | None = None) -> None:
+        self.path = Path(path)
+        self.fence = fence
+        self._db = connect(self.path)
+        self._select = {
+            t: f"SELECT * FROM {t} WHERE " + " AND ".join(f"{k} = ?" for k in KEYS[t])
+            for t in TABLES
+        }
+        self._put = {
+            t: f"INSERT OR REPLACE INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
+            for t, c in TABLES.items()
+        }
+
+    def close(self) -> None:
+        """Close the connection (an unfinished transaction is rolled back)."""
+        self._db.close()
+
+    def write(
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
+        positions: Mapping[str, int] | None = None,
+    ) -> Counter[str]:
+        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
+        feeds' ``positions``, in one transaction; returns the changes made per table."""
+        changed: Counter[str] = Counter()
+        with Transaction(self._db, self.path):
+            if self.fence is not None:
+                sqlite_fence(self._db, self.fence)
+            now = now_text()
+            for w in writes:
+                changed[w.table] += self._apply(w, now)
+            for name in unmarks:
+                self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
+            for name in marks:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
+                )
+            for name, n in (positions or {}).items():
+                self._db.execute(
+                    "INSERT OR REPLACE INTO positions (name, position) VALUES (?, ?)", (name, n)
+                )
+        return changed
+
+    def _apply(self, w: Write, now: str) -> int:
+        table, cols = w.table, TABLES[w.table]
+        nkeys = len(KEYS[table])
+        changed = 0
+        seen: set[tuple[Any, ...]] = set()
+        for row in w.rows:
+            key = tuple(row[:nkeys])
+            seen.add(key)
+            old = self._db.execute(self._select[table], key).fetchone()
+            if old is not None and tuple(old) == tuple(row):
+                continue  # the same content: no write, no change
+            self._db.execute(self._put[table], row)
+            op = change_op(table, row, inserted=old is None)
+            self._log(now, op, table, key, dict(zip(cols, row, strict=True)))
+            changed += 1
+        if w.scope is not None:
+            column, value = w.scope
+            for old in self._db.execute(f"SELECT * FROM {table} WHERE {column} = ?", (value,)):
+                key = tuple(old[:nkeys])
+                if key not in seen:
+                    where = " AND ".join(f"{k} = ?" for k in KEYS[table])
+                    self._db.execute(f"DELETE FROM {table} WHERE {where}", key)
+                    gone = dict(zip(cols, old, strict=True)) | {"json": None}
+                    self._log(now, "delete", table, key, gone)
+                    changed += 1
+        return changed
+
+    def _log(self, now: str, op: str, table: str, key: Row, row: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT INTO changes (committed_at, op, tbl, key, row) VALUES (?, ?, ?, ?, ?)",
+            (now, op, table, json.dumps(list(key)), json.dumps(row)),
+        )
+
+    def apply(self, changes: Iterable[RowChange]) -> None:
+        """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
+        a row with its JSON is written as it is, one without (a row gone) is deleted."""
+        with Transaction(self._db, self.path):
+            for c in last_states(changes).values():
+                if c.row.get("json") is None:
+                    where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
+                    self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
+                else:
+                    self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
+
+    def changes(self, after: int, limit: int = 500) -> list[RowChange]:
+        """Committed changes with ``seq > after``, in commit order."""
+        rows = self._db.execute(
+            "SELECT seq, op, tbl, key, row, committed_at FROM changes WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [
+            RowChange(seq, op, tbl, tuple(json.loads(key)), json.loads(row), at)
+            for seq, op, tbl, key, row, at in rows
+        ]
+
+    def cursor(self, name: str) -> int:
+        """Where consumer ``name`` stands (0: at the start)."""
+        row = self._db.execute("SELECT seq FROM cursors WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def save_cursor(self, name: str, seq: int) -> None:
+        """Remember that consumer ``name`` is done with every change up to ``seq``.
+
+        A cursor only moves forward: a late save of an older position changes nothing.
+        """
+        try:
+            self._db.execute(
+                "INSERT INTO cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) "
+                "DO UPDATE SET seq = max(seq, excluded.seq)",
+                (name, seq),
+            )
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+
+    def marks(self) -> dict[str, float]:
+        """Every mark and when it was set."""
+        return dict(self._db.execute("SELECT name, done_at FROM marks").fetchall())
+
+    def rows(self, table: str) -> list[Row]:
+        """Every row of ``table``, ordered by key."""
+        order = ", ".join(KEYS[table])
+        return [tuple(r) for r in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}")]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per resource table."""
+        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+    def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
+        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
+        return [
+            (r[0], r[1], r[2], r[3], bool(r[4]))
+            for r in self._db.execute("SELECT id, sport, season_id, status, deleted FROM fixtures")
+        ]
+
+    def count_actions(self, fixture_id: str) -> int:
+        """How many actions of a fixture are stored."""
+        q = "SELECT count(*) FROM actions WHERE fixture_id = ?"
+        return int(self._db.execute(q, (fixture_id,)).fetchone()[0])
+
+    def position(self, name: str) -> int | None:
+        """Records of the live feed ``name`` committed (None: it never ran)."""
+        row = self._db.execute("SELECT position FROM positions WHERE name = ?", (name,))
+        found = row.fetchone()
+        return int(found[0]) if found is not None else None
+
+    def has(self, table: str, column: str, value: Any) -> bool:
+        """Whether ``table`` holds a row with ``column = value``."""
+        row = self._db.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1", (value,))
+        return row.fetchone() is not None
+
+
+class _OnThread(Generic[P, T]):
+    """A :class:`Store` method as a coroutine method of :class:`SqliteMirror`: run on its
+    thread, with the same arguments."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[Concatenate[Store, P], T]) -> None:
+        self.fn = fn
+
+    def __get__(self, mirror: SqliteMirror, owner: object) -> Callable[P, Coroutine[Any, Any, T]]:
+        fn = self.fn
+
+        async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            return await mirror._call(functools.partial(fn, mirror.store, *args, **kwargs))
+
+        return call
+
+
+class SqliteMirror:
+    """A :class:`Store` behind the async interface of :class:`MirrorStore`: every call
+    runs on one thread of its own (a call and the close never overlap)."""
+
+    def __init__(self, store: Store, io: concurrent.futures.ThreadPoolExecutor) -> None:
+        self.store = store
+        self.name = str(store.path)
+        self._io = io
+
+    @classmethod
+    async def open(cls, path: Path, fence: Lease | None = None) -> SqliteMirror:
+        """Open (or create) the file at ``path`` (``fence``: see :class:`Store`)."""
+        io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
+        try:
+            store = await asyncio.get_running_loop().run_in_executor(io, Store, path, fence)
+        except BaseException:
+            io.shutdown(wait=False)
+            raise
+        return cls(store, io)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
+
+    async def close(self) -> None:
+        """Close the connection (an unfinished transaction is rolled back)."""
+        try:
+            await asyncio.shield(self._call(self.store.close))
+        finally:
+            self._io.shutdown(wait=False)
+
+    def abort(self) -> None:
+        """As :meth:`MirrorStore.abort`: closed on its thread, not waited for."""
+        self._io.submit(self.store.close)
+        self._io.shutdown(wait=False)
+
+    async def apply(self, changes: Iterable[RowChange]) -> None:
+        """As :meth:`MirrorStore.apply`."""
+        await self._call(self.store.apply, list(changes))
+
+    async def wait(self, at_most: float) -> None:
+        """A SQLite file tells no one of its commits: look again after :data:`POLL`."""
+        await asyncio.sleep(min(at_most, POLL))
+
+    # The rest of MirrorStore: Store's method of the same name, run on the thread.
+    write = _OnThread(Store.write)
+    changes = _OnThread(Store.changes)
+    cursor = _OnThread(Store.cursor)
+    save_cursor = _OnThread(Store.save_cursor)
+    marks = _OnThread(Store.marks)
+    rows = _OnThread(Store.rows)
+    counts = _OnThread(Store.counts)
+    fixtures = _OnThread(Store.fixtures)
+    count_actions = _OnThread(Store.count_actions)
+    position = _OnThread(Store.position)
+    has = _OnThread(Store.has)
