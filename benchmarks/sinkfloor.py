@@ -22,7 +22,8 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from asyncsports.store._sqlite import _SCHEMA, _UPSERT
+from asyncsports.store._backfill_sqlite import _UPSERT
+from asyncsports.store._sqlite import _SCHEMA
 
 __all__ = ["floor"]
 

@@ -36,8 +36,11 @@ built on the names below.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+from asyncsports.store._backfill_sqlite import SqliteEngine
 from asyncsports.store._jobs import (
     MAX_ATTEMPTS,
     JobProgress,
@@ -51,7 +54,9 @@ from asyncsports.store._mirror_pg import PgMirror
 from asyncsports.store._mirror_sqlite import SqliteMirror
 from asyncsports.store._mirror_sqlite import Store as MirrorFile
 from asyncsports.store._pg import PgEngine, PgLink
-from asyncsports.store._reader import Reader, open
+from asyncsports.store._reader import Reader
+from asyncsports.store._reader_pg import PgReader
+from asyncsports.store._reader_sqlite import SqliteReader
 from asyncsports.store._rows import (
     ActionRows,
     Row,
@@ -82,7 +87,7 @@ from asyncsports.store._types import (
 from asyncsports.store._types import KEYS as MIRROR_KEYS
 from asyncsports.store._types import TABLES as MIRROR_COLUMNS
 from asyncsports.store._urls import is_postgres, redact_url
-from asyncsports.store._writer import SqliteEngine, Writer
+from asyncsports.store._writer import Writer
 
 __all__ = [
     "CHUNK",
@@ -165,3 +170,29 @@ async def open_mirror(
             str(db), patience=patience, connect_timeout=connect_timeout, fence=fence
         )
     return await SqliteMirror.open(Path(db), fence=fence)
+
+
+@contextlib.asynccontextmanager
+async def open(
+    db: str | Path, *, connect_timeout: float = CONNECT_TIMEOUT
+) -> AsyncIterator[Reader]:
+    """Open the store ``db`` (a SQLite file, or a ``postgresql://`` URL) to read it::
+
+        async with asyncsports.store.open("sports.sqlite") as store:
+            print(store.version, await store.counts())
+            async for rows in store.rows("fixtures"):
+                ...
+
+    Nothing is written to it. A file that does not exist, is not a store, or was
+    written by a newer asyncsports is refused (SinkError); so is a database that cannot
+    be reached within ``connect_timeout`` seconds.
+    """
+    reader: Reader
+    if is_postgres(db):
+        reader = await PgReader.open(str(db), connect_timeout)
+    else:
+        reader = await SqliteReader.open(Path(db))
+    try:
+        yield reader
+    finally:
+        await reader.close()

@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import functools
 import json
 import sqlite3
 from collections import Counter
@@ -18,7 +16,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 from asyncsports.errors import SinkError
 from asyncsports.store._lease_sqlite import fence as sqlite_fence
 from asyncsports.store._mirror import change_op, last_states, now_text
-from asyncsports.store._sqlite import Transaction, connect
+from asyncsports.store._sqlite import SqliteThread, Transaction, connect
 from asyncsports.store._types import KEYS, POLL, TABLES, Lease, Row, RowChange, Write
 
 __all__ = ["SqliteMirror", "Store"]
@@ -202,49 +200,44 @@ class _OnThread(Generic[P, T]):
         fn = self.fn
 
         async def call(*args: P.args, **kwargs: P.kwargs) -> T:
-            return await mirror._call(functools.partial(fn, mirror.store, *args, **kwargs))
+            return await mirror.thread.call(lambda store: fn(store, *args, **kwargs))
 
         return call
 
 
 class SqliteMirror:
-    """A :class:`Store` behind the async interface of :class:`MirrorStore`: every call
-    runs on one thread of its own (a call and the close never overlap)."""
+    """A :class:`Store` behind the async interface of
+    :class:`~asyncsports.store._types.MirrorStore`: every call runs on its
+    :class:`~asyncsports.store._sqlite.SqliteThread` (a call and the close never overlap)."""
 
-    def __init__(self, store: Store, io: concurrent.futures.ThreadPoolExecutor) -> None:
-        self.store = store
-        self.name = str(store.path)
-        self._io = io
+    def __init__(self, path: Path, thread: SqliteThread[Store]) -> None:
+        self.name = str(path)
+        self.thread = thread
 
     @classmethod
     async def open(cls, path: Path, fence: Lease | None = None) -> SqliteMirror:
         """Open (or create) the file at ``path`` (``fence``: see :class:`Store`)."""
-        io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
+        thread = SqliteThread(lambda: Store(path, fence), Store.close, name="mirror-db")
         try:
-            store = await asyncio.get_running_loop().run_in_executor(io, Store, path, fence)
+            await thread.call(lambda store: None)
         except BaseException:
-            io.shutdown(wait=False)
+            thread.abort()
             raise
-        return cls(store, io)
-
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
+        return cls(path, thread)
 
     async def close(self) -> None:
         """Close the connection (an unfinished transaction is rolled back)."""
-        try:
-            await asyncio.shield(self._call(self.store.close))
-        finally:
-            self._io.shutdown(wait=False)
+        await self.thread.close()
 
     def abort(self) -> None:
-        """As :meth:`MirrorStore.abort`: closed on its thread, not waited for."""
-        self._io.submit(self.store.close)
-        self._io.shutdown(wait=False)
+        """As :meth:`~asyncsports.store._types.MirrorStore.abort`: closed on its thread,
+        not waited for."""
+        self.thread.abort()
 
     async def apply(self, changes: Iterable[RowChange]) -> None:
-        """As :meth:`MirrorStore.apply`."""
-        await self._call(self.store.apply, list(changes))
+        """As :meth:`~asyncsports.store._types.MirrorStore.apply`."""
+        todo = list(changes)
+        await self.thread.call(lambda store: store.apply(todo))
 
     async def wait(self, at_most: float) -> None:
         """A SQLite file tells no one of its commits: look again after :data:`POLL`."""

@@ -11,22 +11,16 @@ workers' :class:`asyncsports.store._jobs.ShardEngine`.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import queue
-import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 
-from asyncsports.store._sqlite import Sink
-from asyncsports.store._types import JOIN_TIMEOUT, LINGER, Engine, JobState, Unit
+from asyncsports.store._types import JOIN_TIMEOUT, LINGER, Engine, JobState
 
-__all__ = ["SqliteEngine", "Writer"]
+__all__ = ["Writer"]
 
 B = TypeVar("B")
 T = TypeVar("T")
@@ -120,105 +114,3 @@ class Writer(Generic[B]):
                 await self._wake.wait()
         batch = [items.popleft() for _ in range(min(len(items), self.pending))]
         return batch, self._closed and not items
-
-
-class SqliteEngine:
-    """The SQLite engine: one thread owns the database (a :class:`Sink`) and runs the
-    calls sent to it, so the event loop never waits on SQLite.
-
-    The thread never waits on the event loop: it takes calls from a queue and reports
-    their results with ``call_soon_threadsafe``, so it ends whatever the loop is doing.
-    :meth:`abort` drops the calls queued and interrupts the statement running (its
-    transaction rolls back); the thread closes the database itself, last. It is a
-    daemon thread: should a cancelled run give up waiting for it, the process can still
-    exit, and SQLite keeps only committed transactions.
-    """
-
-    def __init__(self, path: Path, job: str, *, restart: bool = False) -> None:
-        self.path = Path(path)
-        self.job = job
-        self.restart = restart
-        self._calls: queue.SimpleQueue[tuple[Callable[[Sink], Any], asyncio.Future[Any]] | None]
-        self._calls = queue.SimpleQueue()
-        self._abandoned = threading.Event()
-        self._sink: Sink | None = None
-        self._thread: threading.Thread | None = None
-
-    async def open(self) -> JobState:
-        self._loop = asyncio.get_running_loop()
-        self._ended = anyio.Event()
-        self._thread = threading.Thread(target=self._serve, name="asyncsports-writer", daemon=True)
-        self._thread.start()
-        return await self._call(lambda sink: sink.start(self.job, restart=self.restart))
-
-    async def write(self, batch: Sequence[Unit]) -> Sequence[Unit]:
-        await self._call(lambda sink: sink.write(self.job, batch))
-        return batch
-
-    async def finish(self) -> None:
-        await self._call(lambda sink: sink.finish(self.job))
-
-    async def counts(self) -> dict[str, int]:
-        return await self._call(Sink.counts)
-
-    async def close(self) -> None:
-        thread = self._thread
-        if thread is None:
-            return
-        self._calls.put(None)
-        await self._ended.wait()
-        # Telling the loop it ended is the thread's last act: it is gone within
-        # microseconds, and a run that returns leaves no writer thread behind.
-        thread.join(timeout=1.0)
-
-    def abort(self) -> None:
-        self._abandoned.set()
-        self._calls.put(None)
-        sink = self._sink
-        if sink is not None:
-            sink.interrupt()
-
-    async def _call(self, fn: Callable[[Sink], T]) -> T:
-        future: asyncio.Future[T] = self._loop.create_future()
-        self._calls.put((fn, future))
-        return await future
-
-    def _tell(self, callback: Callable[..., object], *args: object) -> None:
-        """Run ``callback`` on the loop, without waiting for it (from the thread)."""
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-            self._loop.call_soon_threadsafe(callback, *args)
-
-    def _serve(self) -> None:
-        try:
-            try:
-                self._sink = Sink(self.path)
-            except BaseException as exc:
-                self._fail_all(exc)
-                return
-            while (call := self._calls.get()) is not None and not self._abandoned.is_set():
-                fn, future = call
-                try:
-                    result = fn(self._sink)
-                except BaseException as exc:
-                    self._tell(_settle, future, None, exc)
-                else:
-                    self._tell(_settle, future, result, None)
-        finally:
-            sink, self._sink = self._sink, None
-            if sink is not None:
-                sink.close()
-            self._tell(self._ended.set)
-
-    def _fail_all(self, exc: BaseException) -> None:
-        """The database did not open: every call waiting fails with why."""
-        while (call := self._calls.get()) is not None:
-            self._tell(_settle, call[1], None, exc)
-
-
-def _settle(future: asyncio.Future[Any], result: object, exc: BaseException | None) -> None:
-    if future.done():  # its caller was cancelled
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(result)

@@ -22,7 +22,8 @@ from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer
 from asyncsports.store._pg import PgSink, redact_url
 from asyncsports.store._rows import action_row, fixture_row
-from asyncsports.store._sqlite import Sink, SinkError
+from asyncsports.store._backfill_sqlite import Sink
+from asyncsports.store._sqlite import SinkError
 from asyncsports.store._types import Unit
 
 JOB = "sports=basketball size=100"

@@ -144,7 +144,8 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     the mirror's old layout (its version in a table ``mirror``) are taken up and marked."""
     from asyncsports.store._mirror_sqlite import Store
     from asyncsports.store._schema import FEED_TABLES, JOB_TABLES, RESOURCE_TABLES, sqlite_ddl
-    from asyncsports.store._sqlite import APPLICATION_ID, Sink
+    from asyncsports.store._backfill_sqlite import Sink
+    from asyncsports.store._sqlite import APPLICATION_ID
 
     def ddl(*tables: Any) -> list[str]:
         names = {t.name for t in tables}
