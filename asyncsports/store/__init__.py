@@ -40,6 +40,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from asyncsports.store._backfill_pg import PgEngine
 from asyncsports.store._backfill_sqlite import SqliteEngine
 from asyncsports.store._jobs import (
     MAX_ATTEMPTS,
@@ -53,7 +54,7 @@ from asyncsports.store._lease import Election
 from asyncsports.store._mirror_pg import PgMirror
 from asyncsports.store._mirror_sqlite import SqliteMirror
 from asyncsports.store._mirror_sqlite import Store as MirrorFile
-from asyncsports.store._pg import PgEngine, PgLink
+from asyncsports.store._pg import PgLink
 from asyncsports.store._reader import Reader
 from asyncsports.store._reader_pg import PgReader
 from asyncsports.store._reader_sqlite import SqliteReader

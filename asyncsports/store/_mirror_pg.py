@@ -5,7 +5,7 @@ unnest(...) ON CONFLICT DO UPDATE ... WHERE (old) IS DISTINCT FROM (new) RETURNI
 database compares each row with the stored one and writes (and returns) only those whose
 content changed; their lines go into ``changes`` in the same transaction, which ends with a
 ``NOTIFY`` (:data:`CHANNEL`) carrying the last ``seq``. A transaction that is lost, or
-whose commit is not known, is done again on a new connection (:class:`PgLink`): the rows
+whose commit is not known, is done again on a new connection (:class:`~asyncsports.store._pg.PgLink`): the rows
 it did commit compare equal the second time, so nothing is logged twice.
 
 ``seq`` is in commit order because each write first takes a transaction-scoped advisory
@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.store._lease_pg import fence
 from asyncsports.store._mirror import change_op, last_states, time_text
-from asyncsports.store._pg import PgLink, PgSink, redact_url
+from asyncsports.store._pg import PgLink
 from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Column, Table, pg_convert
 from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, Lease, Row, RowChange, Write
+from asyncsports.store._urls import redact_url
 
 if TYPE_CHECKING:
     import asyncpg
@@ -151,7 +152,7 @@ def _layers(rows: Sequence[Row], nkeys: int) -> list[list[Row]]:
 class PgMirror:
     """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._types.MirrorStore`.
 
-    Every call goes through one :class:`PgLink` (one connection, reconnected when the
+    Every call goes through one :class:`~asyncsports.store._pg.PgLink` (one connection, reconnected when the
     database restarts, the call done again), one call at a time: callers from several
     tasks queue, as they do on SQLite's one thread.
     """
@@ -187,11 +188,8 @@ class PgMirror:
         return mirror
 
     async def _do(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
-        async def run(sink: PgSink) -> T:
-            return await op(sink.connection)
-
         async with self._turn:
-            return await self.link.do(run)
+            return await self.link.do(op)
 
     async def close(self) -> None:
         """Close the connection."""

@@ -2,11 +2,12 @@
 
 :class:`Writer` gathers what its producers :meth:`~Writer.put` into batches (for up to
 :data:`LINGER` seconds after the first item, or ``pending`` items), hands each batch to its
-:class:`Engine` as one transaction, and holds the producers back while ``pending`` items
-wait (back pressure). The engines: :class:`SqliteEngine` (the blocking
-:class:`~asyncsports.store._sqlite.Sink` in its own thread), :class:`asyncsports.store._pg.PgEngine`
-(asyncpg, reconnecting through :class:`~asyncsports.store._pg.PgLink`), and the sharded
-workers' :class:`asyncsports.store._jobs.ShardEngine`.
+:class:`~asyncsports.store._types.Engine` as one transaction, and holds the producers back while ``pending`` items
+wait (back pressure). The engines (:class:`~asyncsports.store._types.Engine`):
+:class:`~asyncsports.store._backfill_sqlite.SqliteEngine` (the blocking ``Sink`` on its
+thread), :class:`~asyncsports.store._backfill_pg.PgEngine` (asyncpg, reconnecting through
+:class:`~asyncsports.store._pg.PgLink`), and the sharded workers'
+:class:`~asyncsports.store._jobs.ShardEngine`.
 """
 
 from __future__ import annotations
