@@ -17,13 +17,15 @@ is lost.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import operator
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.errors import SinkError
+from asyncsports.store import _sql
 from asyncsports.store._pg import PgLink, close, connect, failed, transient
-from asyncsports.store._schema import RESOURCE_TABLES, pg_staging, pg_upsert
+from asyncsports.store._schema import RESOURCE_TABLES, pg_staging
 from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Unit
 
 if TYPE_CHECKING:
@@ -34,6 +36,13 @@ __all__ = ["PgEngine", "PgSink", "stage"]
 _TABLES = {t.name: t for t in RESOURCE_TABLES}
 _KEY = {t.name: operator.itemgetter(*(t.names.index(k) for k in t.key)) for t in RESOURCE_TABLES}
 T = TypeVar("T")
+_STAGED = {t.name: _sql.staged(t) for t in RESOURCE_TABLES}
+_JOB_RUN, _JOB_DONE, _JOB_BEGIN, _JOB_FINISH = map(
+    _sql.pg, (_sql.JOB_RUN, _sql.JOB_DONE, _sql.JOB_BEGIN, _sql.JOB_FINISH)
+)
+_JOB_FIXTURES = _sql.pg(_sql.JOB_FIXTURES.format(order="position"))
+_JOB_FORGET = [_sql.pg(s) for s in _sql.JOB_FORGET]
+_COUNTS = _sql.counts(_TABLES)
 
 
 async def stage(conn: asyncpg.Connection) -> None:
@@ -96,27 +105,17 @@ class PgSink:
 
     async def _start(self, job: str, restart: bool) -> JobState:
         conn = self._conn
-        row = await conn.fetchrow("SELECT finished_at FROM jobs WHERE job = $1", job)
+        row = await conn.fetchrow(_JOB_RUN, job)
         if row is not None and row[0] is None and not restart:
-            done = frozenset(
-                r[0] for r in await conn.fetch("SELECT unit FROM checkpoints WHERE job = $1", job)
-            )
-            rows = await conn.fetch(
-                "SELECT f.id, f.sport, f.status, f.deleted FROM job_fixtures j "
-                "JOIN fixtures f ON f.id = j.fixture_id WHERE j.job = $1 ORDER BY j.position",
-                job,
-            )
-            fixtures = [(r[0], r[1], r[2], bool(r[3])) for r in rows]
+            done = frozenset(r[0] for r in await conn.fetch(_JOB_DONE, job))
+            fixtures = [
+                (r[0], r[1], r[2], bool(r[3])) for r in await conn.fetch(_JOB_FIXTURES, job)
+            ]
             return JobState(resumed=True, done=done, fixtures=fixtures)
         async with conn.transaction():
-            await conn.execute("DELETE FROM checkpoints WHERE job = $1", job)
-            await conn.execute("DELETE FROM job_fixtures WHERE job = $1", job)
-            await conn.execute(
-                "INSERT INTO jobs (job, started_at, finished_at) VALUES ($1, now(), NULL) "
-                "ON CONFLICT (job) DO UPDATE SET started_at = excluded.started_at, "
-                "finished_at = NULL",
-                job,
-            )
+            for statement in _JOB_FORGET:
+                await conn.execute(statement, job)
+            await conn.execute(_JOB_BEGIN, job, dt.datetime.now(dt.UTC))
         return JobState(resumed=False)
 
     async def write(self, job: str, units: Iterable[Unit]) -> int:
@@ -171,7 +170,7 @@ class PgSink:
                     await conn.copy_records_to_table(
                         f"stage_{name}", records=list(staged[name].values()), columns=table.names
                     )
-                    await conn.execute(pg_upsert(table))
+                    await conn.execute(_STAGED[name])
             if members:
                 await conn.execute(
                     "INSERT INTO job_fixtures (job, fixture_id) SELECT $1, m "
@@ -193,11 +192,11 @@ class PgSink:
     async def finish(self, job: str) -> None:
         """Mark the job's run finished: the next run of it starts afresh."""
         with self._errors():
-            await self._conn.execute("UPDATE jobs SET finished_at = now() WHERE job = $1", job)
+            await self._conn.execute(_JOB_FINISH, dt.datetime.now(dt.UTC), job)
 
     async def counts(self) -> dict[str, int]:
         """Rows per resource table."""
-        return {t: await self._conn.fetchval(f"SELECT count(*) FROM {t}") for t in _TABLES}
+        return {r[0]: r[1] for r in await self._conn.fetch(_COUNTS)}
 
 
 class PgEngine:

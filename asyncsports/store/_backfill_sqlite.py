@@ -23,7 +23,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from asyncsports.store._schema import RESOURCE_TABLES, sqlite_upsert
+from asyncsports.store import _sql
+from asyncsports.store._schema import RESOURCE_TABLES
 from asyncsports.store._sqlite import SqliteThread, Transaction, connect
 from asyncsports.store._types import JobState, Unit
 
@@ -39,7 +40,9 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-_UPSERT = {t.name: sqlite_upsert(t) for t in RESOURCE_TABLES}
+_UPSERT = {t.name: _sql.upsert(t) for t in RESOURCE_TABLES}
+_JOB_FIXTURES = _sql.JOB_FIXTURES.format(order="rowid")
+_COUNTS = _sql.counts(TABLES)
 
 
 class Sink:
@@ -79,29 +82,16 @@ class Sink:
         A fresh start (the job is new, its last run finished, or ``restart``) forgets the
         job's checkpoints; rows stay and are overwritten as the run writes them again.
         """
-        row = self._db.execute("SELECT finished_at FROM jobs WHERE job = ?", (job,)).fetchone()
+        db = self._db
+        row = db.execute(_sql.JOB_RUN, (job,)).fetchone()
         if row is not None and row[0] is None and not restart:
-            done = frozenset(
-                r[0] for r in self._db.execute("SELECT unit FROM checkpoints WHERE job = ?", (job,))
-            )
-            fixtures = [
-                (r[0], r[1], r[2], bool(r[3]))
-                for r in self._db.execute(
-                    "SELECT f.id, f.sport, f.status, f.deleted FROM job_fixtures j "
-                    "JOIN fixtures f ON f.id = j.fixture_id WHERE j.job = ? ORDER BY j.rowid",
-                    (job,),
-                )
-            ]
+            done = frozenset(r[0] for r in db.execute(_sql.JOB_DONE, (job,)))
+            fixtures = [(r[0], r[1], r[2], bool(r[3])) for r in db.execute(_JOB_FIXTURES, (job,))]
             return JobState(resumed=True, done=done, fixtures=fixtures)
         with self._transaction():
-            self._db.execute("DELETE FROM checkpoints WHERE job = ?", (job,))
-            self._db.execute("DELETE FROM job_fixtures WHERE job = ?", (job,))
-            self._db.execute(
-                "INSERT INTO jobs (job, started_at, finished_at) VALUES (?, ?, NULL) "
-                "ON CONFLICT (job) DO UPDATE SET started_at = excluded.started_at, "
-                "finished_at = NULL",
-                (job, _now()),
-            )
+            for statement in _sql.JOB_FORGET:
+                db.execute(statement, (job,))
+            db.execute(_sql.JOB_BEGIN, (job, _now()))
         return JobState(resumed=False)
 
     def write(self, job: str, units: Iterable[Unit]) -> int:
@@ -134,11 +124,11 @@ class Sink:
     def finish(self, job: str) -> None:
         """Mark the job's run finished: the next run of it starts afresh."""
         with self._transaction():
-            self._db.execute("UPDATE jobs SET finished_at = ? WHERE job = ?", (_now(), job))
+            self._db.execute(_sql.JOB_FINISH, (_now(), job))
 
     def counts(self) -> dict[str, int]:
         """Rows per resource table."""
-        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+        return dict(self._db.execute(_COUNTS).fetchall())
 
     def _transaction(self) -> Transaction:
         return Transaction(self._db, self.path)

@@ -22,12 +22,23 @@ connection on a thread of its own; a follower polls) and
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from asyncsports.store import _sql
 from asyncsports.store._types import TABLES, Row, RowChange
 
-__all__ = ["change_op", "last_states", "now_text", "time_text"]
+__all__ = [
+    "as_change",
+    "as_count",
+    "as_fixture",
+    "bookkeeping",
+    "change_op",
+    "last_states",
+    "now_text",
+    "time_text",
+]
 
 
 def now_text() -> str:
@@ -51,3 +62,30 @@ def last_states(changes: Iterable[RowChange]) -> dict[tuple[str, tuple[Any, ...]
     """The last change of each row: replaying a feed leaves each row as its last change
     says (written, or gone), whatever came before."""
     return {(c.table, tuple(c.key)): c for c in changes}
+
+
+def as_change(seq: int, op: str, table: str, key: str, row: str, at: str) -> RowChange:
+    """A line of ``changes`` as read (``at``: ``committed_at`` as text)."""
+    return RowChange(seq, op, table, tuple(json.loads(key)), json.loads(row), at)
+
+
+def as_count(row: Sequence[Any] | None) -> int | None:
+    """The number a one-value read found (None: no row)."""
+    return int(row[0]) if row is not None and row[0] is not None else None
+
+
+def as_fixture(r: Sequence[Any]) -> tuple[str, str, str | None, str | None, bool]:
+    """A row of :data:`~asyncsports.store._sql.MIRROR_FIXTURES` (deleted as a bool)."""
+    return (r[0], r[1], r[2], r[3], bool(r[4]))
+
+
+def bookkeeping(
+    marks: Iterable[str], at: float, unmarks: Iterable[str], positions: Mapping[str, int] | None
+) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The statements (``?`` placeholders) and their rows that remove ``unmarks``, set
+    ``marks`` to ``at`` and the live feeds' ``positions``, in a write's transaction."""
+    return [
+        (_sql.UNMARK, [(name,) for name in unmarks]),
+        (_sql.MARK, [(name, at) for name in marks]),
+        (_sql.SET_POSITION, list((positions or {}).items())),
+    ]

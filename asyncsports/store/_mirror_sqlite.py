@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-from asyncsports.errors import SinkError
+from asyncsports.store import _sql
 from asyncsports.store._lease_sqlite import fence as sqlite_fence
-from asyncsports.store._mirror import change_op, last_states, now_text
+from asyncsports.store._mirror import (
+    as_change,
+    as_count,
+    as_fixture,
+    bookkeeping,
+    change_op,
+    last_states,
+    now_text,
+)
 from asyncsports.store._sqlite import SqliteThread, Transaction, connect
 from asyncsports.store._types import KEYS, POLL, TABLES, Lease, Row, RowChange, Write
 
@@ -23,6 +30,14 @@ __all__ = ["SqliteMirror", "Store"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
+
+_BY_KEY = {t: _sql.by_key(_sql.TABLES[t]) for t in TABLES}
+_PUT = {t: _sql.upsert(_sql.TABLES[t]) for t in TABLES}
+_DELETE = {t: _sql.delete_key(_sql.TABLES[t]) for t in TABLES}
+_ROWS = {t: _sql.rows(_sql.TABLES[t]) for t in TABLES}
+_COUNTS = _sql.counts(TABLES)
+# One line at a time: PostgreSQL's one statement a write (arrays, NOTIFY) has no match here.
+_LOG = "INSERT INTO changes (committed_at, op, tbl, key, row) VALUES (?, ?, ?, ?, ?)"
 
 
 class Store:
@@ -33,14 +48,6 @@ class Store:
         self.path = Path(path)
         self.fence = fence
         self._db = connect(self.path)
-        self._select = {
-            t: f"SELECT * FROM {t} WHERE " + " AND ".join(f"{k} = ?" for k in KEYS[t])
-            for t in TABLES
-        }
-        self._put = {
-            t: f"INSERT OR REPLACE INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
-            for t, c in TABLES.items()
-        }
 
     def close(self) -> None:
         """Close the connection (an unfinished transaction is rolled back)."""
@@ -63,16 +70,8 @@ class Store:
             now = now_text()
             for w in writes:
                 changed[w.table] += self._apply(w, now)
-            for name in unmarks:
-                self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
-            for name in marks:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
-                )
-            for name, n in (positions or {}).items():
-                self._db.execute(
-                    "INSERT OR REPLACE INTO positions (name, position) VALUES (?, ?)", (name, n)
-                )
+            for statement, args in bookkeeping(marks, at, unmarks, positions):
+                self._db.executemany(statement, args)
         return changed
 
     def _apply(self, w: Write, now: str) -> int:
@@ -83,10 +82,10 @@ class Store:
         for row in w.rows:
             key = tuple(row[:nkeys])
             seen.add(key)
-            old = self._db.execute(self._select[table], key).fetchone()
+            old = self._db.execute(_BY_KEY[table], key).fetchone()
             if old is not None and tuple(old) == tuple(row):
                 continue  # the same content: no write, no change
-            self._db.execute(self._put[table], row)
+            self._db.execute(_PUT[table], row)
             op = change_op(table, row, inserted=old is None)
             self._log(now, op, table, key, dict(zip(cols, row, strict=True)))
             changed += 1
@@ -95,18 +94,14 @@ class Store:
             for old in self._db.execute(f"SELECT * FROM {table} WHERE {column} = ?", (value,)):
                 key = tuple(old[:nkeys])
                 if key not in seen:
-                    where = " AND ".join(f"{k} = ?" for k in KEYS[table])
-                    self._db.execute(f"DELETE FROM {table} WHERE {where}", key)
+                    self._db.execute(_DELETE[table], key)
                     gone = dict(zip(cols, old, strict=True)) | {"json": None}
                     self._log(now, "delete", table, key, gone)
                     changed += 1
         return changed
 
     def _log(self, now: str, op: str, table: str, key: Row, row: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT INTO changes (committed_at, op, tbl, key, row) VALUES (?, ?, ?, ?, ?)",
-            (now, op, table, json.dumps(list(key)), json.dumps(row)),
-        )
+        self._db.execute(_LOG, (now, op, table, json.dumps(list(key)), json.dumps(row)))
 
     def apply(self, changes: Iterable[RowChange]) -> None:
         """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
@@ -114,77 +109,51 @@ class Store:
         with Transaction(self._db, self.path):
             for c in last_states(changes).values():
                 if c.row.get("json") is None:
-                    where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
-                    self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
+                    self._db.execute(_DELETE[c.table], c.key)
                 else:
-                    self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
+                    self._db.execute(_PUT[c.table], [c.row[k] for k in TABLES[c.table]])
 
     def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """Committed changes with ``seq > after``, in commit order."""
-        rows = self._db.execute(
-            "SELECT seq, op, tbl, key, row, committed_at FROM changes WHERE seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (after, limit),
-        ).fetchall()
-        return [
-            RowChange(seq, op, tbl, tuple(json.loads(key)), json.loads(row), at)
-            for seq, op, tbl, key, row, at in rows
-        ]
+        return [as_change(*r) for r in self._db.execute(_sql.CHANGES, (after, limit))]
 
     def cursor(self, name: str) -> int:
         """Where consumer ``name`` stands (0: at the start)."""
-        row = self._db.execute("SELECT seq FROM cursors WHERE name = ?", (name,)).fetchone()
-        return int(row[0]) if row else 0
+        return as_count(self._db.execute(_sql.CURSOR, (name,)).fetchone()) or 0
 
     def save_cursor(self, name: str, seq: int) -> None:
-        """Remember that consumer ``name`` is done with every change up to ``seq``.
-
-        A cursor only moves forward: a late save of an older position changes nothing.
-        """
-        try:
-            self._db.execute(
-                "INSERT INTO cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) "
-                "DO UPDATE SET seq = max(seq, excluded.seq)",
-                (name, seq),
-            )
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot write {self.path}: {exc}") from exc
+        """Remember that consumer ``name`` is done with every change up to ``seq`` (a
+        cursor only moves forward: a late save of an older position changes nothing)."""
+        self._db.execute(_sql.SAVE_CURSOR, (name, seq))
 
     def marks(self) -> dict[str, float]:
         """Every mark and when it was set."""
-        return dict(self._db.execute("SELECT name, done_at FROM marks").fetchall())
+        return dict(self._db.execute(_sql.MARKS).fetchall())
 
     def rows(self, table: str) -> list[Row]:
         """Every row of ``table``, ordered by key."""
-        order = ", ".join(KEYS[table])
-        return [tuple(r) for r in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}")]
+        return [tuple(r) for r in self._db.execute(_ROWS[table])]
 
     def counts(self) -> dict[str, int]:
-        """Rows per resource table."""
-        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+        """Rows per table."""
+        return dict(self._db.execute(_COUNTS).fetchall())
 
     def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
         """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
-        return [
-            (r[0], r[1], r[2], r[3], bool(r[4]))
-            for r in self._db.execute("SELECT id, sport, season_id, status, deleted FROM fixtures")
-        ]
+        return [as_fixture(r) for r in self._db.execute(_sql.MIRROR_FIXTURES)]
 
     def count_actions(self, fixture_id: str) -> int:
         """How many actions of a fixture are stored."""
-        q = "SELECT count(*) FROM actions WHERE fixture_id = ?"
-        return int(self._db.execute(q, (fixture_id,)).fetchone()[0])
+        return as_count(self._db.execute(_sql.COUNT_ACTIONS, (fixture_id,)).fetchone()) or 0
 
     def position(self, name: str) -> int | None:
         """Records of the live feed ``name`` committed (None: it never ran)."""
-        row = self._db.execute("SELECT position FROM positions WHERE name = ?", (name,))
-        found = row.fetchone()
-        return int(found[0]) if found is not None else None
+        return as_count(self._db.execute(_sql.POSITION, (name,)).fetchone())
 
     def has(self, table: str, column: str, value: Any) -> bool:
-        """Whether ``table`` holds a row with ``column = value``."""
-        row = self._db.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1", (value,))
-        return row.fetchone() is not None
+        """Whether ``table`` holds a row with ``column = value`` (ValueError: no such
+        column)."""
+        return bool(self._db.execute(_sql.has(table, column), (value,)).fetchone()[0])
 
 
 class _OnThread(Generic[P, T]):

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import anyio
-
 from asyncsports.errors import SinkError
 from asyncsports.store._pg import _asyncpg, ours, unusable
+from asyncsports.store._pg import close as drop
 from asyncsports.store._reader import Reader
 from asyncsports.store._types import CHUNK
 from asyncsports.store._urls import redact_url
@@ -33,7 +32,7 @@ class PgReader(Reader):
         try:
             version, names = await _begin(conn, url)
         except BaseException:
-            await _close(conn)
+            await drop(conn)
             raise
         return cls(url, conn, version, names)
 
@@ -48,7 +47,7 @@ class PgReader(Reader):
             raise SinkError(f"cannot read {self.name}: {exc}") from exc
 
     async def close(self) -> None:
-        await _close(self._conn)  # the read-only transaction ends with it
+        await drop(self._conn)  # the read-only transaction ends with it
 
 
 async def _begin(conn: Any, url: str) -> tuple[int, list[str]]:
@@ -68,12 +67,3 @@ async def _begin(conn: Any, url: str) -> tuple[int, list[str]]:
         raise
     except Exception as exc:
         raise SinkError(f"cannot read {redact_url(url)}: {exc}") from exc
-
-
-async def _close(conn: Any) -> None:
-    with anyio.CancelScope(shield=True):
-        try:
-            with anyio.fail_after(5):
-                await conn.close()
-        except Exception:
-            conn.terminate()
