@@ -275,6 +275,26 @@ def _now(client: Client, plus: float = 0.0) -> dt.datetime:
 # ----------------------------------------------------------------- the source
 
 
+Maker = Callable[[Run], Iterator[list[dict[str, Any]]]]
+
+
+def _makers(*, events: bool, snooker: bool) -> list[tuple[str, Maker]]:
+    """Each table the source loads and the generator of its resource."""
+    makers: list[tuple[str, Maker]] = [
+        ("fixtures", _fixtures),
+        ("actions", _actions),
+        ("statistics", _statistics),
+        ("standings", lambda src: _per_season(src, "standings")),
+        ("squads", lambda src: _per_season(src, "squads")),
+    ]
+    if events:
+        makers.append(("events", _events))
+    if snooker:
+        makers += [("snooker_tournaments", _snooker_tournaments),
+                   ("snooker_matches", _snooker_matches)]  # fmt: skip
+    return makers
+
+
 def _client(client_or_settings: Client | Settings) -> Client:
     if isinstance(client_or_settings, Client):
         return client_or_settings
@@ -318,18 +338,7 @@ def sports_source(
         events = bool(s.streaming_url and s.streaming_credentials)
     if snooker is None:
         snooker = "snooker" in src.sports
-    makers: list[tuple[str, Callable[[Run], Iterator[list[dict[str, Any]]]]]] = [
-        ("fixtures", _fixtures),
-        ("actions", _actions),
-        ("statistics", _statistics),
-        ("standings", lambda src: _per_season(src, "standings")),
-        ("squads", lambda src: _per_season(src, "squads")),
-    ]
-    if events:
-        makers.append(("events", _events))
-    if snooker:
-        makers += [("snooker_tournaments", _snooker_tournaments),
-                   ("snooker_matches", _snooker_matches)]  # fmt: skip
+    makers = _makers(events=events, snooker=snooker)
 
     def resources() -> list[Any]:
         return [

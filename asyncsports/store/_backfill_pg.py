@@ -22,8 +22,8 @@ import operator
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import asyncsports.store._sql as _sql
 from asyncsports.errors import SinkError
-from asyncsports.store import _sql
 from asyncsports.store._pg import PgLink, close, connect, failed, transient
 from asyncsports.store._schema import RESOURCE_TABLES, pg_staging
 from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Unit

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from asyncsports.store import _sql
+import asyncsports.store._sql as _sql
 from asyncsports.store._schema import RESOURCE_TABLES
 from asyncsports.store._sqlite import SqliteThread, Transaction, connect
 from asyncsports.store._types import JobState, Unit

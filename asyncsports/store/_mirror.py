@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from asyncsports.store import _sql
+import asyncsports.store._sql as _sql
 from asyncsports.store._types import TABLES, Row, RowChange
 
 __all__ = [

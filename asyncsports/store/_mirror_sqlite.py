@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-from asyncsports.store import _sql
+import asyncsports.store._sql as _sql
 from asyncsports.store._lease_sqlite import fence as sqlite_fence
 from asyncsports.store._mirror import (
     as_change,
