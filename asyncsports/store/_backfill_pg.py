@@ -43,6 +43,15 @@ _JOB_RUN, _JOB_DONE, _JOB_BEGIN, _JOB_FINISH = map(
 _JOB_FIXTURES = _sql.pg(_sql.JOB_FIXTURES.format(order="position"))
 _JOB_FORGET = [_sql.pg(s) for s in _sql.JOB_FORGET]
 _COUNTS = _sql.counts(_TABLES)
+# A batch's members and checkpoints in one statement each: arrays, in order.
+_MEMBERS = _sql.upsert(
+    _sql.TABLES["job_fixtures"],
+    "SELECT $1, m FROM unnest($2::text[]) WITH ORDINALITY AS t(m, i) ORDER BY i",
+)
+_CHECKPOINTS = _sql.upsert(
+    _sql.TABLES["checkpoints"],
+    "SELECT $1, u, r, now() FROM unnest($2::text[], $3::bigint[]) AS t(u, r)",
+)
 
 
 async def stage(conn: asyncpg.Connection) -> None:
@@ -172,22 +181,8 @@ class PgSink:
                     )
                     await conn.execute(_STAGED[name])
             if members:
-                await conn.execute(
-                    "INSERT INTO job_fixtures (job, fixture_id) SELECT $1, m "
-                    "FROM unnest($2::text[]) WITH ORDINALITY AS t(m, i) ORDER BY i "
-                    "ON CONFLICT DO NOTHING",
-                    job,
-                    list(members),
-                )
-            await conn.execute(
-                "INSERT INTO checkpoints (job, unit, rows, done_at) "
-                "SELECT $1, u, r, now() FROM unnest($2::text[], $3::bigint[]) AS t(u, r) "
-                "ON CONFLICT (job, unit) DO UPDATE SET rows = excluded.rows, "
-                "done_at = excluded.done_at",
-                job,
-                list(done),
-                list(done.values()),
-            )
+                await conn.execute(_MEMBERS, job, list(members))
+            await conn.execute(_CHECKPOINTS, job, list(done), list(done.values()))
 
     async def finish(self, job: str) -> None:
         """Mark the job's run finished: the next run of it starts afresh."""

@@ -109,16 +109,8 @@ class Sink:
                     self._db.executemany(_UPSERT[unit.table], unit.rows)
                     written += len(unit.rows)
                 if unit.members:
-                    self._db.executemany(
-                        "INSERT OR IGNORE INTO job_fixtures (job, fixture_id) VALUES (?, ?)",
-                        [(job, m) for m in unit.members],
-                    )
-                self._db.execute(
-                    "INSERT INTO checkpoints (job, unit, rows, done_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (job, unit) DO UPDATE SET rows = excluded.rows, "
-                    "done_at = excluded.done_at",
-                    (job, unit.name, len(unit.rows), now),
-                )
+                    self._db.executemany(_sql.JOB_MEMBER, [(job, m) for m in unit.members])
+                self._db.execute(_sql.JOB_CHECKPOINT, (job, unit.name, len(unit.rows), now))
         return written
 
     def finish(self, job: str) -> None:

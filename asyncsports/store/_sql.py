@@ -21,10 +21,12 @@ __all__ = [
     "COUNT_ACTIONS",
     "CURSOR",
     "JOB_BEGIN",
+    "JOB_CHECKPOINT",
     "JOB_DONE",
     "JOB_FINISH",
     "JOB_FIXTURES",
     "JOB_FORGET",
+    "JOB_MEMBER",
     "JOB_RUN",
     "MARK",
     "MARKS",
@@ -134,6 +136,8 @@ JOB_BEGIN = (
     "ON CONFLICT (job) DO UPDATE SET started_at = excluded.started_at, finished_at = NULL"
 )
 JOB_FINISH = "UPDATE jobs SET finished_at = ? WHERE job = ?"
+JOB_MEMBER = upsert(TABLES["job_fixtures"])
+JOB_CHECKPOINT = upsert(TABLES["checkpoints"])
 
 # The mirror (asyncsports.store._mirror_sqlite, _mirror_pg).
 CHANGES = (
