@@ -335,7 +335,7 @@ class SqliteThread(Generic[R]):
     async def call(self, fn: Callable[[R], T]) -> T:
         """``fn(R)`` on the thread; its result, or what it raised."""
         if self._closed:
-            raise SinkError(f"{self.name}: the database is closed")
+            raise self._gone()
         loop = asyncio.get_running_loop()
         if self._thread is None:
             self._ended = loop.create_future()
@@ -369,8 +369,11 @@ class SqliteThread(Generic[R]):
 
     def _serve(self) -> None:
         try:
-            while (call := self._calls.get()) is not None and not self._abandoned.is_set():
+            while (call := self._calls.get()) is not None:
                 fn, future = call
+                if self._abandoned.is_set():
+                    _tell(future, None, self._gone())
+                    break
                 try:
                     if self._resource is None:
                         self._resource = self._opener()
@@ -387,9 +390,12 @@ class SqliteThread(Generic[R]):
             finally:
                 self._drop()
 
+    def _gone(self) -> SinkError:
+        return SinkError(f"{self.name}: the database is closed")
+
     def _drop(self) -> None:
         """Fail the calls left in the queue and tell the loop the thread has ended."""
-        gone = SinkError(f"{self.name}: the database is closed")
+        gone = self._gone()
         while True:
             try:
                 call = self._calls.get_nowait()
