@@ -22,7 +22,8 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from asyncsports.store._sqlite import _SCHEMA, _UPSERT
+from asyncsports.store._backfill_sqlite import _UPSERT
+from asyncsports.store._sqlite import _SCHEMA
 
 __all__ = ["floor"]
 
@@ -136,7 +137,8 @@ class _Postgres:
         return cls(conn)
 
     async def write(self, batch: list[tuple[str, str | None, list[tuple[Any, ...]]]]) -> None:
-        from asyncsports.store._schema import RESOURCE_TABLES, pg_upsert
+        from asyncsports.store._schema import RESOURCE_TABLES
+        from asyncsports.store._sql import staged as pg_upsert
 
         conn = self.conn
         async with conn.transaction():

@@ -51,16 +51,9 @@ from asyncsports._optional import need
 from asyncsports.backfill import DEFAULT_SPORTS, Progress, started
 from asyncsports.client import Client
 from asyncsports.dlt._bridge import Bridge, running_loop
-from asyncsports.dlt._runs import (
-    TABLES,
-    Source,
-    _changed,
-    _columns,
-    _digest,
-    _record,
-    _seen,
-    _settled,
-)
+from asyncsports.dlt._run import Run
+from asyncsports.dlt._state import digest, loaded_digests, new_or_changed, settled
+from asyncsports.dlt._tables import TABLES, columns, record
 from asyncsports.errors import NotFoundError
 from asyncsports.store._rows import (
     ActionRows,
@@ -81,22 +74,22 @@ __all__ = ["MATCHES_DAYS", "TABLES", "sports_source"]
 # ----------------------------------------------------------------- the resources
 
 
-def _fixtures(src: Source) -> Iterator[list[dict[str, Any]]]:
+def _fixtures(src: Run) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
         state = src.state()
         since = state.setdefault("since", {})
         for sport in src.sports:
             listed = src.listed(sport)
-            seen: dict[str, list[Any]] = _seen(state, "fixtures").setdefault(sport, {})
+            seen: dict[str, list[Any]] = loaded_digests(state, "fixtures").setdefault(sport, {})
             out = []
             for row in listed.rows:
-                fid, start, d = row[0], row[3], _digest(row[7])
+                fid, start, d = row[0], row[3], digest(row[7])
                 if seen.get(fid, (None,))[0] != d:
-                    out.append(_record(TABLES["fixtures"], row))
+                    out.append(record(TABLES["fixtures"], row))
                 seen[fid] = [d, start]
             # The next run lists from the day of the earliest fixture that can still change;
             # when none can, from the day of the last (new ones are added after it).
-            days = [r[3][:10] for r in listed.rows if r[3] and not _settled(r[4], bool(r[6]))]
+            days = [r[3][:10] for r in listed.rows if r[3] and not settled(r[4], bool(r[6]))]
             last = [r[3][:10] for r in listed.rows if r[3]]
             nxt = min(days) if days else max(last) if last else listed.since
             if nxt is not None:
@@ -107,7 +100,7 @@ def _fixtures(src: Source) -> Iterator[list[dict[str, Any]]]:
                 yield out
 
 
-def _due(src: Source, kind: str) -> tuple[list[tuple[str, str]], dict[str, Row]]:
+def _due(src: Run, kind: str) -> tuple[list[tuple[str, str]], dict[str, Row]]:
     """The started fixtures whose ``kind`` is still to read, and the rows of all listed."""
     finals: dict[str, dict[str, str]] = src.state().setdefault("final", {}).setdefault(kind, {})
     jobs: list[tuple[str, str]] = []
@@ -125,16 +118,18 @@ def _due(src: Source, kind: str) -> tuple[list[tuple[str, str]], dict[str, Row]]
     return jobs, rows
 
 
-def _finish(src: Source, kind: str, row: Row) -> None:
-    """Note that fixture ``row``'s ``kind`` is loaded for good."""
-    finals = src.state()["final"][kind]
-    finals[row[1]][row[0]] = row[3] or ""
+def _finish(src: Run, kind: str, fixture: Row, seen: dict[str, Any]) -> None:
+    """A settled fixture's ``kind`` is loaded for good: read no more, keep no digests."""
+    if settled(fixture[4], bool(fixture[6])):
+        seen.pop(fixture[0], None)
+        finals = src.state()["final"][kind]
+        finals[fixture[1]][fixture[0]] = fixture[3] or ""
 
 
-def _actions(src: Source) -> Iterator[list[dict[str, Any]]]:
+def _actions(src: Run) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
         state = src.state()
-        seen = _seen(state, "actions")
+        seen = loaded_digests(state, "actions")
         jobs, fixtures = _due(src, "actions")
 
         async def timeline(sport: str, fid: str) -> list[Row]:
@@ -146,20 +141,16 @@ def _actions(src: Source) -> Iterator[list[dict[str, Any]]]:
             return list({row[1]: row for row in rows}.values())
 
         for fid, rows in src.fetched("actions", jobs, timeline):
-            out = _changed("actions", seen.setdefault(fid, {}), rows, key=(1,))
-            fixture = fixtures[fid]
-            if _settled(fixture[4], bool(fixture[6])):
-                # Loaded once: read no more, and keep no digests for it.
-                seen.pop(fid, None)
-                _finish(src, "actions", fixture)
+            out = new_or_changed("actions", seen.setdefault(fid, {}), rows, key=(1,))
+            _finish(src, "actions", fixtures[fid], seen)
             if out:
                 yield out
 
 
-def _statistics(src: Source) -> Iterator[list[dict[str, Any]]]:
+def _statistics(src: Run) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
         state = src.state()
-        seen = _seen(state, "statistics")
+        seen = loaded_digests(state, "statistics")
         jobs, fixtures = _due(src, "statistics")
 
         async def packet(sport: str, fid: str) -> Row | None:
@@ -172,16 +163,13 @@ def _statistics(src: Source) -> Iterator[list[dict[str, Any]]]:
         for fid, row in src.fetched("statistics", jobs, packet):
             if row is None:
                 continue
-            out = _changed("statistics", seen, [row])
-            fixture = fixtures[fid]
-            if _settled(fixture[4], bool(fixture[6])):
-                seen.pop(fid, None)
-                _finish(src, "statistics", fixture)
+            out = new_or_changed("statistics", seen, [row])
+            _finish(src, "statistics", fixtures[fid], seen)
             if out:
                 yield out
 
 
-def _seasons(src: Source) -> list[tuple[str, str]]:
+def _seasons(src: Run) -> list[tuple[str, str]]:
     """``(sport, season id)`` of the fixtures listed this run."""
     found: dict[tuple[str, str], None] = {}
     for sport in src.sports:
@@ -191,13 +179,13 @@ def _seasons(src: Source) -> list[tuple[str, str]]:
     return list(found)
 
 
-def _per_season(src: Source, table: str) -> Iterator[list[dict[str, Any]]]:
+def _per_season(src: Run, table: str) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
         state = src.state()
         # Seasons that answered 404 (a competition without standings) are not asked again;
         # squads are read once per season.
         skip: dict[str, int] = state.setdefault("skip", {}).setdefault(table, {})
-        seen = _seen(state, table)
+        seen = loaded_digests(state, table)
         jobs = [(sport, season) for sport, season in _seasons(src) if season not in skip]
 
         async def read(sport: str, season: str) -> list[Row] | None:
@@ -214,12 +202,12 @@ def _per_season(src: Source, table: str) -> Iterator[list[dict[str, Any]]]:
         for season, rows in src.fetched(table, jobs, read):
             if rows is None or table == "squads":
                 skip[season] = 1
-            out = _changed(table, seen, rows or (), key)
+            out = new_or_changed(table, seen, rows or (), key)
             if out:
                 yield out
 
 
-def _events(src: Source) -> Iterator[list[dict[str, Any]]]:
+def _events(src: Run) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
 
         async def read() -> list[Row]:
@@ -227,7 +215,7 @@ def _events(src: Source) -> Iterator[list[dict[str, Any]]]:
             live = {e.id for e, _ in await events.list(live=True).collect()}
             return [event_row(e, json, e.id in live) for e, json in await events.list().collect()]
 
-        out = _changed("events", _seen(src.state(), "events"), src.bridge.call(read))
+        out = new_or_changed("events", loaded_digests(src.state(), "events"), src.bridge.call(read))
         if out:
             yield out
 
@@ -239,10 +227,12 @@ async def _tournaments(client: Client) -> list[Row]:
     ]
 
 
-def _snooker_tournaments(src: Source) -> Iterator[list[dict[str, Any]]]:
+def _snooker_tournaments(src: Run) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
         rows = src.once("tournaments", _tournaments, src.client)
-        out = _changed("snooker_tournaments", _seen(src.state(), "snooker_tournaments"), rows)
+        out = new_or_changed(
+            "snooker_tournaments", loaded_digests(src.state(), "snooker_tournaments"), rows
+        )
         if out:
             yield out
 
@@ -252,11 +242,11 @@ MATCHES_DAYS = 365
 (and those to come); each tournament that is over is read once."""
 
 
-def _snooker_matches(src: Source) -> Iterator[list[dict[str, Any]]]:
+def _snooker_matches(src: Run) -> Iterator[list[dict[str, Any]]]:
     with src.bridge.using():
         state = src.state()
         final: dict[str, int] = state.setdefault("final", {}).setdefault("snooker", {})
-        seen = _seen(state, "snooker_matches")
+        seen = loaded_digests(state, "snooker_matches")
         tournaments = src.once("tournaments", _tournaments, src.client)
         now = utc_text(_now(src.client)) or ""
         back = utc_text(_now(src.client, -MATCHES_DAYS * 86400)) or ""
@@ -269,7 +259,7 @@ def _snooker_matches(src: Source) -> Iterator[list[dict[str, Any]]]:
             return [(m.match_id, int(tid), m.round_number, json.decode()) for m, json in matches]
 
         for tid, rows in src.fetched("snooker_matches", jobs, read):
-            out = _changed("snooker_matches", seen, rows)
+            out = new_or_changed("snooker_matches", seen, rows)
             if ended[tid]:
                 final[tid] = 1
             if out:
@@ -283,6 +273,26 @@ def _now(client: Client, plus: float = 0.0) -> dt.datetime:
 
 
 # ----------------------------------------------------------------- the source
+
+
+Maker = Callable[[Run], Iterator[list[dict[str, Any]]]]
+
+
+def _makers(*, events: bool, snooker: bool) -> list[tuple[str, Maker]]:
+    """Each table the source loads and the generator of its resource."""
+    makers: list[tuple[str, Maker]] = [
+        ("fixtures", _fixtures),
+        ("actions", _actions),
+        ("statistics", _statistics),
+        ("standings", lambda src: _per_season(src, "standings")),
+        ("squads", lambda src: _per_season(src, "squads")),
+    ]
+    if events:
+        makers.append(("events", _events))
+    if snooker:
+        makers += [("snooker_tournaments", _snooker_tournaments),
+                   ("snooker_matches", _snooker_matches)]  # fmt: skip
+    return makers
 
 
 def _client(client_or_settings: Client | Settings) -> Client:
@@ -322,24 +332,13 @@ def sports_source(
         raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
     client = _client(client_or_settings)
     s = client.settings
-    src = Source(Bridge(client, running_loop()), sports, concurrency, page_size,
+    src = Run(Bridge(client, running_loop()), sports, concurrency, page_size,
                   progress)  # fmt: skip
     if events is None:
         events = bool(s.streaming_url and s.streaming_credentials)
     if snooker is None:
         snooker = "snooker" in src.sports
-    makers: list[tuple[str, Callable[[Source], Iterator[list[dict[str, Any]]]]]] = [
-        ("fixtures", _fixtures),
-        ("actions", _actions),
-        ("statistics", _statistics),
-        ("standings", lambda src: _per_season(src, "standings")),
-        ("squads", lambda src: _per_season(src, "squads")),
-    ]
-    if events:
-        makers.append(("events", _events))
-    if snooker:
-        makers += [("snooker_tournaments", _snooker_tournaments),
-                   ("snooker_matches", _snooker_matches)]  # fmt: skip
+    makers = _makers(events=events, snooker=snooker)
 
     def resources() -> list[Any]:
         return [
@@ -348,7 +347,7 @@ def sports_source(
                 name=table,
                 write_disposition="merge",
                 primary_key=list(TABLES[table].key),
-                columns=_columns(TABLES[table]),
+                columns=columns(TABLES[table]),
             )
             for table, make in makers
         ]

@@ -7,7 +7,7 @@ LOCKED`` so that claimers never wait on each other. Leases run on the database's
 
 A commit is one transaction: it locks the units it completes and keeps only those the
 worker still owns (a worker whose lease lapsed and whose unit was taken over writes
-nothing of it), writes their rows (:meth:`asyncsports.store._pg.PgSink.write`), plans the
+nothing of it), writes their rows (:meth:`asyncsports.store._backfill_pg.PgSink.write`), plans the
 units a listing page found, and marks units done. So every unit's rows are committed
 exactly once, by its last owner. Every operation goes through one
 :class:`~asyncsports.store._pg.PgLink`: a database lost for a while is reconnected to, and
@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, PgLink, PgSink
+from asyncsports.store._backfill_pg import PgSink, stage
+from asyncsports.store._pg import PgLink
 from asyncsports.store._schema import SHARD_DDL
-from asyncsports.store._sqlite import JobState, Unit
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Unit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -83,15 +84,16 @@ class Shards:
     def __init__(
         self, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
     ) -> None:
-        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
+        self.url = url
+        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout, setup=stage)
         self._ready = False
 
     async def _do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        async def ready(sink: PgSink) -> T:
+        async def ready(conn: asyncpg.Connection) -> T:
             if not self._ready:  # once: the tables outlive connections
-                await _ensure(sink.connection)
+                await _ensure(conn)
                 self._ready = True
-            return await op(sink)
+            return await op(PgSink(self.url, conn))
 
         return await self.link.do(ready)
 

@@ -14,10 +14,10 @@ The protocol is this module's, the same on both engines:
   :meth:`Election.release` gives the lease up (a clean stop).
 - The writer's every transaction is fenced: it first checks, inside the transaction and
   under the lock a takeover must wait for, that the term is the caller's and unexpired,
-  and raises :class:`Deposed` else. So a write that passed the fence commits before a new
+  and raises :class:`~asyncsports.store._types.Deposed` else. So a write that passed the fence commits before a new
   writer starts, and a deposed writer writes nothing.
 
-What differs is only the SQL and the locking, in a :class:`Seat`:
+What differs is only the SQL and the locking, in a :class:`~asyncsports.store._types.Seat`:
 :mod:`~asyncsports.store._lease_pg` (the database's clock, a holder gone when its
 renewing connection is, ``FOR SHARE``) and :mod:`~asyncsports.store._lease_sqlite` (the
 machine's clock, a holder gone when its pid is, ``BEGIN IMMEDIATE``).
@@ -25,68 +25,14 @@ machine's clock, a holder gone when its pid is, ``BEGIN IMMEDIATE``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
-from asyncsports.errors import SinkError
+from asyncsports.store._lease_pg import PgSeat
+from asyncsports.store._lease_sqlite import SqliteSeat
+from asyncsports.store._types import Lease, Seat
 from asyncsports.store._urls import is_postgres
 
-__all__ = ["Deposed", "Election", "Lease", "Seat", "deposed"]
-
-
-class Deposed(SinkError):
-    """This process's lease is gone: another process writes the mirror now (a
-    :class:`~asyncsports.errors.SinkError`: the mirror stops at once, as for any)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """A lease held: its ``name``, this holding's ``term`` and the ``holder`` it names."""
-
-    name: str
-    term: int
-    holder: str
-
-
-def deposed(lease: Lease) -> Deposed:
-    """What a fence raises when ``lease`` is no longer the caller's."""
-    return Deposed(
-        f"the mirror's lease {lease.name!r} (term {lease.term}) is over: "
-        "another process writes it now"
-    )
-
-
-class Seat(Protocol):
-    """One engine's part of an election of lease ``name`` for ``who``: the SQL and the
-    locking, nothing else. A database that is not the mirror's, or refuses, is a
-    :class:`~asyncsports.errors.SinkError`; one unreachable for now raises anything else."""
-
-    async def free(self) -> bool:
-        """Whether :meth:`take` may succeed now (a read: it locks nothing)."""
-        ...
-
-    async def take(self, ttl: float) -> int | None:
-        """The new term if the lease was free, lapsed or its holder gone; else None
-        (a takeover blocked by a fenced write too: the caller tries again)."""
-        ...
-
-    async def renew(self, term: int, ttl: float) -> bool:
-        """Push the expiry ``ttl`` seconds on; False: ``term`` is over."""
-        ...
-
-    async def release(self, term: int) -> None:
-        """Let the lease lapse now, if ``term`` is still the holding."""
-
-    async def holder(self) -> tuple[int, str, bool] | None:
-        """``(term, holder, unexpired)``, or None: never taken."""
-        ...
-
-    def abort(self) -> None:
-        """Drop the connection at once (the next call connects again)."""
-
-    async def close(self) -> None:
-        """Close the connection."""
+__all__ = ["Election"]
 
 
 class Election:
@@ -103,12 +49,8 @@ class Election:
         self.name, self.who = name, who
         self.seat: Seat
         if is_postgres(db):
-            from asyncsports.store._lease_pg import PgSeat
-
             self.seat = PgSeat(str(db), name, who)
         else:
-            from asyncsports.store._lease_sqlite import SqliteSeat
-
             self.seat = SqliteSeat(Path(db), name, who)
 
     async def take(self, ttl: float) -> Lease | None:

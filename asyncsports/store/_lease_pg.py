@@ -16,9 +16,9 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from asyncsports._optional import need
-from asyncsports.store._lease import Lease, deposed
-from asyncsports.store._pg import CONNECT_TIMEOUT, PgSink, transient, unusable
+from asyncsports.store._pg import PgLink
 from asyncsports.store._schema import LEASE_DDL
+from asyncsports.store._types import Lease, deposed
 
 if TYPE_CHECKING:
     import asyncpg
@@ -79,59 +79,33 @@ _HOLDER = "SELECT term, holder, expires > clock_timestamp() FROM sync_lease WHER
 
 class PgSeat:
     """The connection that takes, renews and gives up the lease ``name`` for ``who``
-    (a :class:`~asyncsports.store._lease.Seat`).
+    (a :class:`~asyncsports.store._types.Seat`).
 
-    The first connection checks the mirror's schema (:class:`~asyncsports.store._pg.PgSink`
-    refuses a database that is not the mirror's before anything is written to it); a
-    database never reached, or an error that is not the database being unreachable, is
-    a :class:`~asyncsports.errors.SinkError`. Once reached, a call that finds it
-    unreachable raises asyncpg's error (or OSError, TimeoutError) and the next call
-    connects again.
+    Its connection is a :class:`~asyncsports.store._pg.PgLink` that does not wait
+    (``patience=None``): each connection checks the mirror's schema (a database that is
+    not the mirror's is refused before anything is written to it); a database never
+    reached, or an error that is not the database being unreachable, is a
+    :class:`~asyncsports.errors.SinkError`. Once reached, a call that finds it
+    unreachable (or no answer within :data:`CALL_TIMEOUT`) raises asyncpg's error (or
+    OSError, TimeoutError) and the next call connects again.
     """
 
     def __init__(self, url: str, name: str, who: str) -> None:
         self.url, self.name, self.who = url, name, who
-        self._conn: asyncpg.Connection | None = None
-        self._reached = False
-
-    async def _db(self) -> asyncpg.Connection:
-        if self._conn is not None and not self._conn.is_closed():
-            return self._conn
-        try:
-            if not self._reached:
-                await (await PgSink.open(self.url)).close()
-            apg = need("asyncpg", "a postgresql:// database")
-            conn = await apg.connect(self.url, timeout=CONNECT_TIMEOUT,
-                                     server_settings=ELECTION_SETTINGS)  # fmt: skip
-            try:
-                await conn.execute(f"SELECT pg_advisory_lock({_DDL_LOCK})")
-                try:
-                    await conn.execute(LEASE_DDL)
-                finally:
-                    await conn.execute(f"SELECT pg_advisory_unlock({_DDL_LOCK})")
-            except BaseException:
-                conn.terminate()
-                raise
-        except Exception as exc:
-            if self._reached and transient(exc):
-                raise
-            raise unusable(self.url, exc) from exc
-        self._conn, self._reached = conn, True
-        return conn
+        self.link = PgLink(url, patience=None, settings=ELECTION_SETTINGS, setup=_create)
 
     async def _call(self, how: str, query: str, *args: Any) -> Any:
-        conn = await self._db()
-        try:
-            async with asyncio.timeout(CALL_TIMEOUT):
-                return await getattr(conn, how)(query, *args)
-        except BaseException as exc:
-            if isinstance(exc, _lock_busy()):
-                raise
-            # An answer that did not come (or an error) leaves the session in doubt.
-            self.abort()
-            if isinstance(exc, Exception) and not transient(exc):
-                raise unusable(self.url, exc) from exc
-            raise
+        async def op(conn: asyncpg.Connection) -> Any:
+            try:
+                async with asyncio.timeout(CALL_TIMEOUT):
+                    return await getattr(conn, how)(query, *args)
+            except _lock_busy() as exc:
+                return exc  # a takeover held up: the session is sound
+
+        got = await self.link.do(op)
+        if isinstance(got, _lock_busy()):
+            raise got
+        return got
 
     async def free(self) -> bool:
         """Whether the lease is free, lapsed or its holder's connection gone."""
@@ -160,19 +134,20 @@ class PgSeat:
 
     def abort(self) -> None:
         """Drop the connection at once (the next call connects again)."""
-        if self._conn is not None:
-            self._conn.terminate()
-            self._conn = None
+        self.link.abort()
 
     async def close(self) -> None:
         """Close the connection."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                async with asyncio.timeout(5):
-                    await conn.close()
-            except Exception:
-                conn.terminate()
+        await self.link.close()
+
+
+async def _create(conn: asyncpg.Connection) -> None:
+    """Create the lease's table, one connection at a time."""
+    await conn.execute(f"SELECT pg_advisory_lock({_DDL_LOCK})")
+    try:
+        await conn.execute(LEASE_DDL)
+    finally:
+        await conn.execute(f"SELECT pg_advisory_unlock({_DDL_LOCK})")
 
 
 def _lock_busy() -> type[BaseException]:
@@ -182,7 +157,7 @@ def _lock_busy() -> type[BaseException]:
 
 async def fence(conn: asyncpg.Connection, lease: Lease) -> None:
     """First in each of the writer's transactions: raise
-    :class:`~asyncsports.store._lease.Deposed` unless the
+    :class:`~asyncsports.store._types.Deposed` unless the
     lease is still ours; hold the row (shared) until the transaction ends."""
     if await conn.fetchval(_FENCE, lease.name, lease.term, str(int(STRANDED * 1000))) is None:
         raise deposed(lease)

@@ -15,8 +15,6 @@ tries again), and a write that starts after a takeover finds the term moved on.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import os
 import socket
@@ -27,9 +25,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from asyncsports.errors import SinkError
-from asyncsports.store._lease import Lease, deposed
 from asyncsports.store._schema import SQLITE_LEASE_DDL
-from asyncsports.store._sqlite import Transaction, connect
+from asyncsports.store._sqlite import SqliteThread, Transaction, connect
+from asyncsports.store._types import Lease, deposed
 
 __all__ = ["BUSY", "SqliteSeat", "fence", "gone"]
 
@@ -100,7 +98,7 @@ def _busy(exc: BaseException) -> bool:
 
 class SqliteSeat:
     """The connection (on a thread of its own) that takes, renews and gives up the lease
-    ``name`` of the file ``path`` for ``who`` (a :class:`~asyncsports.store._lease.Seat`).
+    ``name`` of the file ``path`` for ``who`` (a :class:`~asyncsports.store._types.Seat`).
 
     The file is checked, and created if it is not there, by the first call. A write lock
     held past :data:`BUSY` is a takeover refused (None) or a ``TimeoutError`` (try again).
@@ -108,29 +106,24 @@ class SqliteSeat:
 
     def __init__(self, path: Path, name: str, who: str) -> None:
         self.path, self.name, self.who = path, name, who
-        self._db: sqlite3.Connection | None = None
-        self._io: concurrent.futures.ThreadPoolExecutor | None = None
+        self._thread: SqliteThread[sqlite3.Connection] | None = None
 
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            db = connect(self.path)
-            try:
-                db.execute(f"PRAGMA busy_timeout = {int(BUSY * 1000)}")
-                with Transaction(db, self.path):
-                    db.execute(SQLITE_LEASE_DDL)
-            except BaseException:
-                db.close()
-                raise
-            self._db = db
-        return self._db
+    def _open(self) -> sqlite3.Connection:
+        db = connect(self.path)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY * 1000)}")
+            with Transaction(db, self.path):
+                db.execute(SQLITE_LEASE_DDL)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._io is None:
-            self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-lease")
+        if self._thread is None:
+            self._thread = SqliteThread(self._open, sqlite3.Connection.close, name="mirror-lease")
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self._io, lambda: fn(self._conn())
-            )
+            return await self._thread.call(fn)
         except SinkError as exc:
             if _busy(exc):
                 raise TimeoutError(f"{self.path} is locked by another writer") from exc
@@ -175,26 +168,20 @@ class SqliteSeat:
 
     def abort(self) -> None:
         """Close the connection on its thread, not waited for (the next call opens again)."""
-        db, io, self._db, self._io = self._db, self._io, None, None
-        if io is not None:
-            if db is not None:
-                io.submit(db.close)
-            io.shutdown(wait=False)
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.abort()
 
     async def close(self) -> None:
         """Close the connection."""
-        db, io, self._db, self._io = self._db, self._io, None, None
-        if io is not None:
-            try:
-                if db is not None:
-                    await asyncio.shield(asyncio.get_running_loop().run_in_executor(io, db.close))
-            finally:
-                io.shutdown(wait=False)
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            await thread.close()
 
 
 def fence(db: sqlite3.Connection, lease: Lease) -> None:
     """First in each of the writer's ``BEGIN IMMEDIATE`` transactions: raise
-    :class:`~asyncsports.store._lease.Deposed` unless the lease is still ours and
+    :class:`~asyncsports.store._types.Deposed` unless the lease is still ours and
     unexpired (a takeover waits for the write lock this transaction holds)."""
     if db.execute(_FENCE, (lease.name, lease.term, time.time())).fetchone() is None:
         raise deposed(lease)

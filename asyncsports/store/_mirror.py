@@ -1,9 +1,9 @@
-"""The mirror's database: resource tables, the change log, cursors and marks. No network.
+"""The mirror's logic apart from either engine: how a change is logged and replayed.
 
-The resource tables ``fixtures``, ``actions`` and ``statistics`` have the backfill's columns
-and keys (fixtures by id, actions by fixture and action id, statistics by fixture); the
-mirror adds ``standings``, ``squads``, ``events`` and ``snooker_tournaments``. Every row keeps
-the record's wire JSON in ``json``.
+The mirror's database keeps the resource tables (the backfill's ``fixtures``, ``actions``
+and ``statistics``, and ``standings``, ``squads``, ``events`` and ``snooker_tournaments``),
+each row with the record's wire JSON in ``json``, and beside them the change log, cursors,
+marks and positions.
 
 A write is one transaction: each row is compared with the stored one and only a row whose
 content changed is written, with one line in ``changes`` (``seq`` ascending in commit
@@ -13,102 +13,32 @@ changes. ``cursors`` keeps where each named consumer of the change feed stands; 
 when each piece of once-in-a-while work was last done, and ``positions`` how many records
 of each live feed are committed, so that a restart carries on.
 
-Both engines have one interface, :class:`MirrorStore` (async methods), opened by
-:func:`open_mirror` from a path (SQLite: :class:`Store`, one connection, run in a thread of
-its own by :class:`SqliteMirror`) or a ``postgresql://`` URL
-(:class:`~asyncsports.store._mirror_pg.PgMirror`). A follower of the change feed calls
-:meth:`MirrorStore.changes` until it is empty, then :meth:`MirrorStore.wait`: PostgreSQL
-wakes it by ``LISTEN/NOTIFY`` (each write NOTIFYs in its transaction), SQLite by polling.
+Both engines have one interface, :class:`~asyncsports.store._types.MirrorStore`, opened by
+:func:`asyncsports.store.open_mirror`: :mod:`~asyncsports.store._mirror_sqlite` (one
+connection on a thread of its own; a follower polls) and
+:mod:`~asyncsports.store._mirror_pg` (``LISTEN/NOTIFY`` wakes a follower).
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import datetime as dt
-import functools
 import json
-import sqlite3
-from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from asyncsports.errors import SinkError
-from asyncsports.store._lease import Lease
-from asyncsports.store._lease_sqlite import fence as sqlite_fence
-from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, is_postgres
-from asyncsports.store._rows import Row
-from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
-from asyncsports.store._sqlite import Transaction, connect
+import asyncsports.store._sql as _sql
+from asyncsports.store._types import TABLES, Row, RowChange
 
 __all__ = [
-    "KEYS",
-    "POLL",
-    "TABLES",
-    "MirrorStore",
-    "Row",
-    "RowChange",
-    "SqliteMirror",
-    "Store",
-    "Write",
-    "open_mirror",
+    "as_change",
+    "as_count",
+    "as_fixture",
+    "bookkeeping",
+    "change_op",
+    "last_states",
+    "now_text",
+    "time_text",
 ]
-
-T = TypeVar("T")
-P = ParamSpec("P")
-
-POLL = 0.05
-"""Seconds between looks at a SQLite file's change feed by a follower (no NOTIFY there)."""
-
-
-_MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES)
-TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in _MIRRORED}
-"""The mirror's tables and their columns, in order; each row keeps the record's JSON."""
-KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in _MIRRORED}
-"""Each table's primary key: what makes a row the same record on the next write."""
-
-
-@dataclass(frozen=True, slots=True)
-class Write:
-    """Rows for one table. ``scope``: a ``(column, value)`` whose other rows are deleted
-    (the rows are then all there is for it: a fixture's actions)."""
-
-    table: str
-    rows: Sequence[Row]
-    scope: tuple[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RowChange:
-    """One committed change of a row of the mirror: ``seq`` (the cursor), ``op`` (insert, update or delete),
-    ``table``, ``key`` (the key columns), ``row`` (every column; ``row["json"]`` is the
-    record's wire JSON) and ``committed_at`` (ISO 8601 UTC)."""
-
-    seq: int
-    op: str
-    table: str
-    key: tuple[Any, ...]
-    row: dict[str, Any]
-    committed_at: str
-
-    @property
-    def record(self) -> Any:
-        """The record as the service sent it, decoded (None for a deleted row)."""
-        text = self.row.get("json")
-        return json.loads(text) if text is not None else None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The change as one JSON object (a line of ``asyncsports sync --changes``)."""
-        return {
-            "seq": self.seq,
-            "op": self.op,
-            "table": self.table,
-            "key": list(self.key),
-            "committed_at": self.committed_at,
-            "record": self.record,
-        }
 
 
 def now_text() -> str:
@@ -134,334 +64,28 @@ def last_states(changes: Iterable[RowChange]) -> dict[tuple[str, tuple[Any, ...]
     return {(c.table, tuple(c.key)): c for c in changes}
 
 
-class MirrorStore(Protocol):
-    """An open mirror database, on either engine: every method is a coroutine.
-
-    ``name`` is how messages name it (a URL without its password).
-    """
-
-    name: str
-
-    async def close(self) -> None:
-        """Close it (an unfinished transaction is rolled back)."""
-
-    def abort(self) -> None:
-        """Close it at once, without waiting (a generator's finally may not wait: one
-        left unfinished is closed by the garbage collector)."""
-
-    async def write(
-        self,
-        writes: Iterable[Write],
-        marks: Iterable[str] = (),
-        at: float = 0.0,
-        unmarks: Iterable[str] = (),
-        positions: Mapping[str, int] | None = None,
-    ) -> Counter[str]:
-        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
-        feeds' ``positions``, in one transaction; returns the changes made per table.
-        Only rows whose content changed are written, each with one line in ``changes``."""
-        ...
-
-    async def apply(self, changes: Iterable[RowChange]) -> None:
-        """Replay changes from a feed in one transaction (a consumer rebuilding tables)."""
-
-    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
-        """Committed changes with ``seq > after``, in commit order."""
-        ...
-
-    async def wait(self, at_most: float) -> None:
-        """Return when changes may have been committed since the last :meth:`changes`
-        (at the latest after ``at_most`` seconds)."""
-
-    async def cursor(self, name: str) -> int:
-        """Where consumer ``name`` stands (0: at the start)."""
-        ...
-
-    async def save_cursor(self, name: str, seq: int) -> None:
-        """Consumer ``name`` is done with every change up to ``seq`` (it only moves on)."""
-
-    async def marks(self) -> dict[str, float]:
-        """Every mark and when it was set."""
-        ...
-
-    async def rows(self, table: str) -> list[Row]:
-        """Every row of ``table`` (values as written: time as text, flags as 0/1), by key."""
-        ...
-
-    async def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        ...
-
-    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
-        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
-        ...
-
-    async def count_actions(self, fixture_id: str) -> int:
-        """How many actions of a fixture are stored."""
-        ...
-
-    async def position(self, name: str) -> int | None:
-        """Records of the live feed ``name`` committed (None: it never ran)."""
-        ...
-
-    async def has(self, table: str, column: str, value: Any) -> bool:
-        """Whether ``table`` holds a row with ``column = value``."""
-        ...
+def as_change(seq: int, op: str, table: str, key: str, row: str, at: str) -> RowChange:
+    """A line of ``changes`` as read (``at``: ``committed_at`` as text)."""
+    return RowChange(seq, op, table, tuple(json.loads(key)), json.loads(row), at)
 
 
-async def open_mirror(
-    db: str | Path,
-    *,
-    patience: float = PATIENCE,
-    connect_timeout: float = CONNECT_TIMEOUT,
-    fence: Lease | None = None,
-) -> MirrorStore:
-    """Open (or create) the mirror database ``db``: a SQLite path or a ``postgresql://``
-    URL. PostgreSQL: a database never reached fails within ``connect_timeout``; one lost
-    later is waited for, for up to ``patience`` seconds, and each call is done again.
-    With a standby's ``fence`` (its lease), on either engine, each write first checks
-    the lease is ours (:class:`~asyncsports.store.Deposed` else) and writes nothing else."""
-    if is_postgres(db):
-        from asyncsports.store._mirror_pg import PgMirror
-
-        return await PgMirror.open(
-            str(db), patience=patience, connect_timeout=connect_timeout, fence=fence
-        )
-    return await SqliteMirror.open(Path(db), fence=fence)
+def as_count(row: Sequence[Any] | None) -> int | None:
+    """The number a one-value read found (None: no row)."""
+    return int(row[0]) if row is not None and row[0] is not None else None
 
 
-class Store:
-    """An open mirror database; with a standby's ``fence`` (its lease), each write first
-    checks the lease is ours."""
-
-    def __init__(self, path: str | Path, fence: Lease | None = None) -> None:
-        self.path = Path(path)
-        self.fence = fence
-        self._db = connect(self.path)
-        self._select = {
-            t: f"SELECT * FROM {t} WHERE " + " AND ".join(f"{k} = ?" for k in KEYS[t])
-            for t in TABLES
-        }
-        self._put = {
-            t: f"INSERT OR REPLACE INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
-            for t, c in TABLES.items()
-        }
-
-    def close(self) -> None:
-        """Close the connection (an unfinished transaction is rolled back)."""
-        self._db.close()
-
-    def write(
-        self,
-        writes: Iterable[Write],
-        marks: Iterable[str] = (),
-        at: float = 0.0,
-        unmarks: Iterable[str] = (),
-        positions: Mapping[str, int] | None = None,
-    ) -> Counter[str]:
-        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
-        feeds' ``positions``, in one transaction; returns the changes made per table."""
-        changed: Counter[str] = Counter()
-        with Transaction(self._db, self.path):
-            if self.fence is not None:
-                sqlite_fence(self._db, self.fence)
-            now = now_text()
-            for w in writes:
-                changed[w.table] += self._apply(w, now)
-            for name in unmarks:
-                self._db.execute("DELETE FROM marks WHERE name = ?", (name,))
-            for name in marks:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO marks (name, done_at) VALUES (?, ?)", (name, at)
-                )
-            for name, n in (positions or {}).items():
-                self._db.execute(
-                    "INSERT OR REPLACE INTO positions (name, position) VALUES (?, ?)", (name, n)
-                )
-        return changed
-
-    def _apply(self, w: Write, now: str) -> int:
-        table, cols = w.table, TABLES[w.table]
-        nkeys = len(KEYS[table])
-        changed = 0
-        seen: set[tuple[Any, ...]] = set()
-        for row in w.rows:
-            key = tuple(row[:nkeys])
-            seen.add(key)
-            old = self._db.execute(self._select[table], key).fetchone()
-            if old is not None and tuple(old) == tuple(row):
-                continue  # the same content: no write, no change
-            self._db.execute(self._put[table], row)
-            op = change_op(table, row, inserted=old is None)
-            self._log(now, op, table, key, dict(zip(cols, row, strict=True)))
-            changed += 1
-        if w.scope is not None:
-            column, value = w.scope
-            for old in self._db.execute(f"SELECT * FROM {table} WHERE {column} = ?", (value,)):
-                key = tuple(old[:nkeys])
-                if key not in seen:
-                    where = " AND ".join(f"{k} = ?" for k in KEYS[table])
-                    self._db.execute(f"DELETE FROM {table} WHERE {where}", key)
-                    gone = dict(zip(cols, old, strict=True)) | {"json": None}
-                    self._log(now, "delete", table, key, gone)
-                    changed += 1
-        return changed
-
-    def _log(self, now: str, op: str, table: str, key: Row, row: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT INTO changes (committed_at, op, tbl, key, row) VALUES (?, ?, ?, ?, ?)",
-            (now, op, table, json.dumps(list(key)), json.dumps(row)),
-        )
-
-    def apply(self, changes: Iterable[RowChange]) -> None:
-        """Replay changes from a feed, in one transaction (a consumer rebuilding tables):
-        a row with its JSON is written as it is, one without (a row gone) is deleted."""
-        with Transaction(self._db, self.path):
-            for c in last_states(changes).values():
-                if c.row.get("json") is None:
-                    where = " AND ".join(f"{k} = ?" for k in KEYS[c.table])
-                    self._db.execute(f"DELETE FROM {c.table} WHERE {where}", c.key)
-                else:
-                    self._db.execute(self._put[c.table], [c.row[k] for k in TABLES[c.table]])
-
-    def changes(self, after: int, limit: int = 500) -> list[RowChange]:
-        """Committed changes with ``seq > after``, in commit order."""
-        rows = self._db.execute(
-            "SELECT seq, op, tbl, key, row, committed_at FROM changes WHERE seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (after, limit),
-        ).fetchall()
-        return [
-            RowChange(seq, op, tbl, tuple(json.loads(key)), json.loads(row), at)
-            for seq, op, tbl, key, row, at in rows
-        ]
-
-    def cursor(self, name: str) -> int:
-        """Where consumer ``name`` stands (0: at the start)."""
-        row = self._db.execute("SELECT seq FROM cursors WHERE name = ?", (name,)).fetchone()
-        return int(row[0]) if row else 0
-
-    def save_cursor(self, name: str, seq: int) -> None:
-        """Remember that consumer ``name`` is done with every change up to ``seq``.
-
-        A cursor only moves forward: a late save of an older position changes nothing.
-        """
-        try:
-            self._db.execute(
-                "INSERT INTO cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) "
-                "DO UPDATE SET seq = max(seq, excluded.seq)",
-                (name, seq),
-            )
-        except sqlite3.Error as exc:
-            raise SinkError(f"cannot write {self.path}: {exc}") from exc
-
-    def marks(self) -> dict[str, float]:
-        """Every mark and when it was set."""
-        return dict(self._db.execute("SELECT name, done_at FROM marks").fetchall())
-
-    def rows(self, table: str) -> list[Row]:
-        """Every row of ``table``, ordered by key."""
-        order = ", ".join(KEYS[table])
-        return [tuple(r) for r in self._db.execute(f"SELECT * FROM {table} ORDER BY {order}")]
-
-    def counts(self) -> dict[str, int]:
-        """Rows per resource table."""
-        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
-
-    def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
-        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
-        return [
-            (r[0], r[1], r[2], r[3], bool(r[4]))
-            for r in self._db.execute("SELECT id, sport, season_id, status, deleted FROM fixtures")
-        ]
-
-    def count_actions(self, fixture_id: str) -> int:
-        """How many actions of a fixture are stored."""
-        q = "SELECT count(*) FROM actions WHERE fixture_id = ?"
-        return int(self._db.execute(q, (fixture_id,)).fetchone()[0])
-
-    def position(self, name: str) -> int | None:
-        """Records of the live feed ``name`` committed (None: it never ran)."""
-        row = self._db.execute("SELECT position FROM positions WHERE name = ?", (name,))
-        found = row.fetchone()
-        return int(found[0]) if found is not None else None
-
-    def has(self, table: str, column: str, value: Any) -> bool:
-        """Whether ``table`` holds a row with ``column = value``."""
-        row = self._db.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1", (value,))
-        return row.fetchone() is not None
+def as_fixture(r: Sequence[Any]) -> tuple[str, str, str | None, str | None, bool]:
+    """A row of :data:`~asyncsports.store._sql.MIRROR_FIXTURES` (deleted as a bool)."""
+    return (r[0], r[1], r[2], r[3], bool(r[4]))
 
 
-class _OnThread(Generic[P, T]):
-    """A :class:`Store` method as a coroutine method of :class:`SqliteMirror`: run on its
-    thread, with the same arguments."""
-
-    __slots__ = ("fn",)
-
-    def __init__(self, fn: Callable[Concatenate[Store, P], T]) -> None:
-        self.fn = fn
-
-    def __get__(self, mirror: SqliteMirror, owner: object) -> Callable[P, Coroutine[Any, Any, T]]:
-        fn = self.fn
-
-        async def call(*args: P.args, **kwargs: P.kwargs) -> T:
-            return await mirror._call(functools.partial(fn, mirror.store, *args, **kwargs))
-
-        return call
-
-
-class SqliteMirror:
-    """A :class:`Store` behind the async interface of :class:`MirrorStore`: every call
-    runs on one thread of its own (a call and the close never overlap)."""
-
-    def __init__(self, store: Store, io: concurrent.futures.ThreadPoolExecutor) -> None:
-        self.store = store
-        self.name = str(store.path)
-        self._io = io
-
-    @classmethod
-    async def open(cls, path: Path, fence: Lease | None = None) -> SqliteMirror:
-        """Open (or create) the file at ``path`` (``fence``: see :class:`Store`)."""
-        io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mirror-db")
-        try:
-            store = await asyncio.get_running_loop().run_in_executor(io, Store, path, fence)
-        except BaseException:
-            io.shutdown(wait=False)
-            raise
-        return cls(store, io)
-
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
-
-    async def close(self) -> None:
-        """Close the connection (an unfinished transaction is rolled back)."""
-        try:
-            await asyncio.shield(self._call(self.store.close))
-        finally:
-            self._io.shutdown(wait=False)
-
-    def abort(self) -> None:
-        """As :meth:`MirrorStore.abort`: closed on its thread, not waited for."""
-        self._io.submit(self.store.close)
-        self._io.shutdown(wait=False)
-
-    async def apply(self, changes: Iterable[RowChange]) -> None:
-        """As :meth:`MirrorStore.apply`."""
-        await self._call(self.store.apply, list(changes))
-
-    async def wait(self, at_most: float) -> None:
-        """A SQLite file tells no one of its commits: look again after :data:`POLL`."""
-        await asyncio.sleep(min(at_most, POLL))
-
-    # The rest of MirrorStore: Store's method of the same name, run on the thread.
-    write = _OnThread(Store.write)
-    changes = _OnThread(Store.changes)
-    cursor = _OnThread(Store.cursor)
-    save_cursor = _OnThread(Store.save_cursor)
-    marks = _OnThread(Store.marks)
-    rows = _OnThread(Store.rows)
-    counts = _OnThread(Store.counts)
-    fixtures = _OnThread(Store.fixtures)
-    count_actions = _OnThread(Store.count_actions)
-    position = _OnThread(Store.position)
-    has = _OnThread(Store.has)
+def bookkeeping(
+    marks: Iterable[str], at: float, unmarks: Iterable[str], positions: Mapping[str, int] | None
+) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The statements (``?`` placeholders) and their rows that remove ``unmarks``, set
+    ``marks`` to ``at`` and the live feeds' ``positions``, in a write's transaction."""
+    return [
+        (_sql.UNMARK, [(name,) for name in unmarks]),
+        (_sql.MARK, [(name, at) for name in marks]),
+        (_sql.SET_POSITION, list((positions or {}).items())),
+    ]

@@ -5,7 +5,7 @@ unnest(...) ON CONFLICT DO UPDATE ... WHERE (old) IS DISTINCT FROM (new) RETURNI
 database compares each row with the stored one and writes (and returns) only those whose
 content changed; their lines go into ``changes`` in the same transaction, which ends with a
 ``NOTIFY`` (:data:`CHANNEL`) carrying the last ``seq``. A transaction that is lost, or
-whose commit is not known, is done again on a new connection (:class:`PgLink`): the rows
+whose commit is not known, is done again on a new connection (:class:`~asyncsports.store._pg.PgLink`): the rows
 it did commit compare equal the second time, so nothing is logged twice.
 
 ``seq`` is in commit order because each write first takes a transaction-scoped advisory
@@ -23,19 +23,35 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from asyncsports.store._lease import Lease
 from asyncsports.store._lease_pg import fence
 from asyncsports.store._mirror import (
-    Row,
-    RowChange,
-    Write,
+    as_change,
+    as_count,
+    as_fixture,
+    bookkeeping,
     change_op,
     last_states,
     time_text,
 )
-from asyncsports.store._pg import CONNECT_TIMEOUT, PATIENCE, PgLink, PgSink, redact_url
+from asyncsports.store._pg import PgLink
 from asyncsports.store._rows import utc_text
-from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Column, Table, pg_convert
+from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Table, pg_convert
+from asyncsports.store._sql import (
+    CHANGES,
+    COUNT_ACTIONS,
+    CURSOR,
+    MARKS,
+    MIRROR_FIXTURES,
+    POSITION,
+    SAVE_CURSOR,
+    counts,
+    has,
+    pg,
+    rows,
+    upsert,
+)
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, Lease, Row, RowChange, Write
+from asyncsports.store._urls import redact_url
 
 if TYPE_CHECKING:
     import asyncpg
@@ -55,26 +71,10 @@ _ARRAY = {"text": "text", "int": "bigint", "flag": "integer", "time": "text", "j
 _KEY_TYPE = {"text": "text", "int": "bigint"}
 
 
-def _compared(c: Column, side: str) -> str:
-    # json has no equality operator: its text is compared (the bytes as sent).
-    return f"{side}.{c.name}::text" if c.kind == "json" else f"{side}.{c.name}"
-
-
-def _upsert(t: Table) -> str:
-    names = ", ".join(t.names)
+def _unnest(t: Table) -> str:
+    """The rows as arrays, one per column (``$1``...), turned into the columns' types."""
     arrays = ", ".join(f"${i}::{_ARRAY[c.kind]}[]" for i, c in enumerate(t.columns, 1))
-    rest = [c for c in t.columns if c.name not in t.key]
-    sets = ", ".join(f"{c.name} = excluded.{c.name}" for c in rest)
-    old = ", ".join(_compared(c, t.name) for c in rest)
-    new = ", ".join(_compared(c, "excluded") for c in rest)
-    return (
-        f"INSERT INTO {t.name} ({names}) "
-        f"SELECT {', '.join(pg_convert(c) for c in t.columns)} "
-        f"FROM unnest({arrays}) AS v({names}) "
-        f"ON CONFLICT ({', '.join(t.key)}) DO UPDATE SET {sets} "
-        f"WHERE ROW({old}) IS DISTINCT FROM ROW({new}) "
-        f"RETURNING {', '.join(t.key)}, (xmax = 0) AS inserted"
-    )
+    return f"SELECT {', '.join(pg_convert(c) for c in t.columns)} FROM unnest({arrays}) AS v({', '.join(t.names)})"
 
 
 def _key_types(t: Table) -> list[str]:
@@ -98,15 +98,20 @@ def _delete(t: Table) -> str:
     return f"DELETE FROM {t.name} WHERE ({keys}) IN (SELECT * FROM unnest({arrays}))"
 
 
-def _order(t: Table) -> str:
-    # Keys in byte order, as SQLite sorts them (not the database's collation).
-    kinds = {c.name: c.kind for c in t.columns}
-    return ", ".join(f'{k} COLLATE "C"' if kinds[k] == "text" else k for k in t.key)
-
-
-_UPSERT = {name: _upsert(t) for name, t in _TABLES.items()}
+_UPSERT = {
+    name: upsert(
+        t, _unnest(t), changed=True, returning=f"{', '.join(t.key)}, (xmax = 0) AS inserted"
+    )
+    for name, t in _TABLES.items()
+}
+_REPLACE = {name: upsert(t, _unnest(t)) for name, t in _TABLES.items()}
 _DELETE = {name: _delete(t) for name, t in _TABLES.items()}
-_REPLACE = {name: s.removesuffix(s[s.index(" WHERE ROW(") :]) for name, s in _UPSERT.items()}
+# Keys in byte order, as SQLite sorts them (not the database's collation).
+_ROWS = {name: pg(rows(t, 'COLLATE "C"')) for name, t in _TABLES.items()}
+_COUNTS = counts(_TABLES)
+_CHANGES, _CURSOR, _SAVE_CURSOR, _MARKS, _POSITION, _COUNT_ACTIONS = map(
+    pg, (CHANGES, CURSOR, SAVE_CURSOR, MARKS, POSITION, COUNT_ACTIONS)
+)
 _LOG = (
     "WITH c AS (INSERT INTO changes (committed_at, op, tbl, key, row) "
     "SELECT $1::timestamptz, o, t, k, r "
@@ -156,9 +161,9 @@ def _layers(rows: Sequence[Row], nkeys: int) -> list[list[Row]]:
 
 
 class PgMirror:
-    """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._mirror.MirrorStore`.
+    """An open mirror database on PostgreSQL: see :class:`~asyncsports.store._types.MirrorStore`.
 
-    Every call goes through one :class:`PgLink` (one connection, reconnected when the
+    Every call goes through one :class:`~asyncsports.store._pg.PgLink` (one connection, reconnected when the
     database restarts, the call done again), one call at a time: callers from several
     tasks queue, as they do on SQLite's one thread.
     """
@@ -194,11 +199,8 @@ class PgMirror:
         return mirror
 
     async def _do(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
-        async def run(sink: PgSink) -> T:
-            return await op(sink.connection)
-
         async with self._turn:
-            return await self.link.do(run)
+            return await self.link.do(op)
 
     async def close(self) -> None:
         """Close the connection."""
@@ -221,10 +223,9 @@ class PgMirror:
         unmarks: Iterable[str] = (),
         positions: Mapping[str, int] | None = None,
     ) -> Counter[str]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.write`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.write`."""
         todo = list(writes)
-        marked, unmarked = list(marks), list(unmarks)
-        moved = dict(positions or {})
+        kept = bookkeeping(marks, at, unmarks, positions)
 
         async def op(conn: asyncpg.Connection) -> Counter[str]:
             changed: Counter[str] = Counter()
@@ -239,23 +240,9 @@ class PgMirror:
                     ops, tables, keys, rows = (list(x) for x in zip(*lines, strict=True))
                     now = dt.datetime.now(dt.UTC)
                     await conn.execute(_LOG, now, ops, tables, keys, rows)
-                if unmarked:
-                    await conn.execute("DELETE FROM marks WHERE name = ANY($1::text[])", unmarked)
-                if marked:
-                    await conn.execute(
-                        "INSERT INTO marks (name, done_at) SELECT unnest($1::text[]), $2 "
-                        "ON CONFLICT (name) DO UPDATE SET done_at = excluded.done_at",
-                        marked,
-                        at,
-                    )
-                if moved:
-                    await conn.execute(
-                        "INSERT INTO positions (name, position) "
-                        "SELECT * FROM unnest($1::text[], $2::bigint[]) "
-                        "ON CONFLICT (name) DO UPDATE SET position = excluded.position",
-                        list(moved),
-                        list(moved.values()),
-                    )
+                for statement, args in kept:
+                    if args:  # older asyncpg refuses an empty executemany
+                        await conn.executemany(pg(statement), args)
             return changed
 
         return await self._do(op)
@@ -285,7 +272,7 @@ class PgMirror:
         return changed
 
     async def apply(self, changes: Iterable[RowChange]) -> None:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.apply`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.apply`."""
         last = list(last_states(changes).values())
 
         async def op(conn: asyncpg.Connection) -> None:
@@ -304,34 +291,18 @@ class PgMirror:
         await self._do(op)
 
     async def save_cursor(self, name: str, seq: int) -> None:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.save_cursor`."""
-        await self._do(
-            lambda conn: conn.execute(
-                "INSERT INTO cursors (name, seq) VALUES ($1, $2) ON CONFLICT (name) "
-                "DO UPDATE SET seq = greatest(cursors.seq, excluded.seq)",
-                name,
-                seq,
-            )
-        )
+        """As :meth:`~asyncsports.store._types.MirrorStore.save_cursor`."""
+        await self._do(lambda conn: conn.execute(_SAVE_CURSOR, name, seq))
 
     # ------------------------------------------------------------------ the feed
 
     async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.changes`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.changes`."""
 
         async def op(conn: asyncpg.Connection) -> list[RowChange]:
             self._woken.clear()  # a NOTIFY from now on wakes the next wait()
-            return [
-                RowChange(
-                    r[0], r[1], r[2], tuple(json.loads(r[3])), json.loads(r[4]), time_text(r[5])
-                )
-                for r in await conn.fetch(
-                    "SELECT seq, op, tbl, key, row, committed_at FROM changes "
-                    "WHERE seq > $1 ORDER BY seq LIMIT $2",
-                    after,
-                    limit,
-                )
-            ]
+            got = await conn.fetch(_CHANGES, after, limit)
+            return [as_change(r[0], r[1], r[2], r[3], r[4], time_text(r[5])) for r in got]
 
         return await self._do(op)
 
@@ -363,48 +334,37 @@ class PgMirror:
     # ------------------------------------------------------------------ reads
 
     async def cursor(self, name: str) -> int:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.cursor`."""
-        seq = await self._do(lambda c: c.fetchval("SELECT seq FROM cursors WHERE name = $1", name))
-        return int(seq) if seq is not None else 0
+        """As :meth:`~asyncsports.store._types.MirrorStore.cursor`."""
+        return as_count(await self._do(lambda c: c.fetchrow(_CURSOR, name))) or 0
 
     async def marks(self) -> dict[str, float]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.marks`."""
-        rows = await self._do(lambda c: c.fetch("SELECT name, done_at FROM marks"))
-        return {r[0]: r[1] for r in rows}
+        """As :meth:`~asyncsports.store._types.MirrorStore.marks`."""
+        return {r[0]: r[1] for r in await self._do(lambda c: c.fetch(_MARKS))}
 
     async def rows(self, table: str) -> list[Row]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.rows`."""
+        """As :meth:`~asyncsports.store._types.MirrorStore.rows`."""
         t = _TABLES[table]
-        q = f"SELECT {', '.join(t.names)} FROM {table} ORDER BY {_order(t)}"
-        return [_plain(t, r) for r in await self._do(lambda c: c.fetch(q))]
+        return [_plain(t, r) for r in await self._do(lambda c: c.fetch(_ROWS[table]))]
 
     async def counts(self) -> dict[str, int]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.counts`."""
-        q = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in _TABLES)
-        return {r[0]: r[1] for r in await self._do(lambda c: c.fetch(q))}
+        """As :meth:`~asyncsports.store._types.MirrorStore.counts`."""
+        return {r[0]: r[1] for r in await self._do(lambda c: c.fetch(_COUNTS))}
 
     async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.fixtures`."""
-        q = "SELECT id, sport, season_id, status, deleted FROM fixtures"
-        return [(r[0], r[1], r[2], r[3], r[4]) for r in await self._do(lambda c: c.fetch(q))]
+        """As :meth:`~asyncsports.store._types.MirrorStore.fixtures`."""
+        return [as_fixture(r) for r in await self._do(lambda c: c.fetch(MIRROR_FIXTURES))]
 
     async def count_actions(self, fixture_id: str) -> int:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.count_actions`."""
-        q = "SELECT count(*) FROM actions WHERE fixture_id = $1"
-        return int(await self._do(lambda c: c.fetchval(q, fixture_id)))
+        """As :meth:`~asyncsports.store._types.MirrorStore.count_actions`."""
+        return as_count(await self._do(lambda c: c.fetchrow(_COUNT_ACTIONS, fixture_id))) or 0
 
     async def position(self, name: str) -> int | None:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.position`."""
-        q = "SELECT position FROM positions WHERE name = $1"
-        n = await self._do(lambda c: c.fetchval(q, name))
-        return int(n) if n is not None else None
+        """As :meth:`~asyncsports.store._types.MirrorStore.position`."""
+        return as_count(await self._do(lambda c: c.fetchrow(_POSITION, name)))
 
     async def has(self, table: str, column: str, value: Any) -> bool:
-        """As :meth:`~asyncsports.store._mirror.MirrorStore.has`."""
-        t = _TABLES[table]
-        if column not in t.names:
-            raise ValueError(f"{table} has no column {column}")
-        q = f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {column} = $1)"
+        """As :meth:`~asyncsports.store._types.MirrorStore.has`."""
+        q = pg(has(table, column))
         return bool(await self._do(lambda c: c.fetchval(q, value)))
 
 

@@ -1,27 +1,18 @@
-"""The backfill's PostgreSQL database (asyncpg): the tables, keys and semantics of SQLite.
+"""A PostgreSQL database of the store (asyncpg): connecting, checking, creating the tables;
+what its errors mean; and :class:`PgLink`, the one reconnect rule.
 
-The tables come from :mod:`asyncsports.store._schema`, as SQLite's do. A batch of units is one
-transaction: each table's rows are COPYed (binary) into a session's staging table, then
-moved by one ``INSERT ... SELECT ... ON CONFLICT`` (which also turns the values into
-``json``, ``timestamptz`` and ``boolean``); the units' checkpoints go in the same
-transaction, so after a crash a unit is wholly there and checkpointed, or not at all.
-
-:class:`PgEngine` is the :class:`asyncsports.store._writer.Writer`'s engine for it, in the
-event loop (asyncpg is asynchronous). A database that cannot be reached at the start fails
-at once, within the connect timeout (:data:`CONNECT_TIMEOUT`), naming its host and port.
-When it dies or restarts later, the writer backs off and tries the batch again on a new
-connection (the batch is idempotent), for up to ``patience`` seconds; meanwhile the
-fetchers wait on its back pressure, so nothing is lost (:class:`PgLink`).
+The tables come from :mod:`asyncsports.store._schema`, as SQLite's do. A database that
+cannot be reached at the start fails at once, within the connect timeout
+(:data:`~asyncsports.store._types.CONNECT_TIMEOUT`), naming its host and port. When it
+dies or restarts later, a :class:`PgLink` backs off and does the operation again on a new
+connection, for up to ``patience`` seconds.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import logging
-import operator
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -33,40 +24,27 @@ from asyncsports.store._schema import (
     RESOURCE_TABLES,
     SCHEMA_VERSION,
     pg_ddl,
-    pg_staging,
-    pg_upsert,
 )
-from asyncsports.store._sqlite import JobState, Unit
-from asyncsports.store._urls import address, is_postgres, redact_url
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE
+from asyncsports.store._urls import address, redact_url
 
 if TYPE_CHECKING:
     import asyncpg
 
 __all__ = [
-    "CONNECT_TIMEOUT",
-    "PATIENCE",
-    "PgEngine",
     "PgLink",
-    "PgSink",
     "address",
+    "close",
+    "connect",
     "failed",
-    "is_postgres",
     "ours",
-    "redact_url",
+    "transient",
     "unusable",
 ]
 
 log = logging.getLogger("asyncsports.store")
 
-PATIENCE = 120.0
-"""Seconds the writer keeps trying while a database it had reached is unreachable."""
-
-CONNECT_TIMEOUT = 10.0
-"""Seconds to connect to a database (TCP, TLS, logging in) before giving up."""
-
 _LOCK = 0x6173_7370_6F72_7473  # "asports": one schema creation at a time
-_TABLES = {t.name: t for t in RESOURCE_TABLES}
-_KEY = {t.name: operator.itemgetter(*(t.names.index(k) for k in t.key)) for t in RESOURCE_TABLES}
 T = TypeVar("T")
 
 
@@ -112,7 +90,7 @@ def failed(url: str, exc: Exception, verb: str = "write") -> SinkError:
 
 
 # Every name our tables and indexes take in the schema, the job store's too
-# (asyncsports.store._jobs, made after PgSink.open).
+# (asyncsports.store._jobs, made after connect()).
 _NAMES = sorted(
     {t.name for t in ALL_TABLES}
     | {i for t in ALL_TABLES for i, _ in t.indexes}
@@ -195,221 +173,93 @@ async def _create(conn: asyncpg.Connection, url: str) -> None:
             await _migrate(conn, version)
 
 
-class PgSink:
-    """One connection to a backfill's PostgreSQL database; :meth:`open` makes one.
+async def connect(
+    url: str, *, connect_timeout: float = CONNECT_TIMEOUT, settings: dict[str, str] | None = None
+) -> asyncpg.Connection:
+    """A connection to ``url`` (within ``connect_timeout`` seconds; ``settings``: the
+    session's), the tables created or migrated if needed.
 
-    Its methods raise SinkError for what the user has to fix, and asyncpg's own errors
-    (or OSError) when the database is unreachable (see :func:`transient`).
+    Tables at this version: no DDL. ``CREATE INDEX IF NOT EXISTS`` waits for a lock on its
+    table even when the index is there, so a second connection (a feed's follower, a
+    reader) would wait on a writer's open transaction, and forever when that writer is in
+    the same process waiting on it.
     """
+    conn = await _asyncpg().connect(url, timeout=connect_timeout, server_settings=settings)
+    try:
+        if await ours(conn, url) != SCHEMA_VERSION:
+            await _create(conn, url)
+    except BaseException:
+        conn.terminate()
+        raise
+    return conn
 
-    def __init__(self, url: str, conn: asyncpg.Connection) -> None:
-        self.url = url
-        self._conn = conn
 
-    @property
-    def connection(self) -> asyncpg.Connection:
-        """The connection (a caller's transaction around :meth:`write` holds it too)."""
-        return self._conn
-
-    @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
+async def close(conn: asyncpg.Connection) -> None:
+    """Close ``conn`` (an unfinished transaction is rolled back): within 5 s, else drop it."""
+    with anyio.CancelScope(shield=True):
         try:
-            yield
-        except SinkError:
-            raise
-        except Exception as exc:
-            if transient(exc):
-                raise
-            raise failed(self.url, exc) from exc
-
-    @classmethod
-    async def open(cls, url: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> PgSink:
-        """Connect (within ``connect_timeout`` seconds), create the tables if needed, and
-        the session's staging tables."""
-        apg = _asyncpg()
-        conn = await apg.connect(url, timeout=connect_timeout)
-        try:
-            # Tables at this version: no DDL. `CREATE INDEX IF NOT EXISTS` waits for a
-            # lock on its table even when the index is there, so a second connection
-            # (a feed's follower, a reader) would wait on a writer's open transaction,
-            # and forever when that writer is in the same process waiting on it.
-            if await ours(conn, url) != SCHEMA_VERSION:
-                await _create(conn, url)
-            for table in RESOURCE_TABLES:
-                await conn.execute(pg_staging(table))
-        except BaseException:
+            with anyio.fail_after(5):
+                await conn.close()
+        except Exception:
             conn.terminate()
-            raise
-        return cls(url, conn)
-
-    async def close(self) -> None:
-        """Close the connection (an unfinished transaction is rolled back)."""
-        with anyio.CancelScope(shield=True):
-            try:
-                with anyio.fail_after(5):
-                    await self._conn.close()
-            except Exception:
-                self._conn.terminate()
-
-    def abort(self) -> None:
-        """Drop the connection at once: the server rolls back what was under way."""
-        self._conn.terminate()
-
-    async def start(self, job: str, *, restart: bool = False) -> JobState:
-        """Begin a run of ``job``: as :meth:`asyncsports.store._sqlite.Sink.start`."""
-        with self._errors():
-            return await self._start(job, restart)
-
-    async def _start(self, job: str, restart: bool) -> JobState:
-        conn = self._conn
-        row = await conn.fetchrow("SELECT finished_at FROM jobs WHERE job = $1", job)
-        if row is not None and row[0] is None and not restart:
-            done = frozenset(
-                r[0] for r in await conn.fetch("SELECT unit FROM checkpoints WHERE job = $1", job)
-            )
-            rows = await conn.fetch(
-                "SELECT f.id, f.sport, f.status, f.deleted FROM job_fixtures j "
-                "JOIN fixtures f ON f.id = j.fixture_id WHERE j.job = $1 ORDER BY j.position",
-                job,
-            )
-            fixtures = [(r[0], r[1], r[2], bool(r[3])) for r in rows]
-            return JobState(resumed=True, done=done, fixtures=fixtures)
-        async with conn.transaction():
-            await conn.execute("DELETE FROM checkpoints WHERE job = $1", job)
-            await conn.execute("DELETE FROM job_fixtures WHERE job = $1", job)
-            await conn.execute(
-                "INSERT INTO jobs (job, started_at, finished_at) VALUES ($1, now(), NULL) "
-                "ON CONFLICT (job) DO UPDATE SET started_at = excluded.started_at, "
-                "finished_at = NULL",
-                job,
-            )
-        return JobState(resumed=False)
-
-    async def write(self, job: str, units: Iterable[Unit]) -> int:
-        """Write units and their checkpoints in one transaction; returns the rows written.
-
-        The same as writing them one by one in order (SQLite's way): a unit that
-        replaces a fixture drops what earlier units of the batch staged for it.
-        """
-        staged: dict[str, dict[Any, tuple[Any, ...]]] = {t: {} for t in _TABLES}
-        replaced: dict[str, list[str]] = {t: [] for t in _TABLES}
-        members: dict[str, None] = {}
-        done: dict[str, int] = {}
-        written = 0
-        fixtures: dict[str, set[str]] = {t: set() for t in _TABLES}  # first keys staged
-        for unit in units:
-            rows, key = staged[unit.table], _KEY[unit.table]
-            if unit.replace is not None:
-                replaced[unit.table].append(unit.replace)
-                if unit.replace in fixtures[unit.table]:  # rare: an earlier unit staged it
-                    for k in [k for k, r in rows.items() if r[0] == unit.replace]:
-                        del rows[k]
-                if unit.rows:
-                    fixtures[unit.table].add(unit.replace)
-            elif unit.rows:
-                fixtures[unit.table].update(row[0] for row in unit.rows)
-            for row in unit.rows:
-                rows[key(row)] = row
-            members.update(dict.fromkeys(unit.members))
-            done[unit.name] = len(unit.rows)
-            written += len(unit.rows)
-        with self._errors():
-            await self._send(job, staged, replaced, members, done)
-        return written
-
-    async def _send(
-        self,
-        job: str,
-        staged: dict[str, dict[Any, tuple[Any, ...]]],
-        replaced: dict[str, list[str]],
-        members: dict[str, None],
-        done: dict[str, int],
-    ) -> None:
-        conn = self._conn
-        async with conn.transaction():
-            for name, table in _TABLES.items():
-                if replaced[name]:
-                    await conn.execute(
-                        f"DELETE FROM {name} WHERE {table.key[0]} = ANY($1::text[])",
-                        replaced[name],
-                    )
-                if staged[name]:
-                    await conn.copy_records_to_table(
-                        f"stage_{name}", records=list(staged[name].values()), columns=table.names
-                    )
-                    await conn.execute(pg_upsert(table))
-            if members:
-                await conn.execute(
-                    "INSERT INTO job_fixtures (job, fixture_id) SELECT $1, m "
-                    "FROM unnest($2::text[]) WITH ORDINALITY AS t(m, i) ORDER BY i "
-                    "ON CONFLICT DO NOTHING",
-                    job,
-                    list(members),
-                )
-            await conn.execute(
-                "INSERT INTO checkpoints (job, unit, rows, done_at) "
-                "SELECT $1, u, r, now() FROM unnest($2::text[], $3::bigint[]) AS t(u, r) "
-                "ON CONFLICT (job, unit) DO UPDATE SET rows = excluded.rows, "
-                "done_at = excluded.done_at",
-                job,
-                list(done),
-                list(done.values()),
-            )
-
-    async def finish(self, job: str) -> None:
-        """Mark the job's run finished: the next run of it starts afresh."""
-        with self._errors():
-            await self._conn.execute("UPDATE jobs SET finished_at = now() WHERE job = $1", job)
-
-    async def counts(self) -> dict[str, int]:
-        """Rows per resource table."""
-        return {t: await self._conn.fetchval(f"SELECT count(*) FROM {t}") for t in _TABLES}
 
 
 class PgLink:
-    """A connection to ``url`` that outlives the database's restarts.
+    """A connection to ``url`` that outlives the database's restarts: the one reconnect
+    rule of the package (the backfill, the workers, the mirror and the lease).
 
-    :meth:`do` runs an operation on an open :class:`PgSink`; when the database is lost
-    (:func:`transient`), it reconnects, backing off from 0.1 s to 2 s, and does the
-    operation again (it must be idempotent), for up to ``patience`` seconds. A database
-    never reached is not waited for: the first connection fails within
-    ``connect_timeout``. Everything else is a SinkError at once (:func:`unusable`).
+    :meth:`do` runs an operation on the connection, made by :func:`connect` (with the
+    session's ``settings``) and then ``setup``. A database never reached is not waited
+    for: the first connection fails within ``connect_timeout``. When a database once
+    reached is lost (:func:`transient`), :meth:`do` reconnects, backing off from 0.1 s to
+    2 s, and does the operation again (it must be idempotent), for up to ``patience``
+    seconds; with ``patience=None`` it raises the database's error as it is (the caller
+    tries again later), and the next call connects again. Everything else is a SinkError
+    at once (:func:`unusable`). An operation cut short (cancelled) leaves the session in
+    doubt: the connection is dropped.
     """
 
     def __init__(
-        self, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+        self,
+        url: str,
+        *,
+        patience: float | None = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        settings: dict[str, str] | None = None,
+        setup: Callable[[asyncpg.Connection], Awaitable[object]] | None = None,
     ) -> None:
         self.url = url
         self.patience = patience
         self.connect_timeout = connect_timeout
-        self.sink: PgSink | None = None
+        self.conn: asyncpg.Connection | None = None
         self.reconnects = 0
         """Attempts made again after the database was lost."""
         self.reached = False
         """Whether a connection was ever made."""
+        self._settings = settings
+        self._setup = setup
         self._lock = anyio.Lock()
 
-    async def do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        """``op`` on an open sink; on a lost database, reconnect and do it again.
+    async def do(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """``op`` on the connection; on a lost database, reconnect and do it again.
 
         Tasks that share the link take turns (a connection does one thing at a time)."""
         async with self._lock:
             return await self._do(op)
 
-    async def _do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
-        delay, give_up = 0.1, time.monotonic() + self.patience
+    async def _do(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        delay, give_up = 0.1, time.monotonic() + (self.patience or 0.0)
         while True:
             try:
-                if self.sink is None:
-                    self.sink = await PgSink.open(self.url, connect_timeout=self.connect_timeout)
-                    self.reached = True
-                return await op(self.sink)
-            except Exception as exc:
+                return await op(await self._connection())
+            except BaseException as exc:
                 self.abort()
-                if isinstance(exc, AsyncSportsError):  # SinkError, MissingDependencyError
-                    raise
+                if not isinstance(exc, Exception) or isinstance(exc, AsyncSportsError):
+                    raise  # cancelled; SinkError, MissingDependencyError
                 if not self.reached or not transient(exc):
                     raise unusable(self.url, exc, self.connect_timeout) from exc
+                if self.patience is None:
+                    raise
                 if time.monotonic() + delay > give_up:
                     where = f"{address(self.url)} for {self.patience:g} s"
                     raise SinkError(
@@ -422,57 +272,24 @@ class PgLink:
                 await anyio.sleep(delay)
                 delay = min(2 * delay, 2.0)
 
+    async def _connection(self) -> asyncpg.Connection:
+        if self.conn is None or self.conn.is_closed():
+            conn = await connect(self.url, connect_timeout=self.connect_timeout,
+                                 settings=self._settings)  # fmt: skip
+            self.conn = conn
+            if self._setup is not None:
+                await self._setup(conn)
+            self.reached = True
+        return self.conn
+
     def abort(self) -> None:
         """Drop the connection at once: the server rolls back what was under way."""
-        if self.sink is not None:
-            self.sink.abort()
-            self.sink = None
+        if self.conn is not None:
+            self.conn.terminate()
+            self.conn = None
 
     async def close(self) -> None:
         """Close the connection, if open."""
-        if self.sink is not None:
-            sink, self.sink = self.sink, None
-            await sink.close()
-
-
-class PgEngine:
-    """The PostgreSQL engine of :class:`~asyncsports.store._writer.Writer`: job ``job`` of the
-    database at ``url``, through a :class:`PgLink` (a database never reached fails within
-    ``connect_timeout``; one that goes away is waited for up to ``patience`` seconds)."""
-
-    def __init__(
-        self,
-        url: str,
-        job: str,
-        *,
-        restart: bool = False,
-        patience: float = PATIENCE,
-        connect_timeout: float = CONNECT_TIMEOUT,
-    ) -> None:
-        self.job = job
-        self.restart = restart
-        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout)
-
-    @property
-    def reconnects(self) -> int:
-        """Attempts made again after the database was lost."""
-        return self.link.reconnects
-
-    async def open(self) -> JobState:
-        return await self.link.do(lambda s: s.start(self.job, restart=self.restart))
-
-    async def write(self, batch: Sequence[Unit]) -> Sequence[Unit]:
-        await self.link.do(functools.partial(PgSink.write, job=self.job, units=batch))
-        return batch
-
-    async def finish(self) -> None:
-        await self.link.do(lambda s: s.finish(self.job))
-
-    async def counts(self) -> dict[str, int]:
-        return await self.link.do(lambda s: s.counts())
-
-    async def close(self) -> None:
-        await self.link.close()
-
-    def abort(self) -> None:
-        self.link.abort()
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            await close(conn)

@@ -30,6 +30,7 @@ from asyncsports.models import (
     Tournament,
     encode,
 )
+from asyncsports.store._types import Row
 
 __all__ = [
     "ActionRows",
@@ -43,9 +44,6 @@ __all__ = [
     "tournament_row",
     "utc_text",
 ]
-
-Row = tuple[Any, ...]
-"""A table's row: plain values in the columns' order (see :mod:`asyncsports.store._schema`)."""
 
 _UTC = dt.UTC
 _to_builtins = msgspec.to_builtins

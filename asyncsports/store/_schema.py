@@ -34,8 +34,8 @@ __all__ = [
     "Table",
     "pg_convert",
     "pg_ddl",
+    "pg_staging",
     "sqlite_ddl",
-    "sqlite_upsert",
 ]
 
 SCHEMA_VERSION = 2
@@ -335,26 +335,3 @@ def pg_convert(column: Column) -> str:
         "time": f"{column.name}::timestamptz",
         "json": f"{column.name}::json",
     }.get(column.kind, column.name)
-
-
-def pg_upsert(table: Table) -> str:
-    """Move the staged rows of ``table`` into it: insert, or replace by primary key."""
-    names = ", ".join(table.names)
-    values = ", ".join(pg_convert(c) for c in table.columns)
-    return (
-        f"INSERT INTO {table.name} ({names}) SELECT {values} FROM stage_{table.name} "
-        f"ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {_updates(table)}"
-    )
-
-
-def sqlite_upsert(table: Table) -> str:
-    """Insert one row (``?`` parameters in column order), or replace it by primary key."""
-    marks = ", ".join("?" * len(table.columns))
-    return (
-        f"INSERT INTO {table.name} ({', '.join(table.names)}) VALUES ({marks}) "
-        f"ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {_updates(table)}"
-    )
-
-
-def _updates(table: Table) -> str:
-    return ", ".join(f"{c} = excluded.{c}" for c in table.names if c not in table.key)

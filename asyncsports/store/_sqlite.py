@@ -1,60 +1,41 @@
-"""The backfill's SQLite database: resource tables, job state and checkpoints. No network.
+"""A SQLite file of the store: opened, checked, migrated; its errors and transactions; and
+:class:`SqliteThread`, the one thread that owns a connection. No network.
 
-A table per resource (``fixtures``, ``actions``, ``statistics``) keeps a few key columns and
-the record's wire JSON (``json``), with a primary key so that writing a record again
-replaces it. Work is written in *units* (a page of fixtures, the actions of one fixture,
-its statistics): a unit's rows and its checkpoint go in one transaction, so after a crash
-a unit is either wholly there and checkpointed, or not there at all.
-
-A *job* is one backfill scope (``Scope.key`` in :mod:`asyncsports.backfill`). ``jobs`` says
-whether its last run finished; ``checkpoints`` lists the units done by the current run;
-``job_fixtures`` lists the fixtures the job's listings returned, so that a resumed run
-knows which fixtures' actions and statistics it still owes without listing them again.
-
-A :class:`Sink` is one ``sqlite3`` connection: use it from one thread only, except
-:meth:`Sink.interrupt`, which another thread calls to abort what it is doing.
+:func:`connect` refuses a file that is not ours, or is newer, before writing to it,
+and makes every error of the connection a SinkError naming the file
+(:func:`storage_error`). :class:`Transaction` is ``BEGIN IMMEDIATE ... COMMIT``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import datetime as dt
 import functools
+import queue
 import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import (
     ALL_TABLES,
-    RESOURCE_TABLES,
     SCHEMA_VERSION,
     sqlite_ddl,
-    sqlite_upsert,
 )
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
-    "TABLES",
-    "JobState",
-    "Sink",
     "SinkError",
+    "SqliteThread",
     "Transaction",
-    "Unit",
     "connect",
     "storage_error",
 ]
-
-# Columns of each resource table (asyncsports.store._schema describes them for every engine);
-# the first ones named in KEYS form the primary key.
-TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in RESOURCE_TABLES}
-KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in RESOURCE_TABLES}
 
 _SCHEMA = sqlite_ddl()
 _OLD_MIRROR = "mirror"  # a mirror's file before version 2 kept its version in this table
@@ -109,6 +90,8 @@ def _no_space(path: Path) -> bool:
 
 
 _M = TypeVar("_M", bound=Callable[..., Any])
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 def _naming(method: _M) -> _M:
@@ -271,146 +254,6 @@ def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
             time.sleep(0.1)
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One checkpointed piece of work.
-
-    ``rows`` go into ``table`` (upserted by primary key); with ``replace`` set to a fixture
-    id, that fixture's earlier rows in ``table`` are deleted first, so the unit leaves
-    exactly what the service returned. ``members`` are fixture ids to add to the job.
-    A unit with no rows still records its checkpoint (a fixture without statistics).
-    """
-
-    name: str
-    table: str
-    rows: Sequence[tuple[Any, ...]] = ()
-    replace: str | None = None
-    members: Sequence[str] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class JobState:
-    """Where a job stands when a run starts.
-
-    ``resumed`` is True when the job's last run did not finish; ``done`` then names its
-    checkpointed units and ``fixtures`` lists ``(id, sport, status, deleted)`` of the
-    fixtures its listings have returned so far. A fresh run gets empty ones.
-    """
-
-    resumed: bool
-    done: frozenset[str] = frozenset()
-    fixtures: Sequence[tuple[str, str, str | None, bool]] = field(default=())
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-_UPSERT = {t.name: sqlite_upsert(t) for t in RESOURCE_TABLES}
-
-
-class Sink:
-    """An open backfill database. Create, use and close it on one thread (interrupt it
-    from any)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._closing = threading.Lock()  # interrupt() never touches a closed connection
-        self._closed = False
-        self._interrupted = False
-        self._db = connect(self.path)
-        # interrupt() holds for every statement after it: sqlite3_interrupt aborts only
-        # the step running, and executemany's rows are steps of their own.
-        self._db.set_progress_handler(lambda: self._interrupted, 1000)
-
-    def close(self) -> None:
-        """Close the connection (an unfinished transaction is rolled back)."""
-        with self._closing:
-            self._closed = True
-            self._db.close()
-
-    def interrupt(self) -> None:
-        """Abort the statement running now, if any; callable from any thread.
-
-        The statement fails, and every later one (its transaction rolls back: SinkError
-        in the thread using the sink), so what is committed is exactly what was before.
-        """
-        with self._closing:
-            if not self._closed:
-                self._interrupted = True
-                self._db.interrupt()
-
-    def start(self, job: str, *, restart: bool = False) -> JobState:
-        """Begin a run of ``job``: resume its unfinished run, else start it afresh.
-
-        A fresh start (the job is new, its last run finished, or ``restart``) forgets the
-        job's checkpoints; rows stay and are overwritten as the run writes them again.
-        """
-        row = self._db.execute("SELECT finished_at FROM jobs WHERE job = ?", (job,)).fetchone()
-        if row is not None and row[0] is None and not restart:
-            done = frozenset(
-                r[0] for r in self._db.execute("SELECT unit FROM checkpoints WHERE job = ?", (job,))
-            )
-            fixtures = [
-                (r[0], r[1], r[2], bool(r[3]))
-                for r in self._db.execute(
-                    "SELECT f.id, f.sport, f.status, f.deleted FROM job_fixtures j "
-                    "JOIN fixtures f ON f.id = j.fixture_id WHERE j.job = ? ORDER BY j.rowid",
-                    (job,),
-                )
-            ]
-            return JobState(resumed=True, done=done, fixtures=fixtures)
-        with self._transaction():
-            self._db.execute("DELETE FROM checkpoints WHERE job = ?", (job,))
-            self._db.execute("DELETE FROM job_fixtures WHERE job = ?", (job,))
-            self._db.execute(
-                "INSERT INTO jobs (job, started_at, finished_at) VALUES (?, ?, NULL) "
-                "ON CONFLICT (job) DO UPDATE SET started_at = excluded.started_at, "
-                "finished_at = NULL",
-                (job, _now()),
-            )
-        return JobState(resumed=False)
-
-    def write(self, job: str, units: Iterable[Unit]) -> int:
-        """Write units and their checkpoints in one transaction; returns the rows written."""
-        written = 0
-        now = _now()
-        with self._transaction():
-            for unit in units:
-                if unit.replace is not None:
-                    self._db.execute(
-                        f"DELETE FROM {unit.table} WHERE {KEYS[unit.table][0]} = ?",
-                        (unit.replace,),
-                    )
-                if unit.rows:
-                    self._db.executemany(_UPSERT[unit.table], unit.rows)
-                    written += len(unit.rows)
-                if unit.members:
-                    self._db.executemany(
-                        "INSERT OR IGNORE INTO job_fixtures (job, fixture_id) VALUES (?, ?)",
-                        [(job, m) for m in unit.members],
-                    )
-                self._db.execute(
-                    "INSERT INTO checkpoints (job, unit, rows, done_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (job, unit) DO UPDATE SET rows = excluded.rows, "
-                    "done_at = excluded.done_at",
-                    (job, unit.name, len(unit.rows), now),
-                )
-        return written
-
-    def finish(self, job: str) -> None:
-        """Mark the job's run finished: the next run of it starts afresh."""
-        with self._transaction():
-            self._db.execute("UPDATE jobs SET finished_at = ? WHERE job = ?", (_now(), job))
-
-    def counts(self) -> dict[str, int]:
-        """Rows per resource table."""
-        return {t: self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
-
-    def _transaction(self) -> Transaction:
-        return Transaction(self._db, self.path)
-
-
 class Transaction:
     """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception.
 
@@ -455,3 +298,125 @@ class Transaction:
         """``exc`` (SQLite's, from a statement) as an error writing the file."""
         assert isinstance(exc.__cause__, sqlite3.Error)
         return storage_error(self._path, exc.__cause__, "write")
+
+
+class SqliteThread(Generic[R]):
+    r"""One thread that owns a SQLite connection (or ``R``, an object holding one) and runs
+    the calls sent to it, so the event loop never waits on SQLite: the writer's, the
+    mirror's, the reader's and the lease's.
+
+    The thread opens ``R`` (``opener``) at the first call (a failed open fails that call,
+    and the next tries again) and closes it (``closer``) last. It never waits on the
+    event loop: it takes calls from a queue and settles their futures with
+    ``call_soon_threadsafe``, so it ends whatever the loop is doing. :meth:`abort` drops
+    the calls queued (they fail) and ``interrupt``\s the one running. It is a daemon
+    thread: should a cancelled run give up waiting for it, the process can still exit,
+    and SQLite keeps only committed transactions.
+    """
+
+    def __init__(
+        self,
+        opener: Callable[[], R],
+        closer: Callable[[R], object],
+        *,
+        name: str,
+        interrupt: Callable[[R], object] | None = None,
+    ) -> None:
+        self.name = name
+        self._opener, self._closer, self._interrupt = opener, closer, interrupt
+        self._calls: queue.SimpleQueue[tuple[Callable[[R], Any], asyncio.Future[Any]] | None]
+        self._calls = queue.SimpleQueue()
+        self._abandoned = threading.Event()
+        self._resource: R | None = None
+        self._thread: threading.Thread | None = None
+        self._ended: asyncio.Future[None] | None = None
+        self._closed = False
+
+    async def call(self, fn: Callable[[R], T]) -> T:
+        """``fn(R)`` on the thread; its result, or what it raised."""
+        if self._closed:
+            raise self._gone()
+        loop = asyncio.get_running_loop()
+        if self._thread is None:
+            self._ended = loop.create_future()
+            self._thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
+            self._thread.start()
+        future: asyncio.Future[T] = loop.create_future()
+        self._calls.put((fn, future))
+        return await future
+
+    async def close(self) -> None:
+        """Close ``R`` after the calls queued, and wait until the thread has."""
+        self._closed = True
+        thread, ended = self._thread, self._ended
+        if thread is None or ended is None:
+            return
+        self._calls.put(None)
+        await asyncio.shield(ended)
+        # Telling the loop it ended is the thread's last act: it is gone within
+        # microseconds, and a caller that returns leaves no thread behind.
+        thread.join(timeout=1.0)
+
+    def abort(self) -> None:
+        """From any thread: drop the calls queued, interrupt the one running; the thread
+        closes ``R`` and ends (not waited for: :meth:`close` waits)."""
+        self._closed = True
+        self._abandoned.set()
+        self._calls.put(None)
+        resource = self._resource
+        if resource is not None and self._interrupt is not None:
+            self._interrupt(resource)
+
+    def _serve(self) -> None:
+        try:
+            while (call := self._calls.get()) is not None:
+                fn, future = call
+                if self._abandoned.is_set():
+                    _tell(future, None, self._gone())
+                    break
+                try:
+                    if self._resource is None:
+                        self._resource = self._opener()
+                    result = fn(self._resource)
+                except BaseException as exc:
+                    _tell(future, None, exc)
+                else:
+                    _tell(future, result, None)
+        finally:
+            resource, self._resource = self._resource, None
+            try:
+                if resource is not None:
+                    self._closer(resource)
+            finally:
+                self._drop()
+
+    def _gone(self) -> SinkError:
+        return SinkError(f"{self.name}: the database is closed")
+
+    def _drop(self) -> None:
+        """Fail the calls left in the queue and tell the loop the thread has ended."""
+        gone = self._gone()
+        while True:
+            try:
+                call = self._calls.get_nowait()
+            except queue.Empty:
+                break
+            if call is not None:
+                _tell(call[1], None, gone)
+        if self._ended is not None:
+            _tell(self._ended, None, None)
+
+
+def _tell(future: asyncio.Future[Any], result: object, exc: BaseException | None) -> None:
+    """Settle ``future`` on its loop, without waiting (from the thread)."""
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+        future.get_loop().call_soon_threadsafe(_settle, future, result, exc)
+
+
+def _settle(future: asyncio.Future[Any], result: object, exc: BaseException | None) -> None:
+    if future.done():  # its caller was cancelled
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)

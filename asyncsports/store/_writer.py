@@ -2,70 +2,29 @@
 
 :class:`Writer` gathers what its producers :meth:`~Writer.put` into batches (for up to
 :data:`LINGER` seconds after the first item, or ``pending`` items), hands each batch to its
-:class:`Engine` as one transaction, and holds the producers back while ``pending`` items
-wait (back pressure). The engines: :class:`SqliteEngine` (the blocking
-:class:`~asyncsports.store._sqlite.Sink` in its own thread), :class:`asyncsports.store._pg.PgEngine`
-(asyncpg, reconnecting through :class:`~asyncsports.store._pg.PgLink`), and the sharded
-workers' :class:`asyncsports.store._jobs.ShardEngine`.
+:class:`~asyncsports.store._types.Engine` as one transaction, and holds the producers back while ``pending`` items
+wait (back pressure). The engines (:class:`~asyncsports.store._types.Engine`):
+:class:`~asyncsports.store._backfill_sqlite.SqliteEngine` (the blocking ``Sink`` on its
+thread), :class:`~asyncsports.store._backfill_pg.PgEngine` (asyncpg, reconnecting through
+:class:`~asyncsports.store._pg.PgLink`), and the sharded workers'
+:class:`~asyncsports.store._jobs.ShardEngine`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import queue
-import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 
-from asyncsports.store._sqlite import JobState, Sink, Unit
+from asyncsports.store._types import JOIN_TIMEOUT, LINGER, Engine, JobState
 
-__all__ = ["JOIN_TIMEOUT", "LINGER", "Engine", "SqliteEngine", "Writer"]
-
-LINGER = 0.05
-"""Seconds the writer gathers items into one transaction after the first arrives: a
-stopped run loses at most this much fetched work (refetched when it resumes)."""
-
-JOIN_TIMEOUT = 5.0
-"""Seconds a cancelled run waits for its engine to abandon its work (it takes
-milliseconds; only SQLite waiting on another process's lock takes longer)."""
+__all__ = ["Writer"]
 
 B = TypeVar("B")
 T = TypeVar("T")
-
-
-class Engine(Protocol[B]):
-    """A database the :class:`Writer` writes batches of ``B`` (units, or the workers'
-    items) into. Its methods are called one at a time, from one task."""
-
-    async def open(self) -> JobState:
-        """Open the database and begin the job's run; where the job stands."""
-        ...
-
-    async def write(self, batch: Sequence[B]) -> Sequence[B]:
-        """Write ``batch`` in one transaction; returns what was written of it."""
-        ...
-
-    async def finish(self) -> None:
-        """Mark the job's run finished."""
-        ...
-
-    async def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        ...
-
-    async def close(self) -> None:
-        """Close the database (after :meth:`abort`: wait until it is let go)."""
-        ...
-
-    def abort(self) -> None:
-        """Stop at once, from any task: what was under way is rolled back."""
-        ...
 
 
 class Writer(Generic[B]):
@@ -156,105 +115,3 @@ class Writer(Generic[B]):
                 await self._wake.wait()
         batch = [items.popleft() for _ in range(min(len(items), self.pending))]
         return batch, self._closed and not items
-
-
-class SqliteEngine:
-    """The SQLite engine: one thread owns the database (a :class:`Sink`) and runs the
-    calls sent to it, so the event loop never waits on SQLite.
-
-    The thread never waits on the event loop: it takes calls from a queue and reports
-    their results with ``call_soon_threadsafe``, so it ends whatever the loop is doing.
-    :meth:`abort` drops the calls queued and interrupts the statement running (its
-    transaction rolls back); the thread closes the database itself, last. It is a
-    daemon thread: should a cancelled run give up waiting for it, the process can still
-    exit, and SQLite keeps only committed transactions.
-    """
-
-    def __init__(self, path: Path, job: str, *, restart: bool = False) -> None:
-        self.path = Path(path)
-        self.job = job
-        self.restart = restart
-        self._calls: queue.SimpleQueue[tuple[Callable[[Sink], Any], asyncio.Future[Any]] | None]
-        self._calls = queue.SimpleQueue()
-        self._abandoned = threading.Event()
-        self._sink: Sink | None = None
-        self._thread: threading.Thread | None = None
-
-    async def open(self) -> JobState:
-        self._loop = asyncio.get_running_loop()
-        self._ended = anyio.Event()
-        self._thread = threading.Thread(target=self._serve, name="asyncsports-writer", daemon=True)
-        self._thread.start()
-        return await self._call(lambda sink: sink.start(self.job, restart=self.restart))
-
-    async def write(self, batch: Sequence[Unit]) -> Sequence[Unit]:
-        await self._call(lambda sink: sink.write(self.job, batch))
-        return batch
-
-    async def finish(self) -> None:
-        await self._call(lambda sink: sink.finish(self.job))
-
-    async def counts(self) -> dict[str, int]:
-        return await self._call(Sink.counts)
-
-    async def close(self) -> None:
-        thread = self._thread
-        if thread is None:
-            return
-        self._calls.put(None)
-        await self._ended.wait()
-        # Telling the loop it ended is the thread's last act: it is gone within
-        # microseconds, and a run that returns leaves no writer thread behind.
-        thread.join(timeout=1.0)
-
-    def abort(self) -> None:
-        self._abandoned.set()
-        self._calls.put(None)
-        sink = self._sink
-        if sink is not None:
-            sink.interrupt()
-
-    async def _call(self, fn: Callable[[Sink], T]) -> T:
-        future: asyncio.Future[T] = self._loop.create_future()
-        self._calls.put((fn, future))
-        return await future
-
-    def _tell(self, callback: Callable[..., object], *args: object) -> None:
-        """Run ``callback`` on the loop, without waiting for it (from the thread)."""
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-            self._loop.call_soon_threadsafe(callback, *args)
-
-    def _serve(self) -> None:
-        try:
-            try:
-                self._sink = Sink(self.path)
-            except BaseException as exc:
-                self._fail_all(exc)
-                return
-            while (call := self._calls.get()) is not None and not self._abandoned.is_set():
-                fn, future = call
-                try:
-                    result = fn(self._sink)
-                except BaseException as exc:
-                    self._tell(_settle, future, None, exc)
-                else:
-                    self._tell(_settle, future, result, None)
-        finally:
-            sink, self._sink = self._sink, None
-            if sink is not None:
-                sink.close()
-            self._tell(self._ended.set)
-
-    def _fail_all(self, exc: BaseException) -> None:
-        """The database did not open: every call waiting fails with why."""
-        while (call := self._calls.get()) is not None:
-            self._tell(_settle, call[1], None, exc)
-
-
-def _settle(future: asyncio.Future[Any], result: object, exc: BaseException | None) -> None:
-    if future.done():  # its caller was cancelled
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(result)

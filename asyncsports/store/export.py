@@ -35,9 +35,9 @@ import anyio.to_thread
 
 from asyncsports._optional import need
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import CONNECT_TIMEOUT
-from asyncsports.store._reader import CHUNK, open
+from asyncsports.store import open
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Kind, Table
+from asyncsports.store._types import CHUNK, CONNECT_TIMEOUT
 
 __all__ = ["PARTITIONS", "export_parquet"]
 

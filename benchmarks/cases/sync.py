@@ -167,7 +167,7 @@ def _follower(db: str, out: Path) -> subprocess.Popen[bytes]:
 async def _run(urls: dict[str, str], p: dict[str, Any], db: str, tmp: Path) -> dict[str, Any]:
     from asyncsports import Client
     from asyncsports.store import open_mirror
-    from asyncsports.store._mirror import POLL
+    from asyncsports.store._types import POLL
     from asyncsports.sync import Mirror
 
     wall, service_time = _clock(urls["base_url"])

@@ -20,7 +20,7 @@ from asyncsports._wire.recording import encode
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.emulator import Emulator
 from asyncsports.errors import NotFoundError
-from asyncsports.store._sqlite import TABLES
+from asyncsports.store._backfill_sqlite import TABLES
 
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
          "actions_per_fixture": 30}  # fmt: skip

@@ -28,8 +28,9 @@ from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
+from asyncsports.store._backfill_sqlite import TABLES, Sink
 from asyncsports.store._rows import action_row, fixture_row, statistics_row
-from asyncsports.store._sqlite import TABLES, Sink, SinkError
+from asyncsports.store._sqlite import SinkError
 
 # ------------------------------------------------------------------ rows
 

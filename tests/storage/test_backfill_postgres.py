@@ -116,11 +116,11 @@ async def test_a_database_never_reached_fails_at_once_not_after_the_patience() -
 async def test_a_database_lost_is_waited_for_then_fails(postgres: PostgresServer) -> None:
     url = postgres.database_url("postgres")
     link = PgLink(url, patience=0.5)
-    assert await link.do(lambda s: s.connection.fetchval("SELECT 1")) == 1
+    assert await link.do(lambda conn: conn.fetchval("SELECT 1")) == 1
     await anyio.to_thread.run_sync(postgres.stop, "immediate")
     try:
         with pytest.raises(SinkError, match=rf"at 127\.0\.0\.1:{postgres.port} for 0\.5 s: "):
-            await link.do(lambda s: s.connection.fetchval("SELECT 1"))
+            await link.do(lambda conn: conn.fetchval("SELECT 1"))
         assert link.reconnects >= 2  # backed off and tried again before giving up
     finally:
         await anyio.to_thread.run_sync(postgres.start)

@@ -20,9 +20,12 @@ from support.samples import FIXTURE_ID, action, fixture
 
 from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer
-from asyncsports.store._pg import PgSink, redact_url
+from asyncsports.store._backfill_pg import PgSink
+from asyncsports.store._backfill_sqlite import Sink
 from asyncsports.store._rows import action_row, fixture_row
-from asyncsports.store._sqlite import Sink, SinkError, Unit
+from asyncsports.store._sqlite import SinkError
+from asyncsports.store._types import Unit
+from asyncsports.store._urls import redact_url
 
 JOB = "sports=basketball size=100"
 OTHER = "00000000-0000-4000-8000-000000000001"

@@ -142,9 +142,10 @@ def test_an_empty_file_is_ours_to_fill_and_export_reads_ours_without_writing(
 def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     """Written before files were marked (application_id 0): the backfill's version 1 and
     the mirror's old layout (its version in a table ``mirror``) are taken up and marked."""
-    from asyncsports.store._mirror import Store
+    from asyncsports.store._backfill_sqlite import Sink
+    from asyncsports.store._mirror_sqlite import Store
     from asyncsports.store._schema import FEED_TABLES, JOB_TABLES, RESOURCE_TABLES, sqlite_ddl
-    from asyncsports.store._sqlite import APPLICATION_ID, Sink
+    from asyncsports.store._sqlite import APPLICATION_ID
 
     def ddl(*tables: Any) -> list[str]:
         names = {t.name for t in tables}

@@ -127,6 +127,20 @@ async def test_cursors_marks_and_positions_persist(db: str) -> None:
         await again.close()
 
 
+async def test_the_reads_agree_on_both_engines(store: MirrorStore) -> None:
+    """Regression: ``has`` checked its column on PostgreSQL only (a name not a column
+    reached SQLite's SQL); every read is now one statement for both engines."""
+    await store.write([Write("fixtures", [fixture("f1", "Live", deleted=1)])])
+    await store.write([Write("actions", [action("f1", "a", 1), action("f1", "b", 2)])])
+    assert await store.has("fixtures", "status", "Live")
+    assert not await store.has("actions", "fixture_id", "f2")
+    with pytest.raises(ValueError, match="no column"):
+        await store.has("fixtures", "1 = 1 OR id", "x")
+    assert await store.fixtures() == [("f1", "basketball", "s1", "Live", True)]
+    assert await store.count_actions("f1") == 2
+    assert (await store.counts())["actions"] == 2
+
+
 def steps(seed: int, n: int = 120) -> list[list[Write]]:
     """Random writes: fixtures changing status (some deleted), fixtures' actions
     replaced (some kept, some changed, some gone), events; many of them changing nothing."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsports.store._mirror import Write
+from asyncsports.store import Write
 from asyncsports.sync import DEFAULT_EVERY, TABLES, Store, parse_every
 from asyncsports.sync._plan import Plan, wanted
 
@@ -165,7 +165,7 @@ def test_every_parses_and_refuses_nonsense() -> None:
 
 
 def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -> None:
-    from asyncsports.store._mirror import Write
+    from asyncsports.store import Write
     from asyncsports.sync._feeds import _last_packets
 
     def w(table: str, fid: str, n: int) -> tuple[str, Write]:

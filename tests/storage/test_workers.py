@@ -156,9 +156,7 @@ async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(
         assert taken == [work]
         item = UnitBatch(work[0], [Unit("listed soccer", "fixtures")], done=True)
         assert await store.commit("j", "a", [item]) == []  # a lost it: nothing written
-        count = await store.link.do(
-            lambda s: s.connection.fetchval("SELECT count(*) FROM checkpoints")
-        )
+        count = await store.link.do(lambda conn: conn.fetchval("SELECT count(*) FROM checkpoints"))
         assert count == 0
         assert await store.commit("j", "b", [item]) == [item]
         assert await store.remaining("j") == 0

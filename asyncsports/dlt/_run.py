@@ -1,10 +1,9 @@
-"""The dlt source's tables and what one run shares: the listings, the state as the run
-began, the digests that tell a changed record (see :mod:`asyncsports.dlt`)."""
+"""What one run of the dlt source shares: the client's bridge, the listings, the state as
+the run began, and fetching ``concurrency`` at a time (see :mod:`asyncsports.dlt`)."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -12,55 +11,13 @@ from typing import Any, TypeVar
 from asyncsports._optional import need
 from asyncsports.backfill import Progress
 from asyncsports.dlt._bridge import Bridge
+from asyncsports.dlt._state import copy
 from asyncsports.errors import NotFoundError
 from asyncsports.store._rows import Row, fixture_row
-from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Column, Table
 
-__all__ = ["TABLES"]
+__all__ = ["Listed", "Run"]
 
 T = TypeVar("T")
-
-_SNOOKER_MATCHES = Table(
-    "snooker_matches",
-    (
-        Column("match_id", "int", null=False),
-        Column("tournament_id", "int", null=False),
-        Column("round_number", "int"),
-        Column("json", "json", null=False),
-    ),
-    ("match_id",),
-)
-
-TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES, _SNOOKER_MATCHES)}
-"""Each table the source loads, with its columns and primary key."""
-
-_DLT_TYPE = {"text": "text", "int": "bigint", "flag": "bool", "time": "timestamp",
-             "json": "json", "real": "double"}  # fmt: skip
-_SETTLED = frozenset({"completed"})
-
-
-def _columns(table: Table) -> list[dict[str, Any]]:
-    return [{"name": c.name, "data_type": _DLT_TYPE[c.kind], "nullable": c.null}
-            for c in table.columns]  # fmt: skip
-
-
-def _record(table: Table, row: Row) -> dict[str, Any]:
-    out = dict(zip(table.names, row, strict=True))
-    for c in table.columns:
-        if c.kind == "flag":
-            out[c.name] = bool(out[c.name])
-    return out
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
-def _settled(status: str | None, deleted: bool) -> bool:
-    return deleted or (status or "").lower() in _SETTLED
-
-
-# ----------------------------------------------------------------- the runs
 
 
 @dataclass
@@ -71,8 +28,9 @@ class Listed:
     since: str | None
 
 
-class Source:
-    """What the resources share: the client's bridge, the options, the state as the run began."""
+class Run:
+    """What the resources of a run share: the client's bridge, the options, the listings,
+    the state as the run began."""
 
     def __init__(self, bridge: Bridge, sports: Sequence[str], concurrency: int,
                  page_size: int, progress: Progress | None) -> None:  # fmt: skip
@@ -104,7 +62,7 @@ class Source:
 
     def since(self, sport: str) -> str | None:
         """The day this run lists ``sport`` from (the state as the run began)."""
-        start = self.memo.setdefault("start", _copy(self.state().get("since", {})))
+        start = self.memo.setdefault("start", copy(self.state().get("since", {})))
         value: str | None = start.get(sport)
         return value
 
@@ -166,30 +124,3 @@ class Source:
             self._tell("advance", kind)
             yield item
         self._tell("settle", kind)
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    return value
-
-
-def _seen(state: dict[str, Any], table: str) -> dict[str, Any]:
-    """The digests of ``table``'s records as last loaded, by key."""
-    found: dict[str, Any] = state.setdefault("seen", {}).setdefault(table, {})
-    return found
-
-
-def _changed(
-    table: str, seen: dict[str, Any], rows: Sequence[Row], key: Sequence[int] = (0,)
-) -> list[dict[str, Any]]:
-    """The records of ``rows`` new or changed since last loaded (``seen`` is updated):
-    ``key`` the columns that name a record."""
-    out = []
-    t = TABLES[table]
-    for row in rows:
-        k, d = "|".join(str(row[i]) for i in key), _digest(row[-1])
-        if seen.get(k) != d:
-            seen[k] = d
-            out.append(_record(t, row))
-    return out

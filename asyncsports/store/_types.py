@@ -1,0 +1,310 @@
+"""What store/ means, apart from either engine: its types, protocols and constants.
+
+Every other module of the package imports these from here: the engine modules
+(``*_sqlite``, ``*_pg``) implement the protocols, the engine-neutral ones use them, and
+neither kind defines a value the other needs. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from asyncsports.errors import SinkError
+from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
+
+__all__ = [
+    "CHUNK",
+    "CONNECT_TIMEOUT",
+    "JOIN_TIMEOUT",
+    "KEYS",
+    "LINGER",
+    "PATIENCE",
+    "POLL",
+    "TABLES",
+    "Deposed",
+    "Engine",
+    "JobState",
+    "Lease",
+    "MirrorStore",
+    "Row",
+    "RowChange",
+    "Seat",
+    "Unit",
+    "Write",
+    "deposed",
+]
+
+B = TypeVar("B")
+Row = tuple[Any, ...]
+"""A table's row: plain values in the columns' order (see :mod:`asyncsports.store._schema`)."""
+
+PATIENCE = 120.0
+"""Seconds a PostgreSQL database once reached is waited for while it is unreachable."""
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to connect to a PostgreSQL database (TCP, TLS, logging in) before giving up."""
+
+LINGER = 0.05
+"""Seconds the writer gathers items into one transaction after the first arrives: a
+stopped run loses at most this much fetched work (refetched when it resumes)."""
+
+JOIN_TIMEOUT = 5.0
+"""Seconds a cancelled run waits for its engine to abandon its work (it takes
+milliseconds; only SQLite waiting on another process's lock takes longer)."""
+
+POLL = 0.05
+"""Seconds between looks at a SQLite file's change feed by a follower (no NOTIFY there)."""
+
+CHUNK = 50_000
+"""Rows a reader reads at a time."""
+
+_MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES)
+TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in _MIRRORED}
+"""The mirror's tables and their columns, in order; each row keeps the record's JSON."""
+KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in _MIRRORED}
+"""Each table's primary key: what makes a row the same record on the next write."""
+
+
+# ---------------------------------------------------------------------------- the backfill
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One checkpointed piece of work.
+
+    ``rows`` go into ``table`` (upserted by primary key); with ``replace`` set to a fixture
+    id, that fixture's earlier rows in ``table`` are deleted first, so the unit leaves
+    exactly what the service returned. ``members`` are fixture ids to add to the job.
+    A unit with no rows still records its checkpoint (a fixture without statistics).
+    """
+
+    name: str
+    table: str
+    rows: Sequence[tuple[Any, ...]] = ()
+    replace: str | None = None
+    members: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """Where a job stands when a run starts.
+
+    ``resumed`` is True when the job's last run did not finish; ``done`` then names its
+    checkpointed units and ``fixtures`` lists ``(id, sport, status, deleted)`` of the
+    fixtures its listings have returned so far. A fresh run gets empty ones.
+    """
+
+    resumed: bool
+    done: frozenset[str] = frozenset()
+    fixtures: Sequence[tuple[str, str, str | None, bool]] = field(default=())
+
+
+class Engine(Protocol[B]):
+    """A database the writer (:class:`~asyncsports.store._writer.Writer`) writes batches
+    of ``B`` (units, or the workers' items) into. Its methods are called one at a time,
+    from one task."""
+
+    async def open(self) -> JobState:
+        """Open the database and begin the job's run; where the job stands."""
+        ...
+
+    async def write(self, batch: Sequence[B]) -> Sequence[B]:
+        """Write ``batch`` in one transaction; returns what was written of it."""
+        ...
+
+    async def finish(self) -> None:
+        """Mark the job's run finished."""
+        ...
+
+    async def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        ...
+
+    async def close(self) -> None:
+        """Close the database (after :meth:`abort`: wait until it is let go)."""
+        ...
+
+    def abort(self) -> None:
+        """Stop at once, from any task: what was under way is rolled back."""
+        ...
+
+
+# ------------------------------------------------------------------------------ the mirror
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """Rows for one table. ``scope``: a ``(column, value)`` whose other rows are deleted
+    (the rows are then all there is for it: a fixture's actions)."""
+
+    table: str
+    rows: Sequence[Row]
+    scope: tuple[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    """One committed change of a row of the mirror: ``seq`` (the cursor), ``op`` (insert,
+    update or delete), ``table``, ``key`` (the key columns), ``row`` (every column;
+    ``row["json"]`` is the record's wire JSON) and ``committed_at`` (ISO 8601 UTC)."""
+
+    seq: int
+    op: str
+    table: str
+    key: tuple[Any, ...]
+    row: dict[str, Any]
+    committed_at: str
+
+    @property
+    def record(self) -> Any:
+        """The record as the service sent it, decoded (None for a deleted row)."""
+        text = self.row.get("json")
+        return json.loads(text) if text is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The change as one JSON object (a line of ``asyncsports sync --changes``)."""
+        return {
+            "seq": self.seq,
+            "op": self.op,
+            "table": self.table,
+            "key": list(self.key),
+            "committed_at": self.committed_at,
+            "record": self.record,
+        }
+
+
+class MirrorStore(Protocol):
+    """An open mirror database, on either engine: every method is a coroutine.
+
+    ``name`` is how messages name it (a URL without its password).
+    """
+
+    name: str
+
+    async def close(self) -> None:
+        """Close it (an unfinished transaction is rolled back)."""
+
+    def abort(self) -> None:
+        """Close it at once, without waiting (a generator's finally may not wait: one
+        left unfinished is closed by the garbage collector)."""
+
+    async def write(
+        self,
+        writes: Iterable[Write],
+        marks: Iterable[str] = (),
+        at: float = 0.0,
+        unmarks: Iterable[str] = (),
+        positions: Mapping[str, int] | None = None,
+    ) -> Counter[str]:
+        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
+        feeds' ``positions``, in one transaction; returns the changes made per table.
+        Only rows whose content changed are written, each with one line in ``changes``."""
+        ...
+
+    async def apply(self, changes: Iterable[RowChange]) -> None:
+        """Replay changes from a feed in one transaction (a consumer rebuilding tables)."""
+
+    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
+        """Committed changes with ``seq > after``, in commit order."""
+        ...
+
+    async def wait(self, at_most: float) -> None:
+        """Return when changes may have been committed since the last :meth:`changes`
+        (at the latest after ``at_most`` seconds)."""
+
+    async def cursor(self, name: str) -> int:
+        """Where consumer ``name`` stands (0: at the start)."""
+        ...
+
+    async def save_cursor(self, name: str, seq: int) -> None:
+        """Consumer ``name`` is done with every change up to ``seq`` (it only moves on)."""
+
+    async def marks(self) -> dict[str, float]:
+        """Every mark and when it was set."""
+        ...
+
+    async def rows(self, table: str) -> list[Row]:
+        """Every row of ``table`` (values as written: time as text, flags as 0/1), by key."""
+        ...
+
+    async def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        ...
+
+    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
+        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
+        ...
+
+    async def count_actions(self, fixture_id: str) -> int:
+        """How many actions of a fixture are stored."""
+        ...
+
+    async def position(self, name: str) -> int | None:
+        """Records of the live feed ``name`` committed (None: it never ran)."""
+        ...
+
+    async def has(self, table: str, column: str, value: Any) -> bool:
+        """Whether ``table`` holds a row with ``column = value`` (ValueError: no such
+        column)."""
+        ...
+
+
+# ------------------------------------------------------------------------------- the lease
+
+
+class Deposed(SinkError):
+    """This process's lease is gone: another process writes the mirror now (a
+    :class:`~asyncsports.errors.SinkError`: the mirror stops at once, as for any)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease held: its ``name``, this holding's ``term`` and the ``holder`` it names."""
+
+    name: str
+    term: int
+    holder: str
+
+
+def deposed(lease: Lease) -> Deposed:
+    """What a fence raises when ``lease`` is no longer the caller's."""
+    return Deposed(
+        f"the mirror's lease {lease.name!r} (term {lease.term}) is over: "
+        "another process writes it now"
+    )
+
+
+class Seat(Protocol):
+    """One engine's part of an election of lease ``name`` for ``who``: the SQL and the
+    locking, nothing else. A database that is not the mirror's, or refuses, is a
+    :class:`~asyncsports.errors.SinkError`; one unreachable for now raises anything else."""
+
+    async def free(self) -> bool:
+        """Whether :meth:`take` may succeed now (a read: it locks nothing)."""
+        ...
+
+    async def take(self, ttl: float) -> int | None:
+        """The new term if the lease was free, lapsed or its holder gone; else None
+        (a takeover blocked by a fenced write too: the caller tries again)."""
+        ...
+
+    async def renew(self, term: int, ttl: float) -> bool:
+        """Push the expiry ``ttl`` seconds on; False: ``term`` is over."""
+        ...
+
+    async def release(self, term: int) -> None:
+        """Let the lease lapse now, if ``term`` is still the holding."""
+
+    async def holder(self) -> tuple[int, str, bool] | None:
+        """``(term, holder, unexpired)``, or None: never taken."""
+        ...
+
+    def abort(self) -> None:
+        """Drop the connection at once (the next call connects again)."""
+
+    async def close(self) -> None:
+        """Close the connection."""
