@@ -23,7 +23,7 @@ from asyncsports.resources._base import traced
 from asyncsports.resources.actions import ActionsResource
 from asyncsports.resources.fixtures import FixturesResource
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT", "LiveResource", "feed_request", "over"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "LiveResource"]
 
 log = logging.getLogger("asyncsports")
 

@@ -99,6 +99,8 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     lowest = re.search(r"^\(\n(.*?)^\) >", script, flags=re.M | re.S)
     assert lowest, "the lowest leg runs in a subshell of its own"
     assert lowest[1].split() == [
+        "cd",
+        '"$tmp/lowest-tree"',
         "export",
         "PIP_CONSTRAINT=$PWD/constraints-lowest.txt",
         "leg",
