@@ -171,11 +171,14 @@ class Secrets:
         """Remember ``values`` (None, or one under :data:`SHORTEST` characters, is skipped)."""
         found = set(self.values)
         for value in values:
-            if isinstance(value, str) and len(value) >= SHORTEST:
-                found |= forms(value)
-                scheme, _, rest = value.partition(" ")
-                if rest.strip() and scheme.isalpha():  # "Bearer <token>": the token alone too
-                    found |= forms(rest.strip()) if len(rest.strip()) >= SHORTEST else set()
+            if not isinstance(value, str):
+                continue
+            scheme, _, credential = value.partition(" ")
+            # "Bearer <token>", "Basic <...>": the credential alone is a secret too.
+            parts = (value, credential.strip()) if scheme.isalpha() else (value,)
+            for part in parts:
+                if len(part) >= SHORTEST:
+                    found |= forms(part)
         if len(found) != len(self.values):
             # Longest first: a secret that contains another is hidden whole.
             self.values = tuple(sorted(found, key=len, reverse=True))
