@@ -6,7 +6,9 @@ the whole suite shows it without a second run:
 
 Wall time is each test's setup, call and teardown; CPU time is the process's and that of
 the subprocesses it waited for in those phases. Collection and the session's start are not
-counted (a few seconds more in ``pytest -m "not slow"``)."""
+counted (a few seconds more in ``pytest -m "not slow"``). Under pytest-xdist (``-n 2``) the
+tests run in the workers, and no line is printed: ``-n 2`` is for the quick loop, CI runs
+the suite in one process."""
 
 from __future__ import annotations
 
