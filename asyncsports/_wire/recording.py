@@ -464,17 +464,7 @@ def read(
         file = numbered.file
     it = iter(lines)
     first = next(it, b"")
-    number = numbered.number if numbered is not None else 1
-    try:
-        head = _any.decode(first)
-    except msgspec.DecodeError:
-        head = None
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
-        what = "not an asyncsports recording (its first line has no format)"
-        raise RecordingError(file, number, what)
-    if head.get("version") != VERSION:
-        what = f"recording version {head.get('version')!r}: this reads {VERSION}"
-        raise RecordingError(file, number, what)
+    _header(first, file, numbered.number if numbered is not None else 1)
     rec = Recording()
     open_: dict[int, tuple[Exchange, list[bytes]]] = {}
     sizes: dict[int, int] = {}
@@ -498,6 +488,26 @@ def read(
             raise RecordingError(file, number, f"{ev.e}: {exc}") from None
     for answer, parts in open_.values():  # the recording stopped mid-body
         answer.body = b"".join(parts)
+    _feeds(rec, order)
+    return rec
+
+
+def _header(first: bytes, file: str, number: int) -> None:
+    """RecordingError unless ``first`` is the header of a recording this reads."""
+    try:
+        head = _any.decode(first)
+    except msgspec.DecodeError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        what = "not an asyncsports recording (its first line has no format)"
+        raise RecordingError(file, number, what)
+    if head.get("version") != VERSION:
+        what = f"recording version {head.get('version')!r}: this reads {VERSION}"
+        raise RecordingError(file, number, what)
+
+
+def _feeds(rec: Recording, order: list[_Conn]) -> None:
+    """``rec``'s feeds from its live connections, in the order they were recorded."""
     ends: dict[str, list[tuple[int, End, bool]]] = {}
     timelines: dict[str, _Timeline] = {}
     for conn in order:
@@ -513,7 +523,6 @@ def read(
         for i, e in enumerate(feed.entries):  # times that never go back
             t = max(t, e.t)
             feed.entries[i] = Entry(t, e.text, e.index, e.after, e.seq)
-    return rec
 
 
 def _event(
