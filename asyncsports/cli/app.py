@@ -9,6 +9,7 @@ the query it returns. Every command is a :class:`Command` and every group a
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import inspect
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
@@ -23,6 +24,7 @@ from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 
 from .options import FOLLOW_SPEED, Globals, with_globals
+from .renamed import rewrite
 from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
 from .views import show, show_changes, show_list
 
@@ -143,8 +145,16 @@ class _Settled:
         return [_settle(p) for p in super().get_params(ctx)]  # type: ignore[misc]
 
 
+def _warn(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
 class Command(_Settled, TyperCommand):
-    """A command whose --help reads the same on every supported typer."""
+    """A command whose --help reads the same on every supported typer, and that takes
+    its options' old spellings (:mod:`~asyncsports.cli.renamed`)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, rewrite(self.name or "", args, _warn))
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _usage(self, ctx)

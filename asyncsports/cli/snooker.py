@@ -30,7 +30,9 @@ def _id(value: str) -> int | str:
 TournamentId = Annotated[str, typer.Argument(help="Tournament id: a number, or an external UUID.")]
 SortOptions = Annotated[
     list[str] | None,
-    typer.Option(metavar="FIELD[,DIR]", help="A wire field, then asc or desc; repeatable."),
+    typer.Option(
+        "--sort", metavar="FIELD[,DIR]", help="A wire field, then asc or desc; repeatable."
+    ),
 ]
 ForSeason = Annotated[bool, typer.Option("--for-season", help="The tournament's whole season.")]
 

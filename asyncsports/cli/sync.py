@@ -14,11 +14,12 @@ import msgspec
 import typer
 
 from asyncsports.client import Client
+from asyncsports.store import CONNECT_TIMEOUT
 from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_every
 
 from .app import command
 from .interrupts import interrupts
-from .options import SYNC_SPEED, Globals
+from .options import SYNC_SPEED, ConnectTimeout, Globals
 from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
 
 EPILOG = (
@@ -33,15 +34,6 @@ EPILOG = (
     "writer; the others stand by (/healthz and /metrics say which) and one takes over "
     "within 15 s of its end."
 )
-
-
-def _speed(cfg: Globals, speed: float | None) -> Globals:
-    """``sync --speed X``, documented before ``--emulator-speed`` was global: the same
-    clock, and said to be deprecated."""
-    if speed is None:
-        return cfg
-    say("asyncsports: sync --speed is deprecated: use --emulator-speed, the same clock")
-    return dataclasses.replace(cfg, emulator_speed=speed)
 
 
 def _logging(verbose: bool) -> None:
@@ -90,7 +82,9 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
 def sync(
     sports: Annotated[
         list[str] | None,
-        typer.Option("--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable."),
+        typer.Option(
+            "--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable. Default: all."
+        ),
     ] = None,
     db: Annotated[
         str,
@@ -117,12 +111,7 @@ def sync(
         int | None,
         typer.Option(metavar="PORT", help="Serve Prometheus /metrics and /healthz (0: any)."),
     ] = None,
-    speed: Annotated[
-        float | None,
-        typer.Option(
-            min=0, metavar="X", hidden=True, help="Deprecated: the global --emulator-speed."
-        ),
-    ] = None,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
 ) -> None:
@@ -141,7 +130,6 @@ def sync(
         fail(cfg, ConfigError(str(exc)))
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
-    cfg = _speed(cfg, speed)
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
@@ -150,7 +138,8 @@ def sync(
         # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
                         days_ahead=days_ahead, concurrency=concurrency,
-                        clock=emu.clock.time if emu is not None else None)  # fmt: skip
+                        clock=emu.clock.time if emu is not None else None,
+                        connect_timeout=connect_timeout)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
 
     run(cfg, job, follows=None if once else SYNC_SPEED, max_connections=concurrency)

@@ -28,7 +28,7 @@ from asyncsports.errors import SinkError
 from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
-from .options import Globals
+from .options import ConnectTimeout, Globals
 from .running import EMULATOR, fail, run, say, stderr
 
 __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
@@ -36,16 +36,6 @@ __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 FAILED_UNITS = 12  # as other client errors: a unit kept failing
 WORKER_KILLED = 19
 """``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
-
-ConnectTimeout = Annotated[
-    float,
-    typer.Option(
-        min=0.1,
-        metavar="SECONDS",
-        help="Seconds to reach a PostgreSQL --db (connect and log in) before failing.",
-    ),
-]
-"""The ``--connect-timeout`` option of the commands that take a PostgreSQL ``--db``."""
 
 
 def _pg(db: str) -> str:

@@ -12,7 +12,7 @@ from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Body, Resource, open_filter, traced
+from asyncsports.resources._base import Body, Resource, open_filter, renamed, traced
 
 Status = Literal["scheduled", "live", "completed", "postponed"]
 """The ``status`` filter values of the spec; the service may know more (any str is sent)."""
@@ -86,11 +86,12 @@ class FixturesResource(Resource):
         type: FixtureType | str | None = None,
         coverage_level: CoverageLevel | str | None = None,
         sort: str | Sequence[str] | None = None,
-        size: int | None = None,
+        page_size: int | None = None,
         include_deleted: bool | None = None,
         resume: ResumeToken | str | None = None,
         concurrency: int = 1,
         lookahead: int = 1,
+        size: int | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[Fixture]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
@@ -98,7 +99,8 @@ class FixturesResource(Resource):
         Filters take the spec's values in any case or response spelling
         (``status="Completed"``, ``coverage_level="In Venue"``), and any other value as
         given, for the service to judge (``status="suspended"``); ``sort`` is
-        ``"startTime,desc"`` or a sequence of such, applied in order. ``size`` is the page size (default 20). ``live=True``
+        ``"startTime,desc"`` or a sequence of such, applied in order. ``page_size``: records a
+        page, at most 1,000 (default 20; ``size`` is its deprecated old name). ``live=True``
         lists only live fixtures; ``live=False`` is no live filter, the same as None (and
         the same as in ``events.list``): it does not mean "only fixtures not live".
 
@@ -112,6 +114,7 @@ class FixturesResource(Resource):
         vendor's own consumer sends, which the spec omits.
         """
         base = sport_path(sport)
+        size = renamed("page_size", page_size, "size", size)
         params: list[Param] = [
             ("paged", "true"),
             *q.narrowing("live", live, "live"),
@@ -120,7 +123,11 @@ class FixturesResource(Resource):
             *open_filter("type", type, TYPES, "type"),
             *open_filter("coverage_level", coverage_level, COVERAGE_LEVELS, "coverageLevel"),
             *([] if sort is None else q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS)),
-            *([] if size is None else [("size", q.integer("size", size, low=1, high=MAX_SIZE))]),
+            *(
+                []
+                if size is None
+                else [("size", q.integer("page_size", size, low=1, high=MAX_SIZE))]
+            ),
             *_deleted(include_deleted, base),
         ]
         req = q.options(_listing(base, season_id, params), extra)

@@ -166,7 +166,7 @@ async def test_a_uuid_id_is_sent_in_canonical_form(
         ("start", lambda c: c.snooker.tournaments(start=2024)),
         ("sort", lambda c: c.fixtures.list("basketball", sort=3)),
         ("sort_options", lambda c: c.snooker.matches(1, sort_options=[1])),
-        ("size", lambda c: c.fixtures.list("basketball", size="20")),
+        ("page_size", lambda c: c.fixtures.list("basketball", page_size="20")),
         ("interval", lambda c: c.events.watch(interval="30")),
         ("resume", lambda c: c.fixtures.list("basketball", resume=3)),
         ("lookahead", lambda c: c.events.list(lookahead=1.5)),
@@ -264,3 +264,26 @@ async def test_an_unknown_sort_field_is_sent_as_given(stub: Stub, client: Client
     stub.add("/basketball/fixtures", envelope([], 0, 20, 0))
     await client.fixtures.list("basketball", sort=["updatedAt,DESC", "STARTTIME"]).collect()
     assert [v for k, v in stub.last().query if k == "sort"] == ["updatedAt,desc", "startTime"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "call"),
+    [
+        ("size", "page_size", lambda c, kw, _: c.fixtures.list("basketball", **kw)),
+        ("speed", "replay", lambda c, kw, fid: c.live.actions("basketball", fid, **kw)),
+        ("speed", "replay", lambda c, kw, fid: c.live.statistics("basketball", fid, **kw)),
+    ],
+)
+async def test_a_renamed_keyword_still_works_for_a_release_and_says_so(
+    sports_client: Client, old: str, new: str, call: Callable[..., Any]
+) -> None:
+    client = sports_client
+    done = await anext(client.fixtures.list("basketball", status="completed", page_size=1))
+    value = 5 if new == "page_size" else "fast"
+    with pytest.warns(DeprecationWarning, match=f"{old}= is deprecated: use {new}=") as seen:
+        listing = call(client, {old: value}, done.id)
+    async with listing:  # the old name reaches the wire as the new one does
+        assert len([r async for r in listing]) > 0
+    assert seen[0].filename == __file__  # it points at the caller's line
+    with pytest.raises(TypeError, match=f"give {new}= only"):
+        call(client, {old: value, new: value}, done.id)

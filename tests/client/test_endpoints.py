@@ -71,7 +71,7 @@ async def test_fixture_list_query_is_encoded_as_the_spec_writes_it(
         type="official",
         coverage_level="video(postmatch)",
         sort=["startTime,desc", "name"],
-        size=50,
+        page_size=50,
         include_deleted=False,
     ).collect()
     assert [f.name for f in got] == ["Home 1 v Away 1"]
@@ -109,7 +109,7 @@ async def test_fixture_pages_are_walked_in_order_until_the_last(stub: Stub, clie
         "/ice-hockey/fixtures",
         *[envelope(fixtures[n * 3 : n * 3 + 3], n, 3, 7) for n in range(3)],
     )
-    it = client.fixtures.list("ice-hockey", size=3)
+    it = client.fixtures.list("ice-hockey", page_size=3)
     assert stub.seen == []  # nothing is sent until iterated
     names = [f.name async for f in it]
     assert names == [f"Home {i} v Away {i}" for i in range(7)]
@@ -118,7 +118,7 @@ async def test_fixture_pages_are_walked_in_order_until_the_last(stub: Stub, clie
 
 async def test_a_bare_array_is_the_whole_result(stub: Stub, client: Client) -> None:
     stub.add("/basketball/fixtures", [fixture(i) for i in range(5)])
-    pages = [p async for p in client.fixtures.list("basketball", size=2).pages()]
+    pages = [p async for p in client.fixtures.list("basketball", page_size=2).pages()]
     assert [len(p) for p in pages] == [5]
     assert len(stub.seen) == 1
 
@@ -133,7 +133,7 @@ async def test_a_server_that_repeats_a_page_ends_the_walk_with_an_error(
     page["last"] = False
     stub.add("/basketball/fixtures", page)
     with pytest.raises(PagingError, match="repeats"):
-        await client.fixtures.list("basketball", size=2).collect()
+        await client.fixtures.list("basketball", page_size=2).collect()
     assert len(stub.seen) == 2
 
 
@@ -369,7 +369,7 @@ async def test_hmac_credentials_make_a_token_per_request(stub: Stub) -> None:
         (lambda c: c.fixtures.list("basketball", coverage_level=""), "coverage_level"),
         (lambda c: c.fixtures.list("basketball", sort="$date,asc"), "sort field"),
         (lambda c: c.fixtures.list("basketball", sort="name,up"), "sort direction"),
-        (lambda c: c.fixtures.list("basketball", size=0), "size"),
+        (lambda c: c.fixtures.list("basketball", page_size=0), "size"),
         (lambda c: c.fixtures.list("basketball", date_from="2024-13-01"), "date_from"),
         (
             lambda c: c.fixtures.list("basketball", date_from="2024-02-01", date_to="2024-01-01"),

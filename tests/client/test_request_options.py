@@ -366,7 +366,7 @@ async def test_a_live_feed_sends_its_extra_query_and_headers_with_each_handshake
             c.live.actions(
                 "basketball",
                 fid,
-                speed="turbo",  # a value the service may add: sent as given
+                replay="turbo",  # a value the service may add: sent as given
                 extra_query={"subscribed": "true"},
                 extra_headers={"X-Trace": "abc"},
             ) as live,
