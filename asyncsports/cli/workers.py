@@ -212,6 +212,11 @@ def spread(
 
     run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
         f"to resume ({redact_url(db)})")  # fmt: skip
+    _report(cfg, db, outcome)
+
+
+def _report(cfg: Globals, db: str, outcome: dict[str, Any]) -> None:
+    """Show the job's progress, and exit with the first failed worker's code."""
     (progress,) = outcome["progress"]
     if cfg.as_json:
         summary = {**progress.as_dict(), "db": redact_url(db), "resumed": outcome["resumed"],

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Unpack
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports._iter.feed import Feed
@@ -42,11 +42,11 @@ def feed_request(
     """The feed's path and fixed query (``startPosition`` is added per connection)."""
     if not isinstance(media, bool):
         raise TypeError(f"media: expected a bool, got {type(media).__name__}")
-    fid = q.uuid_id("fixture_id", fixture_id)
+    fid = arg.uuid_id("fixture_id", fixture_id)
     prefix = "/media" if media else ""
-    params: tuple[q.Param, ...] = ()
+    params: tuple[arg.Param, ...] = ()
     if replay is not None:  # the wire's speed
-        params = (("speed", q.open_choice("replay", replay, ("fast", "normal"))),)
+        params = (("speed", arg.open_choice("replay", replay, ("fast", "normal"))),)
     path = f"{prefix}{sport_path(sport)}/fixtures/{fid}/{kind}"
     return Request(path, params, route=prefix + "/{sport}/fixtures/{fixtureId}/" + kind)
 
@@ -151,9 +151,9 @@ class LiveResource:
                 "live_url: the live feeds need the streams host: "
                 "Client(..., live_url='wss://dde-streams.data.imgarena.com')"
             )
-        req = q.options(feed_request(kind, sport, fixture_id, replay, media), extra)
-        q.integer("start_position", start_position, low=0)
-        fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
+        req = arg.options(feed_request(kind, sport, fixture_id, replay, media), extra)
+        arg.integer("start_position", start_position, low=0)
+        fid = uuid.UUID(arg.uuid_id("fixture_id", fixture_id))
         idle = _idle(idle_timeout)
         session = self._session
         # Module functions, not bound methods: what the feed follows holds no resource.

@@ -20,7 +20,7 @@ from asyncsports.resources.squads import SquadsResource
 from asyncsports.resources.standings import StandingsResource
 
 PYTHON_ONLY = {"self", "resume", "concurrency", "lookahead", "extra", "size", "media",
-               "idle_timeout", "start_position"}  # fmt: skip
+               "idle_timeout", "start_position", "sort_options"}  # fmt: skip
 """Keywords of the methods that are no filter: paging, tuning, deprecated names."""
 CLI_ONLY = {"limit", "follow", "via", "interval", "replay", "watch", "cfg"}
 """Options of the commands that are no filter: how much to show, how to follow."""
@@ -70,7 +70,7 @@ def test_the_same_idea_has_one_option_name_across_commands() -> None:
                 names.setdefault(p.name, set()).add(opt)
     assert names["page_size"] == {"--page-size"}
     assert "size" not in names
-    assert names["sort_options"] == {"--sort"}
+    assert names["sort"] == {"--sort"}
     assert _command("backfill").params and "--season-id" in {
         o for p in _command("backfill").params for o in p.opts
     }

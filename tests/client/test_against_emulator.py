@@ -227,7 +227,7 @@ async def test_leaving_a_concurrent_walk_early_releases_every_connection(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     it = sports_client.fixtures.list(
-        "basketball", season_id=sports_emulator.big_season_id, size=10, concurrency=4
+        "basketball", season_id=sports_emulator.big_season_id, page_size=10, concurrency=4
     )
     async with it:
         async for n, _ in aenumerate(it):

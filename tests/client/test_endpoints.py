@@ -197,7 +197,7 @@ SNOOKER_LISTS = [
             season_id=51,
             start=dt.date(2024, 1, 1),
             end="2024-02-01",
-            sort_options=["startDate,desc"],
+            sort=["startDate,desc"],
         ),
         TOURNAMENT,
         [
@@ -215,7 +215,7 @@ SNOOKER_LISTS = [
     ),
     (
         "matches/external/abc",
-        lambda c: c.snooker.matches("abc", sort_options=["a", "b"]),
+        lambda c: c.snooker.matches("abc", sort=["a", "b"]),
         MATCH,
         [("sortOptions", "a"), ("sortOptions", "b")],
     ),
@@ -223,13 +223,13 @@ SNOOKER_LISTS = [
     ("ast/external/abc", lambda c: c.snooker.ast("abc"), PLAYER_AST, []),
     (
         "tournament-players/101",
-        lambda c: c.snooker.tournament_players(101, sort_options="playerId"),
+        lambda c: c.snooker.tournament_players(101, sort="playerId"),
         TOURNAMENT_PLAYER,
         [("sortOptions", "playerId")],
     ),
     (
         "tournament-players/external/abc",
-        lambda c: c.snooker.tournament_players("abc", sort_options=True),
+        lambda c: c.snooker.tournament_players("abc", sort=True),
         TOURNAMENT_PLAYER,
         [("sortOptions", "true")],
     ),
@@ -294,8 +294,8 @@ async def test_snooker_single_records(stub: Stub, client: Client) -> None:
 def test_snooker_ids_are_checked(client: Client) -> None:
     with pytest.raises(TypeError, match="tournament"):
         client.snooker.matches(True)
-    with pytest.raises(TypeError, match="sort_options"):
-        client.snooker.matches(1, sort_options=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="sort"):
+        client.snooker.matches(1, sort=True)  # type: ignore[arg-type]
 
 
 async def test_snooker_mixed_ids_are_refused_before_sending(stub: Stub, client: Client) -> None:

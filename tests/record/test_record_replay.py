@@ -208,7 +208,7 @@ async def test_recorded_gaps_are_kept_at_the_emulators_speed(
     async with Emulator(replay=path, speed=speed or 1000.0) as emu, emu.client() as client:
         started = time.monotonic()
         fast = "fast" if speed is None else None
-        got = [r async for r in client.live.actions("american-football", FIXTURE_ID, speed=fast)]
+        got = [r async for r in client.live.actions("american-football", FIXTURE_ID, replay=fast)]
         took = time.monotonic() - started
     assert len(got) == 4 and got[-1].finished
     if speed is None:
