@@ -145,17 +145,8 @@ class SnookerResource(Resource):
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[PlayerAst]:
         """Players' average shot times in a tournament (or its season with ``for_season``)."""
-        return self._list(
-            self._season_request(
-                "ast",
-                tournament,
-                for_season,
-                renamed("sort", sort, "sort_options", sort_options),
-                extra,
-            ),
-            PlayerAst,
-            resume,
-        )
+        sort = renamed("sort", sort, "sort_options", sort_options)
+        return self._season_list("ast", PlayerAst, tournament, for_season, sort, resume, extra)
 
     @traced
     def centuries(
@@ -169,31 +160,26 @@ class SnookerResource(Resource):
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[Break]:
         """Century breaks of a tournament (or its season with ``for_season``)."""
-        return self._list(
-            self._season_request(
-                "centuries",
-                tournament,
-                for_season,
-                renamed("sort", sort, "sort_options", sort_options),
-                extra,
-            ),
-            Break,
-            resume,
-        )
+        sort = renamed("sort", sort, "sort_options", sort_options)
+        return self._season_list("centuries", Break, tournament, for_season, sort, resume, extra)
 
-    def _season_request(
+    def _season_list(
         self,
         suffix: str,
+        tp: type[T],
         tournament: Id,
         for_season: bool | None,
-        sort: Any,
+        sort: SortOptions | None,
+        resume: ResumeToken | str | None,
         extra: RequestOptions,
-    ) -> Request:
+    ) -> AsyncList[T]:
+        """A listing of a tournament, or of its season with ``for_season`` (ast, centuries)."""
         params: list[Param] = []
         if for_season is not None:
             params.append(("forSeason", arg.boolean("for_season", for_season)))
         params += sort_params(sort)
-        return self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
+        req = self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
+        return self._list(req, tp, resume)
 
     @traced
     def tournament_players(
