@@ -159,6 +159,12 @@ def test_shell_lines_run(where: str, line: str, tmp_path: Path) -> None:
     assert result.stdout.strip(), f"{where}: {line} printed nothing"
 
 
+def test_the_readme_links_every_guide() -> None:
+    where_next = (ROOT / "README.md").read_text().partition("## Where next")[2]
+    linked = set(re.findall(r"\(docs/guides/([\w-]+\.md)\)", where_next))
+    assert linked == {p.name for p in (ROOT / "docs" / "guides").glob("*.md")}
+
+
 def test_every_task_has_an_example() -> None:
     names = {p.stem for p in EXAMPLES}
     assert {"fixtures", "live_feed", "watch_events", "backfill", "mirror"} <= names
