@@ -100,6 +100,17 @@ def test_the_docs_install_from_a_checkout_or_the_wheel() -> None:
     assert "docs/guides/sync.md" in LINES["pip install -e '.[cli,sync]'"]
 
 
+def test_every_extra_the_docs_name_exists() -> None:
+    extras = PYPROJECT["project"]["optional-dependencies"].keys()
+    named = {
+        e
+        for line in LINES
+        for group in re.findall(r"(?:\.|\.whl)\[([^]]+)\]", line)
+        for e in group.split(",")
+    }
+    assert named and named <= extras, named - extras
+
+
 def requirements() -> list[str]:
     """What any line may need from an index: the build backend, every dependency of every
     extra, and what the lines name beside asyncsports itself (which is not on any index)."""
@@ -162,6 +173,8 @@ def test_install_line_works(line: str, checkout: Path, wheelhouse: Path, tmp_pat
     result = in_venv(line, tmp_path / "venv", checkout, wheelhouse)
     assert result.returncode == 0, f"{LINES[line]}: {line}\n{result.stdout}{result.stderr}"
     assert "Successfully installed" in result.stdout
+    # An unknown extra is only a warning to pip: the line would install less than it says.
+    assert "does not provide the extra" not in result.stdout + result.stderr
 
 
 @pytest.mark.slow
