@@ -53,6 +53,9 @@ class Globals:
     emulator_speed: float | None = None
     """``--emulator-speed``: the clock speed of a command that follows (None: its default)."""
     json: bool = False
+    wide: bool = False
+    columns: str | None = None
+    """``--columns a,b``: the table's columns by name, as given (None: those that fit)."""
     verbose: bool = False
     record: str | None = None
     record_overwrite: bool = False
@@ -275,6 +278,29 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
         bool,
         False,
         _option("--json", env="JSON", help="JSON Lines output, even on a terminal.", panel=OUTPUT),
+    ),
+    "wide": (
+        bool,
+        False,
+        _option(
+            "--wide",
+            env="WIDE",
+            help="A table with every column, whole (names wrap); without it, the columns "
+            "that fit the terminal.",
+            panel=OUTPUT,
+        ),
+    ),
+    "columns": (
+        str | None,
+        None,
+        _option(
+            "--columns",
+            env="COLUMNS",
+            help="The table's columns, by name and in this order (an unknown name lists "
+            "them). JSON Lines keep every field.",
+            panel=OUTPUT,
+            metavar="NAME,...",
+        ),
     ),
     "record": (
         str | None,

@@ -1,11 +1,16 @@
-"""Output: JSON Lines (the service's own records) or a table a record type's View lays out."""
+"""Output: JSON Lines (the service's own records) or a table a record type's View lays out.
+
+A table shows the columns that fit the terminal, in each view's order of priority (the
+name and the id first); ``--wide`` shows them all, ``--columns`` the ones named.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich import box
@@ -34,26 +39,74 @@ from asyncsports.models import (
 )
 from asyncsports.paging import AsyncList
 
+from .columns import Fit, choose, prefix, total
 from .options import Globals
 from .running import stderr
 
-__all__ = ["VIEWS", "View", "show", "show_changes", "show_list"]
+__all__ = [
+    "VIEWS",
+    "Column",
+    "ColumnsError",
+    "Kind",
+    "Layout",
+    "View",
+    "layout",
+    "show",
+    "show_changes",
+    "show_list",
+]
 
 Row = Sequence[object]
 
 
+class Kind(enum.Enum):
+    """How a column's cells may narrow."""
+
+    TEXT = "text"
+    """A name: wraps at spaces, and only when the table's first columns do not fit."""
+    WHOLE = "whole"
+    """A status, a code, an address: never wrapped or cut."""
+    NUMBER = "number"
+    """As WHOLE, aligned right."""
+    DATE = "date"
+    """A datetime: ``2026-11-28 19:30``, or ``11-28 19:30`` where room is short."""
+    ID = "id"
+    """An id: whole, or the prefix that tells the table's ids apart where room is short."""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a view: its header, how it narrows, its name for ``--columns``."""
+
+    header: str
+    kind: Kind = Kind.TEXT
+    name: str = ""
+    """The header in lower case when empty."""
+
+    @property
+    def key(self) -> str:
+        """The column's name for ``--columns``."""
+        return self.name or self.header.lower()
+
+
 @dataclass(frozen=True, slots=True)
 class View:
-    """How a record type shows in a table: headers and the rows of one record."""
+    """How a record type shows in a table: its columns, in the order shown, and the rows
+    of one record (a cell a column each)."""
 
-    headers: tuple[str, ...]
+    columns: tuple[Column, ...]
     rows: Callable[[Any], Iterable[Row]]
-    whole: tuple[str, ...] = ()
-    """Columns never wrapped or cut: UUIDs, which a reader copies into the next command."""
+    first: tuple[str, ...] = ()
+    """Names of the columns kept longest as the width shrinks, most wanted first (the name,
+    then the id): the others follow in the order shown."""
+    keep: int = 2
+    """How many of those show however narrow the terminal (names wrap to make room)."""
 
-
-def _when(value: dt.datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value else ""
+    def priority(self) -> list[int]:
+        """The columns' positions, the most wanted first."""
+        keys = [c.key for c in self.columns]
+        lead = [keys.index(name) for name in self.first]
+        return lead + [i for i in range(len(keys)) if i not in lead]
 
 
 def _name(*parts: str | None) -> str:
@@ -66,7 +119,7 @@ def _name(*parts: str | None) -> str:
 def _fixture_rows(f: Fixture) -> Iterable[Row]:
     comp = f.stage.season.competition if f.stage and f.stage.season else None
     status = f"{f.status} (deleted)" if f.fixture_deleted else f.status
-    yield (_when(f.start_date_utc), status, f.name, comp.name if comp else "", f.id)
+    yield (f.start_date_utc, status, f.name, comp.name if comp else "", f.id)
 
 
 def _squad_rows(s: Squad) -> Iterable[Row]:
@@ -99,8 +152,7 @@ def _statistics_rows(p: Statistics) -> Iterable[Row]:
 
 
 def _tournament_rows(t: Tournament) -> Iterable[Row]:
-    yield (t.tournament_id, t.tournament_name, t.season_name, _when(t.start_date),
-           _when(t.end_date))  # fmt: skip
+    yield (t.tournament_id, t.tournament_name, t.season_name, t.start_date, t.end_date)
 
 
 def _match_rows(m: Match) -> Iterable[Row]:
@@ -122,7 +174,7 @@ def _player_rows(p: TournamentPlayer) -> Iterable[Row]:
 def _break_rows(b: Break) -> Iterable[Row]:
     player = _name(b.player_first_name, b.player_last_name)
     opponent = _name(b.opponent_first_name, b.opponent_last_name)
-    yield (b.break_, player, opponent, b.round_name, b.frame, _when(b.date))
+    yield (b.break_, player, opponent, b.round_name, b.frame, b.date)
 
 
 def _profile_rows(p: PlayerProfile) -> Iterable[Row]:
@@ -144,7 +196,7 @@ def _image_rows(i: PlayerImage) -> Iterable[Row]:
 def _event_rows(e: Event) -> Iterable[Row]:
     t = e.tournament
     sport = t.property.sport if t and t.property else None
-    yield (e.id, e.title, _when(e.start_date), _when(e.end_date), t.name if t else "",
+    yield (e.id, e.title, e.start_date, e.end_date, t.name if t else "",
            sport.name if sport else "")  # fmt: skip
 
 
@@ -152,40 +204,219 @@ def _playback_rows(p: Playback) -> Iterable[Row]:
     yield (p.event_id, p.hls_url)
 
 
+T, WHOLE, NUMBER, DATE, ID = Kind.TEXT, Kind.WHOLE, Kind.NUMBER, Kind.DATE, Kind.ID
+
+
+def _cols(*columns: str | tuple[str, Kind] | tuple[str, Kind, str]) -> tuple[Column, ...]:
+    return tuple(Column(c) if isinstance(c, str) else Column(*c) for c in columns)
+
+
 VIEWS: dict[type, View] = {
     Fixture: View(
-        ("start (UTC)", "status", "fixture", "competition", "id"), _fixture_rows, ("id",)
+        _cols(
+            ("start (UTC)", DATE, "start"), ("status", WHOLE), "fixture", "competition", ("id", ID)
+        ),
+        _fixture_rows,
+        ("fixture", "id", "start", "status"),
+        keep=3,
     ),
-    Squad: View(("team", "shirt", "player", "country", "id"), _squad_rows, ("id",)),
-    Action: View(("seq", "period", "clock", "action", "by", "score", "send"), _action_rows),
-    Standings: View(("rank", "team", "P", "W", "D", "L", "points", "group"), _standings_rows),
-    Statistics: View(("team", "action", "total"), _statistics_rows),
-    Tournament: View(("id", "tournament", "season", "start", "end"), _tournament_rows),
-    Match: View(("id", "round", "player 1", "frames", "player 2", "best of"), _match_rows),
-    PlayerAst: View(("id", "player", "AST (s)"), _ast_rows),
-    TournamentPlayer: View(("id", "player", "country", "born"), _player_rows),
-    Break: View(("break", "player", "opponent", "round", "frame", "date"), _break_rows),
+    Squad: View(
+        _cols("team", ("shirt", NUMBER), "player", "country", ("id", ID)),
+        _squad_rows,
+        ("player", "id", "shirt", "team"),
+    ),
+    Action: View(
+        _cols(
+            ("seq", NUMBER),
+            ("period", WHOLE),
+            ("clock", WHOLE),
+            "action",
+            "by",
+            ("score", WHOLE),
+            ("send", WHOLE),
+        ),
+        _action_rows,
+        ("seq", "action", "by", "clock", "score", "period"),
+    ),
+    Standings: View(
+        _cols(
+            ("rank", NUMBER),
+            "team",
+            ("P", NUMBER),
+            ("W", NUMBER),
+            ("D", NUMBER),
+            ("L", NUMBER),
+            ("points", NUMBER),
+            "group",
+        ),
+        _standings_rows,
+        ("team", "rank", "points"),
+    ),
+    Statistics: View(
+        _cols("team", "action", ("total", NUMBER)), _statistics_rows, ("action", "total")
+    ),
+    Tournament: View(
+        _cols(("id", ID), "tournament", ("season", WHOLE), ("start", DATE), ("end", DATE)),
+        _tournament_rows,
+        ("tournament", "id", "start", "end"),
+    ),
+    Match: View(
+        _cols(
+            ("id", ID),
+            ("round", WHOLE),
+            ("player 1", T, "player1"),
+            ("frames", WHOLE),
+            ("player 2", T, "player2"),
+            ("best of", NUMBER, "best-of"),
+        ),
+        _match_rows,
+        ("player1", "player2", "frames", "id"),
+    ),
+    PlayerAst: View(
+        _cols(("id", ID), "player", ("AST (s)", NUMBER, "ast")), _ast_rows, ("player", "id")
+    ),
+    TournamentPlayer: View(
+        _cols(("id", ID), "player", "country", ("born", WHOLE)), _player_rows, ("player", "id")
+    ),
+    Break: View(
+        _cols(
+            ("break", NUMBER),
+            "player",
+            "opponent",
+            ("round", WHOLE),
+            ("frame", NUMBER),
+            ("date", DATE),
+        ),
+        _break_rows,
+        ("player", "break", "date", "opponent"),
+        keep=3,
+    ),
     PlayerProfile: View(
-        ("id", "player", "nationality", "ranking", "played", "won", "highest break"),
+        _cols(
+            ("id", ID),
+            "player",
+            "nationality",
+            ("ranking", NUMBER),
+            ("played", NUMBER),
+            ("won", NUMBER),
+            ("highest break", NUMBER, "highest-break"),
+        ),
         _profile_rows,
+        ("player", "id", "ranking"),
     ),
-    PreviousWinner: View(("year", "id", "player"), _winner_rows),
-    PlayerImage: View(("name", "type", "bytes"), _image_rows),
-    Event: View(("id", "event", "start (UTC)", "end (UTC)", "tournament", "sport"), _event_rows),
-    Playback: View(("event", "HLS address"), _playback_rows),
+    PreviousWinner: View(
+        _cols(("year", NUMBER), ("id", ID), "player"), _winner_rows, ("player", "year")
+    ),
+    PlayerImage: View(_cols(("name", WHOLE), ("type", WHOLE), ("bytes", NUMBER)), _image_rows),
+    Event: View(
+        _cols(
+            ("id", ID),
+            "event",
+            ("start (UTC)", DATE, "start"),
+            ("end (UTC)", DATE, "end"),
+            "tournament",
+            "sport",
+        ),
+        _event_rows,
+        ("event", "id", "start", "end", "sport"),
+        keep=3,
+    ),
+    Playback: View(_cols(("event", ID), ("HLS address", WHOLE, "hls")), _playback_rows),
 }
 
 
-# ------------------------------------------------------------------ showing
+# ------------------------------------------------------------------ laying out
+
+DATE_FULL = "%Y-%m-%d %H:%M"
+DATE_SHORT = "%m-%d %H:%M"
+TEXT_FLOOR = 10
+"""The narrowest a name wraps to: its longest word if wider (up to WORD_MOST)."""
+WORD_MOST = 20
+
+
+class ColumnsError(ValueError):
+    """``--columns`` names a column the table does not have (a usage error: exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The columns a table shows: (position in the view, width, compact form or not),
+    in the order shown, and what was left out."""
+
+    shown: list[tuple[int, int, bool]]
+    hidden: int
+    shortened: bool
+    """Ids shown by their prefix."""
+
+    @property
+    def width(self) -> int:
+        """The table's width."""
+        return total([w for _, w, _ in self.shown])
 
 
 def _cell(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _text(value: object) -> Text:
-    # Text, not str: a name such as "[A] Team" is data, not rich markup.
-    return Text(_cell(value))
+def _form(kind: Kind, value: object, compact: bool, n: int) -> str:
+    if kind is Kind.DATE and isinstance(value, dt.datetime):
+        return value.strftime(DATE_SHORT if compact else DATE_FULL)
+    if kind is Kind.ID and compact:
+        return _cell(value)[:n]
+    return _cell(value)
+
+
+def _fit(column: Column, cells: list[str], whole: bool) -> Fit:
+    full = max(map(len, [column.header, *cells]))
+    compact = full
+    if column.kind is Kind.DATE and any(cells):
+        compact = max(len(column.header), len(DATE_SHORT.replace("%", "")) + 1)  # 11
+    elif column.kind is Kind.ID and not whole:
+        compact = max(len(column.header), prefix(cells))
+    compact = min(compact, full)
+    if column.kind is not Kind.TEXT:
+        return Fit(full, compact, compact)
+    words = [len(w) for text in [column.header, *cells] for w in text.split()]
+    return Fit(full, full, min(full, max(TEXT_FLOOR, min(max(words, default=0), WORD_MOST))))
+
+
+def _order(view: View, names: str | None) -> list[int]:
+    if names is None:
+        return view.priority()
+    keys = [c.key for c in view.columns]
+    asked = [n.strip().lower() for n in names.split(",") if n.strip()]
+    unknown = [n for n in asked if n not in keys]
+    if unknown or not asked:
+        what = f"no column {unknown[0]!r} here" if unknown else "no column named"
+        raise ColumnsError(f"--columns: {what}; the columns: {', '.join(keys)}")
+    return list(dict.fromkeys(keys.index(n) for n in asked))
+
+
+def layout(
+    view: View, rows: Sequence[Row], cfg: Globals, width: int, whole: bool = False
+) -> Layout:
+    """Which of ``view``'s columns ``rows`` show in ``width`` characters, how wide, and in
+    which form: ``cfg.wide`` shows all whole (wrapping names), ``cfg.columns`` the ones it
+    names in its order; ``whole``: ids never shortened (rows still to come may share a
+    prefix)."""
+    order = _order(view, cfg.columns)
+    full = [[_form(view.columns[i].kind, row[i], False, 0) for row in rows] for i in order]
+    fits = [
+        _fit(view.columns[i], cells, whole or cfg.wide)
+        for i, cells in zip(order, full, strict=True)
+    ]
+    if cfg.wide:
+        fits = [replace(f, compact=f.full) for f in fits]
+    keep = len(order) if cfg.wide or cfg.columns else view.keep
+    widths = choose(fits, width, keep)
+    shown = [(order[k], w, w < fits[k].full) for k, w in enumerate(widths)]
+    shortened = any(c and view.columns[i].kind is Kind.ID for i, _, c in shown)
+    if not cfg.columns:
+        shown.sort()
+    return Layout(shown, len(view.columns) - len(shown), shortened)
+
+
+# ------------------------------------------------------------------ showing
 
 
 def _line(record: object) -> None:
@@ -193,9 +424,26 @@ def _line(record: object) -> None:
     sys.stdout.flush()
 
 
+def _caption(count: str | None, plan: Layout) -> str | None:
+    notes = ["whole ids"] if plan.shortened else []
+    if plan.hidden:
+        notes.append(f"{plan.hidden} more column{'s' if plan.hidden > 1 else ''}")
+    hint = f"--wide for {', '.join(notes)}" if notes else None
+    return " · ".join(t for t in (count, hint) if t) or None
+
+
+def _cells(view: View, plan: Layout, rows: Sequence[Row]) -> Iterable[list[str]]:
+    n = {i: prefix([_cell(r[i]) for r in rows]) for i, _, c in plan.shown if c}
+    for row in rows:
+        yield [_form(view.columns[i].kind, row[i], c, n.get(i, 0)) for i, _, c in plan.shown]
+
+
 def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
-    """Print records: JSON Lines, or a table on a terminal (captioned ``N what``)."""
+    """Print records: JSON Lines, or a table on a terminal (captioned ``N what``) of the
+    columns that fit it."""
     if cfg.as_json:
+        if records and cfg.columns:
+            _order(VIEWS[type(records[0])], cfg.columns)  # a wrong name is an error here too
         for record in records:
             _line(record)
         return
@@ -203,14 +451,20 @@ def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
         stderr().print(f"no {what or 'records'}", style="dim")
         return
     view = VIEWS[type(records[0])]
-    table = Table(box=box.SIMPLE_HEAD, caption=f"{len(records)} {what}" if what else None)
-    for header in view.headers:
-        whole = header in view.whole
-        table.add_column(header, no_wrap=whole, min_width=36 if whole else None)
-    for record in records:
-        for row in view.rows(record):
-            table.add_row(*map(_text, row))
-    Console().print(table)
+    rows = [row for record in records for row in view.rows(record)]
+    console = Console()
+    plan = layout(view, rows, cfg, console.width)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  caption=_caption(f"{len(records)} {what}" if what else None, plan))  # fmt: skip
+    for i, width, _ in plan.shown:
+        kind = view.columns[i].kind
+        table.add_column(view.columns[i].header, width=width, no_wrap=kind is not Kind.TEXT,
+                         overflow="fold", justify="right" if kind is Kind.NUMBER else "left")  # fmt: skip
+    for cells in _cells(view, plan, rows):
+        table.add_row(*map(Text, cells))  # Text: "[A] Team" is data, not markup
+    if plan.width > console.width:  # wider than the terminal, rather than cut
+        console = Console(width=plan.width)
+    console.print(table)
 
 
 async def show_list(
@@ -225,6 +479,8 @@ async def show_list(
                 break
             n += 1
             if cfg.as_json:
+                if n == 1 and cfg.columns:
+                    _order(VIEWS[type(record)], cfg.columns)
                 _line(record)
             else:
                 records.append(record)
@@ -236,22 +492,26 @@ async def show_changes(
     cfg: Globals, changes: AsyncIterator[Change[Any]], limit: int | None = None
 ) -> None:
     """Print each change of a watcher as it comes (up to ``limit`` of them): a JSON line,
-    or a line of cells."""
+    or a line of the cells that fit the terminal (laid out by the first change)."""
     console = Console(highlight=False)
-    headed = False
+    plan: Layout | None = None
     shown = 0
     async for change in changes:
+        view = VIEWS[type(change.record)]
         if cfg.as_json:
+            if shown == 0 and cfg.columns:
+                _order(view, cfg.columns)
             head = b'{"change":"%s","record":' % change.kind.encode()
             sys.stdout.buffer.write(head + encode(change.record) + b"}\n")
             sys.stdout.flush()
         else:
-            view = VIEWS[type(change.record)]
-            if not headed:
-                console.print(f"{'change':<7}" + " | ".join(view.headers), style="bold")
-                headed = True
-            for row in view.rows(change.record):
-                console.print(f"{change.kind:<7}" + " | ".join(map(_cell, row)), markup=False)
+            rows = list(view.rows(change.record))
+            if plan is None:
+                plan = layout(view, rows, cfg, console.width - 7, whole=True)
+                heads = [view.columns[i].header for i, _, _ in plan.shown]
+                console.print(f"{'change':<7}" + " | ".join(heads), style="bold")
+            for cells in _cells(view, plan, rows):
+                console.print(f"{change.kind:<7}" + " | ".join(cells), markup=False)
         shown += 1
         if shown == limit:  # stop at once: the next change may be minutes away
             break
