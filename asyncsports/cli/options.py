@@ -299,7 +299,7 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             help="The table's columns, by name and in this order (an unknown name lists "
             "them). JSON Lines keep every field.",
             panel=OUTPUT,
-            metavar="NAME,...",
+            metavar="NAME[,NAME]",
         ),
     ),
     "record": (
