@@ -10,7 +10,7 @@ import datetime as dt
 import enum
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from rich import box
@@ -366,12 +366,13 @@ def _form(kind: Kind, value: object, compact: bool, n: int) -> str:
     return _cell(value)
 
 
-def _fit(column: Column, cells: list[str], whole: bool) -> Fit:
+def _fit(column: Column, cells: list[str], short: frozenset[Kind]) -> Fit:
+    """``cells`` in their full forms; ``short``: the kinds that may take their compact one."""
     full = max(map(len, [column.header, *cells]))
     compact = full
-    if column.kind is Kind.DATE and any(cells):
-        compact = max(len(column.header), len(DATE_SHORT.replace("%", "")) + 1)  # 11
-    elif column.kind is Kind.ID and not whole:
+    if column.kind is Kind.DATE and Kind.DATE in short and any(cells):
+        compact = max(len(column.header), len(dt.datetime.min.strftime(DATE_SHORT)))
+    elif column.kind is Kind.ID and Kind.ID in short:
         compact = max(len(column.header), prefix(cells))
     compact = min(compact, full)
     if column.kind is not Kind.TEXT:
@@ -400,13 +401,9 @@ def layout(
     names in its order; ``whole``: ids never shortened (rows still to come may share a
     prefix)."""
     order = _order(view, cfg.columns)
+    short = frozenset() if cfg.wide else frozenset({Kind.DATE} if whole else {Kind.DATE, Kind.ID})
     full = [[_form(view.columns[i].kind, row[i], False, 0) for row in rows] for i in order]
-    fits = [
-        _fit(view.columns[i], cells, whole or cfg.wide)
-        for i, cells in zip(order, full, strict=True)
-    ]
-    if cfg.wide:
-        fits = [replace(f, compact=f.full) for f in fits]
+    fits = [_fit(view.columns[i], cells, short) for i, cells in zip(order, full, strict=True)]
     keep = len(order) if cfg.wide or cfg.columns else view.keep
     widths = choose(fits, width, keep)
     shown = [(order[k], w, w < fits[k].full) for k, w in enumerate(widths)]

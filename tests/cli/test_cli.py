@@ -9,14 +9,11 @@ from __future__ import annotations
 import atexit
 import base64
 import logging
-import os
-import pty
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +24,7 @@ from typing import Any
 import msgspec
 import pytest
 from support import CLI, TIMEOUT, Standalone, clean_env, invoke, lines, run
+from support.cli import run_tty
 
 import asyncsports.emulator
 from asyncsports import errors
@@ -55,32 +53,6 @@ class Server:
             "COLUMNS": "200",
         }
         return clean_env(**(exported | extra))
-
-
-def run_tty(*args: str, env: dict[str, str]) -> tuple[int, str]:
-    """Run with stdout on a pseudo-terminal (as in a shell); the exit code and the output."""
-    master, slave = pty.openpty()
-    chunks: list[bytes] = []
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO once the child has gone and the slave is closed
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    proc = subprocess.run([*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env,
-                          timeout=TIMEOUT)  # fmt: skip
-    os.close(slave)
-    reader.join(5)
-    os.close(master)
-    text = b"".join(chunks).decode()
-    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

@@ -7,8 +7,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pty
+import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +36,33 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     return subprocess.run(
         [*CLI, *args], capture_output=True, text=True, env=env or clean_env(), timeout=TIMEOUT
     )
+
+
+def run_tty(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    """Run with stdout on a pseudo-terminal (as in a shell); the exit code and the output
+    (its escape sequences taken out, lines ending in "\\n")."""
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO once the child has gone and the slave is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    proc = subprocess.run([*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env,
+                          timeout=TIMEOUT)  # fmt: skip
+    os.close(slave)
+    reader.join(5)
+    os.close(master)
+    text = b"".join(chunks).decode().replace("\r\n", "\n")
+    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
 
 
 def lines(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
