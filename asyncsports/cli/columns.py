@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 __all__ = ["GAP", "Fit", "choose", "prefix", "total"]
 
-GAP = 3
-"""Characters between two columns: a cell's padding on each side and the rule's gap."""
+GAP = 2
+"""Characters between two columns, as ``gh`` has them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -345,6 +345,7 @@ class Layout:
 
     shown: list[tuple[int, int, bool]]
     hidden: int
+    """Columns left out for want of room."""
     shortened: bool
     """Ids shown by their prefix."""
 
@@ -388,8 +389,8 @@ def _order(view: View, names: str | None) -> list[int]:
     asked = [n.strip().lower() for n in names.split(",") if n.strip()]
     unknown = [n for n in asked if n not in keys]
     if unknown or not asked:
-        what = f"no column {unknown[0]!r} here" if unknown else "no column named"
-        raise ColumnsError(f"--columns: {what}; the columns: {', '.join(keys)}")
+        what = f"no column {unknown[0]!r} in this table" if unknown else "no column named"
+        raise ColumnsError(f"--columns: {what}; its columns: {', '.join(keys)}")
     return list(dict.fromkeys(keys.index(n) for n in asked))
 
 
@@ -408,9 +409,9 @@ def layout(
     widths = choose(fits, width, keep)
     shown = [(order[k], w, w < fits[k].full) for k, w in enumerate(widths)]
     shortened = any(c and view.columns[i].kind is Kind.ID for i, _, c in shown)
-    if not cfg.columns:
-        shown.sort()
-    return Layout(shown, len(view.columns) - len(shown), shortened)
+    if cfg.columns:  # the ones asked for, in their order: none hidden for want of room
+        return Layout(shown, 0, shortened)
+    return Layout(sorted(shown), len(view.columns) - len(shown), shortened)
 
 
 # ------------------------------------------------------------------ showing
@@ -451,7 +452,8 @@ def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
     rows = [row for record in records for row in view.rows(record)]
     console = Console()
     plan = layout(view, rows, cfg, console.width)
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+    # One space after each cell and the rule's own between columns: columns.GAP apart.
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
                   caption=_caption(f"{len(records)} {what}" if what else None, plan))  # fmt: skip
     for i, width, _ in plan.shown:
         kind = view.columns[i].kind

@@ -53,8 +53,9 @@ def test_choose_drops_the_lowest_rather_than_cut() -> None:
     name, uuid, date, status = Fit(36, 36, 10), Fit(36, 8, 8), Fit(16, 11, 11), Fit(9, 9, 9)
     assert choose([name, uuid, date, status], 200, keep=3) == [36, 36, 16, 9]
     assert choose([name, uuid, date, status], 80, keep=3) == [36, 8, 16, 9]
-    assert choose([name, uuid, date, status], 61, keep=3) == [36, 8, 11]
-    assert choose([name, uuid, date, status], 60, keep=3) == [35, 8, 11]  # the name wraps
+    least = 36 + 8 + 11 + 2 * GAP  # the kept columns whole, the date short
+    assert choose([name, uuid, date, status], least, keep=3) == [36, 8, 11]
+    assert choose([name, uuid, date, status], least - 1, keep=3) == [35, 8, 11]  # name wraps
     # 40 columns: the name wraps to make room for the kept ones, never under its floor
     assert choose([name, uuid, date, status], 40, keep=3) == [40 - 8 - 11 - 2 * GAP, 8, 11]
     assert choose([name, uuid, date, status], 10, keep=3) == [10, 8, 11]
@@ -97,7 +98,7 @@ ROWS = [
 
 def names(cfg: Globals, width: int) -> list[tuple[str, int, bool]]:
     plan = layout(VIEW, ROWS, cfg, width)
-    assert plan.hidden == len(VIEW.columns) - len(plan.shown)
+    assert plan.hidden == (0 if cfg.columns else len(VIEW.columns) - len(plan.shown))
     return [(VIEW.columns[i].key, w, c) for i, w, c in plan.shown]
 
 

@@ -1,0 +1,96 @@
+"""Tables on a terminal at any width (issue 32, point 2): the command in a subprocess with
+its stdout on a pseudo-terminal, against the embedded emulator (--emulator)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+from support import clean_env, lines, run
+from support.cli import run_tty
+
+SPORT = "basketball"
+HEADERS = ("start (UTC)", "status", "fixture", "competition", "id")
+
+
+def tty(width: int, *args: str) -> list[str]:
+    """The lines a terminal ``width`` columns wide shows for ``asyncsports --emulator ARGS``."""
+    code, out = run_tty("--emulator", *args, env=clean_env(COLUMNS=str(width), TERM="dumb"))
+    assert code == 0, out
+    return out.rstrip("\n").split("\n")
+
+
+@pytest.fixture(scope="module")
+def fixtures() -> list[dict[str, Any]]:
+    """The listing's records, as the service writes them (piped: JSON Lines)."""
+    return lines(run("--emulator", "fixtures", SPORT))
+
+
+def starts(fixture: dict[str, Any]) -> tuple[str, str]:
+    """A fixture's start as a table shows it: whole, or without its year."""
+    when = dt.datetime.fromisoformat(fixture["startDateUTC"])
+    return when.strftime("%Y-%m-%d %H:%M"), when.strftime("%m-%d %H:%M")
+
+
+def header(rows: list[str]) -> list[str]:
+    """The headers of a table: the line above its rule, split where two spaces part them."""
+    rule = next(i for i, line in enumerate(rows) if line.startswith("──"))
+    return re.split(r"\s{2,}", rows[rule - 1].strip())
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_fixtures_show_every_name_and_date_whole(
+    width: int, fixtures: list[dict[str, Any]]
+) -> None:
+    rows = tty(width, "fixtures", SPORT)
+    assert max(map(len, rows)) <= width
+    assert header(rows)[:1] == ["start (UTC)"]  # the date kept, in its place
+    for f in fixtures:
+        # the id whole or a prefix, as git shortens a hash; names repeat, ids do not
+        line = next((r for r in rows if f["id"][:8] in r), None)
+        assert line is not None, f"{f['id']} not shown at {width} columns"
+        assert f["name"] in line, f"{f['name']!r} not whole at {width} columns"
+        assert any(form in line for form in starts(f)), (line, starts(f))
+
+
+def test_no_column_is_one_character_wide_at_60(fixtures: list[dict[str, Any]]) -> None:
+    rows = tty(60, "fixtures", SPORT)
+    shown = header(rows)
+    assert set(shown) <= set(HEADERS) and len(shown) >= 3, shown  # headers whole, none cut
+    cells = [re.split(r"\s{2,}", r.strip()) for r in rows if re.match(r"\d\d-\d\d \d\d:\d\d", r)]
+    assert len(cells) == len(fixtures)
+    assert all(len(cell) > 1 for row in cells for cell in row)
+    assert "--wide for whole ids" in rows[-1]
+
+
+def test_wide_shows_every_column_and_whole_ids(fixtures: list[dict[str, Any]]) -> None:
+    rows = tty(120, "fixtures", SPORT, "--limit", "5", "--wide")
+    assert header(rows) == list(HEADERS)
+    text = "\n".join(rows)
+    assert all(f["id"] in text for f in fixtures[:5])
+
+
+def test_columns_picks_by_name_in_its_order(fixtures: list[dict[str, Any]]) -> None:
+    rows = tty(80, "fixtures", SPORT, "--limit", "3", "--columns", "id,Status")
+    assert header(rows) == ["id", "status"]
+    assert [r.split()[0] for r in rows[2:5]] == [f["id"] for f in fixtures[:3]]
+    # --columns leaves JSON Lines as the service wrote them
+    piped = run("--emulator", "fixtures", SPORT, "--limit", "3", "--columns", "id")
+    assert lines(piped) == fixtures[:3]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_columns_refuses_an_unknown_name_listing_the_known(terminal: bool) -> None:
+    args = ("--emulator", "fixtures", SPORT, "--limit", "1", "--columns", "fixture,nope")
+    if terminal:
+        code, out = run_tty(*args, env=clean_env(COLUMNS="80"))
+        assert (code, out) == (2, "")
+        return
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == (
+        "asyncsports: error: --columns: no column 'nope' in this table; "
+        "its columns: start, status, fixture, competition, id"
+    )
