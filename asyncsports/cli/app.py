@@ -34,7 +34,8 @@ EPILOG = (
     "Global options (Connection, Live stream events, Emulator, Output) go before or after "
     "the command, and are also read from the ASYNCSPORTS_* environment variable shown "
     "beside each.\n\n"
-    "Output: a table on a terminal; JSON Lines (one record per line, as the service writes "
+    "Output: a table on a terminal, of the columns that fit it (--wide: all of them; "
+    "--columns: those named); JSON Lines (one record per line, as the service writes "
     "it, wire field names) with --json or when stdout is not a terminal.\n\n"
     "Exit codes: 0 done · 1 internal error · 2 usage or bad argument · "
     + exit_codes_text()

@@ -296,8 +296,8 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
         _option(
             "--columns",
             env="COLUMNS",
-            help="The table's columns, by name and in this order (an unknown name lists "
-            "them). JSON Lines keep every field.",
+            help="The table's columns, by name, in this order (an unknown name lists "
+            "them). JSON Lines are unchanged: every field.",
             panel=OUTPUT,
             metavar="NAME[,NAME]",
         ),

@@ -39,7 +39,7 @@ from asyncsports.models import (
 )
 from asyncsports.paging import AsyncList
 
-from .columns import Fit, choose, prefix, total
+from .columns import GAP, Fit, choose, prefix, total
 from .options import Globals
 from .running import stderr
 
@@ -334,6 +334,12 @@ TEXT_FLOOR = 10
 WORD_MOST = 20
 
 
+SEPARATOR = " | "
+"""Between the cells of a change's line (a stream has no widths to pad them to)."""
+KIND = 7
+"""The width of a change's kind at the start of its line."""
+
+
 class ColumnsError(ValueError):
     """``--columns`` names a column the table does not have (a usage error: exit 2)."""
 
@@ -395,18 +401,18 @@ def _order(view: View, names: str | None) -> list[int]:
 
 
 def layout(
-    view: View, rows: Sequence[Row], cfg: Globals, width: int, whole: bool = False
+    view: View, rows: Sequence[Row], cfg: Globals, width: int, *, stream: bool = False
 ) -> Layout:
     """Which of ``view``'s columns ``rows`` show in ``width`` characters, how wide, and in
     which form: ``cfg.wide`` shows all whole (wrapping names), ``cfg.columns`` the ones it
-    names in its order; ``whole``: ids never shortened (rows still to come may share a
-    prefix)."""
+    names in its order. ``stream``: for lines of cells parted by `` | ``, ids whole (rows
+    still to come may share a prefix)."""
     order = _order(view, cfg.columns)
-    short = frozenset() if cfg.wide else frozenset({Kind.DATE} if whole else {Kind.DATE, Kind.ID})
+    short = frozenset() if cfg.wide else frozenset({Kind.DATE} if stream else {Kind.DATE, Kind.ID})
     full = [[_form(view.columns[i].kind, row[i], False, 0) for row in rows] for i in order]
     fits = [_fit(view.columns[i], cells, short) for i, cells in zip(order, full, strict=True)]
     keep = len(order) if cfg.wide or cfg.columns else view.keep
-    widths = choose(fits, width, keep)
+    widths = choose(fits, width, keep, len(SEPARATOR) if stream else GAP)
     shown = [(order[k], w, w < fits[k].full) for k, w in enumerate(widths)]
     shortened = any(c and view.columns[i].kind is Kind.ID for i, _, c in shown)
     if cfg.columns:  # the ones asked for, in their order: none hidden for want of room
@@ -506,11 +512,13 @@ async def show_changes(
         else:
             rows = list(view.rows(change.record))
             if plan is None:
-                plan = layout(view, rows, cfg, console.width - 7, whole=True)
+                plan = layout(view, rows, cfg, console.width - KIND, stream=True)
                 heads = [view.columns[i].header for i, _, _ in plan.shown]
-                console.print(f"{'change':<7}" + " | ".join(heads), style="bold")
+                console.print(f"{'change':<{KIND}}" + SEPARATOR.join(heads), style="bold")
             for cells in _cells(view, plan, rows):
-                console.print(f"{change.kind:<7}" + " | ".join(cells), markup=False)
+                # soft_wrap: a line too long for the terminal is not broken inside a cell
+                line = f"{change.kind:<{KIND}}" + SEPARATOR.join(cells)
+                console.print(line, markup=False, soft_wrap=True)
         shown += 1
         if shown == limit:  # stop at once: the next change may be minutes away
             break

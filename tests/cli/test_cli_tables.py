@@ -11,6 +11,8 @@ import pytest
 from support import clean_env, lines, run
 from support.cli import run_tty
 
+pytestmark = pytest.mark.slow  # subprocesses
+
 SPORT = "basketball"
 HEADERS = ("start (UTC)", "status", "fixture", "competition", "id")
 
@@ -94,3 +96,14 @@ def test_columns_refuses_an_unknown_name_listing_the_known(terminal: bool) -> No
         "asyncsports: error: --columns: no column 'nope' in this table; "
         "its columns: start, status, fixture, competition, id"
     )
+
+
+def test_a_followed_stream_shows_the_columns_that_fit() -> None:
+    live = lines(run("--emulator", "fixtures", SPORT, "--status", "live", "--limit", "1"))
+    rows = tty(60, "actions", SPORT, live[0]["id"], "--follow", "--limit", "6")
+    assert rows[0].split(" | ")[:2] == ["change seq", "period"]
+    assert "send" not in rows[0]  # the lowest priority, dropped at 60 columns
+    assert len(rows) == 7 and all(r.startswith("new ") for r in rows[1:])
+    assert max(map(len, rows)) <= 60
+    wide = tty(60, "actions", SPORT, live[0]["id"], "--follow", "--limit", "6", "--wide")
+    assert wide[0].endswith(" | send")
