@@ -19,7 +19,9 @@ HEADERS = ("start (UTC)", "status", "fixture", "competition", "id")
 
 def tty(width: int, *args: str) -> list[str]:
     """The lines a terminal ``width`` columns wide shows for ``asyncsports --emulator ARGS``."""
-    code, out = run_tty("--emulator", *args, env=clean_env(COLUMNS=str(width), TERM="dumb"))
+    # TERM: rich 14 takes a dumb terminal (CI's) to be 80 columns, whatever COLUMNS says
+    env = clean_env(COLUMNS=str(width), TERM="xterm")
+    code, out = run_tty("--emulator", *args, env=env)
     assert code == 0, out
     return out.rstrip("\n").split("\n")
 
