@@ -17,12 +17,15 @@ class Fit:
 
     ``full`` shows every cell as it is; ``compact`` every cell whole in a shorter form
     (a date without its year, an id's prefix), ``full`` if it has none; ``floor`` the
-    narrowest it may wrap to (a name), ``compact`` if it never wraps.
+    narrowest it may wrap to (a name), ``compact`` if it never wraps. ``eager``: its full
+    form comes before any column of lower priority (a whole id, which the next command
+    takes, is worth more than one more column; a date's year is not).
     """
 
     full: int
     compact: int
     floor: int
+    eager: bool = False
 
 
 def total(widths: Sequence[int], gap: int = GAP) -> int:
@@ -33,26 +36,33 @@ def total(widths: Sequence[int], gap: int = GAP) -> int:
 def choose(fits: Sequence[Fit], width: int, keep: int = 1, gap: int = GAP) -> list[int]:
     """The widths of the columns shown: the leading ones of ``fits``, in priority order.
 
-    The first ``keep`` are always shown, then each next one while all fit ``width`` in
-    their compact forms (the first that does not ends the table: lower ones are dropped
-    rather than a higher one). Then, in priority order, each takes its full form if
-    there is room for it. Only when the first ``keep`` do not fit in their compact
-    forms do the columns that wrap narrow, the widest first, down to their floors: the
-    table is then wider than ``width`` if even that is too wide.
+    The first ``keep`` are always shown, in their compact forms; then each next one
+    while it fits ``width`` in its compact form (the first that does not ends the table:
+    lower ones are dropped rather than a higher one). An eager column takes its full form,
+    if there is room, before the next column is tried; the others take theirs, in
+    priority order, once the columns are chosen. Only when the first ``keep`` do not
+    fit in their compact forms do the columns that wrap narrow, the widest first, down
+    to their floors: the table is then wider than ``width`` if even that is too wide.
     """
-    n = min(max(keep, 1), len(fits))
-    while n < len(fits) and total([f.compact for f in fits[: n + 1]], gap) <= width:
-        n += 1
-    widths = [f.compact for f in fits[:n]]
-    for i, fit in enumerate(fits[:n]):
-        if total(widths, gap) + fit.full - widths[i] <= width:
-            widths[i] = fit.full
+    widths = [f.compact for f in fits[: min(max(keep, 1), len(fits))]]
+
+    def widen(i: int) -> None:
+        if total(widths, gap) + fits[i].full - widths[i] <= width:
+            widths[i] = fits[i].full
+
+    for i in [i for i, f in enumerate(fits[: len(widths)]) if f.eager]:
+        widen(i)
+    while len(widths) < len(fits) and total([*widths, fits[len(widths)].compact], gap) <= width:
+        widths.append(fits[len(widths)].compact)
+        if fits[len(widths) - 1].eager:
+            widen(len(widths) - 1)
+    for i in range(len(widths)):
+        widen(i)
     while total(widths, gap) > width:
         narrower = [i for i, w in enumerate(widths) if w > fits[i].floor]
         if not narrower:
             break
-        widest = max(narrower, key=lambda i: widths[i])
-        widths[widest] -= 1
+        widths[max(narrower, key=lambda i: widths[i])] -= 1
     return widths
 
 

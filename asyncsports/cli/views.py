@@ -383,7 +383,7 @@ def _fit(column: Column, cells: list[str], short: frozenset[Kind]) -> Fit:
         compact = max(len(column.header), prefix(cells))
     compact = min(compact, full)
     if column.kind is not Kind.TEXT:
-        return Fit(full, compact, compact)
+        return Fit(full, compact, compact, eager=column.kind is Kind.ID)
     words = [len(w) for text in [column.header, *cells] for w in text.split()]
     return Fit(full, full, min(full, max(TEXT_FLOOR, min(max(words, default=0), WORD_MOST))))
 

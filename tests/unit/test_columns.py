@@ -18,8 +18,9 @@ from asyncsports.cli.views import Column, ColumnsError, Kind, View, layout
 def fits(draw: st.DrawFn) -> Fit:
     full = draw(st.integers(1, 60))
     compact = draw(st.integers(1, full))
-    wraps = draw(st.booleans())
-    return Fit(full, full, draw(st.integers(1, full))) if wraps else Fit(full, compact, compact)
+    if draw(st.booleans()):  # a name: wraps
+        return Fit(full, full, draw(st.integers(1, full)))
+    return Fit(full, compact, compact, eager=draw(st.booleans()))
 
 
 @given(st.lists(fits(), min_size=1, max_size=8), st.integers(1, 250), st.integers(1, 4))
@@ -33,8 +34,10 @@ def test_choose_keeps_the_first_columns_and_fits_the_rest_whole(
         assert fit.floor <= w <= fit.full
         assert w >= fit.compact or fit.compact == fit.full  # only names go below compact
     if n < len(columns) and n > keep:
-        # the next column, even compact, would not have fitted beside the compact ones
-        assert total([f.compact for f in columns[: n + 1]]) > width
+        # the next column, even compact, did not fit beside the ones shown: compact, or
+        # full where eager (which took their full form before it was tried)
+        before = [w if f.eager else f.compact for f, w in zip(columns, widths, strict=False)]
+        assert total([*before, columns[n].compact]) > width
     if total(widths) > width:
         # over only when the kept columns do not fit: each at its compact form or floor
         assert n == min(keep, len(columns))
@@ -59,6 +62,18 @@ def test_choose_drops_the_lowest_rather_than_cut() -> None:
     # 40 columns: the name wraps to make room for the kept ones, never under its floor
     assert choose([name, uuid, date, status], 40, keep=3) == [40 - 8 - 11 - 2 * GAP, 8, 11]
     assert choose([name, uuid, date, status], 10, keep=3) == [10, 8, 11]
+
+
+def test_an_eager_column_is_whole_before_a_lower_one_shows() -> None:
+    name, uuid, date, status = (
+        Fit(36, 36, 10),
+        Fit(36, 8, 8, eager=True),
+        Fit(16, 11, 11),
+        Fit(9, 9, 9),
+    )
+    # 120 columns: the whole id rather than a fifth column beside a short one
+    assert choose([name, uuid, date, status, Fit(26, 26, 10)], 120, keep=3) == [36, 36, 16, 9]
+    assert choose([name, uuid, date, status], 80, keep=3) == [36, 8, 16, 9]
 
 
 @given(st.sets(st.text("0123456789abcdef-", min_size=1, max_size=36), min_size=1, max_size=30))
