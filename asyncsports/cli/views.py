@@ -204,7 +204,7 @@ def _playback_rows(p: Playback) -> Iterable[Row]:
     yield (p.event_id, p.hls_url)
 
 
-T, WHOLE, NUMBER, DATE, ID = Kind.TEXT, Kind.WHOLE, Kind.NUMBER, Kind.DATE, Kind.ID
+TEXT, WHOLE, NUMBER, DATE, ID = Kind.TEXT, Kind.WHOLE, Kind.NUMBER, Kind.DATE, Kind.ID
 
 
 def _cols(*columns: str | tuple[str, Kind] | tuple[str, Kind, str]) -> tuple[Column, ...]:
@@ -264,9 +264,9 @@ VIEWS: dict[type, View] = {
         _cols(
             ("id", ID),
             ("round", WHOLE),
-            ("player 1", T, "player1"),
+            ("player 1", TEXT, "player1"),
             ("frames", WHOLE),
-            ("player 2", T, "player2"),
+            ("player 2", TEXT, "player2"),
             ("best of", NUMBER, "best-of"),
         ),
         _match_rows,
@@ -336,8 +336,8 @@ WORD_MOST = 20
 
 SEPARATOR = " | "
 """Between the cells of a change's line (a stream has no widths to pad them to)."""
-KIND = 7
-"""The width of a change's kind at the start of its line."""
+CHANGE = 7
+"""The width of a change's kind (new, update...) at the start of its line."""
 
 
 class ColumnsError(ValueError):
@@ -428,6 +428,13 @@ def _line(record: object) -> None:
     sys.stdout.flush()
 
 
+def _check(cfg: Globals, record: object) -> None:
+    """A name --columns gets wrong is an error with JSON Lines too, which it leaves as
+    they are: a script's typo shows at once, not on a terminal some day."""
+    if cfg.columns:
+        _order(VIEWS[type(record)], cfg.columns)
+
+
 def _caption(count: str | None, plan: Layout) -> str | None:
     notes = ["whole ids"] if plan.shortened else []
     if plan.hidden:
@@ -446,8 +453,8 @@ def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
     """Print records: JSON Lines, or a table on a terminal (captioned ``N what``) of the
     columns that fit it."""
     if cfg.as_json:
-        if records and cfg.columns:
-            _order(VIEWS[type(records[0])], cfg.columns)  # a wrong name is an error here too
+        if records:
+            _check(cfg, records[0])
         for record in records:
             _line(record)
         return
@@ -484,8 +491,8 @@ async def show_list(
                 break
             n += 1
             if cfg.as_json:
-                if n == 1 and cfg.columns:
-                    _order(VIEWS[type(record)], cfg.columns)
+                if n == 1:
+                    _check(cfg, record)
                 _line(record)
             else:
                 records.append(record)
@@ -504,20 +511,20 @@ async def show_changes(
     async for change in changes:
         view = VIEWS[type(change.record)]
         if cfg.as_json:
-            if shown == 0 and cfg.columns:
-                _order(view, cfg.columns)
+            if shown == 0:
+                _check(cfg, change.record)
             head = b'{"change":"%s","record":' % change.kind.encode()
             sys.stdout.buffer.write(head + encode(change.record) + b"}\n")
             sys.stdout.flush()
         else:
             rows = list(view.rows(change.record))
             if plan is None:
-                plan = layout(view, rows, cfg, console.width - KIND, stream=True)
+                plan = layout(view, rows, cfg, console.width - CHANGE, stream=True)
                 heads = [view.columns[i].header for i, _, _ in plan.shown]
-                console.print(f"{'change':<{KIND}}" + SEPARATOR.join(heads), style="bold")
+                console.print(f"{'change':<{CHANGE}}" + SEPARATOR.join(heads), style="bold")
             for cells in _cells(view, plan, rows):
                 # soft_wrap: a line too long for the terminal is not broken inside a cell
-                line = f"{change.kind:<{KIND}}" + SEPARATOR.join(cells)
+                line = f"{change.kind:<{CHANGE}}" + SEPARATOR.join(cells)
                 console.print(line, markup=False, soft_wrap=True)
         shown += 1
         if shown == limit:  # stop at once: the next change may be minutes away
