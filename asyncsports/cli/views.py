@@ -389,7 +389,7 @@ def _fit(column: Column, cells: list[str], short: frozenset[Kind]) -> Fit:
 
 
 def _order(view: View, names: str | None) -> list[int]:
-    if names is None:
+    if not names:  # not given, or ASYNCSPORTS_COLUMNS set empty
         return view.priority()
     keys = [c.key for c in view.columns]
     asked = [n.strip().lower() for n in names.split(",") if n.strip()]
