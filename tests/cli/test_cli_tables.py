@@ -109,3 +109,29 @@ def test_a_followed_stream_shows_the_columns_that_fit() -> None:
     assert max(map(len, rows)) <= 60
     wide = tty(60, "actions", SPORT, live[0]["id"], "--follow", "--limit", "6", "--wide")
     assert wide[0].endswith(" | send")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["squads", SPORT, "--season-id", "{season}"],
+        ["actions", SPORT, "{fixture}"],
+        ["standings", SPORT, "--season-id", "{season}"],
+        ["statistics", SPORT, "{fixture}"],
+        ["events"],
+        ["snooker", "tournaments"],
+        ["snooker", "matches", "1000", "--round-number", "1"],
+        ["snooker", "centuries", "1000"],
+        ["snooker", "ast", "1000"],
+    ],
+    ids=lambda args: " ".join(a for a in args if "{" not in a),
+)
+def test_every_view_fits_60_columns_with_its_headers_whole(
+    args: list[str], fixtures: list[dict[str, Any]]
+) -> None:
+    done = next(f for f in fixtures if f["status"] == "Completed")
+    ids = {"fixture": done["id"], "season": done["stage"]["season"]["id"]}
+    rows = tty(60, *(a.format(**ids) for a in args))
+    assert max(map(len, rows)) <= 60, "\n".join(rows)
+    shown = header(rows)
+    assert len(shown) >= 2 and all(len(h) > 1 or h in "PWDL" for h in shown), shown

@@ -4,6 +4,7 @@ the layouts the views make of it (asyncsports.cli.views.layout)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from asyncsports.cli.columns import GAP, Fit, choose, prefix, total
 from asyncsports.cli.options import Globals
-from asyncsports.cli.views import Column, ColumnsError, Kind, View, layout
+from asyncsports.cli.views import VIEWS, Column, ColumnsError, Kind, View, layout
 
 
 @st.composite
@@ -144,3 +145,13 @@ def test_columns_rejects_a_name_the_view_lacks_naming_them_all(asked: str) -> No
     assert str(caught.value).startswith("--columns: ")
     assert "start, status, fixture, competition, id" in str(caught.value)
     assert isinstance(caught.value, ValueError)  # exit 2: a usage error
+
+
+@pytest.mark.parametrize("record", list(VIEWS), ids=lambda t: t.__name__)
+def test_each_view_ranks_its_own_columns(record: type) -> None:
+    view = VIEWS[record]
+    keys = [c.key for c in view.columns]
+    assert len(set(keys)) == len(keys)
+    assert all(re.fullmatch(r"[a-z][a-z0-9-]*", k) for k in keys), keys  # typed in --columns
+    assert sorted(view.priority()) == list(range(len(keys)))
+    assert 1 <= view.keep <= len(keys)
