@@ -38,7 +38,7 @@ from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 from .app import command
 from .interrupts import interrupts
 from .options import Globals, date_option, day
-from .running import INTERRUPTED, code_for, describe, exit_code, run, say, sport_hint, stderr
+from .running import INTERRUPTED, code_for, fail_parts, run, say, sport_hint, stderr
 from .workers import WORKER_KILLED, ConnectTimeout, spread
 
 
@@ -258,12 +258,7 @@ def backfill(
         say(_resume_line(report.db))
         raise typer.Exit(interrupts.code or INTERRUPTED)
     if report.failed:
-        unit, first = report.failed[0]
-        say(
-            f"asyncsports: error: {len(report.failed)} units failed, first {unit}: "
-            f"{describe(first)}; run the same command again to retry them"
-        )
-        raise typer.Exit(exit_code(first))
+        raise typer.Exit(fail_parts(report.failed, "units"))
     missing = _missing(scope, report, named_sports=bool(sports))
     if missing:
         say(

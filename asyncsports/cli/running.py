@@ -43,6 +43,7 @@ __all__ = [
     "emulator_speed",
     "exit_code",
     "fail",
+    "fail_parts",
     "run",
     "say",
     "setup_logging",
@@ -118,7 +119,8 @@ def exit_codes_text() -> str:
 
 def stderr() -> Console:
     """A console on stderr, for messages that must not mix with the records on stdout."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    # No emoji: ":soccer:" in "window:soccer: failed" is a sport, not a ball.
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def say(text: str) -> None:
@@ -468,6 +470,21 @@ def describe(
     if notes:
         text = f"{text} ({notes})"
     return f"{text}: {hint}" if hint else text
+
+
+def fail_parts(failed: Sequence[tuple[str, BaseException]], what: str) -> int:
+    """Say that ``failed`` parts of a run (``what``: "units", "tasks") failed after their
+    retries, the first one's cause, and that the same command retries them; the first
+    error's exit code, the one it would give alone (10 for an unreachable service).
+
+    backfill and ``sync --once`` end so: a script reads the same code for the same cause.
+    """
+    part, first = failed[0]
+    say(
+        f"asyncsports: error: {len(failed)} {what} failed, first {part}: {describe(first)}; "
+        "run the same command again to retry them"
+    )
+    return exit_code(first)
 
 
 def fail(cfg: Globals, exc: BaseException) -> NoReturn:

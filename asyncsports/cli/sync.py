@@ -19,7 +19,7 @@ from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_e
 from .app import command
 from .interrupts import interrupts
 from .options import SYNC_SPEED, Globals
-from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
+from .running import EMULATOR, INTERRUPTED, ConfigError, fail, fail_parts, run, say
 
 EPILOG = (
     "Cadences (--every kind=seconds, repeatable or comma-separated; defaults): "
@@ -145,13 +145,17 @@ def sync(
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
-    async def job(client: Client) -> None:
+    async def job(client: Client) -> int | None:
         emu = EMULATOR.get()
         # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
                         days_ahead=days_ahead, concurrency=concurrency,
                         clock=emu.clock.time if emu is not None else None)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
+        if once and mirror.failing and not interrupts.received:
+            # The pass could not complete: what was read is committed, the rest is not.
+            return fail_parts([(k, e) for k, (_, e) in mirror.failing.items()], "tasks")
+        return None
 
     run(cfg, job, follows=None if once else SYNC_SPEED, max_connections=concurrency)
     if interrupts.received and interrupts.received[0] == signal.SIGINT:
