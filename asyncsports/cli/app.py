@@ -9,6 +9,7 @@ the query it returns. Every command is a :class:`Command` and every group a
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import inspect
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
@@ -23,7 +24,16 @@ from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 
 from .options import FOLLOW_SPEED, Globals, with_globals
-from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
+from .running import (
+    INTERRUPTED,
+    PIPE_CLOSED,
+    TERMINATED,
+    ClickError,
+    exit_codes_text,
+    run,
+    say,
+    say_click_error,
+)
 from .views import show, show_changes, show_list
 
 __all__ = ["EPILOG", "Command", "Group", "Query", "app", "command", "perform", "snooker_app"]
@@ -159,6 +169,20 @@ class Group(_Settled, TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         # The order they were registered in (click sorts them by name).
         return list(self.commands)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's main, its errors in one plain line (typer draws a Rich box)."""
+        if not kwargs.pop("standalone_mode", True):
+            return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]
+        except ClickError as exc:
+            say_click_error(exc)
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            say("asyncsports: aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 app = typer.Typer(

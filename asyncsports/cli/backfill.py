@@ -37,8 +37,9 @@ from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 
 from .app import command
 from .interrupts import interrupts
-from .options import Globals, date_option, day
-from .running import INTERRUPTED, code_for, fail_parts, run, say, sport_hint, stderr
+from .names import check_sports, sport_hint
+from .options import Globals, date_option, day, db_location
+from .running import INTERRUPTED, code_for, fail_parts, run, say, stderr
 from .workers import WORKER_KILLED, ConnectTimeout, spread
 
 
@@ -193,6 +194,7 @@ def backfill(
     db: Annotated[
         str,
         typer.Option(
+            callback=db_location,
             metavar="FILE|URL",
             help="SQLite file to fill, or a PostgreSQL URL: postgresql://user:pass@host/db "
             "(needs asyncsports[postgres]).",
@@ -238,6 +240,7 @@ def backfill(
     fetched and exits 130 (SIGTERM: 143), a second one quits without waiting for the
     work in flight, a third at once.
     """
+    sports = check_sports(sports)
     interrupts.message = _resume_line(db)
     scope = Scope(
         sports=tuple(sports or DEFAULT_SPORTS),

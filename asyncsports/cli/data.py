@@ -14,9 +14,11 @@ import typer
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
 from asyncsports.models import FixtureStatus, Statistics
+from asyncsports.resources.fixtures import SORT_FIELDS
 
 from . import follow as following
 from .app import Query, command
+from .names import check
 from .options import (
     FixtureId,
     Globals,
@@ -29,6 +31,8 @@ from .options import (
     date_option,
     day,
 )
+
+STATUSES = [v.lower() for k, v in vars(FixtureStatus).items() if k.isupper()]
 
 
 def _follow(what: str) -> Any:
@@ -73,6 +77,10 @@ def fixtures(
     limit: Limit = None,
 ) -> Query:
     """List fixtures of a sport (or of one of its seasons)."""
+    if status is not None:
+        check("'--status'", "status", status, STATUSES)
+    for item in sort or ():
+        check("'--sort'", "sort field", item.partition(",")[0], SORT_FIELDS, str)
     return Query(
         lambda client: client.fixtures.list(
             sport,

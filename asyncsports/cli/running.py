@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import difflib
 import logging
 import os
 import re
@@ -16,16 +15,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
 from asyncsports import errors
-from asyncsports._http.sports import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
+from .names import sport_hint
 from .options import Globals, query_params
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "INTERRUPTED",
     "PIPE_CLOSED",
     "TERMINATED",
+    "ClickError",
     "ConfigError",
     "FeedEndedError",
     "OutputFileError",
@@ -46,9 +47,11 @@ __all__ = [
     "fail_parts",
     "run",
     "say",
+    "say_click_error",
     "setup_logging",
     "sport_hint",
     "stderr",
+    "with_causes",
     "write_file",
 ]
 
@@ -126,6 +129,24 @@ def stderr() -> Console:
 def say(text: str) -> None:
     """Print ``text`` on stderr as it is (no rich markup)."""
     stderr().print(escape(text))
+
+
+# typer 0.26 on brings its own copy of click: its errors are of that copy's classes.
+_click: Any = vars(typer.core).get("_click") or vars(typer.core)["click"]
+ClickError: type[Exception] = _click.ClickException
+"""click's error class, of the click that typer uses."""
+
+
+def say_click_error(exc: Exception) -> None:
+    """Print a click error in the one style of every error: one line, ``asyncsports:
+    error: ...``, and for a usage error a second one on where help is."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return  # the help it stands for is printed already (typer does the same)
+    text = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    say(f"asyncsports: error: {text}")
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, _click.exceptions.UsageError) and ctx is not None:
+        say(f"Try '{ctx.command_path} --help' for help.")
 
 
 # ------------------------------------------------------------------ the client
@@ -317,6 +338,8 @@ def run(
                 raise asyncio.CancelledError
             with asyncio.Runner() as runner:
                 code = runner.run(_main(cfg, job, streaming, follows, options))
+        except ClickError:
+            raise  # a usage error found as the job starts (--metrics-port in use)
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Cancelled at a signal (KeyboardInterrupt: only where the handler could
             # not be installed, outside the main thread).
@@ -412,24 +435,6 @@ def _unreachable(exc: errors.TransportError) -> str:
     return f"cannot reach {where}{tries}: {found.group(1) if found else cause}"
 
 
-def sport_hint(value: str) -> str:
-    """What to add when a sport ``value`` was not found: the closest known names.
-
-    The service's sports are an open set, so an unknown name is only suggested against,
-    never refused. Empty for a known sport.
-    """
-    try:
-        name = sport_name(value.rpartition("/")[2])  # "v2/volleyball" as "volleyball"
-    except (TypeError, ValueError):
-        return ""
-    if name in KNOWN_SPORTS:
-        return ""
-    close = difflib.get_close_matches(name, sorted(KNOWN_SPORTS), n=3)
-    if close:
-        return f" (not a known sport: did you mean {' or '.join(close)}?)"
-    return f" (not a known sport; known: {', '.join(sorted(KNOWN_SPORTS))})"
-
-
 def _not_found(asked: Sequence[tuple[str, str]]) -> str:
     # What the command looked up, in the words of its --help: "sport", "fixture" for
     # FIXTURE_ID, "season" for --season-id.
@@ -443,6 +448,60 @@ def _not_found(asked: Sequence[tuple[str, str]]) -> str:
     return "check " + (" and ".join(named) if len(named) < 3 else ", ".join(named))
 
 
+CAUSES_CAP = 400
+"""Characters of an error line's causes at most: one or two lines of a terminal."""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it came from, nearest first: its cause (or the error it met while
+    handling another), a group's errors, and a dlt step's ``exception``, each once."""
+    out: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if any(e is seen for seen in out):
+            continue
+        out.append(e)
+        if isinstance(e, BaseExceptionGroup):
+            todo.extend(e.exceptions)
+        nested = getattr(e, "exception", None)  # dlt's PipelineStepFailed
+        if isinstance(nested, BaseException):
+            todo.append(nested)
+        origin = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        if origin is not None:
+            todo.append(origin)
+    return out
+
+
+def _paragraph(exc: BaseException) -> str:
+    # An error's first two lines: dlt's run on with the nested error's whole text after
+    # a blank line, name classes on lines of their own ("<class '...'>"), and list every
+    # place a setting was looked for after what is missing.
+    lines: list[str] = []
+    for line in str(exc).strip().splitlines():
+        if not line.strip() or len(lines) == 2:
+            break
+        if not line.startswith("<class "):
+            lines.append(" ".join(line.split()))
+    return "; ".join(lines)
+
+
+def with_causes(exc: BaseException) -> str:
+    """``exc``'s text and, after it, the first paragraph of each error it came from that
+    says something new: "could not load: missing field(s): password", in one line."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    said = [p for p in map(_paragraph, _chain(exc)[1:]) if p]
+    # A wrapper that quotes its cause at length ("... the actual reason given is: X")
+    # gives way to the cause itself, X; then what is said twice is said once.
+    said = [p for i, p in enumerate(said) if not any(q in p for q in said[i + 1 :])]
+    for p in said:
+        if p not in text:
+            text = f"{text.removesuffix(':')}: {p}"
+    if len(text) > CAUSES_CAP:
+        text = text[: CAUSES_CAP - 1].rstrip() + "…"
+    return text
+
+
 def describe(
     exc: BaseException, asked: Sequence[tuple[str, str]] = (), *, verbose: bool = False
 ) -> str:
@@ -454,10 +513,7 @@ def describe(
     ``asked`` can, so they stand in for its hint. ``verbose``: the traceback is printed,
     so an internal error says it is above.
     """
-    if isinstance(exc, errors.TransportError):
-        text = _unreachable(exc)
-    else:
-        text = " ".join(str(exc).split()) or type(exc).__name__
+    text = _unreachable(exc) if isinstance(exc, errors.TransportError) else with_causes(exc)
     if exit_code(exc) == 1:
         where = "the traceback is above" if verbose else "--verbose shows the traceback"
         return f"internal error: {type(exc).__name__}: {text} ({where})"

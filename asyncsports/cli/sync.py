@@ -18,8 +18,9 @@ from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_e
 
 from .app import command
 from .interrupts import interrupts
-from .options import SYNC_SPEED, Globals
-from .running import EMULATOR, INTERRUPTED, ConfigError, fail, fail_parts, run, say
+from .names import check_sports
+from .options import SYNC_SPEED, Globals, db_location
+from .running import EMULATOR, INTERRUPTED, fail_parts, run, say
 
 EPILOG = (
     "Cadences (--every kind=seconds, repeatable or comma-separated; defaults): "
@@ -71,7 +72,13 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
     if port is not None:
         from asyncsports.sync._metrics import serve_metrics
 
-        runner = await serve_metrics(mirror, port, standby=standby)
+        try:
+            runner = await serve_metrics(mirror, port, standby=standby)
+        except OSError as exc:  # in use, or not ours to take: the user's to change
+            why = exc.strerror or exc
+            raise typer.BadParameter(
+                f"cannot listen on {port}: {why}", param_hint="'--metrics-port'"
+            ) from None
         say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
     over = asyncio.Event()
     printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
@@ -95,6 +102,7 @@ def sync(
     db: Annotated[
         str,
         typer.Option(
+            callback=db_location,
             metavar="FILE|URL",
             help="SQLite file to keep, or a PostgreSQL URL: postgresql://user:pass@host/db.",
         ),
@@ -135,10 +143,13 @@ def sync(
     a match, squads, live stream events and snooker tournaments, within
     --rate-limit (5 per second unless --emulator).
     """
+    sports = check_sports(sports)
     try:
         cadences = parse_every(every or [])
     except ValueError as exc:
-        fail(cfg, ConfigError(str(exc)))
+        raise typer.BadParameter(
+            str(exc).removeprefix("--every: "), param_hint="'--every'"
+        ) from None
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
     cfg = _speed(cfg, speed)

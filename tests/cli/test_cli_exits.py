@@ -5,15 +5,18 @@ that keep failing."""
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 
 import pytest
-from support import run
+from support import clean_env, invoke, run
 from support.servers import free_port
 
 from asyncsports import Client
-from asyncsports.cli.running import code_for
-from asyncsports.errors import TransportError
+from asyncsports._http.sports import KNOWN_SPORTS
+from asyncsports.cli.names import check_sport, slip_of
+from asyncsports.cli.running import CAUSES_CAP, code_for, describe
+from asyncsports.errors import SinkError, TransportError
 from asyncsports.sync import Mirror
 from asyncsports.sync._metrics import HEALTHY_WITHIN, healthy
 
@@ -59,3 +62,137 @@ async def test_healthz_names_the_tasks_that_keep_failing(tmp_path: Path) -> None
     assert "127.0.0.1" in failing["fixtures:soccer"]["error"]
     ok, state = healthy(mirror, since + HEALTHY_WITHIN + 1)
     assert ok is False and state["ok"] is False
+
+
+# ------------------------------------------------------ names and usage errors
+
+
+def _usage_error(*args: str) -> str:
+    """The error line of a command that is a usage error: exit 2, plain lines, no box."""
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    first, *rest = result.stderr.splitlines()
+    assert first.startswith("asyncsports: error: "), result.stderr
+    assert rest == [] or (len(rest) == 1 and rest[0].startswith("Try 'asyncsports ")), rest
+    assert "╭" not in result.stderr and "Traceback" not in result.stderr
+    return first
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["sync", "--sports", "basketbal", "--once"], "'--sports': unknown sport 'basketbal'"),
+        (["backfill", "-s", "basketbal"], "'--sports': unknown sport 'basketbal'"),
+        (["load", "-s", "basketbal"], "'--sports': unknown sport 'basketbal'"),
+        (["fixtures", "basketbal"], "'SPORT': unknown sport 'basketbal'"),
+        (["actions", "Basket-Bal", "x"], "'SPORT': unknown sport 'Basket-Bal'"),
+    ],
+    ids=["sync", "backfill", "load", "fixtures", "actions, another spelling"],
+)
+def test_a_sport_typo_is_a_usage_error_with_the_same_suggestion(args: list[str], said: str) -> None:
+    line = _usage_error("--emulator", *args)
+    assert said in line and line.endswith(": did you mean basketball?")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--status", "complete"],
+            "'--status': unknown status 'complete': did you mean completed?",
+        ),
+        (["--sort", "nam,asc"], "'--sort': unknown sort field 'nam': did you mean name?"),
+    ],
+)
+def test_other_names_are_checked_the_same_way(args: list[str], said: str) -> None:
+    assert said in _usage_error("--emulator", "fixtures", "soccer", *args)
+
+
+def test_names_unlike_any_known_are_left_to_the_service() -> None:
+    # An open vocabulary: a sport or status the client does not know yet is sent.
+    assert slip_of("curling", KNOWN_SPORTS) is None
+    assert slip_of("basketball-3x3", KNOWN_SPORTS) is None
+    assert slip_of("hockey", KNOWN_SPORTS) is None  # a 404 suggests ice-hockey then
+    assert check_sport("v2/basketbal") == "v2/basketbal"  # a versioned path, as written
+    assert check_sport("Ice Hockey") == "Ice Hockey"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--db", "mysql://u@h/x", "--once"], "'--db': unknown URL scheme 'mysql://'"),
+        (["--every", "bogus=5", "--once"], "'--every': expected kind=seconds with kind one of"),
+    ],
+)
+def test_sync_configuration_errors_are_usage_errors_naming_the_option(
+    args: list[str], said: str
+) -> None:
+    assert said in _usage_error("--emulator", "sync", *args)
+
+
+@pytest.mark.parametrize("command", ["backfill", "changes", "export --parquet out"])
+def test_every_db_option_refuses_an_unknown_scheme(command: str) -> None:
+    args = [*command.split(), "--db", "mysql://u@h/x"]
+    assert "'--db': unknown URL scheme 'mysql://'" in _usage_error(*args)
+
+
+def test_a_missing_argument_is_one_plain_line_too() -> None:
+    assert _usage_error("fixtures").endswith("Missing argument 'SPORT'.")
+
+
+@pytest.mark.slow  # the command in a subprocess
+def test_a_metrics_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        proc = run("--emulator", "sync", "--once", "--db", str(tmp_path / "m.sqlite"),
+                   "--metrics-port", str(port))  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    line = _error_line(proc.stderr)
+    assert line.startswith(f"asyncsports: error: Invalid value for '--metrics-port': cannot "
+                           f"listen on {port}: ")  # fmt: skip
+    assert "address already in use" in line
+
+
+# ------------------------------------------------------------------ causes
+
+
+def test_an_error_line_says_its_causes_once_and_short() -> None:
+    try:
+        try:
+            try:
+                raise OSError(2, "No such file or directory")
+            except OSError as exc:
+                raise RuntimeError("the actual reason given is: [Errno 2] No such file "
+                                   "or directory\n\nmore text nobody needs") from exc  # fmt: skip
+        except RuntimeError as exc:
+            group = ExceptionGroup("step failed with exception:", [exc])
+            raise SinkError("could not load into x") from group
+    except SinkError as exc:
+        line = describe(exc)
+    assert line == (
+        "could not load into x: step failed with exception (1 sub-exception): "
+        "[Errno 2] No such file or directory"
+    )
+    long = SinkError("could not")
+    long.__cause__ = ValueError("y" * 1000)
+    assert len(describe(long)) == CAUSES_CAP and describe(long).endswith("…")
+
+
+@pytest.mark.slow  # dlt in a subprocess
+@pytest.mark.parametrize("where", ["database", "pipelines"])
+def test_load_says_why_a_destination_cannot_be_written(where: str, tmp_path: Path) -> None:
+    pytest.importorskip("dlt")
+    pytest.importorskip("duckdb")
+    afile = tmp_path / "afile"  # a file where a directory must be: unwritable, even for root
+    afile.write_text("")
+    env = clean_env(DESTINATION__DUCKDB__CREDENTIALS=str(
+        afile / "x.duckdb" if where == "database" else tmp_path / "x.duckdb"))  # fmt: skip
+    pipelines = afile / "p" if where == "pipelines" else tmp_path / "p"
+    proc = run("--emulator", "load", "--destination", "duckdb", "-s", "soccer",
+               "--pipelines-dir", str(pipelines), env=env)  # fmt: skip
+    assert proc.returncode == code_for(SinkError), proc.stderr
+    line = _error_line(proc.stderr)
+    assert line.startswith("asyncsports: error: dlt could not load into duckdb: ")
+    assert "Not a directory" in line and str(afile) in line
