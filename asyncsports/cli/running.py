@@ -487,9 +487,15 @@ def _paragraph(exc: BaseException) -> str:
 
 
 def with_causes(exc: BaseException) -> str:
-    """``exc``'s text and, after it, the first paragraph of each error it came from that
-    says something new: "could not load: missing field(s): password", in one line."""
+    """``exc``'s text and, where it says only what failed, the first lines of each error
+    it came from that say something new: "could not load: missing field(s): password".
+
+    An error that says why already ("cannot reach the database at h:p: connection
+    refused") stands alone: its cause would repeat it in the system's words.
+    """
     text = " ".join(str(exc).split()) or type(exc).__name__
+    if ": " in text and not text.endswith(":"):
+        return _capped(text)
     said = [p for p in map(_paragraph, _chain(exc)[1:]) if p]
     # A wrapper that quotes its cause at length ("... the actual reason given is: X")
     # gives way to the cause itself, X; then what is said twice is said once.
@@ -497,9 +503,11 @@ def with_causes(exc: BaseException) -> str:
     for p in said:
         if p not in text:
             text = f"{text.removesuffix(':')}: {p}"
-    if len(text) > CAUSES_CAP:
-        text = text[: CAUSES_CAP - 1].rstrip() + "…"
-    return text
+    return _capped(text)
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= CAUSES_CAP else text[: CAUSES_CAP - 1].rstrip() + "…"
 
 
 def describe(

@@ -172,7 +172,7 @@ def test_an_error_line_says_its_causes_once_and_short() -> None:
     except SinkError as exc:
         line = describe(exc)
     assert line == (
-        "could not load into x: step failed with exception (1 sub-exception): "
+        "could not load into x: step failed with exception: (1 sub-exception): "
         "[Errno 2] No such file or directory"
     )
     long = SinkError("could not")
