@@ -25,9 +25,6 @@ from asyncsports.paging import AsyncList
 
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .running import (
-    INTERRUPTED,
-    PIPE_CLOSED,
-    TERMINATED,
     ClickError,
     exit_codes_text,
     run,
@@ -44,10 +41,7 @@ EPILOG = (
     "beside each.\n\n"
     "Output: a table on a terminal; JSON Lines (one record per line, as the service writes "
     "it, wire field names) with --json or when stdout is not a terminal.\n\n"
-    "Exit codes: 0 done · 1 internal error · 2 usage or bad argument · "
-    + exit_codes_text()
-    + f" · {INTERRUPTED} interrupted (Ctrl-C) · {PIPE_CLOSED} output pipe closed"
-    + f" · {TERMINATED} terminated (SIGTERM)."
+    "Exit codes: " + exit_codes_text() + "."
 )
 HELP = (
     "Query the sports data service, the snooker proxy and the live stream events "

@@ -33,6 +33,7 @@ __all__ = [
     "INTERRUPTED",
     "PIPE_CLOSED",
     "TERMINATED",
+    "WORKER_KILLED",
     "ClickError",
     "ConfigError",
     "FeedEndedError",
@@ -43,6 +44,7 @@ __all__ = [
     "emulator_scale",
     "emulator_speed",
     "exit_code",
+    "exit_code_table",
     "fail",
     "fail_parts",
     "run",
@@ -112,12 +114,51 @@ TERMINATED = 143
 PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
 
 
-def exit_codes_text() -> str:
-    """The exit codes as one line for --help: ``3 configuration ... · 4 ...``."""
-    texts: dict[int, list[str]] = {}
+WORKER_KILLED = 19
+"""``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
+
+EVERY = "every command"
+SERVICE = "every command that asks the service"
+DATABASES = "sync, backfill, changes, export, jobs, worker, load"
+# Who meets each code, for the reference's table; a code not here: SERVICE.
+USED_BY: dict[int, str] = {
+    0: EVERY,
+    1: EVERY,
+    2: EVERY,
+    3: SERVICE,
+    10: f"{SERVICE}; sync --once and backfill when a task or unit failed after its retries "
+    "for that reason (any code from 4 on, the first failure's)",
+    13: DATABASES,
+    17: "--save, --record",
+    18: "load, export, sync --metrics-port, --rate-limit-url, ...",
+    20: "actions, statistics --follow",
+    21: "emulator --replay",
+    WORKER_KILLED: "backfill --workers",
+    INTERRUPTED: EVERY,
+    PIPE_CLOSED: "every command that prints records",
+    TERMINATED: EVERY,
+}
+
+
+def exit_code_table() -> list[tuple[int, str, str]]:
+    """Every exit code: (code, what it means, which commands use it), in code order."""
+    texts: dict[int, list[str]] = {
+        0: ["done"],
+        1: ["internal error (a bug: --verbose shows the traceback)"],
+        2: ["usage or bad argument (a misspelt name, an unknown --db scheme, a port in use)"],
+        WORKER_KILLED: ["a backfill --workers worker killed by a signal"],
+        INTERRUPTED: ["interrupted (Ctrl-C)"],
+        PIPE_CLOSED: ["output pipe closed"],
+        TERMINATED: ["terminated (SIGTERM)"],
+    }
     for _, code, text in EXIT_CODES:
         texts.setdefault(code, []).append(text)
-    return " · ".join(f"{code} {', '.join(texts[code])}" for code in sorted(texts))
+    return [(c, ", ".join(texts[c]), USED_BY.get(c, SERVICE)) for c in sorted(texts)]
+
+
+def exit_codes_text() -> str:
+    """The exit codes as one line for --help: ``0 done · 1 ... · 143 terminated``."""
+    return " · ".join(f"{code} {text}" for code, text, _ in exit_code_table())
 
 
 def stderr() -> Console:

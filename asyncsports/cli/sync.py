@@ -32,7 +32,10 @@ EPILOG = (
     "asyncsports changes --db follows the same feed from any other process. Sync processes "
     "on one database (PostgreSQL: on any machines; a SQLite file: on one machine) elect one "
     "writer; the others stand by (/healthz and /metrics say which) and one takes over "
-    "within 15 s of its end."
+    "within 15 s of its end. --once exits with the code of the first task that still failed "
+    "after its retries (10: the service unreachable), as backfill does; a running sync says "
+    "each failure in its log, and /healthz names the failing tasks (503 once one has "
+    "failed for 120 s)."
 )
 
 

@@ -14,8 +14,20 @@ from support.servers import free_port
 
 from asyncsports import Client
 from asyncsports._http.sports import KNOWN_SPORTS
+from asyncsports.cli.extra import MISSING_EXTRA
 from asyncsports.cli.names import check_sport, slip_of
-from asyncsports.cli.running import CAUSES_CAP, code_for, describe
+from asyncsports.cli.running import (
+    CAUSES_CAP,
+    EXIT_CODES,
+    INTERRUPTED,
+    PIPE_CLOSED,
+    TERMINATED,
+    WORKER_KILLED,
+    code_for,
+    describe,
+    exit_code_table,
+    exit_codes_text,
+)
 from asyncsports.errors import SinkError, TransportError
 from asyncsports.sync import Mirror
 from asyncsports.sync._metrics import HEALTHY_WITHIN, healthy
@@ -196,3 +208,19 @@ def test_load_says_why_a_destination_cannot_be_written(where: str, tmp_path: Pat
     line = _error_line(proc.stderr)
     assert line.startswith("asyncsports: error: dlt could not load into duckdb: ")
     assert "Not a directory" in line and str(afile) in line
+
+
+# ------------------------------------------------------------------ the table
+
+
+def test_one_table_holds_every_code_the_command_uses() -> None:
+    table = exit_code_table()
+    codes = [code for code, _, _ in table]
+    assert codes == sorted(set(codes))  # one row a code
+    wanted = {0, 1, 2, INTERRUPTED, PIPE_CLOSED, TERMINATED, WORKER_KILLED, MISSING_EXTRA}
+    assert wanted | {code for _, code, _ in EXIT_CODES} == set(codes)
+    assert all(text and used for _, text, used in table)
+    # The reference's table is this one (docs/_hooks/cli.py), and so is --help's line.
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "cli.md").read_text()
+    assert "<!-- exit-codes -->" in page
+    assert exit_codes_text().startswith("0 done · 1 internal error")
