@@ -24,13 +24,8 @@ from asyncsports.client import Client
 from asyncsports.paging import AsyncList
 
 from .options import FOLLOW_SPEED, Globals, with_globals
-from .running import (
-    ClickError,
-    exit_codes_text,
-    run,
-    say,
-    say_click_error,
-)
+from .renamed import rewrite
+from .running import ClickError, exit_codes_text, run, say, say_click_error
 from .views import show, show_changes, show_list
 
 __all__ = ["EPILOG", "Command", "Group", "Query", "app", "command", "perform", "snooker_app"]
@@ -147,8 +142,16 @@ class _Settled:
         return [_settle(p) for p in super().get_params(ctx)]  # type: ignore[misc]
 
 
+def _warn(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
 class Command(_Settled, TyperCommand):
-    """A command whose --help reads the same on every supported typer."""
+    """A command whose --help reads the same on every supported typer, and that takes
+    its options' old spellings (:mod:`~asyncsports.cli.renamed`)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, rewrite(self.name or "", args, _warn))
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _usage(self, ctx)

@@ -38,9 +38,9 @@ from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 from .app import command
 from .interrupts import interrupts
 from .names import check_sports, sport_hint
-from .options import Globals, date_option, day, db_location
+from .options import ConnectTimeout, Globals, date_option, day, db_location
 from .running import INTERRUPTED, code_for, fail_parts, run, say, stderr
-from .workers import WORKER_KILLED, ConnectTimeout, spread
+from .workers import WORKER_KILLED, spread
 
 
 class _Rate(ProgressColumn):
@@ -142,7 +142,7 @@ def _resume_line(db: str | Path) -> str:
 
 def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
     """What the user asked for that the service does not have, every listing of it
-    having answered 404: a sport named with --sports, a --seasons id, or, when every
+    having answered 404: a sport named with --sports, a --season-id, or, when every
     listing answered 404, those listings. A run then did nothing it was asked to."""
     gone = set(report.not_found)
     listings = scope.listings()
@@ -164,7 +164,7 @@ NOT_FOUND = code_for(NotFoundError)
 
 EPILOG = (
     f"A run that finds nothing it was asked for exits {NOT_FOUND}: a --sports value or a "
-    "--seasons id the service answers 404 for (every listing of it), or every listing "
+    "--season-id the service answers 404 for (every listing of it), or every listing "
     "answering 404. The rest of the run is done and kept. A date range without fixtures "
     "is an answer, not a mistake: it exits 0 with no rows.\n\n"
     f"A PostgreSQL --db that cannot be reached fails within --connect-timeout, exit "
@@ -187,7 +187,7 @@ def backfill(
     ] = None,
     seasons: Annotated[
         list[str] | None,
-        typer.Option(metavar="SEASON_ID", help="Only this season (id); repeatable."),
+        typer.Option("--season-id", metavar="ID", help="Only this season; repeatable."),
     ] = None,
     date_from: Annotated[dt.datetime | None, date_option("Fixtures starting on or after.")] = None,
     date_to: Annotated[dt.datetime | None, date_option("Fixtures starting on or before.")] = None,

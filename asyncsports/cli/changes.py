@@ -13,12 +13,12 @@ import msgspec
 import typer
 
 from asyncsports.errors import SinkError
-from asyncsports.store import is_postgres
+from asyncsports.store import CONNECT_TIMEOUT, is_postgres
 from asyncsports.sync import feed
 
 from .app import command
 from .interrupts import interrupts
-from .options import Globals, db_location
+from .options import ConnectTimeout, Globals, db_location
 from .running import INTERRUPTED, PIPE_CLOSED, fail, say, setup_logging
 
 __all__ = ["changes"]
@@ -34,20 +34,21 @@ EPILOG = (
 )
 
 
-async def _print(db: str, after: int, consumer: str | None, follow: bool) -> None:
+async def _print(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     stop = asyncio.Event()
     with interrupts.stopping(stop.set):
-        async for change in feed(db, after, consumer=consumer, follow=follow, until=stop):
+        async for change in feed(db, after, consumer=consumer, follow=follow, until=stop,
+                                 connect_timeout=reach):  # fmt: skip
             sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
             sys.stdout.flush()
 
 
-async def _main(db: str, after: int, consumer: str | None, follow: bool) -> None:
+async def _main(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     task = asyncio.current_task()
     assert task is not None
     interrupts.attach(task)
     try:
-        await _print(db, after, consumer, follow)
+        await _print(db, after, consumer, follow, reach)
     finally:
         interrupts.detach()
 
@@ -78,6 +79,7 @@ def changes(
             help="Start after this seq (default: the --consumer's cursor, else the start).",
         ),
     ] = 0,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
 ) -> None:
@@ -92,7 +94,7 @@ def changes(
             if interrupts.received:
                 raise asyncio.CancelledError
             with asyncio.Runner() as runner:
-                runner.run(_main(db, after, consumer, follow))
+                runner.run(_main(db, after, consumer, follow, connect_timeout))
         except (asyncio.CancelledError, KeyboardInterrupt):
             say("asyncsports: interrupted")
             raise typer.Exit(interrupts.code or INTERRUPTED) from None

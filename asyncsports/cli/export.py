@@ -14,9 +14,8 @@ from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 from asyncsports.store.export import export_parquet
 
 from .app import command
-from .options import Globals, db_location
+from .options import ConnectTimeout, Globals, db_location
 from .running import fail, say
-from .workers import ConnectTimeout
 
 __all__ = ["export"]
 

@@ -14,12 +14,13 @@ import msgspec
 import typer
 
 from asyncsports.client import Client
+from asyncsports.store import CONNECT_TIMEOUT
 from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_every
 
 from .app import command
 from .interrupts import interrupts
 from .names import check_sports
-from .options import SYNC_SPEED, Globals, db_location
+from .options import SYNC_SPEED, ConnectTimeout, Globals, db_location
 from .running import EMULATOR, INTERRUPTED, fail_parts, run, say
 
 EPILOG = (
@@ -37,15 +38,6 @@ EPILOG = (
     "each failure in its log, and /healthz names the failing tasks (503 once one has "
     "failed for 120 s)."
 )
-
-
-def _speed(cfg: Globals, speed: float | None) -> Globals:
-    """``sync --speed X``, documented before ``--emulator-speed`` was global: the same
-    clock, and said to be deprecated."""
-    if speed is None:
-        return cfg
-    say("asyncsports: sync --speed is deprecated: use --emulator-speed, the same clock")
-    return dataclasses.replace(cfg, emulator_speed=speed)
 
 
 def _logging(verbose: bool) -> None:
@@ -100,7 +92,9 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
 def sync(
     sports: Annotated[
         list[str] | None,
-        typer.Option("--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable."),
+        typer.Option(
+            "--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable. Default: all."
+        ),
     ] = None,
     db: Annotated[
         str,
@@ -128,12 +122,7 @@ def sync(
         int | None,
         typer.Option(metavar="PORT", help="Serve Prometheus /metrics and /healthz (0: any)."),
     ] = None,
-    speed: Annotated[
-        float | None,
-        typer.Option(
-            min=0, metavar="X", hidden=True, help="Deprecated: the global --emulator-speed."
-        ),
-    ] = None,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
 ) -> None:
@@ -155,7 +144,6 @@ def sync(
         ) from None
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
-    cfg = _speed(cfg, speed)
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
@@ -164,7 +152,8 @@ def sync(
         # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
                         days_ahead=days_ahead, concurrency=concurrency,
-                        clock=emu.clock.time if emu is not None else None)  # fmt: skip
+                        clock=emu.clock.time if emu is not None else None,
+                        connect_timeout=connect_timeout)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
         if once and mirror.failing and not interrupts.received:
             # The pass could not complete: what was read is committed, the rest is not.

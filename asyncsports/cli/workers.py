@@ -28,22 +28,12 @@ from asyncsports.errors import SinkError
 from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
-from .options import Globals
+from .options import ConnectTimeout, Globals
 from .running import EMULATOR, WORKER_KILLED, fail, run, say, stderr
 
 __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 
 FAILED_UNITS = 12  # as other client errors: a unit kept failing
-
-ConnectTimeout = Annotated[
-    float,
-    typer.Option(
-        min=0.1,
-        metavar="SECONDS",
-        help="Seconds to reach a PostgreSQL --db (connect and log in) before failing.",
-    ),
-]
-"""The ``--connect-timeout`` option of the commands that take a PostgreSQL ``--db``."""
 
 
 def _pg(db: str) -> str:
@@ -220,6 +210,11 @@ def spread(
 
     run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
         f"to resume ({redact_url(db)})")  # fmt: skip
+    _report(cfg, db, outcome)
+
+
+def _report(cfg: Globals, db: str, outcome: dict[str, Any]) -> None:
+    """Show the job's progress, and exit with the first failed worker's code."""
     (progress,) = outcome["progress"]
     if cfg.as_json:
         summary = {**progress.as_dict(), "db": redact_url(db), "resumed": outcome["resumed"],
