@@ -4,12 +4,17 @@ that keep failing."""
 
 from __future__ import annotations
 
+import json
 import re
+import signal
 import socket
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
-from support import clean_env, invoke, run
+from support import CLI, TIMEOUT, clean_env, invoke, run
 from support.servers import free_port
 
 from asyncsports import Client
@@ -224,3 +229,40 @@ def test_one_table_holds_every_code_the_command_uses() -> None:
     page = (Path(__file__).parents[2] / "docs" / "reference" / "cli.md").read_text()
     assert "<!-- exit-codes -->" in page
     assert exit_codes_text().startswith("0 done · 1 internal error")
+
+
+@pytest.mark.slow  # the command in a subprocess, waiting out its retries
+def test_a_running_sync_names_its_failing_tasks_on_healthz_and_in_its_log(
+    tmp_path: Path,
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    args = [*CLI, "--base-url", url, "--token", "x", "--rate-limit", "0", "sync", "--db",
+            str(tmp_path / "m.sqlite"), "--sports", "soccer", "--metrics-port", "0"]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=clean_env())  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        assert "metrics on http://127.0.0.1:" in line, line
+        health = line.split("metrics on ")[1].strip().removesuffix("/metrics") + "/healthz"
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # until both listings have failed after their retries
+            with urllib.request.urlopen(health, timeout=10) as r:
+                status, state = r.status, json.loads(r.read())
+            if set(state["failing"]) == {"fixtures:soccer", "window:soccer"}:
+                break
+            assert time.monotonic() < deadline, state
+            time.sleep(0.1)
+        # Failing for less than HEALTHY_WITHIN: still up, and saying what fails.
+        assert status == 200 and state["ok"] is True
+        assert f"cannot connect to host 127.0.0.1:{url.rsplit(':', 1)[1]}" in (
+            state["failing"]["fixtures:soccer"]["error"].lower()
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(TIMEOUT) == 0  # a service stopped as services are
+        log = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "mirror: fixtures:soccer failed (" in log and "trying again later" in log
