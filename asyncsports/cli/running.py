@@ -126,8 +126,8 @@ USED_BY: dict[int, str] = {
     1: EVERY,
     2: EVERY,
     3: SERVICE,
-    10: f"{SERVICE}; sync --once and backfill when a task or unit failed after its retries "
-    "for that reason (any code from 4 on, the first failure's)",
+    10: f"{SERVICE}; sync --once and backfill when a task or unit still failed after its "
+    "retries for this reason (for another reason, that reason's code)",
     13: DATABASES,
     17: "--save, --record",
     18: "load, export, sync --metrics-port, --rate-limit-url, ...",
@@ -536,7 +536,7 @@ def with_causes(exc: BaseException) -> str:
     """
     text = " ".join(str(exc).split()) or type(exc).__name__
     if ": " in text and not text.endswith(":"):
-        return _capped(text)
+        return text
     said = [p for p in map(_paragraph, _chain(exc)[1:]) if p]
     # A wrapper that quotes its cause at length ("... the actual reason given is: X")
     # gives way to the cause itself, X; then what is said twice is said once.
@@ -554,7 +554,8 @@ def _capped(text: str) -> str:
 def describe(
     exc: BaseException, asked: Sequence[tuple[str, str]] = (), *, verbose: bool = False
 ) -> str:
-    """One line saying what went wrong and, where there is one, what to do about it.
+    """One line saying what went wrong, why (its causes: :func:`with_causes`) and,
+    where there is one, what to do about it.
 
     ``asked``: what the command looked up, (name, value) pairs (``Globals.asked``),
     for a 404's hint. Notes on the error (``add_note``: which live feed, why a record is
@@ -562,10 +563,11 @@ def describe(
     ``asked`` can, so they stand in for its hint. ``verbose``: the traceback is printed,
     so an internal error says it is above.
     """
-    text = _unreachable(exc) if isinstance(exc, errors.TransportError) else with_causes(exc)
-    if exit_code(exc) == 1:
+    if exit_code(exc) == 1:  # a bug: its own words, whatever it met on the way
         where = "the traceback is above" if verbose else "--verbose shows the traceback"
+        text = " ".join(str(exc).split()) or type(exc).__name__
         return f"internal error: {type(exc).__name__}: {text} ({where})"
+    text = _unreachable(exc) if isinstance(exc, errors.TransportError) else with_causes(exc)
     notes = "; ".join(getattr(exc, "__notes__", ()))
     hint: str | None
     if isinstance(exc, errors.NotFoundError):
