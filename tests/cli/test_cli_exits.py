@@ -4,7 +4,9 @@ that keep failing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 import signal
 import socket
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CLI, TIMEOUT, clean_env, invoke, run
+from support import CLI, TIMEOUT, clean_env, invoke, run, until
 from support.servers import free_port
 
 from asyncsports import Client
@@ -35,6 +37,7 @@ from asyncsports.cli.running import (
     exit_code_table,
     exit_codes_text,
 )
+from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError, TransportError
 from asyncsports.sync import Mirror
 from asyncsports.sync._metrics import HEALTHY_WITHIN, healthy
@@ -276,3 +279,21 @@ def test_a_running_sync_names_its_failing_tasks_on_healthz_and_in_its_log(
             proc.kill()
             proc.wait()
     assert "mirror: fixtures:soccer failed (" in log and "trying again later" in log
+
+
+async def test_a_task_that_works_again_leaves_failing_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with Emulator(seed=1, fixtures_per_season=4) as emu, emu.client(max_retries=0) as c:
+        emu.faults.add("fixtures", status=500, times=2)  # both listings' first turn
+        mirror = Mirror(c, tmp_path / "m.sqlite", sports=["soccer"], live=False,
+                        every={"retry": 0.2})  # fmt: skip
+        with caplog.at_level(logging.INFO, "asyncsports.sync"):
+            running = asyncio.create_task(mirror.run())
+            await until(lambda: len(mirror.failing) == 2)
+            await until(lambda: not mirror.failing)
+            mirror.stop()
+            await running
+    said = [r.getMessage() for r in caplog.records]
+    assert "mirror: fixtures:soccer works again" in said
+    assert "mirror: window:soccer works again" in said
