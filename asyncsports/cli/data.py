@@ -14,7 +14,7 @@ import typer
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
 from asyncsports.models import FixtureStatus, Statistics
-from asyncsports.resources.fixtures import SORT_FIELDS
+from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
 
 from . import follow as following
 from .app import Query, command
@@ -31,8 +31,6 @@ from .options import (
     date_option,
     day,
 )
-
-STATUSES = [v.lower() for k, v in vars(FixtureStatus).items() if k.isupper()]
 
 
 def _follow(what: str) -> Any:
@@ -84,8 +82,12 @@ def fixtures(
     limit: Limit = None,
 ) -> Query:
     """List fixtures of a sport (or of one of its seasons)."""
-    if status is not None:
-        check("'--status'", "status", status, STATUSES)
+    for option, what, value, known in [("'--status'", "status", status, STATUSES),
+                                       ("'--type'", "type", type, TYPES),
+                                       ("'--coverage-level'", "coverage level",
+                                        coverage_level, COVERAGE_LEVELS)]:  # fmt: skip
+        if value is not None:
+            check(option, what, value, known)
     for item in sort or ():
         check("'--sort'", "sort field", item.partition(",")[0], SORT_FIELDS, str)
     return Query(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable
 
 import typer
 
-__all__ = ["check", "check_sport", "check_sports", "slip_of", "sport_hint"]
+__all__ = ["check", "check_sport", "check_sports", "fold", "slip_of", "sport_hint"]
 
 ALIKE = 0.8
 
@@ -28,19 +28,28 @@ def slip_of(value: str, known: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def fold(value: str) -> str:
+    """``value`` in lower case, letters and digits only, as the client matches a filter
+    value to the spec's (``"In Venue"`` is ``inVenue``)."""
+    return "".join(c for c in value.lower() if c.isalnum())
+
+
 def check(
     option: str,
     what: str,
     value: str,
     known: Collection[str],
-    normal: Callable[[str], str] = str.lower,
+    normal: Callable[[str], str] = fold,
 ) -> str:
     """``value`` as given, or a usage error (exit 2) naming ``option`` when its
-    ``normal`` form is a slip of a ``known`` name: "did you mean ...?"."""
-    near = slip_of(normal(value), known)
+    ``normal`` form is a slip of a ``known`` name's: "did you mean ...?"."""
+    names = {normal(k): k for k in known}
+    near = slip_of(normal(value), names)
     if near is None:
         return value
-    raise typer.BadParameter(f"unknown {what} {value!r}: did you mean {near}?", param_hint=option)
+    raise typer.BadParameter(
+        f"unknown {what} {value!r}: did you mean {names[near]}?", param_hint=option
+    )
 
 
 def _sport(value: str) -> str:

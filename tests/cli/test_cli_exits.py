@@ -124,6 +124,11 @@ def test_a_sport_typo_is_a_usage_error_with_the_same_suggestion(args: list[str],
             "'--status': unknown status 'complete': did you mean completed?",
         ),
         (["--sort", "nam,asc"], "'--sort': unknown sort field 'nam': did you mean name?"),
+        (["--type", "oficial"], "'--type': unknown type 'oficial': did you mean official?"),
+        (
+            ["--coverage-level", "In Venu"],
+            "unknown coverage level 'In Venu': did you mean inVenue?",
+        ),
     ],
 )
 def test_other_names_are_checked_the_same_way(args: list[str], said: str) -> None:
