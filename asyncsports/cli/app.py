@@ -25,7 +25,7 @@ from asyncsports.paging import AsyncList
 
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
-from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
+from .running import ClickError, exit_codes_text, run, say, say_click_error
 from .views import show, show_changes, show_list
 
 __all__ = ["EPILOG", "Command", "Group", "Query", "app", "command", "perform", "snooker_app"]
@@ -37,10 +37,7 @@ EPILOG = (
     "Output: a table on a terminal, of the columns that fit it (--wide: all of them; "
     "--columns: those named); JSON Lines (one record per line, as the service writes "
     "it, wire field names) with --json or when stdout is not a terminal.\n\n"
-    "Exit codes: 0 done · 1 internal error · 2 usage or bad argument · "
-    + exit_codes_text()
-    + f" · {INTERRUPTED} interrupted (Ctrl-C) · {PIPE_CLOSED} output pipe closed"
-    + f" · {TERMINATED} terminated (SIGTERM)."
+    "Exit codes: " + exit_codes_text() + "."
 )
 HELP = (
     "Query the sports data service, the snooker proxy and the live stream events "
@@ -170,6 +167,20 @@ class Group(_Settled, TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         # The order they were registered in (click sorts them by name).
         return list(self.commands)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's main, its errors in one plain line (typer draws a Rich box)."""
+        if not kwargs.pop("standalone_mode", True):
+            return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]
+        except ClickError as exc:
+            say_click_error(exc)
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            say("asyncsports: aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 app = typer.Typer(

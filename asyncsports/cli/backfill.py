@@ -37,8 +37,9 @@ from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 
 from .app import command
 from .interrupts import interrupts
-from .options import ConnectTimeout, Globals, date_option, day
-from .running import INTERRUPTED, code_for, describe, exit_code, run, say, sport_hint, stderr
+from .names import check_sports, sport_hint
+from .options import ConnectTimeout, Globals, date_option, day, db_location
+from .running import INTERRUPTED, code_for, fail_parts, run, say, stderr
 from .workers import WORKER_KILLED, spread
 
 
@@ -193,6 +194,7 @@ def backfill(
     db: Annotated[
         str,
         typer.Option(
+            callback=db_location,
             metavar="FILE|URL",
             help="SQLite file to fill, or a PostgreSQL URL: postgresql://user:pass@host/db "
             "(needs asyncsports[postgres]).",
@@ -238,6 +240,7 @@ def backfill(
     fetched and exits 130 (SIGTERM: 143), a second one quits without waiting for the
     work in flight, a third at once.
     """
+    sports = check_sports(sports)
     interrupts.message = _resume_line(db)
     scope = Scope(
         sports=tuple(sports or DEFAULT_SPORTS),
@@ -258,12 +261,7 @@ def backfill(
         say(_resume_line(report.db))
         raise typer.Exit(interrupts.code or INTERRUPTED)
     if report.failed:
-        unit, first = report.failed[0]
-        say(
-            f"asyncsports: error: {len(report.failed)} units failed, first {unit}: "
-            f"{describe(first)}; run the same command again to retry them"
-        )
-        raise typer.Exit(exit_code(first))
+        raise typer.Exit(fail_parts(report.failed, "units"))
     missing = _missing(scope, report, named_sports=bool(sports))
     if missing:
         say(

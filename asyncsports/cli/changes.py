@@ -18,7 +18,7 @@ from asyncsports.sync import feed
 
 from .app import command
 from .interrupts import interrupts
-from .options import ConnectTimeout, Globals
+from .options import ConnectTimeout, Globals, db_location
 from .running import INTERRUPTED, PIPE_CLOSED, fail, say, setup_logging
 
 __all__ = ["changes"]
@@ -58,7 +58,9 @@ def changes(
     db: Annotated[
         str,
         typer.Option(
-            metavar="FILE|URL", help="The mirror's SQLite file, or a postgresql://... URL."
+            callback=db_location,
+            metavar="FILE|URL",
+            help="The mirror's SQLite file, or a postgresql://... URL.",
         ),
     ] = "asyncsports-mirror.sqlite",
     follow: Annotated[

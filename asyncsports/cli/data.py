@@ -14,9 +14,11 @@ import typer
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
 from asyncsports.models import FixtureStatus, Statistics
+from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
 
 from . import follow as following
 from .app import Query, command
+from .names import check
 from .options import (
     FixtureId,
     Globals,
@@ -80,6 +82,14 @@ def fixtures(
     limit: Limit = None,
 ) -> Query:
     """List fixtures of a sport (or of one of its seasons)."""
+    for option, what, value, known in [("'--status'", "status", status, STATUSES),
+                                       ("'--type'", "type", type, TYPES),
+                                       ("'--coverage-level'", "coverage level",
+                                        coverage_level, COVERAGE_LEVELS)]:  # fmt: skip
+        if value is not None:
+            check(option, what, value, known)
+    for item in sort or ():
+        check("'--sort'", "sort field", item.partition(",")[0], SORT_FIELDS, str)
     return Query(
         lambda client: client.fixtures.list(
             sport,

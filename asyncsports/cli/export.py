@@ -14,7 +14,7 @@ from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 from asyncsports.store.export import export_parquet
 
 from .app import command
-from .options import ConnectTimeout, Globals
+from .options import ConnectTimeout, Globals, db_location
 from .running import fail, say
 
 __all__ = ["export"]
@@ -27,7 +27,9 @@ def export(
     ],
     db: Annotated[
         str,
-        typer.Option(metavar="FILE|URL", help="SQLite file, or a postgresql://... URL."),
+        typer.Option(
+            callback=db_location, metavar="FILE|URL", help="SQLite file, or a postgresql://... URL."
+        ),
     ] = "asyncsports.sqlite",
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,

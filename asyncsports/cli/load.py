@@ -25,6 +25,7 @@ from asyncsports.errors import AsyncSportsError, SinkError
 
 from .app import command
 from .backfill import _BarsProgress, _Rate
+from .names import check_sports
 from .options import Globals
 from .running import fail, run, stderr
 
@@ -115,6 +116,7 @@ def load(
     its primary key. Needs asyncsports[dlt], and dlt's extra for the destination
     (pip install 'dlt[postgres]', say; DuckDB comes with asyncsports[dlt]).
     """
+    sports = check_sports(sports)
     try:
         dlt = need("dlt", "asyncsports load")
         from asyncsports.dlt import sports_source
@@ -136,19 +138,16 @@ def load(
                                    concurrency=concurrency, page_size=page_size,
                                    progress=_BarsProgress(bars))  # fmt: skip
             kw: dict[str, Any] = {"pipelines_dir": str(pipelines_dir)} if pipelines_dir else {}
-            pipe = dlt.pipeline(pipeline_name=pipeline, destination=destination,
-                                dataset_name=dataset, **kw)  # fmt: skip
             try:
+                pipe = dlt.pipeline(pipeline_name=pipeline, destination=destination,
+                                    dataset_name=dataset, **kw)  # fmt: skip
                 await asyncio.to_thread(
                     pipe.run, source, refresh="drop_sources" if refresh else None
                 )
             except Exception as exc:
                 cause = _cause(exc)
-                if cause is exc:
-                    first = (
-                        str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    )
-                    raise SinkError(f"dlt could not load into {destination}: {first}") from exc
+                if cause is exc:  # the error line says its causes (running.with_causes)
+                    raise SinkError(f"dlt could not load into {destination}") from exc
                 raise cause from exc
         finally:
             bars.stop()

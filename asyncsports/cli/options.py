@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
+from .names import check_sport
+
 CONNECTION = "Connection"
 STREAMING = "Live stream events"
 OUTPUT = "Output"
@@ -443,7 +445,13 @@ def with_globals(
 
 # ------------------------------------------------------------ shared arguments
 
-Sport = Annotated[str, typer.Argument(help="basketball, ice-hockey, volleyball, soccer, ...")]
+Sport = Annotated[
+    str,
+    typer.Argument(
+        help="basketball, ice-hockey, volleyball, soccer, ...",
+        callback=lambda value: check_sport(value),
+    ),
+]
 FixtureId = Annotated[str, typer.Argument(help="Fixture id (UUID).", show_default=False)]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Stop after this many records.")]
 Interval = Annotated[float, typer.Option(min=1, help="Seconds between polls.")]
@@ -493,6 +501,23 @@ Via = Annotated[
         show_default=False,
     ),
 ]
+
+
+def db_location(value: str) -> str:
+    """A ``--db`` value (callback): a SQLite file or a ``postgresql://`` URL; any other
+    URL (``mysql://u@h/x``) is a usage error rather than a file of that name."""
+    scheme, sep, _ = value.partition("://")
+    if (
+        sep
+        and scheme.isascii()
+        and scheme.replace("+", "").isalnum()
+        and not value.startswith(("postgresql://", "postgres://"))
+    ):
+        raise typer.BadParameter(
+            f"unknown URL scheme {scheme + '://'!r}: a SQLite file or a postgresql:// URL",
+            param_hint="'--db'",
+        )
+    return value
 
 
 def date_option(help: str) -> Any:

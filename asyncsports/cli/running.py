@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import difflib
 import logging
 import os
 import re
@@ -16,16 +15,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
 from asyncsports import errors
-from asyncsports._http.sports import KNOWN_SPORTS, sport_name
 from asyncsports.auth import StreamingCredentials
 from asyncsports.client import Client
 
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
+from .names import sport_hint
 from .options import Globals, query_params
 
 __all__ = [
@@ -33,6 +33,8 @@ __all__ = [
     "INTERRUPTED",
     "PIPE_CLOSED",
     "TERMINATED",
+    "WORKER_KILLED",
+    "ClickError",
     "ConfigError",
     "FeedEndedError",
     "OutputFileError",
@@ -42,12 +44,16 @@ __all__ = [
     "emulator_scale",
     "emulator_speed",
     "exit_code",
+    "exit_code_table",
     "fail",
+    "fail_parts",
     "run",
     "say",
+    "say_click_error",
     "setup_logging",
     "sport_hint",
     "stderr",
+    "with_causes",
     "write_file",
 ]
 
@@ -108,22 +114,80 @@ TERMINATED = 143
 PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
 
 
-def exit_codes_text() -> str:
-    """The exit codes as one line for --help: ``3 configuration ... · 4 ...``."""
-    texts: dict[int, list[str]] = {}
+WORKER_KILLED = 19
+"""``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
+
+EVERY = "every command"
+SERVICE = "every command that asks the service"
+DATABASES = "sync, backfill, changes, export, jobs, worker, load"
+# Who meets each code, for the reference's table; a code not here: SERVICE.
+USED_BY: dict[int, str] = {
+    0: EVERY,
+    1: EVERY,
+    2: EVERY,
+    3: SERVICE,
+    10: f"{SERVICE}; sync --once and backfill when a task or unit still failed after its "
+    "retries for this reason (for another reason, that reason's code)",
+    13: DATABASES,
+    17: "--save, --record",
+    18: "load, export, sync --metrics-port, --rate-limit-url, ...",
+    20: "actions, statistics --follow",
+    21: "emulator --replay",
+    WORKER_KILLED: "backfill --workers",
+    INTERRUPTED: EVERY,
+    PIPE_CLOSED: "every command that prints records",
+    TERMINATED: EVERY,
+}
+
+
+def exit_code_table() -> list[tuple[int, str, str]]:
+    """Every exit code: (code, what it means, which commands use it), in code order."""
+    texts: dict[int, list[str]] = {
+        0: ["done"],
+        1: ["internal error (a bug: --verbose shows the traceback)"],
+        2: ["usage or bad argument (a misspelt name, an unknown --db scheme, a port in use)"],
+        WORKER_KILLED: ["a backfill --workers worker killed by a signal"],
+        INTERRUPTED: ["interrupted (Ctrl-C)"],
+        PIPE_CLOSED: ["output pipe closed"],
+        TERMINATED: ["terminated (SIGTERM)"],
+    }
     for _, code, text in EXIT_CODES:
         texts.setdefault(code, []).append(text)
-    return " · ".join(f"{code} {', '.join(texts[code])}" for code in sorted(texts))
+    return [(c, ", ".join(texts[c]), USED_BY.get(c, SERVICE)) for c in sorted(texts)]
+
+
+def exit_codes_text() -> str:
+    """The exit codes as one line for --help: ``0 done · 1 ... · 143 terminated``."""
+    return " · ".join(f"{code} {text}" for code, text, _ in exit_code_table())
 
 
 def stderr() -> Console:
     """A console on stderr, for messages that must not mix with the records on stdout."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    # No emoji: ":soccer:" in "window:soccer: failed" is a sport, not a ball.
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def say(text: str) -> None:
     """Print ``text`` on stderr as it is (no rich markup)."""
     stderr().print(escape(text))
+
+
+# typer 0.26 on brings its own copy of click: its errors are of that copy's classes.
+_click: Any = vars(typer.core).get("_click") or vars(typer.core)["click"]
+ClickError: type[Exception] = _click.ClickException
+"""click's error class, of the click that typer uses."""
+
+
+def say_click_error(exc: Exception) -> None:
+    """Print a click error in the one style of every error: one line, ``asyncsports:
+    error: ...``, and for a usage error a second one on where help is."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return  # the help it stands for is printed already (typer does the same)
+    text = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    say(f"asyncsports: error: {text}")
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, _click.exceptions.UsageError) and ctx is not None:
+        say(f"Try '{ctx.command_path} --help' for help.")
 
 
 # ------------------------------------------------------------------ the client
@@ -315,6 +379,8 @@ def run(
                 raise asyncio.CancelledError
             with asyncio.Runner() as runner:
                 code = runner.run(_main(cfg, job, streaming, follows, options))
+        except ClickError:
+            raise  # a usage error found as the job starts (--metrics-port in use)
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Cancelled at a signal (KeyboardInterrupt: only where the handler could
             # not be installed, outside the main thread).
@@ -410,24 +476,6 @@ def _unreachable(exc: errors.TransportError) -> str:
     return f"cannot reach {where}{tries}: {found.group(1) if found else cause}"
 
 
-def sport_hint(value: str) -> str:
-    """What to add when a sport ``value`` was not found: the closest known names.
-
-    The service's sports are an open set, so an unknown name is only suggested against,
-    never refused. Empty for a known sport.
-    """
-    try:
-        name = sport_name(value.rpartition("/")[2])  # "v2/volleyball" as "volleyball"
-    except (TypeError, ValueError):
-        return ""
-    if name in KNOWN_SPORTS:
-        return ""
-    close = difflib.get_close_matches(name, sorted(KNOWN_SPORTS), n=3)
-    if close:
-        return f" (not a known sport: did you mean {' or '.join(close)}?)"
-    return f" (not a known sport; known: {', '.join(sorted(KNOWN_SPORTS))})"
-
-
 def _not_found(asked: Sequence[tuple[str, str]]) -> str:
     # What the command looked up, in the words of its --help: "sport", "fixture" for
     # FIXTURE_ID, "season" for --season-id.
@@ -441,10 +489,73 @@ def _not_found(asked: Sequence[tuple[str, str]]) -> str:
     return "check " + (" and ".join(named) if len(named) < 3 else ", ".join(named))
 
 
+CAUSES_CAP = 400
+"""Characters of an error line's causes at most: one or two lines of a terminal."""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it came from, nearest first: its cause (or the error it met while
+    handling another), a group's errors, and a dlt step's ``exception``, each once."""
+    out: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if any(e is seen for seen in out):
+            continue
+        out.append(e)
+        if isinstance(e, BaseExceptionGroup):
+            todo.extend(e.exceptions)
+        nested = getattr(e, "exception", None)  # dlt's PipelineStepFailed
+        if isinstance(nested, BaseException):
+            todo.append(nested)
+        origin = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        if origin is not None:
+            todo.append(origin)
+    return out
+
+
+def _paragraph(exc: BaseException) -> str:
+    # An error's first two lines: dlt's run on with the nested error's whole text after
+    # a blank line, name classes on lines of their own ("<class '...'>"), and list every
+    # place a setting was looked for after what is missing.
+    lines: list[str] = []
+    for line in str(exc).strip().splitlines():
+        if not line.strip() or len(lines) == 2:
+            break
+        if not line.startswith("<class "):
+            lines.append(" ".join(line.split()))
+    return "; ".join(lines)
+
+
+def with_causes(exc: BaseException) -> str:
+    """``exc``'s text and, where it says only what failed, the first lines of each error
+    it came from that say something new: "could not load: missing field(s): password".
+
+    An error that says why already ("cannot reach the database at h:p: connection
+    refused") stands alone: its cause would repeat it in the system's words.
+    """
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if ": " in text and not text.endswith(":"):
+        return text
+    said = [p for p in map(_paragraph, _chain(exc)[1:]) if p]
+    # A wrapper that quotes its cause at length ("... the actual reason given is: X")
+    # gives way to the cause itself, X; then what is said twice is said once.
+    said = [p for i, p in enumerate(said) if not any(q in p for q in said[i + 1 :])]
+    for p in said:
+        if p not in text:
+            text = f"{text.removesuffix(':')}: {p}"
+    return _capped(text)
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= CAUSES_CAP else text[: CAUSES_CAP - 1].rstrip() + "…"
+
+
 def describe(
     exc: BaseException, asked: Sequence[tuple[str, str]] = (), *, verbose: bool = False
 ) -> str:
-    """One line saying what went wrong and, where there is one, what to do about it.
+    """One line saying what went wrong, why (its causes: :func:`with_causes`) and,
+    where there is one, what to do about it.
 
     ``asked``: what the command looked up, (name, value) pairs (``Globals.asked``),
     for a 404's hint. Notes on the error (``add_note``: which live feed, why a record is
@@ -452,13 +563,11 @@ def describe(
     ``asked`` can, so they stand in for its hint. ``verbose``: the traceback is printed,
     so an internal error says it is above.
     """
-    if isinstance(exc, errors.TransportError):
-        text = _unreachable(exc)
-    else:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-    if exit_code(exc) == 1:
+    if exit_code(exc) == 1:  # a bug: its own words, whatever it met on the way
         where = "the traceback is above" if verbose else "--verbose shows the traceback"
+        text = " ".join(str(exc).split()) or type(exc).__name__
         return f"internal error: {type(exc).__name__}: {text} ({where})"
+    text = _unreachable(exc) if isinstance(exc, errors.TransportError) else with_causes(exc)
     notes = "; ".join(getattr(exc, "__notes__", ()))
     hint: str | None
     if isinstance(exc, errors.NotFoundError):
@@ -468,6 +577,21 @@ def describe(
     if notes:
         text = f"{text} ({notes})"
     return f"{text}: {hint}" if hint else text
+
+
+def fail_parts(failed: Sequence[tuple[str, BaseException]], what: str) -> int:
+    """Say that ``failed`` parts of a run (``what``: "units", "tasks") failed after their
+    retries, the first one's cause, and that the same command retries them; the first
+    error's exit code, the one it would give alone (10 for an unreachable service).
+
+    backfill and ``sync --once`` end so: a script reads the same code for the same cause.
+    """
+    part, first = failed[0]
+    say(
+        f"asyncsports: error: {len(failed)} {what} failed, first {part}: {describe(first)}; "
+        "run the same command again to retry them"
+    )
+    return exit_code(first)
 
 
 def fail(cfg: Globals, exc: BaseException) -> NoReturn:

@@ -19,8 +19,9 @@ from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_e
 
 from .app import command
 from .interrupts import interrupts
-from .options import SYNC_SPEED, ConnectTimeout, Globals
-from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
+from .names import check_sports
+from .options import SYNC_SPEED, ConnectTimeout, Globals, db_location
+from .running import EMULATOR, INTERRUPTED, fail_parts, run, say
 
 EPILOG = (
     "Cadences (--every kind=seconds, repeatable or comma-separated; defaults): "
@@ -32,7 +33,10 @@ EPILOG = (
     "asyncsports changes --db follows the same feed from any other process. Sync processes "
     "on one database (PostgreSQL: on any machines; a SQLite file: on one machine) elect one "
     "writer; the others stand by (/healthz and /metrics say which) and one takes over "
-    "within 15 s of its end."
+    "within 15 s of its end. --once exits with the code of the first task that still failed "
+    "after its retries (10: the service unreachable), as backfill does; a running sync says "
+    "each failure in its log, and /healthz names the failing tasks (503 once one has "
+    "failed for 120 s)."
 )
 
 
@@ -63,7 +67,13 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
     if port is not None:
         from asyncsports.sync._metrics import serve_metrics
 
-        runner = await serve_metrics(mirror, port, standby=standby)
+        try:
+            runner = await serve_metrics(mirror, port, standby=standby)
+        except OSError as exc:  # in use, or not ours to take: the user's to change
+            why = exc.strerror or exc
+            raise typer.BadParameter(
+                f"cannot listen on {port}: {why}", param_hint="'--metrics-port'"
+            ) from None
         say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
     over = asyncio.Event()
     printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
@@ -89,6 +99,7 @@ def sync(
     db: Annotated[
         str,
         typer.Option(
+            callback=db_location,
             metavar="FILE|URL",
             help="SQLite file to keep, or a PostgreSQL URL: postgresql://user:pass@host/db.",
         ),
@@ -124,16 +135,19 @@ def sync(
     a match, squads, live stream events and snooker tournaments, within
     --rate-limit (5 per second unless --emulator).
     """
+    sports = check_sports(sports)
     try:
         cadences = parse_every(every or [])
     except ValueError as exc:
-        fail(cfg, ConfigError(str(exc)))
+        raise typer.BadParameter(
+            str(exc).removeprefix("--every: "), param_hint="'--every'"
+        ) from None
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
-    async def job(client: Client) -> None:
+    async def job(client: Client) -> int | None:
         emu = EMULATOR.get()
         # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
@@ -141,6 +155,10 @@ def sync(
                         clock=emu.clock.time if emu is not None else None,
                         connect_timeout=connect_timeout)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
+        if once and mirror.failing and not interrupts.received:
+            # The pass could not complete: what was read is committed, the rest is not.
+            return fail_parts([(k, e) for k, (_, e) in mirror.failing.items()], "tasks")
+        return None
 
     run(cfg, job, follows=None if once else SYNC_SPEED, max_connections=concurrency)
     if interrupts.received and interrupts.received[0] == signal.SIGINT:

@@ -29,13 +29,11 @@ from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
 from .options import ConnectTimeout, Globals
-from .running import EMULATOR, fail, run, say, stderr
+from .running import EMULATOR, WORKER_KILLED, fail, run, say, stderr
 
 __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 
 FAILED_UNITS = 12  # as other client errors: a unit kept failing
-WORKER_KILLED = 19
-"""``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
 
 
 def _pg(db: str) -> str:

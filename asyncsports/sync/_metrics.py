@@ -27,14 +27,18 @@ __all__ = ["HEALTHY_WITHIN", "healthy", "serve_metrics"]
 FEATURE = "serving Prometheus metrics (--metrics-port)"
 
 HEALTHY_WITHIN = 120.0
-"""Seconds without a good read (while something is planned) before /healthz says 503."""
+"""Seconds without a good read (while something is planned), or of one task failing
+every turn, before /healthz says 503."""
 
 
 def healthy(
     mirror: Mirror, now: float, standby: Standby | None = None
 ) -> tuple[bool, dict[str, object]]:
     """Whether the mirror is doing its work, and what ``/healthz`` answers. A standby
-    (``role``: ``standby``) is healthy while it can reach the database: it can take over."""
+    (``role``: ``standby``) is healthy while it can reach the database: it can take over.
+    ``failing`` names the tasks whose last turn failed, with their error; one failing
+    for over :data:`HEALTHY_WITHIN` makes the mirror unhealthy (one failure that the
+    next turn mends does not)."""
     if standby is not None and standby.role == "standby":
         return standby.reachable, {
             "ok": standby.reachable,
@@ -44,7 +48,10 @@ def healthy(
         }
     last = max(mirror.fresh.values(), default=mirror.started)
     age = now - last if last == last else None  # NaN: never started
-    ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.plan.tasks)
+    failing = {key: {"seconds": now - since, "error": " ".join(str(exc).split())}
+               for key, (since, exc) in sorted(mirror.failing.items())}  # fmt: skip
+    stuck = any(now - since > HEALTHY_WITHIN for since, _ in mirror.failing.values())
+    ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.plan.tasks) and not stuck
     return ok, {
         "ok": ok,
         "role": "writer",
@@ -53,6 +60,7 @@ def healthy(
         "due": mirror.plan.depth(now),
         "feeds_open": mirror.live.open(),
         "committed": dict(mirror.committed),
+        "failing": failing,
     }
 
 

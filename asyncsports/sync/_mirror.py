@@ -121,6 +121,9 @@ class Mirror:
         self._changed = asyncio.Event()
         self._once = False
         self._error: BaseException | None = None
+        self.failing: dict[str, tuple[float, AsyncSportsError]] = {}
+        """Tasks whose last turn failed: key -> (loop time of the first failure in a row,
+        the last error). A pass of :meth:`once` that leaves any could not complete."""
         self.jobs = Jobs(client, clock=self.clock, back=days_back, ahead=days_ahead,
                          every=self.every, marks=lambda: self._marks)  # fmt: skip
 
@@ -189,6 +192,7 @@ class Mirror:
         self._once, self.started = once, loop.time()
         self.plan = Plan(self.every)
         self._error = None  # a run after a standby's lost term starts afresh
+        self.failing = {}
         self._store = await open_mirror(
             self.db, fence=self.fence, connect_timeout=self.connect_timeout
         )
@@ -291,6 +295,7 @@ class Mirror:
                 # The events listing is another host with its own credentials: its
                 # refusal must not stop the data service's mirror.
                 log.warning("mirror: live stream events refused (%s); trying again later", exc)
+                self._failed(task.key, exc, loop.time())
                 self.plan.finish(task, loop.time())
                 return
             log.error("mirror: %s failed: %s; stopping", task.key, exc)
@@ -302,8 +307,11 @@ class Mirror:
             status = getattr(exc, "status", 0) or 0
             self.requests[(task.kind, status)] += 1
             log.warning("mirror: %s failed (%s); trying again later", task.key, exc)
+            self._failed(task.key, exc, loop.time())
             again = min(task.every or self.every["retry"], self.every["retry"])
         else:
+            if self.failing.pop(task.key, None) is not None:
+                log.info("mirror: %s works again", task.key)
             if done.status:
                 self.requests[(done.resource, done.status)] += 1
                 self.fresh[done.resource] = loop.time()
@@ -315,6 +323,10 @@ class Mirror:
         if self._once and again is None and task.every is not None:
             again = math.inf  # once: each task once per pass
         self.plan.finish(task, loop.time(), again=again)
+
+    def _failed(self, key: str, exc: AsyncSportsError, now: float) -> None:
+        since = self.failing[key][0] if key in self.failing else now
+        self.failing[key] = (since, exc)
 
     def _found(self, sport: str, done: Done) -> None:
         """Keep how many fixtures a sport's window holds; say when it holds none."""

@@ -1,7 +1,8 @@
 """A mkdocs hook: the command-line reference, rendered from the command itself.
 
 A page holding ``<!-- cli-reference -->`` gets the ``--help`` of ``asyncsports`` and of
-every subcommand, as typer prints it, so the reference cannot drift from the code.
+every subcommand, as typer prints it, so the reference cannot drift from the code; one
+holding ``<!-- exit-codes -->`` gets the table of exit codes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from typing import Any
 
 MARKER = "<!-- cli-reference -->"
+EXIT_CODES = "<!-- exit-codes -->"
 WIDTH = 88  # what the content column shows beside both sidebars
 
 
@@ -60,8 +62,18 @@ def render() -> str:
                 os.environ[k] = v
 
 
+def exit_codes() -> str:
+    """The exit codes as a Markdown table, from the command's own (running.EXIT_CODES)."""
+    from asyncsports.cli.running import exit_code_table
+
+    rows = [f"| {code} | {text} | {used} |" for code, text, used in exit_code_table()]
+    return "\n".join(["| Code | Meaning | Used by |", "| --- | --- | --- |", *rows])
+
+
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
-    """Replace the marker with the rendered reference."""
+    """Replace the markers with the exit-code table and the rendered reference."""
+    if EXIT_CODES in markdown:
+        markdown = markdown.replace(EXIT_CODES, exit_codes())
     if MARKER not in markdown:
         return markdown
     return markdown.replace(MARKER, render())

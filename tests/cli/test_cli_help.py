@@ -188,5 +188,8 @@ def test_a_usage_error_names_the_argument_as_the_usage_line_does() -> None:
     result = invoke("actions", "soccer", **ENV)
     out = ANSI.sub("", result.output)
     assert result.exit_code == 2
-    assert "Usage: asyncsports actions [OPTIONS] SPORT FIXTURE_ID" in out
-    assert "Missing argument 'FIXTURE_ID'" in out
+    # One plain line, as every error (test_cli_exits.py), and where help is.
+    assert result.stderr.splitlines() == [
+        "asyncsports: error: Missing argument 'FIXTURE_ID'.",
+        "Try 'asyncsports actions --help' for help.",
+    ], out

@@ -302,9 +302,10 @@ UNKNOWN_SEASON = "00000000-0000-0000-0000-000000000001"
             "not found (404): sport curling (not a known sport; known: american-football, ",
         ),
         (
-            ["--sports", "soccer", "--sports", "baskteball"],
+            # A slip of a known name ("baskteball") is a usage error: test_cli_exits.py.
+            ["--sports", "soccer", "--sports", "hockey"],
             5,
-            "not found (404): sport baskteball (not a known sport: did you mean basketball?):",
+            "not found (404): sport hockey (not a known sport: did you mean ice-hockey?):",
         ),
         (["--season-id", UNKNOWN_SEASON], 5, f"not found (404): season {UNKNOWN_SEASON}:"),
         (["--sports", "soccer", "--season-id", UNKNOWN_SEASON], 5, "sport soccer, season"),

@@ -147,12 +147,18 @@ def test_the_service_clock_wins_and_a_skew_is_said_once(caplog: pytest.LogCaptur
         c.server = None  # a response without a Date: the offset last seen carries on
         c.local = 1_000_020.0
         assert now() == 2_000_020.5
+        # A service clock that runs fast moves the difference on: not said again.
+        c.local, c.server = 1_000_030.0, 2_003_000.0
+        assert now() == 2_003_000.0
+        c.local, c.server = 1_000_040.0, 2_006_000.0
+        assert now() == 2_006_000.0
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1
     assert said[0].startswith(
         "mirror: the service's clock reads 1970-01-24T03:33:20Z, this machine's"
     )
     assert "(11.6 days apart)" in said[0]
+    assert now.offset == 2_006_000.0 - 1_000_040.0
 
 
 def test_within_a_minute_nothing_is_said(caplog: pytest.LogCaptureFixture) -> None:
