@@ -5,7 +5,7 @@ Every import of a module that an extra of ``pyproject.toml`` provides goes throu
 
     pa = need("pyarrow", "a Parquet export")
     # MissingDependencyError: a Parquet export needs pyarrow, which is not installed:
-    # pip install 'asyncsports[parquet]'
+    # install asyncsports with its parquet extra (in a checkout: pip install -e '.[parquet]')
 
 No I/O beyond the import itself.
 """

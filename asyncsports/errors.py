@@ -252,9 +252,17 @@ class SinkError(AsyncSportsError):
     """A database cannot be used (not ours, another schema, unwritable, unreachable)."""
 
 
+def install_hint(extra: str) -> str:
+    """How to install the extra ``extra``, as the docs say it (the package is installed
+    from a checkout or a built wheel, not from an index)."""
+    return (
+        f"install asyncsports with its {extra} extra (in a checkout: pip install -e '.[{extra}]')"
+    )
+
+
 class MissingDependencyError(AsyncSportsError, ModuleNotFoundError):
     """``feature`` needs ``module``, which is not installed (or fails to import):
-    ``pip install 'asyncsports[EXTRA]'`` installs it, ``extra`` naming the extra.
+    :func:`install_hint` says how, ``extra`` naming the extra.
 
     Also a :class:`ModuleNotFoundError` (``name`` is ``module``), so code that guards an
     import with ``except ImportError`` catches it too.
@@ -266,7 +274,7 @@ class MissingDependencyError(AsyncSportsError, ModuleNotFoundError):
         self.extra = extra
         self.reason = reason
         why = f"fails to import ({reason})" if reason else "is not installed"
-        text = f"{feature} needs {module}, which {why}: pip install 'asyncsports[{extra}]'"
+        text = f"{feature} needs {module}, which {why}: {install_hint(extra)}"
         super().__init__(text, name=module)
 
     def __str__(self) -> str:

@@ -1,6 +1,6 @@
 """The ``asyncsports`` command: every endpoint from the shell, the emulator, and backfill.
 
-Needs the ``cli`` extra (typer, rich): ``pip install 'asyncsports[cli]'``.
+Needs the ``cli`` extra (typer, rich): ``pip install -e '.[cli]'`` in a checkout.
 
 Modules: ``options`` (global options and settings), ``running`` (a client for the
 settings, exit codes, errors, logging), ``views`` (tables and JSON Lines), ``app`` (the
