@@ -176,7 +176,7 @@ EPILOG = (
 )
 
 
-@command(epilog=EPILOG)
+@command(epilog=EPILOG, example="--emulator backfill --sports soccer --db sports.sqlite")
 def backfill(
     sports: Annotated[
         list[str] | None,

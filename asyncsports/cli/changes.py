@@ -52,7 +52,7 @@ async def _main(db: str, after: int, consumer: str | None, follow: bool) -> None
         interrupts.detach()
 
 
-@command(epilog=EPILOG)
+@command(epilog=EPILOG, example="changes --db asyncsports-mirror.sqlite --follow")
 def changes(
     db: Annotated[
         str,

@@ -42,7 +42,7 @@ def _one_of(**given: str | None) -> None:
         raise typer.BadParameter(f"give exactly one of {names}")
 
 
-@command()
+@command(example="--emulator fixtures basketball --status live")
 def fixtures(
     sport: Sport,
     season_id: Annotated[str | None, typer.Option(help="Only this season (id).")] = None,
@@ -92,13 +92,13 @@ def fixtures(
     )
 
 
-@command()
+@command(example="--emulator fixture soccer FIXTURE_ID")
 def fixture(sport: Sport, fixture_id: FixtureId) -> Query:
     """Show one fixture."""
     return Query(lambda client: client.fixtures.get(sport, fixture_id))
 
 
-@command()
+@command(example="--emulator squads soccer --season-id SEASON_ID")
 def squads(
     sport: Sport,
     season_id: Annotated[str | None, typer.Option(help="Squads of this season (id).")] = None,
@@ -114,7 +114,7 @@ def squads(
     )
 
 
-@command()
+@command(example="--emulator actions basketball FIXTURE_ID --follow")
 def actions(
     cfg: Globals,
     sport: Sport,
@@ -136,7 +136,7 @@ def actions(
     return Query(lambda client: client.actions.list(sport, fixture_id), "actions", limit)
 
 
-@command()
+@command(example="--emulator standings soccer --season-id SEASON_ID")
 def standings(
     sport: Sport,
     season_id: Annotated[str | None, typer.Option(help="Standings of this season (id).")] = None,
@@ -147,7 +147,7 @@ def standings(
     return Query(lambda client: client.standings.get(sport, season_id=season_id, stage_id=stage_id))
 
 
-@command()
+@command(example="--emulator statistics ice-hockey FIXTURE_ID")
 def statistics(
     cfg: Globals,
     sport: Sport,

@@ -21,7 +21,7 @@ from .workers import ConnectTimeout
 __all__ = ["export"]
 
 
-@command()
+@command(example="export --db sports.sqlite --parquet sports-parquet")
 def export(
     parquet: Annotated[
         Path, typer.Option(metavar="DIR", help="Directory to write (one folder per table).")

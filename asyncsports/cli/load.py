@@ -64,7 +64,7 @@ def _summary(cfg: Globals, out: _Outcome, destination: str, dataset: str) -> Non
     console.print(f"{out.requests:,} requests.")
 
 
-@command()
+@command(example="--emulator load --destination duckdb --sports soccer")
 def load(
     destination: Annotated[
         str,

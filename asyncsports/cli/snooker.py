@@ -42,7 +42,7 @@ def _listing(
     return Query(lambda client: method(client.snooker, *args, **kw), what, limit)
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker tournaments --season-id 2025")
 def tournaments(
     season_id: Annotated[int | None, typer.Option(help="Season id.")] = None,
     start: Annotated[str | None, typer.Option(help="From this date.")] = None,
@@ -55,7 +55,7 @@ def tournaments(
                     sort_options=sort_options, what="tournaments", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker matches 1000 --round-number 1")
 def matches(
     tournament: TournamentId,
     round_number: Annotated[int | None, typer.Option(help="Only this round.")] = None,
@@ -67,7 +67,7 @@ def matches(
                     sort_options=sort_options, what="matches", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker ast 1000")
 def ast(
     tournament: TournamentId,
     for_season: ForSeason = False,
@@ -79,7 +79,7 @@ def ast(
                     sort_options=sort_options, what="players", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker tournament-players 1000")
 def tournament_players(
     tournament: TournamentId, sort_options: SortOptions = None, limit: Limit = None
 ) -> Query:
@@ -88,13 +88,13 @@ def tournament_players(
                     what="players", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker tour-players --limit 10")
 def tour_players(sort_options: SortOptions = None, limit: Limit = None) -> Query:
     """Players of the tour."""
     return _listing(Snooker.tour_players, sort_options=sort_options, what="players", limit=limit)
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker centuries 1000 --for-season")
 def centuries(
     tournament: TournamentId,
     for_season: ForSeason = False,
@@ -106,13 +106,13 @@ def centuries(
                     sort_options=sort_options, what="centuries", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker current-tournament-winner 1000")
 def current_tournament_winner(tournament: TournamentId) -> Query:
     """The current winner of a tournament."""
     return Query(lambda client: client.snooker.current_tournament_winner(_id(tournament)))
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker previous-tournament-winners 1000")
 def previous_tournament_winners(
     tournament: TournamentId, sort_options: SortOptions = None, limit: Limit = None
 ) -> Query:
@@ -121,7 +121,7 @@ def previous_tournament_winners(
                     sort_options=sort_options, what="winners", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker player-info 163 1000 --save player.png")
 def player_info(
     player: Annotated[str, typer.Argument(help="Player id: a number, or an external UUID.")],
     tournament: TournamentId,

@@ -86,7 +86,7 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
             await runner.cleanup()
 
 
-@command(epilog=EPILOG)
+@command(epilog=EPILOG, example="--emulator sync --sports basketball --once")
 def sync(
     sports: Annotated[
         list[str] | None,

@@ -72,7 +72,7 @@ def _show(cfg: Globals, progress: list[JobProgress]) -> None:
     Console(highlight=False).print(table)
 
 
-@command()
+@command(example="jobs --db postgresql://localhost/sports")
 def jobs(
     db: Annotated[str, typer.Option(metavar="URL", help="The jobs' PostgreSQL database.")],
     job: Annotated[str | None, typer.Option(metavar="NAME", help="Only this job.")] = None,
@@ -89,7 +89,7 @@ def jobs(
     _show(cfg, progress)
 
 
-@command()
+@command(example="worker --db postgresql://localhost/sports --job NAME")
 def worker(
     db: Annotated[str, typer.Option(metavar="URL", help="The job's PostgreSQL database.")],
     job: Annotated[str, typer.Option(metavar="NAME", help="The job (backfill --workers --job).")],
