@@ -11,21 +11,24 @@ the query it returns. Every command is a :class:`Command` and every group a
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from asyncsports._iter.watch import Change
 from asyncsports._version import __version__
-from asyncsports.client import Client
-from asyncsports.paging import AsyncList
 
 from . import helptext
 from .helptext import argument_name
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
-from .views import show, show_changes, show_list
+
+if TYPE_CHECKING:  # imported where used: --help and --version import none of them
+    from asyncsports._iter.watch import Change
+    from asyncsports.client import Client
+    from asyncsports.paging import AsyncList
+
+    Result = AsyncList[Any] | Awaitable[Any] | AsyncIterator[Change[Any]]
 
 __all__ = [
     "EPILOG",
@@ -214,9 +217,6 @@ _root.__doc__ = HELP
 app.callback(cls=Group, epilog=EPILOG)(with_globals(_root))
 
 
-Result = AsyncList[Any] | Awaitable[Any] | AsyncIterator[Change[Any]]
-
-
 @dataclass(frozen=True, slots=True)
 class Query:
     """What a command asks the client for, and how its answer is shown.
@@ -228,7 +228,7 @@ class Query:
     ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
     """
 
-    ask: Callable[[Client], Result]
+    ask: "Callable[[Client], Result]"
     what: str | None = None
     limit: int | None = None
     streaming: bool = False
@@ -237,8 +237,11 @@ class Query:
 
 def perform(cfg: Globals, query: Query) -> None:
     """Run ``query`` with a client for the settings and show its answer."""
+    from asyncsports.paging import AsyncList
 
-    async def job(client: Client) -> None:
+    from .views import show, show_changes, show_list
+
+    async def job(client: "Client") -> None:
         answer = query.ask(client)
         if isinstance(answer, AsyncList):
             await show_list(cfg, answer, query.what, query.limit)

@@ -7,15 +7,12 @@ Option names are the keyword names of the client's methods, ``_`` written ``-``.
 
 import contextlib
 import datetime as dt
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
-from asyncsports.models import FixtureStatus, Statistics
 
-from . import follow as following
 from .app import Query, command
 from .options import (
     FixtureId,
@@ -29,6 +26,10 @@ from .options import (
     date_option,
     day,
 )
+
+if TYPE_CHECKING:  # imported where used: --help imports none of them
+    from asyncsports.client import Client
+    from asyncsports.models import Statistics
 
 
 def _follow(what: str) -> Any:
@@ -127,6 +128,8 @@ def actions(
 ) -> Query:
     """List the actions of a fixture; with --follow, until it finishes (see --via)."""
     if follow:
+        from . import follow as following
+
         how = following.How(via, interval, speed)
         return Query(
             lambda client: following.actions(cfg, how, client, sport, fixture_id),
@@ -160,6 +163,8 @@ def statistics(
     """Show the statistics packet of a fixture (there is one once it has ended); with
     --follow, each packet as the fixture is played, until it finishes (see --via)."""
     if follow:
+        from . import follow as following
+
         how = following.How(via, interval, speed)
         return Query(
             lambda client: following.statistics(cfg, how, client, sport, fixture_id), watch=True
@@ -167,7 +172,9 @@ def statistics(
     return Query(lambda client: _statistics(client, sport, fixture_id))
 
 
-async def _statistics(client: Client, sport: str, fixture_id: str) -> Statistics:
+async def _statistics(client: "Client", sport: str, fixture_id: str) -> "Statistics":
+    from asyncsports.models import FixtureStatus
+
     try:
         return await client.statistics.get(sport, fixture_id)
     except NotFoundError as exc:

@@ -8,18 +8,29 @@ names, ``_`` written ``-``.
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-
-from asyncsports.client import Client
-from asyncsports.models import PlayerImage
-from asyncsports.paging import AsyncList
-from asyncsports.resources.snooker import SnookerResource as Snooker
 
 from .app import Query, command, snooker_app
 from .options import Limit
 from .running import say, write_file
+
+if TYPE_CHECKING:  # imported when a command runs: --help imports none of them
+    from asyncsports.client import Client
+    from asyncsports.models import PlayerImage
+    from asyncsports.paging import AsyncList
+    from asyncsports.resources.snooker import SnookerResource as Snooker
+else:
+
+    class _Snooker:
+        """``Snooker.matches(resource, ...)``: the resource's method, looked up when a
+        command runs; mypy checks the names against the resource itself."""
+
+        def __getattr__(self, name: str) -> Callable[..., Any]:
+            return lambda resource, *args, **kw: getattr(resource, name)(*args, **kw)
+
+    Snooker = _Snooker()
 
 
 def _id(value: str) -> int | str:
@@ -36,7 +47,7 @@ ForSeason = Annotated[bool, typer.Option("--for-season", help="The tournament's 
 
 
 def _listing(
-    method: Callable[..., AsyncList[Any]], *args: Any, what: str, limit: int | None, **kw: Any
+    method: "Callable[..., AsyncList[Any]]", *args: Any, what: str, limit: int | None, **kw: Any
 ) -> Query:
     """A query of a snooker listing: ``method(client.snooker, *args, **kw)``."""
     return Query(lambda client: method(client.snooker, *args, **kw), what, limit)
@@ -131,7 +142,7 @@ def player_info(
 ) -> Query:
     """A player's image (its name, type and size; --save writes it to a file)."""
 
-    async def ask(client: Client) -> PlayerImage:
+    async def ask(client: "Client") -> "PlayerImage":
         image = await client.snooker.player_info(_id(player), _id(tournament))
         if save is not None:
             write_file(save, image.file_content)

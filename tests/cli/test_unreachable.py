@@ -104,7 +104,7 @@ def test_the_default_connect_timeout_is_ten_seconds() -> None:
                           env=clean_env() | {"COLUMNS": "200"}, timeout=60)  # fmt: skip
     # The option's row: its line and the wrapped lines of its help, up to the next option.
     row = re.search(r"^  --connect-timeout .*?(?=^  -)", proc.stdout, re.MULTILINE | re.DOTALL)
-    assert row is not None and "[default: 10.0]" in " ".join(row.group().split())
+    assert row is not None and "[default: 10.0;" in " ".join(row.group().split())
 
 
 def _on_a_terminal(args: list[str]) -> tuple[int, str]:
