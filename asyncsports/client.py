@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import os
@@ -20,6 +21,22 @@ from asyncsports.resources.namespaces import Namespaces
 from asyncsports.views import ClientWithJSON
 
 __all__ = ["Client"]
+
+
+_SETTINGS = tuple(f.name for f in dataclasses.fields(Settings))
+"""The keywords of ``Client`` that are :class:`Settings` fields, passed on as given."""
+
+
+def _timeout(timeout: Timeout | float | None) -> Timeout:
+    if timeout is None:
+        return Timeout()
+    return timeout if isinstance(timeout, Timeout) else Timeout(timeout)
+
+
+def _retry(retry: RetryPolicy | None, max_retries: int | None) -> RetryPolicy:
+    if retry is not None and max_retries is not None:
+        raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
+    return retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries)
 
 
 class Client(Namespaces):
@@ -92,35 +109,11 @@ class Client(Namespaces):
         tracing: bool = False,
         transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
-        if retry is not None and max_retries is not None:
-            raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
-        if timeout is None:
-            timeout = Timeout()
-        elif not isinstance(timeout, Timeout):
-            timeout = Timeout(timeout)
+        given = locals()  # the keywords Settings shares with this signature, by name
         self.settings = Settings(
-            base_url=base_url,
-            token=token,
-            vendor=vendor,
-            snooker_feed=snooker_feed,
-            streaming_url=streaming_url,
-            streaming_credentials=streaming_credentials,
-            live_url=live_url,
-            timeout=timeout,
-            retry=retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries),
-            rate_limit=rate_limit,
-            rate_limit_url=rate_limit_url,
-            rate_limit_key=rate_limit_key,
-            rate_limit_sharers=rate_limit_sharers,
-            max_connections=max_connections,
-            dns_ttl=dns_ttl,
-            max_body_size=max_body_size,
-            max_element_size=max_element_size,
-            on_request=on_request,
-            on_response=on_response,
-            verify_ssl=verify_ssl,
-            default_query=default_query,
-            default_headers=default_headers,
+            **{name: given[name] for name in _SETTINGS if name not in ("timeout", "retry")},
+            timeout=_timeout(timeout),
+            retry=_retry(retry, max_retries),
         )
         """The client's validated settings."""
         s = self.settings

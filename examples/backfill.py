@@ -3,7 +3,7 @@
 Runs as is against the embedded emulator (``python examples/backfill.py``, writes
 ``season.sqlite`` here). Run again, it resumes, or upserts the same rows once done.
 The same job from the shell: ``asyncsports backfill --emulator --sports basketball
---seasons SEASON_ID --db season.sqlite``.
+--season-id SEASON_ID --db season.sqlite``.
 """
 
 import asyncio

@@ -23,20 +23,20 @@ async def show(client: Client) -> None:
         status="completed",
         date_from=week_ago,
         sort="startTime,desc",
-        size=10,
+        page_size=10,
     )
     latest = await done.collect()
     print(f"{len(latest)} completed since {week_ago}; the latest: {latest[0].name}")
 
     # Stop after a few, keep the resume token, carry on later: no gap, no repeat.
-    listing = client.fixtures.list("soccer", size=5)
+    listing = client.fixtures.list("soccer", page_size=5)
     first = []
     async for fixture in listing:
         first.append(fixture.id)
         if len(first) == 7:
             break
     token = str(listing.resume_token)  # text, for a file or a database
-    rest = await client.fixtures.list("soccer", size=5, resume=token).collect()
+    rest = await client.fixtures.list("soccer", page_size=5, resume=token).collect()
     assert not set(first) & {f.id for f in rest}
     print(f"resumed at {token}: {len(first)} + {len(rest)} fixtures, none twice")
 

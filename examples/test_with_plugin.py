@@ -14,7 +14,7 @@ from asyncsports import Client
 async def next_kickoff(client: Client, sport: str) -> dt.datetime | None:
     """The code under test: when the next scheduled fixture of ``sport`` starts."""
     order = "startTime,asc"
-    listing = client.fixtures.list(sport, status="scheduled", sort=order, size=1)
+    listing = client.fixtures.list(sport, status="scheduled", sort=order, page_size=1)
     async with listing:
         async for fixture in listing:
             return fixture.start_date_utc

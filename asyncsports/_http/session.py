@@ -21,7 +21,8 @@ manager on the way. A streamed body (:meth:`Session.stream`) is ``_exchange`` wi
 ``consume`` that keeps the response open; the generator reads it, and when reading
 breaks off it hands the failure back to ``_exchange`` with the same ``Call``, which
 decides and sends again: resuming mid-body is another turn of the same loop under the
-same budget. Later reconnects (websockets) are meant to do the same.
+same budget. The live feeds' reconnects (:mod:`asyncsports._http.live`) ask the same pure
+decision (:mod:`asyncsports._wire.live.reconnect` over :mod:`asyncsports._wire.retry`).
 """
 
 from __future__ import annotations
@@ -136,8 +137,8 @@ class Session:
         self.retries = 0
         # The last response's headers and when they came (time.monotonic()): the service's
         # clock (server_time), parsed only when asked for.
-        self.seen: Mapping[str, str] | None = None
-        self.seen_at = 0.0
+        self.last_headers: Mapping[str, str] | None = None
+        self.last_at = 0.0
         self._held = b""
         self.observer: Observer | None = None
         """Sees every attempt (asyncsports.telemetry); None: nothing is observed."""
@@ -145,12 +146,12 @@ class Session:
     def server_date(self) -> float | None:
         """The ``Date`` of the last response, epoch seconds (None: no response yet, or no
         sensible ``Date`` in it; see :func:`~asyncsports._wire.clock.parse_date`)."""
-        return None if self.seen is None else parse_date(self.seen.get("Date"))
+        return None if self.last_headers is None else parse_date(self.last_headers.get("Date"))
 
     def server_time(self) -> float | None:
         """The service's time now, epoch seconds: the last ``Date`` plus the time since."""
         date = self.server_date()
-        return None if date is None else date + (time.monotonic() - self.seen_at)
+        return None if date is None else date + (time.monotonic() - self.last_at)
 
     @property
     def is_open(self) -> bool:
@@ -358,8 +359,8 @@ class Session:
             kind, what = net.failure(exc)
             return _Failed(transport(exc, shown, attempt, None, what), _OUTCOMES[kind], token)
         # One clock reading serves the service's clock and the body's pace.
-        seen = self.seen = resp.headers
-        arrived = self.seen_at = time.monotonic()
+        seen = self.last_headers = resp.headers
+        arrived = self.last_at = time.monotonic()
         try:
             if self._on_response is not None:
                 elapsed = arrived - started

@@ -15,7 +15,7 @@ from typing import Generic, Literal, TypeVar
 
 import anyio
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports.errors import RateLimitError, ServerError, TransportError
 
 __all__ = ["Change", "Tracker", "jittered", "polls"]
@@ -98,8 +98,8 @@ async def polls(
     429, after the session's own retries) is logged and skipped, so a watcher that
     polls all day rides out the service's bad minutes; other errors are raised.
     """
-    q.seconds("interval", interval)
-    q.seconds("jitter", jitter)
+    arg.seconds("interval", interval)
+    arg.seconds("jitter", jitter)
     while True:
         try:
             yield await fetch()

@@ -130,7 +130,7 @@ async def fixture_pages(
         season_id=season,
         date_from=scope.date_from,
         date_to=scope.date_to,
-        size=scope.page_size,
+        page_size=scope.page_size,
         resume=ResumeToken(start),
         concurrency=2,
     )

@@ -9,6 +9,7 @@ the query it returns. Every command is a :class:`Command` and every group a
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import inspect
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
@@ -21,6 +22,7 @@ from asyncsports._version import __version__
 from . import helptext
 from .helptext import argument_name
 from .options import FOLLOW_SPEED, Globals, with_globals
+from .renamed import rewrite
 from .running import INTERRUPTED, PIPE_CLOSED, TERMINATED, exit_codes_text, run
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
@@ -160,8 +162,16 @@ class _Settled:
         helptext.write(self, ctx, formatter, self.collect_usage_pieces(ctx))  # type: ignore[attr-defined]
 
 
+def _warn(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
 class Command(_Settled, TyperCommand):
-    """A command whose --help reads the same on every supported typer."""
+    """A command whose --help reads the same on every supported typer, and that takes
+    its options' old spellings (:mod:`~asyncsports.cli.renamed`)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, rewrite(self.name or "", args, _warn))
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _usage(self, ctx)

@@ -20,9 +20,9 @@ from asyncsports.errors import NotFoundError, SinkError
 
 from .app import command
 from .interrupts import interrupts
-from .options import Globals, date_option, day
+from .options import ConnectTimeout, Globals, date_option, day
 from .running import INTERRUPTED, code_for, describe, exit_code, run, say, sport_hint, stderr
-from .workers import WORKER_KILLED, ConnectTimeout, spread
+from .workers import WORKER_KILLED, spread
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
     from asyncsports.backfill import Report, Scope
@@ -107,7 +107,7 @@ def _resume_line(db: str | Path) -> str:
 
 def _missing(scope: "Scope", report: "Report", named_sports: bool) -> list[str]:
     """What the user asked for that the service does not have, every listing of it
-    having answered 404: a sport named with --sports, a --seasons id, or, when every
+    having answered 404: a sport named with --sports, a --season-id, or, when every
     listing answered 404, those listings. A run then did nothing it was asked to."""
     from asyncsports.backfill import listing_key
 
@@ -131,7 +131,7 @@ NOT_FOUND = code_for(NotFoundError)
 
 EPILOG = (
     f"A run that finds nothing it was asked for exits {NOT_FOUND}: a --sports value or a "
-    "--seasons id the service answers 404 for (every listing of it), or every listing "
+    "--season-id the service answers 404 for (every listing of it), or every listing "
     "answering 404. The rest of the run is done and kept. A date range without fixtures "
     "is an answer, not a mistake: it exits 0 with no rows.\n\n"
     f"A PostgreSQL --db that cannot be reached fails within --connect-timeout, exit "
@@ -154,7 +154,7 @@ def backfill(
     ] = None,
     seasons: Annotated[
         list[str] | None,
-        typer.Option(metavar="SEASON_ID", help="Only this season (id); repeatable."),
+        typer.Option("--season-id", metavar="ID", help="Only this season; repeatable."),
     ] = None,
     date_from: Annotated[dt.datetime | None, date_option("Fixtures starting on or after.")] = None,
     date_to: Annotated[dt.datetime | None, date_option("Fixtures starting on or before.")] = None,

@@ -11,11 +11,12 @@ from typing import Annotated
 import msgspec
 import typer
 
+from asyncsports._wire.defaults import CONNECT_TIMEOUT
 from asyncsports.errors import SinkError
 
 from .app import command
 from .interrupts import interrupts
-from .options import Globals
+from .options import ConnectTimeout, Globals
 from .running import INTERRUPTED, PIPE_CLOSED, fail, say, setup_logging
 
 __all__ = ["changes"]
@@ -31,26 +32,27 @@ EPILOG = (
 )
 
 
-async def _print(db: str, after: int, consumer: str | None, follow: bool) -> None:
+async def _print(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     import asyncio
 
     from asyncsports.sync import feed
 
     stop = asyncio.Event()
     with interrupts.stopping(stop.set):
-        async for change in feed(db, after, consumer=consumer, follow=follow, until=stop):
+        async for change in feed(db, after, consumer=consumer, follow=follow, until=stop,
+                                 connect_timeout=reach):  # fmt: skip
             sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
             sys.stdout.flush()
 
 
-async def _main(db: str, after: int, consumer: str | None, follow: bool) -> None:
+async def _main(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     import asyncio
 
     task = asyncio.current_task()
     assert task is not None
     interrupts.attach(task)
     try:
-        await _print(db, after, consumer, follow)
+        await _print(db, after, consumer, follow, reach)
     finally:
         interrupts.detach()
 
@@ -79,6 +81,7 @@ def changes(
             help="Start after this seq (default: the --consumer's cursor, else the start).",
         ),
     ] = 0,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
 ) -> None:
@@ -97,7 +100,7 @@ def changes(
             if interrupts.received:
                 raise asyncio.CancelledError
             with asyncio.Runner() as runner:
-                runner.run(_main(db, after, consumer, follow))
+                runner.run(_main(db, after, consumer, follow, connect_timeout))
         except (asyncio.CancelledError, KeyboardInterrupt):
             say("asyncsports: interrupted")
             raise typer.Exit(interrupts.code or INTERRUPTED) from None

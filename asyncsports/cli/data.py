@@ -68,9 +68,16 @@ def fixtures(
     ] = None,
     include_deleted: Annotated[
         bool | None,
-        typer.Option("--include-deleted/--exclude-deleted", help="Deleted fixtures too."),
+        typer.Option(
+            "--include-deleted/--exclude-deleted",
+            show_default=False,
+            help="Deleted fixtures too, or not. Default: as the service does (not).",
+        ),
     ] = None,
-    size: Annotated[int | None, typer.Option(min=1, max=1000, help="Page size.")] = None,
+    page_size: Annotated[
+        int | None,
+        typer.Option(min=1, max=1000, show_default=False, help="Records a page. Default: 20."),
+    ] = None,
     limit: Limit = None,
 ) -> Query:
     """List fixtures of a sport (or of one of its seasons)."""
@@ -85,7 +92,7 @@ def fixtures(
             type=type,
             coverage_level=coverage_level,
             sort=sort or None,
-            size=size,
+            page_size=page_size,
             include_deleted=include_deleted,
         ),
         "fixtures",
@@ -123,14 +130,14 @@ def actions(
     follow: Annotated[bool, _follow("print new and updated actions.")] = False,
     via: Via = None,
     interval: Interval = 5.0,
-    speed: Replay = Speed.fast,
+    replay: Replay = Speed.fast,
     limit: Limit = None,
 ) -> Query:
     """List the actions of a fixture; with --follow, until it finishes (see --via)."""
     if follow:
         from . import follow as following
 
-        how = following.How(via, interval, speed)
+        how = following.How(via, interval, replay)
         return Query(
             lambda client: following.actions(cfg, how, client, sport, fixture_id),
             limit=limit,
@@ -158,14 +165,14 @@ def statistics(
     follow: Annotated[bool, _follow("print each packet as it changes.")] = False,
     via: Via = None,
     interval: Interval = 5.0,
-    speed: Replay = Speed.fast,
+    replay: Replay = Speed.fast,
 ) -> Query:
     """Show the statistics packet of a fixture (there is one once it has ended); with
     --follow, each packet as the fixture is played, until it finishes (see --via)."""
     if follow:
         from . import follow as following
 
-        how = following.How(via, interval, speed)
+        how = following.How(via, interval, replay)
         return Query(
             lambda client: following.statistics(cfg, how, client, sport, fixture_id), watch=True
         )

@@ -12,9 +12,8 @@ import typer
 from asyncsports._wire.defaults import CONNECT_TIMEOUT
 
 from .app import command
-from .options import Globals
+from .options import ConnectTimeout, Globals
 from .running import fail, say
-from .workers import ConnectTimeout
 
 __all__ = ["export"]
 

@@ -53,11 +53,11 @@ def choose(cfg: Globals, via: Way | None) -> Via:
 
 @dataclass(frozen=True, slots=True)
 class How:
-    """What the command line says about following: ``--via``, ``--interval``, ``--speed``."""
+    """What the command line says about following: ``--via``, ``--interval``, ``--replay``."""
 
     via: Way | None = None
     interval: float = 5.0
-    speed: Speed = Speed.fast
+    replay: Speed = Speed.fast
 
 
 def actions(
@@ -66,7 +66,7 @@ def actions(
     """A fixture's actions as changes, the way ``--via`` chooses (run inside the job, so
     that a missing live URL is reported like any configuration error)."""
     if choose(cfg, how.via) == "ws":
-        return actions_ws(client, sport, fixture_id, how.speed.value)
+        return actions_ws(client, sport, fixture_id, how.replay.value)
     return client.actions.follow(sport, fixture_id, interval=how.interval)
 
 
@@ -75,16 +75,16 @@ def statistics(
 ) -> AsyncIterator[Change[Statistics]]:
     """A fixture's statistics packets as changes, the way ``--via`` chooses."""
     if choose(cfg, how.via) == "ws":
-        return statistics_ws(client, sport, fixture_id, how.speed.value)
+        return statistics_ws(client, sport, fixture_id, how.replay.value)
     return statistics_poll(client, sport, fixture_id, how.interval)
 
 
 async def actions_ws(
-    client: Client, sport: str, fixture_id: str, speed: str = "fast"
+    client: Client, sport: str, fixture_id: str, replay: str = "fast"
 ) -> AsyncIterator[Change[Action]]:
     """A fixture's actions over the websocket, as changes (a later version is an update)."""
     seen: set[uuid.UUID] = set()
-    async with client.live.actions(sport, fixture_id, speed=speed) as feed:
+    async with client.live.actions(sport, fixture_id, replay=replay) as feed:
         async for action in feed:
             key = action.fixture_action.action_id
             yield Change("update" if key in seen else "new", action)
@@ -93,11 +93,11 @@ async def actions_ws(
 
 
 async def statistics_ws(
-    client: Client, sport: str, fixture_id: str, speed: str = "fast"
+    client: Client, sport: str, fixture_id: str, replay: str = "fast"
 ) -> AsyncIterator[Change[Statistics]]:
     """A fixture's statistics packets over the websocket: the first new, then updates."""
     kind: Literal["new", "update"] = "new"
-    async with client.live.statistics(sport, fixture_id, speed=speed) as feed:
+    async with client.live.statistics(sport, fixture_id, replay=replay) as feed:
         async for packet in feed:
             yield Change(kind, packet)
             kind = "update"

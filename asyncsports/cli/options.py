@@ -437,10 +437,19 @@ Sport = Annotated[str, typer.Argument(help="basketball, ice-hockey, volleyball, 
 FixtureId = Annotated[str, typer.Argument(help="Fixture id (UUID).", show_default=False)]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Stop after this many records.")]
 Interval = Annotated[float, typer.Option(min=1, help="Seconds between polls.")]
+ConnectTimeout = Annotated[
+    float,
+    typer.Option(
+        min=0.1,
+        metavar="SECONDS",
+        help="Seconds to reach a PostgreSQL --db (connect and log in) before failing.",
+    ),
+]
+"""The ``--connect-timeout`` option of the commands that take a PostgreSQL ``--db``."""
 
 
 class Speed(enum.StrEnum):
-    """How fast ``--via ws`` replays a fixture that is over (``--speed``)."""
+    """How fast ``--via ws`` replays a fixture that is over (``--replay``)."""
 
     fast = "fast"
     normal = "normal"
@@ -449,7 +458,7 @@ class Speed(enum.StrEnum):
 Replay = Annotated[
     Speed,
     typer.Option(
-        "--speed",
+        "--replay",
         case_sensitive=False,
         help="--via ws, a fixture that is over: fast sends it all at once, normal replays "
         "it with its own pace (the service ignores it for a fixture being played).",

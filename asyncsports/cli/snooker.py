@@ -39,9 +39,11 @@ def _id(value: str) -> int | str:
 
 
 TournamentId = Annotated[str, typer.Argument(help="Tournament id: a number, or an external UUID.")]
-SortOptions = Annotated[
+Sort = Annotated[
     list[str] | None,
-    typer.Option(metavar="FIELD[,DIR]", help="A wire field, then asc or desc; repeatable."),
+    typer.Option(
+        "--sort", metavar="FIELD[,DIR]", help="A wire field, then asc or desc; repeatable."
+    ),
 ]
 ForSeason = Annotated[bool, typer.Option("--for-season", help="The tournament's whole season.")]
 
@@ -58,63 +60,61 @@ def tournaments(
     season_id: Annotated[int | None, typer.Option(help="Season id.")] = None,
     start: Annotated[str | None, typer.Option(help="From this date.")] = None,
     end: Annotated[str | None, typer.Option(help="To this date.")] = None,
-    sort_options: SortOptions = None,
+    sort: Sort = None,
     limit: Limit = None,
 ) -> Query:
     """Tournaments, of a season or between two dates."""
     return _listing(Snooker.tournaments, season_id=season_id, start=start, end=end,
-                    sort_options=sort_options, what="tournaments", limit=limit)  # fmt: skip
+                    sort=sort, what="tournaments", limit=limit)  # fmt: skip
 
 
 @command(snooker_app, example="--emulator snooker matches 1000 --round-number 1")
 def matches(
     tournament: TournamentId,
     round_number: Annotated[int | None, typer.Option(help="Only this round.")] = None,
-    sort_options: SortOptions = None,
+    sort: Sort = None,
     limit: Limit = None,
 ) -> Query:
     """Matches of a tournament."""
     return _listing(Snooker.matches, _id(tournament), round_number=round_number,
-                    sort_options=sort_options, what="matches", limit=limit)  # fmt: skip
+                    sort=sort, what="matches", limit=limit)  # fmt: skip
 
 
 @command(snooker_app, example="--emulator snooker ast 1000")
 def ast(
     tournament: TournamentId,
     for_season: ForSeason = False,
-    sort_options: SortOptions = None,
+    sort: Sort = None,
     limit: Limit = None,
 ) -> Query:
     """Players' average shot times in a tournament."""
     return _listing(Snooker.ast, _id(tournament), for_season=for_season or None,
-                    sort_options=sort_options, what="players", limit=limit)  # fmt: skip
+                    sort=sort, what="players", limit=limit)  # fmt: skip
 
 
 @command(snooker_app, example="--emulator snooker tournament-players 1000")
-def tournament_players(
-    tournament: TournamentId, sort_options: SortOptions = None, limit: Limit = None
-) -> Query:
+def tournament_players(tournament: TournamentId, sort: Sort = None, limit: Limit = None) -> Query:
     """Players entered in a tournament."""
-    return _listing(Snooker.tournament_players, _id(tournament), sort_options=sort_options,
+    return _listing(Snooker.tournament_players, _id(tournament), sort=sort,
                     what="players", limit=limit)  # fmt: skip
 
 
 @command(snooker_app, example="--emulator snooker tour-players --limit 10")
-def tour_players(sort_options: SortOptions = None, limit: Limit = None) -> Query:
+def tour_players(sort: Sort = None, limit: Limit = None) -> Query:
     """Players of the tour."""
-    return _listing(Snooker.tour_players, sort_options=sort_options, what="players", limit=limit)
+    return _listing(Snooker.tour_players, sort=sort, what="players", limit=limit)
 
 
 @command(snooker_app, example="--emulator snooker centuries 1000 --for-season")
 def centuries(
     tournament: TournamentId,
     for_season: ForSeason = False,
-    sort_options: SortOptions = None,
+    sort: Sort = None,
     limit: Limit = None,
 ) -> Query:
     """Century breaks of a tournament."""
     return _listing(Snooker.centuries, _id(tournament), for_season=for_season or None,
-                    sort_options=sort_options, what="centuries", limit=limit)  # fmt: skip
+                    sort=sort, what="centuries", limit=limit)  # fmt: skip
 
 
 @command(snooker_app, example="--emulator snooker current-tournament-winner 1000")
@@ -125,11 +125,11 @@ def current_tournament_winner(tournament: TournamentId) -> Query:
 
 @command(snooker_app, example="--emulator snooker previous-tournament-winners 1000")
 def previous_tournament_winners(
-    tournament: TournamentId, sort_options: SortOptions = None, limit: Limit = None
+    tournament: TournamentId, sort: Sort = None, limit: Limit = None
 ) -> Query:
     """Earlier winners of a tournament."""
     return _listing(Snooker.previous_tournament_winners, _id(tournament),
-                    sort_options=sort_options, what="winners", limit=limit)  # fmt: skip
+                    sort=sort, what="winners", limit=limit)  # fmt: skip
 
 
 @command(snooker_app, example="--emulator snooker player-info 163 1000 --save player.png")

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from asyncsports._wire.defaults import DEFAULT_EVERY
+from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
 
 from .app import command
 from .interrupts import interrupts
-from .options import SYNC_SPEED, Globals
+from .options import SYNC_SPEED, ConnectTimeout, Globals
 from .running import EMULATOR, INTERRUPTED, ConfigError, fail, run, say
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
@@ -37,15 +37,6 @@ EPILOG = (
     "writer; the others stand by (/healthz and /metrics say which) and one takes over "
     "within 15 s of its end."
 )
-
-
-def _speed(cfg: Globals, speed: float | None) -> Globals:
-    """``sync --speed X``, documented before ``--emulator-speed`` was global: the same
-    clock, and said to be deprecated."""
-    if speed is None:
-        return cfg
-    say("asyncsports: sync --speed is deprecated: use --emulator-speed, the same clock")
-    return dataclasses.replace(cfg, emulator_speed=speed)
 
 
 def _logging(verbose: bool) -> None:
@@ -98,7 +89,9 @@ async def _mirror(mirror: "Mirror", once: bool, changes: str | None, port: int |
 def sync(
     sports: Annotated[
         list[str] | None,
-        typer.Option("--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable."),
+        typer.Option(
+            "--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable. Default: all."
+        ),
     ] = None,
     db: Annotated[
         str,
@@ -125,12 +118,7 @@ def sync(
         int | None,
         typer.Option(metavar="PORT", help="Serve Prometheus /metrics and /healthz (0: any)."),
     ] = None,
-    speed: Annotated[
-        float | None,
-        typer.Option(
-            min=0, metavar="X", hidden=True, help="Deprecated: the global --emulator-speed."
-        ),
-    ] = None,
+    connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
 ) -> None:
@@ -151,7 +139,6 @@ def sync(
         fail(cfg, ConfigError(str(exc)))
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
-    cfg = _speed(cfg, speed)
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
@@ -160,7 +147,8 @@ def sync(
         # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
                         days_ahead=days_ahead, concurrency=concurrency,
-                        clock=emu.clock.time if emu is not None else None)  # fmt: skip
+                        clock=emu.clock.time if emu is not None else None,
+                        connect_timeout=connect_timeout)  # fmt: skip
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
 
     run(cfg, job, follows=None if once else SYNC_SPEED, max_connections=concurrency)

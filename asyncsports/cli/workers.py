@@ -19,7 +19,7 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT, LEASE
 from asyncsports.errors import SinkError
 
 from .app import command
-from .options import Globals
+from .options import ConnectTimeout, Globals
 from .running import EMULATOR, fail, run, say, stderr
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
@@ -32,16 +32,6 @@ __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 FAILED_UNITS = 12  # as other client errors: a unit kept failing
 WORKER_KILLED = 19
 """``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
-
-ConnectTimeout = Annotated[
-    float,
-    typer.Option(
-        min=0.1,
-        metavar="SECONDS",
-        help="Seconds to reach a PostgreSQL --db (connect and log in) before failing.",
-    ),
-]
-"""The ``--connect-timeout`` option of the commands that take a PostgreSQL ``--db``."""
 
 
 def _pg(db: str) -> str:
@@ -238,6 +228,13 @@ def spread(
 
     run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
         f"to resume ({redact_url(db)})")  # fmt: skip
+    _report(cfg, db, outcome)
+
+
+def _report(cfg: Globals, db: str, outcome: dict[str, Any]) -> None:
+    """Show the job's progress, and exit with the first failed worker's code."""
+    from asyncsports.store import redact_url
+
     (progress,) = outcome["progress"]
     if cfg.as_json:
         summary = {**progress.as_dict(), "db": redact_url(db), "resumed": outcome["resumed"],

@@ -81,7 +81,7 @@ class Run:
 
     async def _list(self, sport: str, since: str | None) -> list[Row]:
         listing = self.client.with_json.fixtures.list(
-            sport, date_from=since, size=self.page_size, concurrency=2
+            sport, date_from=since, page_size=self.page_size, concurrency=2
         )
         rows: list[Row] = []
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as dt
 import os
 import types
@@ -26,6 +27,13 @@ __all__ = ["DEFAULT_NOW", "Emulator"]
 
 DEFAULT_NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 """Where the emulator's clock starts unless told otherwise (the data is built around it)."""
+
+
+def _check(now: dt.datetime, stream_secret: str) -> None:
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    if not stream_secret:
+        raise ValueError("stream_secret must not be empty")
 
 
 class Emulator:
@@ -67,22 +75,10 @@ class Emulator:
         live_dialect: str = "emulator",
         replay: str | os.PathLike[str] | None = None,
     ) -> None:
-        if now.tzinfo is None:
-            raise ValueError("now must be timezone-aware")
-        if not stream_secret:
-            raise ValueError("stream_secret must not be empty")
-        scale = Scale(
-            competitions=competitions,
-            seasons=seasons,
-            teams=teams,
-            fixtures_per_season=fixtures_per_season,
-            actions_per_fixture=actions_per_fixture,
-            big_fixture_list=big_fixture_list,
-            big_timeline=big_timeline,
-        )
-        self.seed = seed
-        self.host = host
-        self.port = port
+        _check(now, stream_secret)
+        given = locals()  # the keywords that are Scale's fields, by name
+        scale = Scale(**{f.name: given[f.name] for f in dataclasses.fields(Scale)})
+        self.seed, self.host, self.port, self.live_port = seed, host, port, live_port
         # A replay's live feeds keep their recorded gaps: its clock runs unless told.
         running_clock = running_clock or (replay is not None and speed is None)
         self.clock = Clock(now, running=running_clock, speed=speed)
@@ -101,23 +97,31 @@ class Emulator:
             rate_limit=rate_limit,
             rate_clock=Clock(now, running=True) if rate_clock is None else rate_clock,
         )
-        self.live_port = live_port
-        self._live = LiveApi(
+        config = LiveConfig(live_heartbeat, live_seq, live_ack, live_dialect)
+        self._live = self._live_api(config)
+        self._replay = self._open_replay(replay)
+        self._runner: web.AppRunner | None = None
+        self._live_runner: web.AppRunner | None = None
+
+    def _open_replay(self, replay: str | os.PathLike[str] | None) -> Replay | None:
+        """The recording to serve, read and checked now (RecordingError), or None."""
+        if replay is None:
+            return None
+        from asyncsports.emulator._replay import Replay
+
+        return Replay(replay, self.clock, self.requests, self.log)
+
+    def _live_api(self, config: LiveConfig) -> LiveApi:
+        """The live websockets' application, over the same world, clock and faults."""
+        return LiveApi(
             world=self.world,
             clock=self.clock,
             faults=self.faults,
             data=self._service.data,
             token=lambda: self._service.access.token,
             requests=self._service.requests,
-            config=LiveConfig(live_heartbeat, live_seq, live_ack, live_dialect),
+            config=config,
         )
-        self._replay: Replay | None = None
-        if replay is not None:
-            from asyncsports.emulator._replay import Replay
-
-            self._replay = Replay(replay, self.clock, self.requests, self.log)
-        self._runner: web.AppRunner | None = None
-        self._live_runner: web.AppRunner | None = None
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -9,6 +9,7 @@ the form, so that each method is written once; on the plain form nothing of the 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -22,7 +23,7 @@ from contextlib import aclosing
 from operator import itemgetter
 from typing import Any, Generic, TypeVar, cast
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Param, Request
 from asyncsports._http.session import Response, Session, StreamResponse
 from asyncsports._iter.watch import polls
@@ -90,7 +91,29 @@ class Body(Generic[T]):
 def open_filter(name: str, value: str | None, known: Iterable[str], wire: str) -> list[Param]:
     """An open-set filter as query parameters: ``[(wire, value in its wire spelling)]``
     (see :func:`~asyncsports._http.request.open_choice`), none for None."""
-    return [] if value is None else [(wire, q.open_choice(name, value, known))]
+    return [] if value is None else [(wire, arg.open_choice(name, value, known))]
+
+
+REMOVED_IN = "0.3"
+"""The release that stops accepting a renamed keyword's old name."""
+
+
+def renamed(new: str, new_value: T, old: str, old_value: T) -> T:
+    """The value of a keyword renamed from ``old`` to ``new``: the old name still works
+    for a release, with a DeprecationWarning; both at once is a TypeError.
+
+    Called from a :func:`traced` method: the warning points at that method's caller.
+    """
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise TypeError(f"give {new}= only ({old}= is its old name)")
+    warnings.warn(
+        f"{old}= is deprecated: use {new}= (the old name goes in {REMOVED_IN})",
+        DeprecationWarning,
+        stacklevel=4,  # renamed, the method, traced's call, the caller
+    )
+    return old_value
 
 
 def _same(record: Any) -> Any:

@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar, Unpack
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.session import Response
 from asyncsports._http.sports import Sport, sport_path
@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 def list_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The action timeline of one fixture (the spec types this ``fixtureId`` a string)."""
-    fid = q.string_id("fixture_id", fixture_id)
+    fid = arg.string_id("fixture_id", fixture_id)
     path = f"{sport_path(sport)}/fixtures/{fid}/actions"
     return Request(path, route="/{sport}/fixtures/{fixtureId}/actions")
 
@@ -45,7 +45,7 @@ class ActionsResource(Resource):
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = q.options(list_request(sport, fixture_id), extra)
+        req = arg.options(list_request(sport, fixture_id), extra)
         return self._stream_list(req, Action, resume=resume)
 
     async def _rows(self, sport: str, fixture_id: str, rows: ListDecoder[T]) -> builtins.list[T]:
@@ -85,7 +85,7 @@ class ActionsResource(Resource):
         """
         value = self._value()
         tracker: Tracker[Any] = Tracker(lambda r: value(r).fixture_action.action_id)
-        req = q.options(list_request(sport, fixture_id), extra)
+        req = arg.options(list_request(sport, fixture_id), extra)
         polls = self._polls(req, _TIMELINE, _same, interval, jitter)
         async with aclosing(polls):
             async for actions in polls:

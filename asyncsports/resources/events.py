@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import Any, Literal, Unpack, get_args
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._iter.watch import Change, Tracker
 from asyncsports.models import Event, Playback
@@ -52,20 +52,20 @@ class EventsResource(Resource):
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
         params: list[Param] = [
-            *q.narrowing("live", live, "live"),
-            *q.narrowing("vendor_data_id", vendor_data_id, "vendorDataID"),
+            *arg.narrowing("live", live, "live"),
+            *arg.narrowing("vendor_data_id", vendor_data_id, "vendorDataID"),
             *open_filter("restrictions", restrictions, RESTRICTIONS, "restrictions"),
             *open_filter("sub_restrictions", sub_restrictions, RESTRICTIONS, "subRestrictions"),
         ]
         if page_size is not None:
             params.append(
-                ("page.size", q.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE))
+                ("page.size", arg.integer("page_size", page_size, low=1, high=MAX_PAGE_SIZE))
             )
-        req = q.options(_listing(params), extra)
+        req = arg.options(_listing(params), extra)
         if restrictions is None and sub_restrictions is None:
             # Unpaged (the service pages only with restrictions): no use for lookahead,
             # checked all the same.
-            q.integer("lookahead", lookahead, low=0, high=64)
+            arg.integer("lookahead", lookahead, low=0, high=64)
             return self._body_list(req, _EVENTS, _as_list, resume)
         size = page_size or MAX_PAGE_SIZE
         return self._paged(req, "page.page", _EVENTS, _page, size, resume, 1, lookahead)
@@ -87,7 +87,7 @@ class EventsResource(Resource):
         spreads the interval so that many watchers drift apart. ``extra_query``,
         ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = q.options(_listing(q.narrowing("live", True, "live")), extra)
+        req = arg.options(_listing(arg.narrowing("live", True, "live")), extra)
         value = self._value()
         tracker: Tracker[Any] = Tracker(lambda r: value(r).id, presence=True)
         polls = self._polls(req, _EVENTS, _as_list, interval, jitter)
@@ -102,9 +102,9 @@ class EventsResource(Resource):
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        path = f"{PATH}/{q.integer('event_id', event_id, low=0)}/stream"
+        path = f"{PATH}/{arg.integer('event_id', event_id, low=0)}/stream"
         req = Request(path, host="streaming", route=PATH + "/{eventId}/stream")
-        req = q.options(req, extra)
+        req = arg.options(req, extra)
         return await self._one(req, _PLAYBACK)
 
 

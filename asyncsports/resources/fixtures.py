@@ -7,12 +7,12 @@ import uuid
 from collections.abc import Sequence
 from typing import Literal, Unpack, get_args
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Fixture, FixturePage
 from asyncsports.paging import AsyncList, Page, ResumeToken
-from asyncsports.resources._base import Body, Resource, open_filter, traced
+from asyncsports.resources._base import Body, Resource, open_filter, renamed, traced
 
 Status = Literal["scheduled", "live", "completed", "postponed"]
 """The ``status`` filter values of the spec; the service may know more (any str is sent)."""
@@ -36,7 +36,7 @@ def _listing(base: str, season_id: uuid.UUID | str | None, params: list[Param]) 
     (``page`` is added per page)."""
     if season_id is None:
         return Request(f"{base}/fixtures", tuple(params), route="/{sport}/fixtures")
-    path = f"{base}/seasons/{q.uuid_id('season_id', season_id)}/fixtures"
+    path = f"{base}/seasons/{arg.uuid_id('season_id', season_id)}/fixtures"
     return Request(path, tuple(params), route="/{sport}/seasons/{seasonId}/fixtures")
 
 
@@ -44,9 +44,9 @@ def _dates(date_from: dt.date | str | None, date_to: dt.date | str | None) -> li
     """``dateFrom`` and ``dateTo``, checked to be in order when both are given."""
     params: list[Param] = []
     if date_from is not None:
-        params.append(("dateFrom", q.date("date_from", date_from)))
+        params.append(("dateFrom", arg.date("date_from", date_from)))
     if date_to is not None:
-        params.append(("dateTo", q.date("date_to", date_to)))
+        params.append(("dateTo", arg.date("date_to", date_to)))
     if len(params) == 2 and params[0][1] > params[1][1]:
         raise ValueError(f"date_from: {params[0][1]} is after date_to {params[1][1]}")
     return params
@@ -57,7 +57,7 @@ def _deleted(include_deleted: bool | None, base: str) -> list[Param]:
     its descriptions (both are sent)."""
     if include_deleted is None:
         return []
-    flag = q.boolean("include_deleted", include_deleted)
+    flag = arg.boolean("include_deleted", include_deleted)
     if base == "/basketball":
         return [("includeDeleted", flag), ("includeDelete", flag)]
     return [("includeDeleted", flag)]
@@ -86,11 +86,12 @@ class FixturesResource(Resource):
         type: FixtureType | str | None = None,
         coverage_level: CoverageLevel | str | None = None,
         sort: str | Sequence[str] | None = None,
-        size: int | None = None,
+        page_size: int | None = None,
         include_deleted: bool | None = None,
         resume: ResumeToken | str | None = None,
         concurrency: int = 1,
         lookahead: int = 1,
+        size: int | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[Fixture]:
         """Fixtures of ``sport`` (of one season if ``season_id``), walked page by page.
@@ -98,7 +99,8 @@ class FixturesResource(Resource):
         Filters take the spec's values in any case or response spelling
         (``status="Completed"``, ``coverage_level="In Venue"``), and any other value as
         given, for the service to judge (``status="suspended"``); ``sort`` is
-        ``"startTime,desc"`` or a sequence of such, applied in order. ``size`` is the page size (default 20). ``live=True``
+        ``"startTime,desc"`` or a sequence of such, applied in order. ``page_size``: records a
+        page, at most 1,000 (default 20; ``size`` is its deprecated old name). ``live=True``
         lists only live fixtures; ``live=False`` is no live filter, the same as None (and
         the same as in ``events.list``): it does not mean "only fixtures not live".
 
@@ -112,18 +114,27 @@ class FixturesResource(Resource):
         vendor's own consumer sends, which the spec omits.
         """
         base = sport_path(sport)
+        size = renamed("page_size", page_size, "size", size)
         params: list[Param] = [
             ("paged", "true"),
-            *q.narrowing("live", live, "live"),
+            *arg.narrowing("live", live, "live"),
             *open_filter("status", status, STATUSES, "status"),
             *_dates(date_from, date_to),
             *open_filter("type", type, TYPES, "type"),
             *open_filter("coverage_level", coverage_level, COVERAGE_LEVELS, "coverageLevel"),
-            *([] if sort is None else q.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS)),
-            *([] if size is None else [("size", q.integer("size", size, low=1, high=MAX_SIZE))]),
+            *(
+                []
+                if sort is None
+                else arg.sort_params("sort", sort, wire="sort", fields=SORT_FIELDS)
+            ),
+            *(
+                []
+                if size is None
+                else [("size", arg.integer("page_size", size, low=1, high=MAX_SIZE))]
+            ),
             *_deleted(include_deleted, base),
         ]
-        req = q.options(_listing(base, season_id, params), extra)
+        req = arg.options(_listing(base, season_id, params), extra)
         size = size or DEFAULT_SIZE
         return self._paged(
             req, "page", _PAGE, to_page, size, resume, concurrency, lookahead, "content"
@@ -140,8 +151,8 @@ class FixturesResource(Resource):
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        path = f"{sport_path(sport)}/fixtures/{q.uuid_id('fixture_id', fixture_id)}"
-        req = q.options(Request(path, route="/{sport}/fixtures/{fixtureId}"), extra)
+        path = f"{sport_path(sport)}/fixtures/{arg.uuid_id('fixture_id', fixture_id)}"
+        req = arg.options(Request(path, route="/{sport}/fixtures/{fixtureId}"), extra)
         return await self._one(req, _FIXTURE)
 
 

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Unpack
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports._iter.feed import Feed
@@ -19,7 +19,7 @@ from asyncsports._iter.merge import Merged
 from asyncsports._wire.live import FeedKind
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
-from asyncsports.resources._base import traced
+from asyncsports.resources._base import renamed, traced
 from asyncsports.resources.actions import ActionsResource
 from asyncsports.resources.fixtures import FixturesResource
 
@@ -36,17 +36,17 @@ def feed_request(
     kind: FeedKind,
     sport: Sport | str,
     fixture_id: uuid.UUID | str,
-    speed: str | None,
+    replay: str | None,
     media: bool,
 ) -> Request:
     """The feed's path and fixed query (``startPosition`` is added per connection)."""
     if not isinstance(media, bool):
         raise TypeError(f"media: expected a bool, got {type(media).__name__}")
-    fid = q.uuid_id("fixture_id", fixture_id)
+    fid = arg.uuid_id("fixture_id", fixture_id)
     prefix = "/media" if media else ""
-    params: tuple[q.Param, ...] = ()
-    if speed is not None:
-        params = (("speed", q.open_choice("speed", speed, ("fast", "normal"))),)
+    params: tuple[arg.Param, ...] = ()
+    if replay is not None:  # the wire's speed
+        params = (("speed", arg.open_choice("replay", replay, ("fast", "normal"))),)
     path = f"{prefix}{sport_path(sport)}/fixtures/{fid}/{kind}"
     return Request(path, params, route=prefix + "/{sport}/fixtures/{fixtureId}/" + kind)
 
@@ -141,7 +141,7 @@ class LiveResource:
         sport: Sport | str,
         fixture_id: uuid.UUID | str,
         start_position: int,
-        speed: str | None,
+        replay: str | None,
         media: bool,
         idle_timeout: float,
         extra: Mapping[str, object],
@@ -151,9 +151,9 @@ class LiveResource:
                 "live_url: the live feeds need the streams host: "
                 "Client(..., live_url='wss://dde-streams.data.imgarena.com')"
             )
-        req = q.options(feed_request(kind, sport, fixture_id, speed, media), extra)
-        q.integer("start_position", start_position, low=0)
-        fid = uuid.UUID(q.uuid_id("fixture_id", fixture_id))
+        req = arg.options(feed_request(kind, sport, fixture_id, replay, media), extra)
+        arg.integer("start_position", start_position, low=0)
+        fid = uuid.UUID(arg.uuid_id("fixture_id", fixture_id))
         idle = _idle(idle_timeout)
         session = self._session
         # Module functions, not bound methods: what the feed follows holds no resource.
@@ -170,17 +170,18 @@ class LiveResource:
         fixture_id: uuid.UUID | str,
         *,
         start_position: int = 0,
-        speed: Literal["fast", "normal"] | str | None = None,
+        replay: Literal["fast", "normal"] | str | None = None,
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        speed: Literal["fast", "normal"] | str | None = None,
         **extra: Unpack[RequestOptions],
     ) -> Feed[Action]:
         """The live actions of a fixture: the records of ``actions.list``, as they happen.
 
         ``start_position`` skips that many records from the fixture's start (a feed's
-        ``position`` resumes it); ``speed`` (``fast``/``normal``) replays a fixture that is
-        over; ``media`` uses the media customers' path. ``idle_timeout``: seconds without
-        any message (heartbeats count, the server's pings do not) before reconnecting.
+        ``position`` resumes it); ``replay`` (``fast``/``normal``, the wire's ``speed``;
+        ``speed=`` is its deprecated old name) replays a fixture that is over; ``media``
+        uses the media customers' path. ``idle_timeout``: seconds without any message (heartbeats count, the server's pings do not) before reconnecting.
         ``extra_query``, ``extra_headers``: as every method's
         (:class:`~asyncsports.RequestOptions`), sent with each connection's handshake.
         Through ``client.with_json.live`` each record is a ``RawRecord(action, json)``,
@@ -188,7 +189,14 @@ class LiveResource:
         ``fixtureSeqNum`` as the socket numbers it).
         """
         feed: Feed[Action] = self._feed(
-            "actions", sport, fixture_id, start_position, speed, media, idle_timeout, extra
+            "actions",
+            sport,
+            fixture_id,
+            start_position,
+            renamed("replay", replay, "speed", speed),
+            media,
+            idle_timeout,
+            extra,
         )
         return feed
 
@@ -199,9 +207,10 @@ class LiveResource:
         fixture_id: uuid.UUID | str,
         *,
         start_position: int = 0,
-        speed: Literal["fast", "normal"] | str | None = None,
+        replay: Literal["fast", "normal"] | str | None = None,
         media: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        speed: Literal["fast", "normal"] | str | None = None,
         **extra: Unpack[RequestOptions],
     ) -> Feed[Statistics]:
         """The live statistics of a fixture: packets like ``statistics.get``'s, as they change.
@@ -209,7 +218,14 @@ class LiveResource:
         The arguments are those of :meth:`actions`; ``start_position`` counts packets.
         """
         feed: Feed[Statistics] = self._feed(
-            "statistics", sport, fixture_id, start_position, speed, media, idle_timeout, extra
+            "statistics",
+            sport,
+            fixture_id,
+            start_position,
+            renamed("replay", replay, "speed", speed),
+            media,
+            idle_timeout,
+            extra,
         )
         return feed
 

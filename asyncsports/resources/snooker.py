@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TypeVar, Unpack, cast
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Param, Request, RequestOptions
 from asyncsports._http.session import Response, Session
 from asyncsports.errors import NoRecordError
@@ -29,7 +29,7 @@ from asyncsports.models import (
 )
 from asyncsports.paging import AsyncList, ResumeToken
 from asyncsports.raw import RawRecord, elements
-from asyncsports.resources._base import Body, Resource, traced
+from asyncsports.resources._base import Body, Resource, renamed, traced
 
 T = TypeVar("T")
 Id = int | str | uuid.UUID
@@ -41,21 +41,19 @@ def id_path(name: str, value: Id) -> str:
     if isinstance(value, bool) or not isinstance(value, int | str | uuid.UUID):
         raise TypeError(f"{name}: expected an int or an external id (str or UUID), got {value!r}")
     if isinstance(value, int):
-        return q.integer(name, value, low=0)
-    return f"external/{q.segment(name, value)}"
+        return arg.integer(name, value, low=0)
+    return f"external/{arg.segment(name, value)}"
 
 
-def sort_params(sort_options: SortOptions | None, *, boolean: bool = False) -> list[Param]:
+def sort_params(sort: SortOptions | None, *, boolean: bool = False) -> list[Param]:
     """``sortOptions``: repeated strings, or ``true``/``false`` where the endpoint types it boolean."""
-    if sort_options is None:
+    if sort is None:
         return []
-    if isinstance(sort_options, bool):
+    if isinstance(sort, bool):
         if not boolean:
-            raise TypeError(
-                "sort_options: a bool is accepted only by tournament_players(external id)"
-            )
-        return [("sortOptions", q.boolean("sort_options", sort_options))]
-    return q.sort_params("sort_options", sort_options, wire="sortOptions")
+            raise TypeError("sort: a bool is accepted only by tournament_players(external id)")
+        return [("sortOptions", arg.boolean("sort", sort))]
+    return arg.sort_params("sort", sort, wire="sortOptions")
 
 
 def _records(body: Data[Any]) -> list[Any]:
@@ -66,11 +64,15 @@ def _records(body: Data[Any]) -> list[Any]:
 
 
 class SnookerResource(Resource):
-    """``client.snooker``: the snooker proxy under ``/snooker/{feed}``."""
+    """``client.snooker``: the snooker proxy under ``/snooker/{feed}``.
+
+    A listing's ``sort`` is the proxy's ``sortOptions``: ``"field"`` or ``"field,desc"``,
+    or a sequence of such (``sort_options=`` is its deprecated old name, until 0.3).
+    """
 
     def __init__(self, session: Session, feed: str) -> None:
         super().__init__(session)
-        self._prefix = f"/snooker/{q.segment('snooker_feed', feed)}"
+        self._prefix = f"/snooker/{arg.segment('snooker_feed', feed)}"
 
     def _request(
         self, suffix: str, params: Sequence[Param] = (), extra: RequestOptions | None = None
@@ -84,7 +86,7 @@ class SnookerResource(Resource):
             ["/snooker/{feed}", name, *(i if i == "external" else "{id}" for i in ids)]
         )
         req = Request(f"{self._prefix}/{suffix}", tuple(params), route=route)
-        return q.options(req, extra or {})
+        return arg.options(req, extra or {})
 
     def _list(self, req: Request, tp: type[T], resume: ResumeToken | str | None) -> AsyncList[Any]:
         return self._stream_list(req, tp, key="data", resume=resume)
@@ -96,19 +98,20 @@ class SnookerResource(Resource):
         season_id: int | None = None,
         start: dt.date | str | None = None,
         end: dt.date | str | None = None,
-        sort_options: str | Sequence[str] | None = None,
+        sort: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[Tournament]:
         """Tournaments, optionally of one season or between ``start`` and ``end``."""
         params: list[Param] = []
         if season_id is not None:
-            params.append(("seasonId", q.integer("season_id", season_id, low=0)))
+            params.append(("seasonId", arg.integer("season_id", season_id, low=0)))
         if start is not None:
-            params.append(("start", q.date("start", start)))
+            params.append(("start", arg.date("start", start)))
         if end is not None:
-            params.append(("end", q.date("end", end)))
-        params += sort_params(sort_options)
+            params.append(("end", arg.date("end", end)))
+        params += sort_params(renamed("sort", sort, "sort_options", sort_options))
         return self._list(self._request("tournaments", params, extra), Tournament, resume)
 
     @traced
@@ -117,15 +120,16 @@ class SnookerResource(Resource):
         tournament: Id,
         *,
         round_number: int | None = None,
-        sort_options: str | Sequence[str] | None = None,
+        sort: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[Match]:
         """Matches of a tournament, optionally of one round."""
         params: list[Param] = []
         if round_number is not None:
-            params.append(("roundNumber", q.integer("round_number", round_number, low=0)))
-        params += sort_params(sort_options)
+            params.append(("roundNumber", arg.integer("round_number", round_number, low=0)))
+        params += sort_params(renamed("sort", sort, "sort_options", sort_options))
         req = self._request(f"matches/{id_path('tournament', tournament)}", params, extra)
         return self._list(req, Match, resume)
 
@@ -135,16 +139,14 @@ class SnookerResource(Resource):
         tournament: Id,
         *,
         for_season: bool | None = None,
-        sort_options: str | Sequence[str] | None = None,
+        sort: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[PlayerAst]:
         """Players' average shot times in a tournament (or its season with ``for_season``)."""
-        return self._list(
-            self._season_request("ast", tournament, for_season, sort_options, extra),
-            PlayerAst,
-            resume,
-        )
+        sort = renamed("sort", sort, "sort_options", sort_options)
+        return self._season_list("ast", PlayerAst, tournament, for_season, sort, resume, extra)
 
     @traced
     def centuries(
@@ -152,43 +154,49 @@ class SnookerResource(Resource):
         tournament: Id,
         *,
         for_season: bool | None = None,
-        sort_options: str | Sequence[str] | None = None,
+        sort: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[Break]:
         """Century breaks of a tournament (or its season with ``for_season``)."""
-        return self._list(
-            self._season_request("centuries", tournament, for_season, sort_options, extra),
-            Break,
-            resume,
-        )
+        sort = renamed("sort", sort, "sort_options", sort_options)
+        return self._season_list("centuries", Break, tournament, for_season, sort, resume, extra)
 
-    def _season_request(
+    def _season_list(
         self,
         suffix: str,
+        tp: type[T],
         tournament: Id,
         for_season: bool | None,
-        sort_options: Any,
+        sort: SortOptions | None,
+        resume: ResumeToken | str | None,
         extra: RequestOptions,
-    ) -> Request:
+    ) -> AsyncList[T]:
+        """A listing of a tournament, or of its season with ``for_season`` (ast, centuries)."""
         params: list[Param] = []
         if for_season is not None:
-            params.append(("forSeason", q.boolean("for_season", for_season)))
-        params += sort_params(sort_options)
-        return self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
+            params.append(("forSeason", arg.boolean("for_season", for_season)))
+        params += sort_params(sort)
+        req = self._request(f"{suffix}/{id_path('tournament', tournament)}", params, extra)
+        return self._list(req, tp, resume)
 
     @traced
     def tournament_players(
         self,
         tournament: Id,
         *,
-        sort_options: SortOptions | None = None,
+        sort: SortOptions | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: SortOptions | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[TournamentPlayer]:
-        """Players entered in a tournament. The external path types ``sort_options`` as a bool."""
+        """Players entered in a tournament. The external path types ``sort`` as a bool."""
         path = id_path("tournament", tournament)
-        params = sort_params(sort_options, boolean=path.startswith("external/"))
+        params = sort_params(
+            renamed("sort", sort, "sort_options", sort_options),
+            boolean=path.startswith("external/"),
+        )
         return self._list(
             self._request(f"tournament-players/{path}", params, extra),
             TournamentPlayer,
@@ -199,12 +207,15 @@ class SnookerResource(Resource):
     def tour_players(
         self,
         *,
-        sort_options: str | Sequence[str] | None = None,
+        sort: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[TournamentPlayer]:
         """Players of the tour."""
-        req = self._request("tour-players", sort_params(sort_options), extra)
+        req = self._request(
+            "tour-players", sort_params(renamed("sort", sort, "sort_options", sort_options)), extra
+        )
         return self._list(req, TournamentPlayer, resume)
 
     @traced
@@ -228,14 +239,15 @@ class SnookerResource(Resource):
         self,
         tournament: Id,
         *,
-        sort_options: str | Sequence[str] | None = None,
+        sort: str | Sequence[str] | None = None,
         resume: ResumeToken | str | None = None,
+        sort_options: str | Sequence[str] | None = None,
         **extra: Unpack[RequestOptions],
     ) -> AsyncList[PreviousWinner]:
         """Earlier winners of a tournament."""
         req = self._request(
             f"previous-tournament-winner/{id_path('tournament', tournament)}",
-            sort_params(sort_options),
+            sort_params(renamed("sort", sort, "sort_options", sort_options)),
             extra,
         )
         return self._list(req, PreviousWinner, resume)

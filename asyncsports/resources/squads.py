@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Unpack
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Squad
@@ -21,12 +21,12 @@ def list_request(
     The spec types ``seasonId`` a string identifier (any one path segment) and ``teamId``
     a UUID.
     """
-    name, value = q.exactly_one(season_id=season_id, team_id=team_id)
+    name, value = arg.exactly_one(season_id=season_id, team_id=team_id)
     base = sport_path(sport)
     if name == "season_id":
-        path = f"{base}/seasons/{q.string_id(name, value)}/squads"
+        path = f"{base}/seasons/{arg.string_id(name, value)}/squads"
         return Request(path, route="/{sport}/seasons/{seasonId}/squads")
-    return Request(f"{base}/squads/{q.uuid_id(name, value)}", route="/{sport}/squads/{teamId}")
+    return Request(f"{base}/squads/{arg.uuid_id(name, value)}", route="/{sport}/squads/{teamId}")
 
 
 class SquadsResource(Resource):
@@ -48,5 +48,5 @@ class SquadsResource(Resource):
         ``team_id`` a UUID.
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = q.options(list_request(sport, season_id, team_id), extra)
+        req = arg.options(list_request(sport, season_id, team_id), extra)
         return self._stream_list(req, Squad, resume=resume)

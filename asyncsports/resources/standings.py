@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Unpack
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Standings
@@ -19,9 +19,9 @@ def get_request(
 
     The spec types both ids string identifiers: any one path segment.
     """
-    name, value = q.exactly_one(season_id=season_id, stage_id=stage_id)
+    name, value = arg.exactly_one(season_id=season_id, stage_id=stage_id)
     kind = "seasons" if name == "season_id" else "stages"
-    path = f"{sport_path(sport)}/{kind}/{q.string_id(name, value)}/standings"
+    path = f"{sport_path(sport)}/{kind}/{arg.string_id(name, value)}/standings"
     return Request(path, route=f"/{{sport}}/{kind}/{{{name[:-3]}Id}}/standings")
 
 
@@ -48,7 +48,7 @@ class StandingsResource(Resource):
         service gives (the spec calls them string identifiers). ``extra_query``,
         ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = q.options(get_request(sport, season_id, stage_id), extra)
+        req = arg.options(get_request(sport, season_id, stage_id), extra)
         return list(await self._records(req, _PACKETS, _as_list))
 
 

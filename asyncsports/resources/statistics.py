@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Unpack
 
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports.models import Statistics
@@ -15,7 +15,7 @@ from asyncsports.resources._base import Body, Resource, traced
 def get_request(sport: Sport | str, fixture_id: uuid.UUID | str) -> Request:
     """The statistics packet of one fixture (the spec types this ``fixtureId`` a string)."""
     return Request(
-        f"{sport_path(sport)}/fixtures/{q.string_id('fixture_id', fixture_id)}/statistics",
+        f"{sport_path(sport)}/fixtures/{arg.string_id('fixture_id', fixture_id)}/statistics",
         route="/{sport}/fixtures/{fixtureId}/statistics",
     )
 
@@ -34,7 +34,7 @@ class StatisticsResource(Resource):
 
         ``extra_query``, ``extra_headers``: see :class:`~asyncsports.RequestOptions`.
         """
-        req = q.options(get_request(sport, fixture_id), extra)
+        req = arg.options(get_request(sport, fixture_id), extra)
         return await self._one(req, _PACKET)
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from asyncsports.store._lease_pg import PgSeat
 from asyncsports.store._lease_sqlite import SqliteSeat
-from asyncsports.store._types import Lease, Seat
+from asyncsports.store._types import CONNECT_TIMEOUT, Lease, Seat
 from asyncsports.store._urls import is_postgres
 
 __all__ = ["Election"]
@@ -45,11 +45,13 @@ class Election:
     raises the engine's error (or OSError, TimeoutError); the next call tries again.
     """
 
-    def __init__(self, db: str | Path, name: str, who: str) -> None:
+    def __init__(
+        self, db: str | Path, name: str, who: str, connect_timeout: float = CONNECT_TIMEOUT
+    ) -> None:
         self.name, self.who = name, who
         self.seat: Seat
         if is_postgres(db):
-            self.seat = PgSeat(str(db), name, who)
+            self.seat = PgSeat(str(db), name, who, connect_timeout)
         else:
             self.seat = SqliteSeat(Path(db), name, who)
 

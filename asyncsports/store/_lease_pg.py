@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from asyncsports._optional import need
 from asyncsports.store._pg import PgLink
 from asyncsports.store._schema import LEASE_DDL
-from asyncsports.store._types import Lease, deposed
+from asyncsports.store._types import CONNECT_TIMEOUT, Lease, deposed
 
 if TYPE_CHECKING:
     import asyncpg
@@ -90,9 +90,12 @@ class PgSeat:
     OSError, TimeoutError) and the next call connects again.
     """
 
-    def __init__(self, url: str, name: str, who: str) -> None:
+    def __init__(
+        self, url: str, name: str, who: str, connect_timeout: float = CONNECT_TIMEOUT
+    ) -> None:
         self.url, self.name, self.who = url, name, who
-        self.link = PgLink(url, patience=None, settings=ELECTION_SETTINGS, setup=_create)
+        self.link = PgLink(url, patience=None, settings=ELECTION_SETTINGS, setup=_create,
+                           connect_timeout=connect_timeout)  # fmt: skip
 
     async def _call(self, how: str, query: str, *args: Any) -> Any:
         async def op(conn: asyncpg.Connection) -> Any:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from asyncsports.store import MirrorStore, RowChange, open_mirror
+from asyncsports.store import CONNECT_TIMEOUT, MirrorStore, RowChange, open_mirror
 
 __all__ = ["RECHECK", "feed"]
 
@@ -25,6 +25,7 @@ async def feed(
     follow: bool = True,
     until: asyncio.Event | None = None,
     wake: asyncio.Event | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> AsyncIterator[RowChange]:
     """Each change committed to the mirror database ``db`` (a path or a
     ``postgresql://`` URL) after ``after`` (or ``consumer``'s saved cursor), in commit
@@ -34,10 +35,11 @@ async def feed(
     the follower at each commit (``LISTEN/NOTIFY``); a SQLite file is looked at every
     20th of a second, or when ``wake`` is set (by a writer in this process).
 
-    A named ``consumer``'s cursor moves past a change when the next one is asked
+    A PostgreSQL database never reached within ``connect_timeout`` seconds is a
+    :class:`~asyncsports.errors.SinkError`. A named ``consumer``'s cursor moves past a change when the next one is asked
     for (the consumer is done with it): one that restarts resumes from there.
     """
-    reader = await open_mirror(db)
+    reader = await open_mirror(db, connect_timeout=connect_timeout)
     ended = False
     try:
         if consumer is not None and after == 0:

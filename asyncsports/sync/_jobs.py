@@ -135,7 +135,7 @@ class Jobs:
 
         def read(span: Dates) -> Awaitable[list[RawRecord[Fixture]]]:
             return self.client.with_json.fixtures.list(
-                sport, date_from=span[0], date_to=span[1], include_deleted=True, size=100
+                sport, date_from=span[0], date_to=span[1], include_deleted=True, page_size=100
             ).collect()
 
         done = Done("fixtures")

@@ -14,7 +14,15 @@ from pathlib import Path
 from asyncsports._http.sports import Sport
 from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
-from asyncsports.store import Lease, MirrorStore, RowChange, is_postgres, open_mirror, redact_url
+from asyncsports.store import (
+    CONNECT_TIMEOUT,
+    Lease,
+    MirrorStore,
+    RowChange,
+    is_postgres,
+    open_mirror,
+    redact_url,
+)
 
 from ._changes import feed
 from ._clock import ServiceClock
@@ -51,7 +59,8 @@ class Mirror:
     ``live``: live fixtures' actions and statistics over the live websockets
     (``client.live``; default: when the client has a ``live_url``), else actions polled;
     ``live_feed``/``statistics_feed``: other sources of them (see
-    :class:`~asyncsports.sync.ActionFeed`, :class:`~asyncsports.sync.StatisticsFeed`).
+    :class:`~asyncsports.sync.ActionFeed`, :class:`~asyncsports.sync.StatisticsFeed`);
+    ``connect_timeout``: seconds to reach a PostgreSQL ``db`` never reached before.
     Use :meth:`run` (until :meth:`stop`) or :meth:`once` (which polls: a pass is a
     snapshot), and :meth:`changes` for what changed.
     """
@@ -72,8 +81,11 @@ class Mirror:
         live: bool | None = None,
         live_feed: ActionFeed | None = None,
         statistics_feed: StatisticsFeed | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         self.client = client
+        self.connect_timeout = connect_timeout
+        """Seconds a PostgreSQL database never reached is waited for (then SinkError)."""
         self.db: str | Path = db if is_postgres(db) else Path(db)
         self.name = redact_url(str(db)) if is_postgres(db) else str(db)
         """The database, as messages name it (no password)."""
@@ -166,9 +178,8 @@ class Mirror:
         A named ``consumer``'s cursor moves past a change when the next one is asked
         for (the consumer is done with it): one that restarts resumes from there.
         """
-        async for change in feed(
-            self.db, after, consumer=consumer, follow=follow, until=until, wake=self._changed
-        ):
+        async for change in feed(self.db, after, consumer=consumer, follow=follow, until=until,
+                                 wake=self._changed, connect_timeout=self.connect_timeout):  # fmt: skip
             yield change
 
     # ------------------------------------------------------------------ the loop
@@ -178,7 +189,9 @@ class Mirror:
         self._once, self.started = once, loop.time()
         self.plan = Plan(self.every)
         self._error = None  # a run after a standby's lost term starts afresh
-        self._store = await open_mirror(self.db, fence=self.fence)
+        self._store = await open_mirror(
+            self.db, fence=self.fence, connect_timeout=self.connect_timeout
+        )
         try:
             await self._restore(loop.time())
             self._say_start(once)

@@ -60,7 +60,7 @@ class Standby:
         self.url = mirror.name  # as messages name it: no password
         self.ttl, self.poll = ttl, poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
-        self.election = Election(mirror.db, name, self.who)
+        self.election = Election(mirror.db, name, self.who, mirror.connect_timeout)
         self.role = "standby"
         self.holder: str | None = None
         self.reachable = False  # whether the last look at the lease got an answer

@@ -223,7 +223,7 @@ def feed_loops(m: Manifest, http: aiohttp.ClientSession, client: Client | None) 
         async def ours(fid: str, fast: bool, start: int, take: Take) -> int:
             n = 0
             speed = "fast" if fast else None
-            async with live.actions(SPORT, fid, start_position=start, speed=speed) as feed:
+            async with live.actions(SPORT, fid, start_position=start, replay=speed) as feed:
                 async for record in feed:
                     take(record)
                     n += 1

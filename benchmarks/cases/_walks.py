@@ -32,7 +32,7 @@ def record_walk(
         # The usual form: one record at a time. The loop's body is the floor's (a count),
         # so a stop after ``limit`` pages is a loop of its own.
         n = 0
-        listing = client.fixtures.list(SPORT, season_id=m["big_season_id"], size=size)
+        listing = client.fixtures.list(SPORT, season_id=m["big_season_id"], page_size=size)
         if not limit:
             async for _ in listing:
                 n += 1
@@ -62,7 +62,7 @@ def walk_variants(
     async def pages() -> int:
         # A page at a time, as the floor's loop has them.
         n = 0
-        listing = client.fixtures.list(SPORT, season_id=m["big_season_id"], size=size)
+        listing = client.fixtures.list(SPORT, season_id=m["big_season_id"], page_size=size)
         async for page in listing.pages():
             for _ in page:
                 n += 1

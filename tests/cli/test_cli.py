@@ -133,7 +133,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
             "inVenue",
             "--sort",
             "startTime,desc",
-            "--size",
+            "--page-size",
             "3",
             "--limit",
             "7",

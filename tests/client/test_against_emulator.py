@@ -25,7 +25,7 @@ SPORTS = ["basketball", "ice-hockey", "volleyball", "cricket", "american-footbal
 async def test_every_sport_lists_fixtures_in_the_default_order(
     sports_client: Client, sport: str
 ) -> None:
-    fixtures = await sports_client.fixtures.list(sport, size=7).collect()
+    fixtures = await sports_client.fixtures.list(sport, page_size=7).collect()
     assert len(fixtures) > 7
     keys = [(f.start_date_utc, f.name) for f in fixtures]
     assert keys == sorted(keys)
@@ -47,8 +47,8 @@ async def test_filters_hold_for_every_record(sports_client: Client) -> None:
 
 
 async def test_concurrent_walk_equals_sequential(sports_client: Client) -> None:
-    one = await sports_client.fixtures.list("volleyball", size=5).collect()
-    four = await sports_client.fixtures.list("volleyball", size=5, concurrency=4).collect()
+    one = await sports_client.fixtures.list("volleyball", page_size=5).collect()
+    four = await sports_client.fixtures.list("volleyball", page_size=5, concurrency=4).collect()
     assert [f.id for f in four] == [f.id for f in one]
 
 
@@ -100,7 +100,7 @@ async def test_unknown_ids_and_wrong_tokens(sports_emulator: Emulator) -> None:
 async def test_a_refreshed_token_is_used_after_a_401(sports_emulator: Emulator) -> None:
     tokens = iter(["stale", sports_emulator.token])
     async with sports_emulator.client(token=lambda: next(tokens)) as c:
-        assert await c.fixtures.list("basketball", size=100).collect()
+        assert await c.fixtures.list("basketball", page_size=100).collect()
 
 
 @pytest.mark.emulator(actions_per_fixture=60)
@@ -160,7 +160,7 @@ async def test_a_page_that_repeats_ends_the_walk(sports_emulator: Emulator) -> N
     sports_emulator.faults.add("fixtures", repeat_page=True)
     async with sports_emulator.client() as c:
         with pytest.raises(PagingError):
-            await c.fixtures.list("basketball", size=5).collect()
+            await c.fixtures.list("basketball", page_size=5).collect()
 
 
 @pytest.mark.emulator(big_timeline=5000)
@@ -192,7 +192,7 @@ async def test_fault_storm_gives_results_identical_to_a_clean_run(
     async def run() -> tuple[list[object], int]:
         retry = RetryPolicy(max_retries=30, base=0.0, cap=0.0)
         async with sports_emulator.client(retry=retry) as c:
-            pages = await c.fixtures.list(sport, season_id=season, size=20, concurrency=4).collect()
+            pages = await c.fixtures.list(sport, season_id=season, page_size=20, concurrency=4).collect()
             actions = 0
             last = None
             async for a in c.actions.list("american-football", fixture):
@@ -227,7 +227,7 @@ async def test_leaving_a_concurrent_walk_early_releases_every_connection(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     it = sports_client.fixtures.list(
-        "basketball", season_id=sports_emulator.big_season_id, size=10, concurrency=4
+        "basketball", season_id=sports_emulator.big_season_id, page_size=10, concurrency=4
     )
     async with it:
         async for n, _ in aenumerate(it):

@@ -35,17 +35,17 @@ async def test_awaiting_a_listing_is_a_type_error_that_says_what_to_do(
 
 async def test_a_resume_token_of_another_listing_is_refused(stub: Stub, client: Client) -> None:
     stub.add("/basketball/fixtures", envelope([fixture(i) for i in range(3)], 0, 3, 3))
-    it = client.fixtures.list("basketball", size=3)
+    it = client.fixtures.list("basketball", page_size=3)
     await anext(it)
     token = it.resume_token
     assert str(token) == f"0:1:{token.listing}"
     # The same listing carries on; its text form works as well as the token.
-    rest = await client.fixtures.list("basketball", size=3, resume=str(token)).collect()
+    rest = await client.fixtures.list("basketball", page_size=3, resume=str(token)).collect()
     assert [f.name for f in rest] == ["Home 1 v Away 1", "Home 2 v Away 2"]
     sent = len(stub.seen)
     others = [
-        lambda: client.fixtures.list("ice-hockey", size=3, resume=token),
-        lambda: client.fixtures.list("basketball", size=3, status="live", resume=token),
+        lambda: client.fixtures.list("ice-hockey", page_size=3, resume=token),
+        lambda: client.fixtures.list("basketball", page_size=3, status="live", resume=token),
         lambda: client.fixtures.list("basketball", resume=token),  # another page size
         lambda: client.squads.list("cricket", season_id=SEASON_ID, resume=token),
         lambda: client.snooker.tour_players(resume=str(token)),
@@ -59,7 +59,7 @@ async def test_a_resume_token_of_another_listing_is_refused(stub: Stub, client: 
 
 async def test_a_token_without_fingerprint_is_still_taken(stub: Stub, client: Client) -> None:
     stub.add("/basketball/fixtures", envelope([fixture(i) for i in range(3)], 0, 3, 3))
-    rest = await client.fixtures.list("basketball", size=3, resume="0:2").collect()
+    rest = await client.fixtures.list("basketball", page_size=3, resume="0:2").collect()
     assert [f.name for f in rest] == ["Home 2 v Away 2"]
 
 

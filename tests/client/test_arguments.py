@@ -165,8 +165,8 @@ async def test_a_uuid_id_is_sent_in_canonical_form(
         ("date_from", lambda c: c.fixtures.list("basketball", date_from=20240101)),
         ("start", lambda c: c.snooker.tournaments(start=2024)),
         ("sort", lambda c: c.fixtures.list("basketball", sort=3)),
-        ("sort_options", lambda c: c.snooker.matches(1, sort_options=[1])),
-        ("size", lambda c: c.fixtures.list("basketball", size="20")),
+        ("sort", lambda c: c.snooker.matches(1, sort=[1])),
+        ("page_size", lambda c: c.fixtures.list("basketball", page_size="20")),
         ("interval", lambda c: c.events.watch(interval="30")),
         ("resume", lambda c: c.fixtures.list("basketball", resume=3)),
         ("lookahead", lambda c: c.events.list(lookahead=1.5)),
@@ -186,16 +186,16 @@ async def test_sort_values_are_sent_in_the_wire_spelling(stub: Stub, client: Cli
     await client.fixtures.list("basketball", sort=["StartTime , DESC", "NAME"]).collect()
     assert [v for k, v in stub.last().query if k == "sort"] == ["startTime,desc", "name"]
     stub.add("/snooker/tvfeed/matches/1", {"data": []})
-    await client.snooker.matches(1, sort_options=["roundNumber,ASC", "matchId"]).collect()
+    await client.snooker.matches(1, sort=["roundNumber,ASC", "matchId"]).collect()
     assert [v for k, v in stub.last().query if k == "sortOptions"] == ["roundNumber,asc", "matchId"]
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda c: c.snooker.matches(1, sort_options="round number"), "sort_options field"),
-        (lambda c: c.snooker.matches(1, sort_options="matchId,up"), "sort_options direction"),
-        (lambda c: c.snooker.matches(1, sort_options=[""]), "sort_options"),
+        (lambda c: c.snooker.matches(1, sort="round number"), "sort field"),
+        (lambda c: c.snooker.matches(1, sort="matchId,up"), "sort direction"),
+        (lambda c: c.snooker.matches(1, sort=[""]), "sort"),
         (lambda c: c.snooker.tournaments(start="2024-13-01"), "start"),
         (lambda c: c.snooker.tournaments(end="next week"), "end"),
     ],
@@ -264,3 +264,27 @@ async def test_an_unknown_sort_field_is_sent_as_given(stub: Stub, client: Client
     stub.add("/basketball/fixtures", envelope([], 0, 20, 0))
     await client.fixtures.list("basketball", sort=["updatedAt,DESC", "STARTTIME"]).collect()
     assert [v for k, v in stub.last().query if k == "sort"] == ["updatedAt,desc", "startTime"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "call"),
+    [
+        ("size", "page_size", lambda c, kw, _: c.fixtures.list("basketball", **kw)),
+        ("speed", "replay", lambda c, kw, fid: c.live.actions("basketball", fid, **kw)),
+        ("speed", "replay", lambda c, kw, fid: c.live.statistics("basketball", fid, **kw)),
+        ("sort_options", "sort", lambda c, kw, _: c.snooker.tour_players(**kw)),
+    ],
+)
+async def test_a_renamed_keyword_still_works_for_a_release_and_says_so(
+    sports_client: Client, old: str, new: str, call: Callable[..., Any]
+) -> None:
+    client = sports_client
+    done = await anext(client.fixtures.list("basketball", status="completed", page_size=1))
+    value = {"page_size": 5, "replay": "fast", "sort": "playerId"}[new]
+    with pytest.warns(DeprecationWarning, match=f"{old}= is deprecated: use {new}=") as seen:
+        listing = call(client, {old: value}, done.id)
+    async with listing:  # the old name reaches the wire as the new one does
+        assert len([r async for r in listing]) > 0
+    assert seen[0].filename == __file__  # it points at the caller's line
+    with pytest.raises(TypeError, match=f"give {new}= only"):
+        call(client, {old: value, new: value}, done.id)

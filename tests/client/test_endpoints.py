@@ -71,7 +71,7 @@ async def test_fixture_list_query_is_encoded_as_the_spec_writes_it(
         type="official",
         coverage_level="video(postmatch)",
         sort=["startTime,desc", "name"],
-        size=50,
+        page_size=50,
         include_deleted=False,
     ).collect()
     assert [f.name for f in got] == ["Home 1 v Away 1"]
@@ -109,7 +109,7 @@ async def test_fixture_pages_are_walked_in_order_until_the_last(stub: Stub, clie
         "/ice-hockey/fixtures",
         *[envelope(fixtures[n * 3 : n * 3 + 3], n, 3, 7) for n in range(3)],
     )
-    it = client.fixtures.list("ice-hockey", size=3)
+    it = client.fixtures.list("ice-hockey", page_size=3)
     assert stub.seen == []  # nothing is sent until iterated
     names = [f.name async for f in it]
     assert names == [f"Home {i} v Away {i}" for i in range(7)]
@@ -118,7 +118,7 @@ async def test_fixture_pages_are_walked_in_order_until_the_last(stub: Stub, clie
 
 async def test_a_bare_array_is_the_whole_result(stub: Stub, client: Client) -> None:
     stub.add("/basketball/fixtures", [fixture(i) for i in range(5)])
-    pages = [p async for p in client.fixtures.list("basketball", size=2).pages()]
+    pages = [p async for p in client.fixtures.list("basketball", page_size=2).pages()]
     assert [len(p) for p in pages] == [5]
     assert len(stub.seen) == 1
 
@@ -133,7 +133,7 @@ async def test_a_server_that_repeats_a_page_ends_the_walk_with_an_error(
     page["last"] = False
     stub.add("/basketball/fixtures", page)
     with pytest.raises(PagingError, match="repeats"):
-        await client.fixtures.list("basketball", size=2).collect()
+        await client.fixtures.list("basketball", page_size=2).collect()
     assert len(stub.seen) == 2
 
 
@@ -197,7 +197,7 @@ SNOOKER_LISTS = [
             season_id=51,
             start=dt.date(2024, 1, 1),
             end="2024-02-01",
-            sort_options=["startDate,desc"],
+            sort=["startDate,desc"],
         ),
         TOURNAMENT,
         [
@@ -215,7 +215,7 @@ SNOOKER_LISTS = [
     ),
     (
         "matches/external/abc",
-        lambda c: c.snooker.matches("abc", sort_options=["a", "b"]),
+        lambda c: c.snooker.matches("abc", sort=["a", "b"]),
         MATCH,
         [("sortOptions", "a"), ("sortOptions", "b")],
     ),
@@ -223,13 +223,13 @@ SNOOKER_LISTS = [
     ("ast/external/abc", lambda c: c.snooker.ast("abc"), PLAYER_AST, []),
     (
         "tournament-players/101",
-        lambda c: c.snooker.tournament_players(101, sort_options="playerId"),
+        lambda c: c.snooker.tournament_players(101, sort="playerId"),
         TOURNAMENT_PLAYER,
         [("sortOptions", "playerId")],
     ),
     (
         "tournament-players/external/abc",
-        lambda c: c.snooker.tournament_players("abc", sort_options=True),
+        lambda c: c.snooker.tournament_players("abc", sort=True),
         TOURNAMENT_PLAYER,
         [("sortOptions", "true")],
     ),
@@ -294,8 +294,8 @@ async def test_snooker_single_records(stub: Stub, client: Client) -> None:
 def test_snooker_ids_are_checked(client: Client) -> None:
     with pytest.raises(TypeError, match="tournament"):
         client.snooker.matches(True)
-    with pytest.raises(TypeError, match="sort_options"):
-        client.snooker.matches(1, sort_options=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="sort"):
+        client.snooker.matches(1, sort=True)  # type: ignore[arg-type]
 
 
 async def test_snooker_mixed_ids_are_refused_before_sending(stub: Stub, client: Client) -> None:
@@ -369,7 +369,7 @@ async def test_hmac_credentials_make_a_token_per_request(stub: Stub) -> None:
         (lambda c: c.fixtures.list("basketball", coverage_level=""), "coverage_level"),
         (lambda c: c.fixtures.list("basketball", sort="$date,asc"), "sort field"),
         (lambda c: c.fixtures.list("basketball", sort="name,up"), "sort direction"),
-        (lambda c: c.fixtures.list("basketball", size=0), "size"),
+        (lambda c: c.fixtures.list("basketball", page_size=0), "size"),
         (lambda c: c.fixtures.list("basketball", date_from="2024-13-01"), "date_from"),
         (
             lambda c: c.fixtures.list("basketball", date_from="2024-02-01", date_to="2024-01-01"),

@@ -142,7 +142,7 @@ async def whole(c: Client) -> Any:
 
 
 async def paged(c: Client) -> Any:
-    return await c.fixtures.list("soccer", size=3).collect()
+    return await c.fixtures.list("soccer", page_size=3).collect()
 
 
 async def streamed(c: Client) -> Any:

@@ -95,7 +95,7 @@ async def test_a_burst_never_draws_a_429_nor_passes_the_rate_at_the_server(rate:
         Emulator(rate_limit=rate, rate_clock=arrivals) as emu,
         emu.client(rate_limit=rate, retry=no_retry) as client,
     ):
-        async for first in client.fixtures.list("basketball", size=1):
+        async for first in client.fixtures.list("basketball", page_size=1):
             fixture_id = first.id
             break
         burst = [client.fixtures.get("basketball", fixture_id) for _ in range(int(1.5 * rate))]

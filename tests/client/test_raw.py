@@ -95,9 +95,9 @@ async def test_fixtures_list_envelope_pages(stub: Stub, client: Client) -> None:
         )
         sent += [t.encode() for t in texts]
     stub.add("/basketball/fixtures", *bodies)
-    got = await client.with_json.fixtures.list("basketball", size=3).collect()
+    got = await client.with_json.fixtures.list("basketball", page_size=3).collect()
     stub.add("/basketball/fixtures", *bodies)
-    plain = await client.fixtures.list("basketball", size=3).collect()
+    plain = await client.fixtures.list("basketball", page_size=3).collect()
     check(got, sent, plain)
     assert got[3].value.rule("ExtraTime") == "true"
 

@@ -21,7 +21,7 @@ from support.samples import FIXTURE_ID, envelope, fixture
 from support.stub import Stub
 
 from asyncsports import Client, RequestOptions, StreamingCredentials
-from asyncsports._http import request as q
+from asyncsports._http import request as arg
 from asyncsports.errors import NotFoundError
 from asyncsports.resources import (
     ActionsResource,
@@ -208,17 +208,17 @@ PLAIN = string.ascii_letters + string.digits
 @example("...")
 @example("ü")
 def test_a_segment_is_one_path_segment_that_decodes_to_the_id(text: str) -> None:
-    if q._HIDDEN.search(text):
+    if arg._HIDDEN.search(text):
         with pytest.raises(ValueError, match=r"^season_id: must not hold whitespace"):
-            q.segment("season_id", text)
+            arg.segment("season_id", text)
         return
     if "/" in text or text in (".", ".."):
         with pytest.raises(ValueError, match=r"^season_id: expected one path segment"):
-            q.segment("season_id", text)
+            arg.segment("season_id", text)
         return
-    got = q.segment("season_id", text)
+    got = arg.segment("season_id", text)
     assert got == text  # sent as given...
-    path = q.Request(f"/cricket/seasons/{got}/squads").target
+    path = arg.Request(f"/cricket/seasons/{got}/squads").target
     prefix, _, rest = path.partition("/cricket/seasons/")
     encoded, _, tail = rest.rpartition("/")
     # ...as exactly one segment, nothing of it read as a query, a fragment or a separator,
@@ -231,12 +231,12 @@ def test_a_segment_is_one_path_segment_that_decodes_to_the_id(text: str) -> None
 @given(st.sampled_from(["", ".", "..", "/", "a/", "/b", "../x"]))
 def test_a_segment_refuses_what_would_change_the_path(text: str) -> None:
     with pytest.raises(ValueError, match=r"^stage_id: "):
-        q.string_id("stage_id", text)
+        arg.string_id("stage_id", text)
 
 
 @given(st.uuids())
 def test_a_uuid_as_a_string_id_is_its_canonical_text(value: uuid.UUID) -> None:
-    assert q.string_id("season_id", value) == str(value)
+    assert arg.string_id("season_id", value) == str(value)
 
 
 @st.composite
@@ -264,7 +264,7 @@ def test_a_known_filter_value_in_any_spelling_is_sent_in_the_wire_one(
 ) -> None:
     wire, spelled = pair
     known = next(v for v in (STATUSES, TYPES, COVERAGE_LEVELS) if wire in v)
-    assert q.open_choice("status", spelled, known) == wire
+    assert arg.open_choice("status", spelled, known) == wire
 
 
 @given(st.text(min_size=1).filter(str.strip))
@@ -274,13 +274,13 @@ def test_any_other_filter_value_is_sent_as_given(text: str) -> None:
     fold = "".join(c for c in text.lower() if c.isalnum())
     if any(fold == "".join(c for c in v.lower() if c.isalnum()) for v in STATUSES):
         return  # a known one, in some spelling
-    assert q.open_choice("status", text, STATUSES) == text
+    assert arg.open_choice("status", text, STATUSES) == text
 
 
 @given(st.text(alphabet=" \t\n", max_size=3))
 def test_a_blank_filter_value_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match=r"^status: expected a value"):
-        q.open_choice("status", text, STATUSES)
+        arg.open_choice("status", text, STATUSES)
 
 
 @given(
@@ -290,10 +290,10 @@ def test_a_blank_filter_value_is_refused(text: str) -> None:
 def test_extra_query_is_merged_after_the_methods_own(
     extra: dict[str, str], own: list[tuple[str, str]]
 ) -> None:
-    req = q.options(q.Request("/x", tuple(own)), {"extra_query": extra})
+    req = arg.options(arg.Request("/x", tuple(own)), {"extra_query": extra})
     kept = [p for p in own if p[0] not in extra]
     assert req.params == tuple(kept) + tuple(extra.items())
-    assert req.target == q.Request("/x", req.params).target
+    assert req.target == arg.Request("/x", req.params).target
 
 
 async def test_client_defaults_go_with_every_request_below_the_methods_own(
@@ -366,7 +366,7 @@ async def test_a_live_feed_sends_its_extra_query_and_headers_with_each_handshake
             c.live.actions(
                 "basketball",
                 fid,
-                speed="turbo",  # a value the service may add: sent as given
+                replay="turbo",  # a value the service may add: sent as given
                 extra_query={"subscribed": "true"},
                 extra_headers={"X-Trace": "abc"},
             ) as live,

@@ -93,7 +93,7 @@ async def test_a_walk_of_five_pages_is_one_call_with_five_attempts(
     # 5 requests a second: each page after the first waits for its turn (~0.2 s apart,
     # longer than a page takes even on a loaded machine).
     async with telemetry.client(sports_emulator, rate_limit=5) as client:
-        got = await client.fixtures.list("basketball", size=size).collect()
+        got = await client.fixtures.list("basketball", page_size=size).collect()
     assert len(got) == total
     spans = telemetry.spans()
     [call] = telemetry.spans("asyncsports.fixtures.list")
@@ -160,7 +160,7 @@ async def test_a_live_feed_has_a_span_per_connection_with_its_records_and_reason
     emu.faults.live("drop", feed="actions", after=5)
     async with telemetry.client(emu) as client:
         fixture = await completed(client)
-        async with client.live.actions("basketball", fixture.id, speed="fast") as feed:
+        async with client.live.actions("basketball", fixture.id, replay="fast") as feed:
             got = [a async for a in feed]
     assert feed.connections == 2 and feed.finished
     [call] = telemetry.spans("asyncsports.live.actions")
@@ -191,7 +191,7 @@ async def test_no_secret_in_any_attribute(sports_emulator: Emulator, telemetry: 
         with pytest.raises(AuthenticationError):
             await client.fixtures.list("basketball").collect()
         fixture = await completed(client)
-        async with client.live.statistics("basketball", fixture.id, speed="fast") as feed:
+        async with client.live.statistics("basketball", fixture.id, replay="fast") as feed:
             assert [p async for p in feed]
         assert await client.events.list().collect() is not None
     spans = telemetry.spans()

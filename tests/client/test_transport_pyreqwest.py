@@ -52,8 +52,8 @@ async def test_a_walk_and_a_get_give_the_same_records_over_both(
         sports_emulator.client(transport=PyreqwestTransport) as b,
     ):
         assert isinstance(b._session.transport, PyreqwestTransport)
-        over_aiohttp = await a.fixtures.list("basketball", size=7).collect()
-        over_pyreqwest = await b.fixtures.list("basketball", size=7).collect()
+        over_aiohttp = await a.fixtures.list("basketball", page_size=7).collect()
+        over_pyreqwest = await b.fixtures.list("basketball", page_size=7).collect()
         assert len(over_aiohttp) > 14  # several pages
         assert over_pyreqwest == over_aiohttp
         one = over_aiohttp[3].id
@@ -72,7 +72,7 @@ async def test_a_live_feed_goes_through_the_inner_aiohttp_transport(
         (done, *_) = await a.fixtures.list("basketball", status="completed").collect()
         got = []
         for c in (a, b):
-            async with c.live.actions("basketball", done.id, speed="fast") as feed:
+            async with c.live.actions("basketball", done.id, replay="fast") as feed:
                 got.append([x async for x in feed])
             assert feed.finished and feed.connections == 1
         assert got[0] and got[1] == got[0]
@@ -112,7 +112,7 @@ async def test_a_429_or_503_is_retried_the_same(
 ) -> None:
     fault = sports_emulator.faults.add("fixtures", status=status, retry_after=0, times=2)
     async with sports_emulator.client(retry=FAST, transport=factory) as c:
-        fixtures = await c.fixtures.list("basketball", size=5).collect()
+        fixtures = await c.fixtures.list("basketball", page_size=5).collect()
         assert fixtures
         assert fault.hits == 2
         assert c.retries == 2

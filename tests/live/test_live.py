@@ -30,7 +30,7 @@ async def test_actions_feed_is_the_rest_timeline(
 ) -> None:
     fid = await fixture_id(sports_client, "completed")
     rest = await sports_client.actions.list("basketball", fid).collect()
-    feed = sports_client.live.actions("basketball", fid, speed="fast")
+    feed = sports_client.live.actions("basketball", fid, replay="fast")
     assert (
         isinstance(feed, Feed)
         and feed.position == 0
@@ -48,7 +48,7 @@ async def test_statistics_feed_ends_with_the_rest_packet(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     fid = await fixture_id(sports_client, "completed", "ice-hockey")
-    async with sports_client.live.statistics("ice-hockey", fid, speed="fast") as feed:
+    async with sports_client.live.statistics("ice-hockey", fid, replay="fast") as feed:
         got = [p async for p in feed]
     assert len(got) > 3 and [p.finished for p in got].count(True) == 1
     assert got[-1] == await sports_client.statistics.get("ice-hockey", fid)
@@ -74,11 +74,11 @@ async def test_live_fixture_follows_the_clock(
 async def test_start_position_resumes_where_a_feed_stopped(sports_client: Client) -> None:
     fid = await fixture_id(sports_client, "completed")
     rest = await sports_client.actions.list("basketball", fid).collect()
-    async with sports_client.live.actions("basketball", fid, speed="fast") as first:
+    async with sports_client.live.actions("basketball", fid, replay="fast") as first:
         head = [await anext(first) for _ in range(10)]
     assert first.position == 10
     async with sports_client.live.actions(
-        "basketball", fid, speed="fast", start_position=first.position
+        "basketball", fid, replay="fast", start_position=first.position
     ) as second:
         tail = [a async for a in second]
     assert unseq(head + tail) == unseq(rest)
@@ -88,7 +88,7 @@ async def test_start_position_resumes_where_a_feed_stopped(sports_client: Client
 async def test_volleyball_and_media_paths(sports_emulator: Emulator, sports_client: Client) -> None:
     fid = await fixture_id(sports_client, "completed", "volleyball")
     rest = await sports_client.actions.list("volleyball", fid).collect()
-    async with sports_client.live.actions("volleyball", fid, speed="fast", media=True) as feed:
+    async with sports_client.live.actions("volleyball", fid, replay="fast", media=True) as feed:
         assert plain([a async for a in feed]) == plain(rest)
     req = feed_request("actions", "volleyball", fid, "FAST", True)
     assert req.target == f"/media/v2/volleyball/fixtures/{fid}/actions?speed=fast"
@@ -103,7 +103,7 @@ async def test_connection_attempts_use_the_clients_hooks_and_counts(
         on_request=seen.append, on_response=answered.append
     ) as client:
         fid = await fixture_id(client, "completed")
-        async with client.live.statistics("basketball", fid, speed="fast") as feed:
+        async with client.live.statistics("basketball", fid, replay="fast") as feed:
             assert [p async for p in feed]
     ws = [i for i in seen if i.url.startswith("ws:")]
     url = f"{sports_emulator.live_url}/basketball/fixtures/{fid}/statistics?startPosition=0&speed=fast"
@@ -127,8 +127,8 @@ async def test_arguments_are_checked_before_connecting(
 ) -> None:
     fid = await fixture_id(sports_client, "completed")
     live = sports_client.live
-    with pytest.raises(ValueError, match="speed"):
-        live.actions("basketball", fid, speed=" ")  # a value is open, a blank is not
+    with pytest.raises(ValueError, match="replay"):
+        live.actions("basketball", fid, replay=" ")  # a value is open, a blank is not
     with pytest.raises(ValueError, match="start_position"):
         live.actions("basketball", fid, start_position=-1)
     with pytest.raises(TypeError, match="start_position"):
@@ -189,7 +189,7 @@ async def test_wrap_reads_the_records_through_the_hook_and_closes_it(sports_clie
         finally:
             closed_by_feed.append(True)
 
-    feed = sports_client.live.actions("basketball", fid, speed="fast")
+    feed = sports_client.live.actions("basketball", fid, replay="fast")
     feed.wrap(around)
     async with feed:
         got = [await anext(feed) for _ in range(3)]
@@ -220,11 +220,11 @@ async def test_raw_feeds_pair_each_record_with_its_message(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     fid = await fixture_id(sports_client, "completed")
-    typed = [a async for a in sports_client.live.actions("basketball", fid, speed="fast")]
+    typed = [a async for a in sports_client.live.actions("basketball", fid, replay="fast")]
     sports_emulator.faults.live(
         "reorder", feed="actions", after=3
     )  # held records keep their own bytes
-    async with sports_client.with_json.live.actions("basketball", fid, speed="fast") as feed:
+    async with sports_client.with_json.live.actions("basketball", fid, replay="fast") as feed:
         got = [r async for r in feed]
     assert [r.value for r in got] == typed and feed.finished
     assert sports_emulator.faults.injected["live.reorder"] == 1
@@ -232,7 +232,7 @@ async def test_raw_feeds_pair_each_record_with_its_message(
         sent = msgspec.json.decode(json)  # the packet as sent: decimals quoted
         assert sent["fixtureAction"]["actionId"] == str(action.fixture_action.action_id)
         assert sent["fixtureAction"]["fixtureSeqNum"] == action.fixture_action.fixture_seq_num
-    async with sports_client.with_json.live.statistics("basketball", fid, speed="fast") as stats:
+    async with sports_client.with_json.live.statistics("basketball", fid, replay="fast") as stats:
         packets = [p async for p in stats]
     assert packets[-1].value == await sports_client.statistics.get("basketball", fid)
     assert msgspec.json.decode(packets[-1].json)["fixtureId"] == str(fid)

@@ -42,7 +42,7 @@ async def test_each_dialect_replays_the_rest_timeline(dialect: str) -> None:
         fid = await fixture_id(client, "live")
         emu.clock.advance(10 * 3600)  # over, so a fast replay sends it all
         rest = await client.actions.list("basketball", fid).collect()
-        feed = client.live.actions("basketball", fid, speed="fast", idle_timeout=5)
+        feed = client.live.actions("basketball", fid, replay="fast", idle_timeout=5)
         async with feed:
             got = [a async for a in feed]
     assert len(got) == len(rest) and got[-1].finished and feed.position == len(rest)
@@ -71,7 +71,7 @@ async def test_an_error_message_is_an_authentication_error(dialect: str) -> None
             fid = await fixture_id(c, "completed")
         async with emu.client(token="wrong", retry=RetryPolicy(max_retries=3, base=0.01)) as c:
             with pytest.raises(AuthenticationError, match="Invalid authorisation token"):
-                async with c.live.actions("basketball", fid, speed="fast") as feed:
+                async with c.live.actions("basketball", fid, replay="fast") as feed:
                     async for _ in feed:
                         pass
     assert emu.requests["live.actions"] == 1

@@ -45,7 +45,7 @@ async def completed(client: Client, sport: str = "basketball") -> tuple[uuid.UUI
 
 async def replay(client: Client, fid: uuid.UUID, kind: str = "actions", **kw: Any) -> list[Any]:
     open_feed = client.live.actions if kind == "actions" else client.live.statistics
-    feed = open_feed("basketball", fid, speed="fast", idle_timeout=IDLE, **kw)
+    feed = open_feed("basketball", fid, replay="fast", idle_timeout=IDLE, **kw)
     return await records(feed)
 
 
@@ -169,7 +169,7 @@ async def test_random_fault_mixes_yield_the_rest_timeline_or_raise(seed: int) ->
             got: list[Any] = []
             try:
                 async with client.live.actions(
-                    "basketball", fid, speed="fast", idle_timeout=IDLE
+                    "basketball", fid, replay="fast", idle_timeout=IDLE
                 ) as feed:
                     async for a in feed:
                         got.append(a)

@@ -39,7 +39,7 @@ async def sports_client(sports_emulator: Emulator) -> AsyncIterator[Client]:
 
 async def replay(client: Client, fid: uuid.UUID, **kw: Any) -> list[Any]:
     """Every record of a finished fixture's actions feed, replayed fast."""
-    feed = client.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE, **kw)
+    feed = client.live.actions("basketball", fid, replay="fast", idle_timeout=IDLE, **kw)
     return await records(feed)
 
 
@@ -156,7 +156,7 @@ async def test_malformed_packet_names_the_position_and_can_be_skipped(
     fid, rest = await completed(sports_client)
     sports_emulator.faults.live("malformed", after=4)
     got: list[Any] = []
-    feed = sports_client.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE)
+    feed = sports_client.live.actions("basketball", fid, replay="fast", idle_timeout=IDLE)
     with pytest.raises(DecodeError, match=r"after position 4 .*start_position=5"):
         async with feed:
             async for a in feed:
@@ -210,7 +210,7 @@ async def test_statistics_feed_is_healed_too(
     fid, _ = await completed(sports_client)
 
     async def packets() -> list[Any]:
-        feed = sports_client.live.statistics("basketball", fid, speed="fast", idle_timeout=IDLE)
+        feed = sports_client.live.statistics("basketball", fid, replay="fast", idle_timeout=IDLE)
         async with feed:
             return [(p.timestamp, p.finished, p.team_action_aggregates) async for p in feed]
 
@@ -230,7 +230,7 @@ async def test_closing_the_client_under_a_feed_is_said_at_the_next_connection(
     async with sports_emulator.client(retry=FAST) as c:
         fid = await fixture_id(c, "completed")
         sports_emulator.faults.live("drop", after=3)
-        feed = c.live.actions("basketball", fid, speed="fast", idle_timeout=IDLE)
+        feed = c.live.actions("basketball", fid, replay="fast", idle_timeout=IDLE)
         got = [await anext(feed) for _ in range(3)]
         await c.aclose()
         with pytest.raises(RuntimeError, match="client was closed while a live feed"):

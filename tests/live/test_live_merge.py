@@ -65,8 +65,8 @@ async def test_merge_keeps_each_fixtures_order_and_ends(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     fids = await completed(sports_client, 4)
-    feeds = [sports_client.live.actions("basketball", f, speed="fast") for f in fids]
-    stats = sports_client.live.statistics("basketball", fids[0], speed="fast")
+    feeds = [sports_client.live.actions("basketball", f, replay="fast") for f in fids]
+    stats = sports_client.live.statistics("basketball", fids[0], replay="fast")
     got: dict[tuple[uuid.UUID, type], list[Any]] = {}
     async with sports_client.live.merge([*feeds, stats], per_feed=3) as merged:
         async for fid, record in merged:
@@ -86,8 +86,8 @@ async def test_one_feed_failing_is_raised_once_and_the_others_go_on(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     fids = await completed(sports_client, 2)
-    bad = sports_client.live.actions("basketball", uuid.uuid4(), speed="fast")
-    good = [sports_client.live.actions("basketball", f, speed="fast") for f in fids]
+    bad = sports_client.live.actions("basketball", uuid.uuid4(), replay="fast")
+    good = [sports_client.live.actions("basketball", f, replay="fast") for f in fids]
     seen: list[uuid.UUID] = []
     merged = merge(bad, *good)
     async with merged:
@@ -109,7 +109,7 @@ async def test_break_out_of_a_merge_closes_every_socket_and_task(
     fids = await completed(sports_client, 3)
     tasks = client_tasks()
     feeds = [sports_client.live.actions("basketball", live)]
-    feeds += [sports_client.live.actions("basketball", f, speed="normal") for f in fids]
+    feeds += [sports_client.live.actions("basketball", f, replay="normal") for f in fids]
     async with merge(*feeds, per_feed=2) as merged:
         n = 0
         async for _ in merged:
@@ -154,7 +154,7 @@ async def test_a_slow_consumer_pauses_the_socket_and_memory_stays_bounded(
 ) -> None:
     fid = sports_emulator.big_fixture_id
     assert fid is not None
-    async with sports_client.live.actions("american-football", fid, speed="fast") as feed:
+    async with sports_client.live.actions("american-football", fid, replay="fast") as feed:
         first = [await anext(feed) for _ in range(5)]
         tracemalloc.start()
         try:
@@ -175,7 +175,7 @@ async def test_a_merge_buffers_at_most_per_feed_records_of_each(
 ) -> None:
     fid = sports_emulator.big_fixture_id
     assert fid is not None
-    feeds = [sports_client.live.actions("american-football", fid, speed="fast") for _ in range(3)]
+    feeds = [sports_client.live.actions("american-football", fid, replay="fast") for _ in range(3)]
     async with merge(*feeds, per_feed=8) as merged:
         await anext(merged)
         sent = await settled(sports_emulator)
@@ -195,8 +195,8 @@ async def test_feeds_can_be_added_while_merging(
     sports_emulator: Emulator, sports_client: Client
 ) -> None:
     first, second = await completed(sports_client, 2)
-    a = sports_client.live.actions("basketball", first, speed="fast")
-    b = sports_client.live.actions("basketball", second, speed="fast", start_position=10)
+    a = sports_client.live.actions("basketball", first, replay="fast")
+    b = sports_client.live.actions("basketball", second, replay="fast", start_position=10)
     seen: list[uuid.UUID] = []
     async with merge(a) as merged:
         async for fid, _ in merged:
@@ -217,7 +217,7 @@ async def test_anext_and_async_for_share_one_merge(
 ) -> None:
     # ``async for`` reads through a generator, ``anext`` through __anext__: one book.
     fids = await completed(sports_client, 2)
-    feeds = [sports_client.live.actions("basketball", f, speed="fast") for f in fids]
+    feeds = [sports_client.live.actions("basketball", f, replay="fast") for f in fids]
     async with merge(*feeds) as merged:
         first = [await anext(merged) for _ in range(3)]
         rest = [pair async for pair in merged]

@@ -88,7 +88,7 @@ async def test_requests_bodies_and_websockets_all_go_through_the_transport() -> 
         async with client:
             fid = await fixture_id(client, "completed")
             actions = await client.actions.list("basketball", fid).collect()
-            async with client.live.actions("basketball", fid, speed="fast") as feed:
+            async with client.live.actions("basketball", fid, replay="fast") as feed:
                 live = [a async for a in feed]
             assert client.connections_in_use() == rec.in_use() == 0
         assert not rec.is_open and not client.is_open

@@ -57,7 +57,7 @@ async def test_a_backfill_recorded_from_the_emulator_replays_to_the_same_rows(
     async with Emulator(replay=path) as emu, emu.client(token="any") as client:
         second = await Backfill(client, tmp_path / "b.sqlite", scope).run()
         with pytest.raises(NotFoundError) as caught:
-            await client.fixtures.list("basketball", size=6).collect()
+            await client.fixtures.list("basketball", page_size=6).collect()
     assert first.finished and second.finished
     recorded, replayed = rows(tmp_path / "a.sqlite"), rows(tmp_path / "b.sqlite")
     assert recorded["fixtures"] and recorded["actions"]
@@ -75,8 +75,8 @@ async def test_a_live_feed_recorded_across_a_drop_replays_to_the_same_records_an
     async with Emulator(**SCALE) as emu, emu.client(record=path) as client:
         fid = (await client.fixtures.list("basketball", status="completed").collect())[0].id
         emu.faults.live("drop", after=10)  # two connections, the second at startPosition 10
-        live = [r async for r in client.live.actions("basketball", fid, speed="fast")]
-        stats = [r async for r in client.live.statistics("basketball", fid, speed="fast")]
+        live = [r async for r in client.live.actions("basketball", fid, replay="fast")]
+        stats = [r async for r in client.live.statistics("basketball", fid, replay="fast")]
         events = await client.events.list().collect()
         signed = [
             urllib.parse.parse_qs(r.path_qs.partition("?")[2])["auth"][0]
@@ -90,8 +90,8 @@ async def test_a_live_feed_recorded_across_a_drop_replays_to_the_same_records_an
         assert secret not in text
     assert text.count('"text":"{\\"authToken\\":\\"***\\"}"') == 3
     async with Emulator(replay=path) as emu, emu.client() as client:
-        again = [r async for r in client.live.actions("basketball", fid, speed="fast")]
-        stats_again = [r async for r in client.live.statistics("basketball", fid, speed="fast")]
+        again = [r async for r in client.live.actions("basketball", fid, replay="fast")]
+        stats_again = [r async for r in client.live.statistics("basketball", fid, replay="fast")]
         events_again = await client.events.list().collect()
         later = [r async for r in client.live.actions("basketball", fid, start_position=50)]
     assert live[-1].finished and len(live) > 50
@@ -159,7 +159,7 @@ async def test_a_recording_of_another_server_replays_through_the_emulator(
     path = tmp_path / "hand.jsonl.gz"
     live_url = "ws" + url.removeprefix("http") + "/live"
     async with Client(url, token=TOKEN, live_url=live_url, record=path) as client:
-        listed = await client.fixtures.list("american-football", size=2).collect()
+        listed = await client.fixtures.list("american-football", page_size=2).collect()
         timeline = await client.actions.list("american-football", FIXTURE_ID).collect()
         live = [r async for r in client.live.actions("american-football", FIXTURE_ID)]
     assert len(listed) == 5 and len(timeline) == 4 and len(live) == 4
@@ -168,7 +168,7 @@ async def test_a_recording_of_another_server_replays_through_the_emulator(
     times = [e["t"] for e in map(msgspec.json.decode, text.splitlines()) if e.get("e") == "recv"]
     assert times[-1] - times[1] >= 3 * 0.05  # the gaps between packets are in the file
     async with Emulator(replay=path) as emu, emu.client() as client:
-        assert await client.fixtures.list("american-football", size=2).collect() == listed
+        assert await client.fixtures.list("american-football", page_size=2).collect() == listed
         assert await client.actions.list("american-football", FIXTURE_ID).collect() == timeline
         again = [r async for r in client.live.actions("american-football", FIXTURE_ID)]
         rest = [
@@ -208,7 +208,7 @@ async def test_recorded_gaps_are_kept_at_the_emulators_speed(
     async with Emulator(replay=path, speed=speed or 1000.0) as emu, emu.client() as client:
         started = time.monotonic()
         fast = "fast" if speed is None else None
-        got = [r async for r in client.live.actions("american-football", FIXTURE_ID, speed=fast)]
+        got = [r async for r in client.live.actions("american-football", FIXTURE_ID, replay=fast)]
         took = time.monotonic() - started
     assert len(got) == 4 and got[-1].finished
     if speed is None:

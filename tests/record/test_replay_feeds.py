@@ -54,7 +54,7 @@ async def record(
         if fault is not None:
             emu.faults.live(fault, after=10)
         feeds = [
-            [r async for r in client.live.actions("basketball", fid, start_position=s, speed=fast)]
+            [r async for r in client.live.actions("basketball", fid, start_position=s, replay=fast)]
             for s in starts
         ]
     return fid, feeds[0]

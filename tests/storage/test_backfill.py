@@ -260,7 +260,7 @@ def test_sport_season_and_dates_narrow_the_job(
             "SELECT start_date_utc FROM fixtures WHERE season_id = ?", (season,))})  # fmt: skip
     since = dates[1]  # leave the first day out
     db = tmp_path / "narrow.sqlite"
-    summary = backfill(db, "--sports", "basketball", "--seasons", season,
+    summary = backfill(db, "--sports", "basketball", "--season-id", season,
                        "--date-from", since, "--date-to", last[:10])  # fmt: skip
     assert (
         summary["job"] == f"sports=basketball seasons={season} from={since} to={last[:10]} size=5"
@@ -306,8 +306,8 @@ UNKNOWN_SEASON = "00000000-0000-0000-0000-000000000001"
             5,
             "not found (404): sport baskteball (not a known sport: did you mean basketball?):",
         ),
-        (["--seasons", UNKNOWN_SEASON], 5, f"not found (404): season {UNKNOWN_SEASON}:"),
-        (["--sports", "soccer", "--seasons", UNKNOWN_SEASON], 5, "sport soccer, season"),
+        (["--season-id", UNKNOWN_SEASON], 5, f"not found (404): season {UNKNOWN_SEASON}:"),
+        (["--sports", "soccer", "--season-id", UNKNOWN_SEASON], 5, "sport soccer, season"),
         # An empty date range is an answer: nothing to copy, nothing wrong.
         (["--sports", "soccer", "--date-from", "1990-01-01", "--date-to", "1990-01-31"], 0, ""),
     ],

@@ -190,7 +190,7 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
 
     async def statistics(sport: str, fid: str, start: int) -> AsyncIterator[Any]:
         # While live the service has no REST packet: one of an ended fixture stands in.
-        done = await client.fixtures.list(sport, status="completed", size=1).collect()
+        done = await client.fixtures.list(sport, status="completed", page_size=1).collect()
         yield await client.with_json.statistics.get(sport, done[0].id)
         await hold.wait()
 

@@ -115,10 +115,10 @@ async def test_an_error_response_tells_the_date_too(serve: Serve) -> None:
 
 async def test_the_emulators_date_follows_its_clock() -> None:
     async with Emulator(seed=1, fixtures_per_season=4) as emu, emu.client() as c:
-        await c.fixtures.list("basketball", size=1).collect()
+        await c.fixtures.list("basketball", page_size=1).collect()
         assert c.server_date == emu.clock.now().replace(microsecond=0)
         emu.clock.advance(3 * 86400 + 0.5)
-        await c.fixtures.list("basketball", size=1).collect()
+        await c.fixtures.list("basketball", page_size=1).collect()
         assert c.server_date == emu.clock.now().replace(microsecond=0)
         # Its clock control answers with the same Date.
         async with aiohttp.ClientSession() as http, http.get(emu.base_url + CLOCK_PATH) as r:

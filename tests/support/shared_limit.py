@@ -39,7 +39,7 @@ WORKER = textwrap.dedent(
 
 
 async def first_fixture(emu: Emulator) -> str:
-    async with emu.client() as client, client.fixtures.list("basketball", size=1) as listing:
+    async with emu.client() as client, client.fixtures.list("basketball", page_size=1) as listing:
         async for fixture in listing:
             return str(fixture.id)
     raise AssertionError("no fixture")

@@ -29,7 +29,7 @@ from asyncsports.models import (
 async def calls(client: Client, fid: uuid.UUID) -> None:
     v = client.with_json
     assert_type(v.actions.list("soccer", fid), AsyncList[RawRecord[Action]])
-    assert_type(v.fixtures.list("soccer", size=5, lookahead=2), AsyncList[RawRecord[Fixture]])
+    assert_type(v.fixtures.list("soccer", page_size=5, lookahead=2), AsyncList[RawRecord[Fixture]])
     assert_type(v.squads.list("soccer", season_id=fid), AsyncList[RawRecord[Squad]])
     assert_type(v.snooker.tournaments(season_id=1), AsyncList[RawRecord[Tournament]])
     assert_type(v.events.list(live=True), AsyncList[RawRecord[Event]])

@@ -97,7 +97,7 @@ from asyncsports.emulator import Emulator
 emu = Emulator(seed=0)
 await emu.start()
 client = await emu.client().open()
-print(len(await client.fixtures.list("soccer", size=5).collect()))
+print(len(await client.fixtures.list("soccer", page_size=5).collect()))
 ```
 """
 CLOSE = """```python

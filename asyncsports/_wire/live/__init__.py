@@ -1,6 +1,6 @@
 """The live feeds' protocol, sans I/O: classify messages, order records, decide reconnects.
 
-Nothing here touches a socket or a clock; the websocket loop (later, in ``asyncsports.live``)
+Nothing here touches a socket or a clock; the websocket loop (:mod:`asyncsports._http.live`)
 feeds it what arrived and does what it answers, in the style of h11.
 
 - :func:`classify`: one websocket message of a feed -> :class:`Packet` (a decoded record
