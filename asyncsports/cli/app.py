@@ -66,11 +66,12 @@ POINTER = "Global options and exit codes: asyncsports --help"
 """The last line of a command's --help: the global options and exit codes are listed once."""
 
 
-def epilog_for(example: str, text: str | None = None) -> str:
+def epilog_for(example: str, text: str | None = None, *, pointer: bool = True) -> str:
     """What a command's --help says after its options: ``text`` (exit codes of its own,
     say), a one-line ``example`` (its arguments after ``asyncsports``), and where the
-    global options and the exit codes are."""
-    return "\n\n".join([*([text] if text else []), f"Example: asyncsports {example}", POINTER])
+    global options and the exit codes are (unless not ``pointer``)."""
+    parts = [text, f"Example: asyncsports {example}", POINTER if pointer else None]
+    return "\n\n".join(part for part in parts if part)
 
 
 # ------------------------------------------------- --help, the same on every typer

@@ -13,7 +13,8 @@ from support import clean_env
 HEAVY = (
     *("aiohttp", "asyncio", "rich.console", "pydantic", "dlt", "asyncsports.client"),
     "asyncsports.models",
-    *("asyncsports.store", "asyncsports.backfill", "asyncsports.sync", "asyncsports.emulator"),
+    *("asyncsports.store", "asyncsports.backfill", "asyncsports.sync"),
+    "asyncsports.emulator._emulator",  # the server; its options (_options) are light
 )
 # Runs ARGV as the console script does, then names the heavy modules it imported.
 PROBE = """
