@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -116,7 +117,7 @@ def _wrap(text: str, width: int) -> list[str]:
             lines += paragraph[1:].strip("\n").splitlines()
         else:
             # Not at a hyphen: "--rate-limit" stays whole on one line.
-            words = " ".join(paragraph.split())
+            words = re.sub(r"[ \t\n]+", " ", paragraph).strip()  # not at NBSP: not split()
             lines += textwrap.wrap(words, width, break_on_hyphens=False)
         lines.append("")
     return [line.replace(NBSP, " ") for line in lines[:-1]]
