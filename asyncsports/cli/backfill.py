@@ -138,7 +138,7 @@ EPILOG = (
     f"{code_for(SinkError)}; one lost during the run is waited for up to "
     f"{PATIENCE:.0f} s.\n\n"
     "With --workers N: 0 when every worker exited 0; else the code of the first worker "
-    f"(in start order) that did not, one of those below; {WORKER_KILLED} when that worker "
+    f"(in start order) that did not (see asyncsports --help); {WORKER_KILLED} when that worker "
     "was killed by a signal (SIGKILL, the out-of-memory killer): its units go to the "
     "other workers once its lease lapses, and the same command run again resumes the job."
 )

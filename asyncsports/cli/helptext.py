@@ -110,14 +110,19 @@ def _commands(group: Any, ctx: Any) -> list[tuple[str, str]]:
 
 def _wrap(text: str, width: int) -> list[str]:
     """``text``'s paragraphs wrapped to ``width``, a blank line between them; one that
-    starts with ``\\b`` (click's convention) kept as written."""
+    starts with ``\\b`` (click's convention) kept as written; an example's command line
+    continued with backslashes, so that it still pastes into a shell."""
     lines: list[str] = []
     for paragraph in inspect.cleandoc(text).split("\n\n"):
+        words = re.sub(r"[ \t\n]+", " ", paragraph).strip()  # not at NBSP: not split()
         if paragraph.startswith("\b"):
             lines += paragraph[1:].strip("\n").splitlines()
+        elif paragraph.startswith("Example: "):
+            shown = textwrap.wrap(words, width - 2, subsequent_indent="    ",
+                                  break_on_hyphens=False, break_long_words=False)  # fmt: skip
+            lines += [line + " \\" for line in shown[:-1]] + shown[-1:]
         else:
             # Not at a hyphen: "--rate-limit" stays whole on one line.
-            words = re.sub(r"[ \t\n]+", " ", paragraph).strip()  # not at NBSP: not split()
             lines += textwrap.wrap(words, width, break_on_hyphens=False)
         lines.append("")
     return [line.replace(NBSP, " ") for line in lines[:-1]]

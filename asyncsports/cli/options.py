@@ -487,7 +487,9 @@ Via = Annotated[
 
 def date_option(help: str) -> Any:
     """A ``YYYY-MM-DD`` option, named after its parameter (``date_from``: ``--date-from``)."""
-    return typer.Option(formats=["%Y-%m-%d"], metavar="DATE", help=f"{help} (YYYY-MM-DD)")
+    return typer.Option(
+        formats=["%Y-%m-%d"], metavar="DATE", help=f"{help.removesuffix('.')} (YYYY-MM-DD)."
+    )
 
 
 def day(value: dt.datetime | None) -> dt.date | None:
