@@ -23,7 +23,9 @@ to the constructor::
 The fixtures are async (pytest-asyncio). An ``async def`` test that asks for one of them
 runs under pytest-asyncio whatever its mode: in the default strict mode it needs no
 ``@pytest.mark.asyncio`` of its own. Importing this module imports neither the emulator
-nor the client; that happens when a test asks for a fixture.
+nor the client; that happens when a test asks for a fixture. A project that does not set
+pytest-asyncio's ``asyncio_default_fixture_loop_scope`` gets ``function`` from this plugin
+(rather than pytest-asyncio's warning); one that sets it keeps its value.
 """
 
 from __future__ import annotations
@@ -61,11 +63,29 @@ if TYPE_CHECKING:
 __all__ = ["emulator", "sports_client", "sports_emulator"]
 
 
+LOOP_SCOPE = "asyncio_default_fixture_loop_scope"
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Declare the ``emulator`` marker."""
+    """Declare the ``emulator`` marker; default pytest-asyncio's fixture loop scope.
+
+    A project that does not set ``asyncio_default_fixture_loop_scope`` gets ``function``
+    (this plugin's fixtures' scope, and pytest-asyncio's announced default) rather than
+    pytest-asyncio's deprecation warning; a value the project sets is left as it is.
+    """
     config.addinivalue_line(
         "markers", "emulator(**kwargs): arguments for the asyncsports Emulator of this test"
     )
+    # First (tryfirst), so that pytest-asyncio's own pytest_configure reads the default.
+    # pytest has no public way to default another plugin's ini option: getini's cache is it.
+    try:
+        unset = not config.getini(LOOP_SCOPE)
+    except ValueError:  # pytest-asyncio not installed, or disabled (-p no:asyncio)
+        return
+    cache = getattr(config, "_inicache", None)
+    if unset and isinstance(cache, dict):
+        cache[LOOP_SCOPE] = "function"
 
 
 FIXTURES = frozenset({"sports_emulator", "sports_client", "emulator"})

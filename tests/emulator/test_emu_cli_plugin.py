@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import aiohttp
 import pytest
 from support import Standalone
@@ -98,3 +103,31 @@ async def test_the_old_emulator_fixture_name_still_works_and_warns(
         issubclass(w.category, DeprecationWarning) and "sports_emulator" in str(w.message)
         for w in recwarn
     )
+
+
+SCOPE_PROBE = """
+async def test_probe(request, sports_client):
+    print("loop scope:", request.config.getini("asyncio_default_fixture_loop_scope"))
+"""
+
+
+def loop_scope(project: Path, *options: str) -> str:
+    """The fixture loop scope a project's pytest run sees, with the plugin installed."""
+    (project / "test_probe.py").write_text(SCOPE_PROBE)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-q", *options]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PytestDeprecationWarning" not in result.stdout + result.stderr
+    return result.stdout.partition("loop scope: ")[2].split()[0]
+
+
+@pytest.mark.slow
+def test_the_plugin_defaults_the_fixture_loop_scope_and_keeps_a_projects_own(
+    tmp_path: Path,
+) -> None:
+    # No configuration: pytest-asyncio would warn that the option is unset.
+    assert loop_scope(tmp_path) == "function"
+    assert loop_scope(tmp_path, "-o", "asyncio_default_fixture_loop_scope=session") == "session"
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = module\n")
+    assert loop_scope(tmp_path) == "module"

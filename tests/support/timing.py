@@ -6,9 +6,13 @@ the whole suite shows it without a second run:
 
 Wall time is each test's setup, call and teardown; CPU time is the process's and that of
 the subprocesses it waited for in those phases. Collection and the session's start are not
-counted (a few seconds more in ``pytest -m "not slow"``). Under pytest-xdist (``-n 2``) the
-tests run in the workers, and no line is printed: ``-n 2`` is for the quick loop, CI runs
-the suite in one process."""
+counted (a few seconds more in ``pytest -m "not slow"``). Under pytest-xdist (the suite's
+default ``-n 2``) each worker sends its share when it ends, the line adds them up (the
+tests' time, as one process would spend it), and a second line gives the run's own wall
+time on its workers:
+
+    fast suite: 84.1 s wall, 47.0 s CPU in 1,756 tests not marked slow
+    the run: 52.3 s wall on 2 workers"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import os
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -27,6 +32,9 @@ class Spent:
     tests: int = 0
     wall: float = 0.0
     cpu: float = 0.0
+    workers: int = 0
+    """xdist workers whose share is added (0: the tests ran in this process)."""
+    started: float = 0.0
 
     def line(self) -> str:
         return (
@@ -45,7 +53,27 @@ def cpu_seconds() -> float:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[SPENT] = Spent()
+    config.stash[SPENT] = Spent(started=time.perf_counter())
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:  # an xdist worker: its share goes to the controller
+        spent = session.config.stash[SPENT]
+        out["fast_suite"] = (spent.tests, spent.wall, spent.cpu)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller, as a worker ends: add its share."""
+    share = getattr(node, "workeroutput", {}).get("fast_suite")
+    if share is not None:
+        spent = node.config.stash[SPENT]
+        spent.tests += share[0]
+        spent.wall += share[1]
+        spent.cpu += share[2]
+        spent.workers += 1
 
 
 @pytest.hookimpl(wrapper=True)
@@ -65,3 +93,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     spent = terminalreporter.config.stash.get(SPENT, None)
     if spent is not None and spent.tests:
         terminalreporter.write_line(spent.line())
+        if spent.workers:
+            elapsed = time.perf_counter() - spent.started
+            terminalreporter.write_line(f"the run: {elapsed:.1f} s wall on {spent.workers} workers")

@@ -159,6 +159,12 @@ def test_shell_lines_run(where: str, line: str, tmp_path: Path) -> None:
     assert result.stdout.strip(), f"{where}: {line} printed nothing"
 
 
+def test_the_readme_links_every_guide() -> None:
+    where_next = (ROOT / "README.md").read_text().partition("## Where next")[2]
+    linked = set(re.findall(r"\(docs/guides/([\w-]+\.md)\)", where_next))
+    assert linked == {p.name for p in (ROOT / "docs" / "guides").glob("*.md")}
+
+
 def test_every_task_has_an_example() -> None:
     names = {p.stem for p in EXAMPLES}
     assert {"fixtures", "live_feed", "watch_events", "backfill", "mirror"} <= names
@@ -175,18 +181,20 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
 
 
 def test_plugin_example_passes_in_strict_mode(tmp_path: Path) -> None:
-    # As in a project of its own: pytest-asyncio in its default (strict) mode, no ini file;
-    # every warning an error, so that a fixture left open (an unclosed client) fails.
+    # As in a project of its own: pytest-asyncio in its default (strict) mode, no ini file
+    # and no setting (the plugin defaults asyncio_default_fixture_loop_scope, whose absence
+    # pytest-asyncio warns about); every warning an error, so that a fixture left open (an
+    # unclosed client) fails.
     example = ROOT / "examples" / "test_with_plugin.py"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     options = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "error"]
-    options += ["-o", "asyncio_mode=strict", "-o", "asyncio_default_fixture_loop_scope=function"]
     python = [sys.executable, "-X", "dev", "-W", "error", "-m", "pytest"]
     command = [*python, *options, "-c", os.devnull, str(example)]
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout and "failed" not in result.stdout
     assert "warning" not in result.stdout and not result.stderr, result.stdout + result.stderr
+    assert "asyncio_default_fixture_loop_scope" not in result.stdout + result.stderr
 
 
 def hook(name: str) -> Any:

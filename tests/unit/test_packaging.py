@@ -117,6 +117,20 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     assert printed == runpy.run_path(str(ROOT / ".ci" / "readme.py"))["setup"](README)
 
 
+def test_ci_runs_the_main_job_from_the_built_wheel_outside_the_tree() -> None:
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^job=\$\{setup_app#\*&& \}$", script, flags=re.M)
+    assert re.search(r'^    wheel "\$1" "\$2"$', script, flags=re.M), "each leg builds the wheel"
+    wheel = re.search(r"^wheel\(\) \{\n(.*?)^\}$", script, flags=re.M | re.S)
+    assert wheel, "a wheel() step"
+    build, install = re.findall(r'^    in_venv "\$1-\w+" "\$2" "(.*)"$', wheel[1], flags=re.M)
+    assert "python -m build" in build and "twine check --strict" in build
+    assert ".whl)[cli]" in install and 'cd \\"\\$(mktemp -d)\\" && $job' in install
+    # The job the wheel runs is the README's, less its install step.
+    app = runpy.run_path(str(ROOT / ".ci" / "readme.py"))["setup"](README)[0]
+    assert app.partition("&& ")[2].startswith("asyncsports backfill --emulator")
+
+
 def test_the_supported_pythons_are_the_ones_ci_runs() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     newest = re.search(r"^NEWEST=(3\.\d+)$", script, flags=re.M)

@@ -4,6 +4,7 @@ marked slow, so that CI's log of the whole suite shows the quick loop's."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,18 @@ def test_the_line_is_the_same_when_the_slow_tests_are_deselected(tiny: pytest.Py
 def test_a_run_of_slow_tests_alone_prints_no_line(tiny: pytest.Pytester) -> None:
     result = tiny.runpytest("-p", "support.timing", "-m", "slow")
     assert result.ret == 0 and not any("fast suite" in line for line in result.outlines)
+
+
+def test_under_xdist_the_line_adds_up_the_workers_shares(
+    tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workers are new processes: they find the plugin where this one does.
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1]))
+    result = tiny.runpytest_subprocess("-p", "support.timing", "-p", "xdist.plugin", "-n", "2")
+    found = [m for m in map(LINE.match, result.outlines) if m]
+    assert result.ret == 0 and len(found) == 1, result.outlines
+    wall, _, tests = found[0].groups()
+    assert int(tests) == 2 and 0.2 <= float(wall) < 0.5
+    assert any(
+        re.match(r"^the run: \d+\.\d s wall on 2 workers$", line) for line in result.outlines
+    )
