@@ -192,7 +192,9 @@ async def test_fault_storm_gives_results_identical_to_a_clean_run(
     async def run() -> tuple[list[object], int]:
         retry = RetryPolicy(max_retries=30, base=0.0, cap=0.0)
         async with sports_emulator.client(retry=retry) as c:
-            pages = await c.fixtures.list(sport, season_id=season, page_size=20, concurrency=4).collect()
+            pages = await c.fixtures.list(
+                sport, season_id=season, page_size=20, concurrency=4
+            ).collect()
             actions = 0
             last = None
             async for a in c.actions.list("american-football", fixture):

@@ -24,7 +24,9 @@ async def test_the_marker_serves_a_checked_in_recording(
     sports_client: Client, sports_emulator: Emulator
 ) -> None:
     fixtures = await sports_client.fixtures.list("basketball", page_size=5).collect()
-    live = [r async for r in sports_client.live.actions("basketball", fixtures[0].id, replay="fast")]
+    live = [
+        r async for r in sports_client.live.actions("basketball", fixtures[0].id, replay="fast")
+    ]
     assert len(fixtures) == 8 and len(live) == 102 and live[-1].finished
     assert sports_emulator.requests["replay"] == 2 and sports_emulator.requests["live.actions"] == 1
 
