@@ -47,7 +47,10 @@ def _default(param: Any) -> str:
     if not shown or value is None or callable(value) or value == [] or value == ():
         return ""
     if getattr(param, "is_flag", False):
-        return ""  # a flag off by default says nothing; on by default, its help says so
+        # A flag off by default says nothing; a pair says which of the two, as typer does.
+        if not param.secondary_opts or not isinstance(value, bool):
+            return ""
+        return str((param.opts if value else param.secondary_opts)[-1]).lstrip("-")
     if isinstance(value, enum.Enum):
         value = value.value
     return str(value)

@@ -22,7 +22,7 @@ from support import invoke
 from typer.testing import CliRunner
 
 from asyncsports.cli import app
-from asyncsports.cli.app import POINTER
+from asyncsports.cli.app import POINTER, Command
 from asyncsports.cli.options import GLOBALS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,3 +292,15 @@ def parse(args: list[str]) -> list[str]:
             return path
         name, *args = rest
         path.append(name)
+
+
+def test_a_pair_of_flags_shows_its_default_by_name() -> None:
+    # No command has one on today; typer says which of the two, and so does the help.
+    pair = typer.Typer()
+
+    @pair.command(cls=Command)
+    def keep(on: bool = typer.Option(True, "--keep/--drop", help="Keep it.")) -> None:
+        """Keep or drop."""
+
+    text = CliRunner().invoke(pair, ["--help"], terminal_width=80).output
+    assert re.search(r"^  --keep / --drop +Keep it\. \[default: keep\]$", text, re.M), text
