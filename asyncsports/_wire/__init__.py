@@ -6,4 +6,5 @@
 - :mod:`.clock`: the service's clock, read from its ``Date`` header;
 - :mod:`.live`: the live feeds' protocol;
 - :mod:`.secrets` and :mod:`.recording`: the secrets policy and the recording format.
+- :mod:`.defaults`: the engines' defaults the command line shows in its --help.
 """

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from asyncsports._wire import defaults
 from asyncsports.backfill import Scope, listing_key, started
 
 __all__ = [
@@ -34,7 +35,7 @@ __all__ = [
     "scope_to_json",
 ]
 
-LEASE = 30.0
+LEASE = defaults.LEASE
 """Seconds a claim lasts unless renewed: how long a dead worker's units wait."""
 
 

@@ -4,8 +4,11 @@ Needs the ``cli`` extra (typer, rich): ``pip install -e '.[cli]'`` in a checkout
 
 Modules: ``options`` (global options and settings), ``running`` (a client for the
 settings, exit codes, errors, logging), ``views`` (tables and JSON Lines), ``app`` (the
-typer app and the one way a command runs), and the commands: ``data``, ``snooker``,
-``events``, ``backfill``, ``emulator``.
+typer app and the one way a command runs), ``helptext`` (--help laid out to the
+terminal's width), ``bars`` (progress bars), and the commands: ``data``, ``snooker``,
+``events``, ``backfill``, ``emulator``... A command module imports the client and the
+engines inside its functions, when the command runs: --help and --version import
+neither (tests/cli/test_cli_instant.py).
 """
 
 import atexit

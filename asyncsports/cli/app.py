@@ -12,58 +12,89 @@ import inspect
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import typer
-from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from asyncsports._iter.watch import Change
 from asyncsports._version import __version__
-from asyncsports.client import Client
-from asyncsports.paging import AsyncList
 
+from . import helptext
+from .helptext import argument_name
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
 from .running import ClickError, exit_codes_text, run, say, say_click_error
-from .views import show, show_changes, show_list
 
-__all__ = ["EPILOG", "Command", "Group", "Query", "app", "command", "perform", "snooker_app"]
+if TYPE_CHECKING:  # imported where used: --help and --version import none of them
+    from asyncsports._iter.watch import Change
+    from asyncsports.client import Client
+    from asyncsports.paging import AsyncList
+
+    Result = AsyncList[Any] | Awaitable[Any] | AsyncIterator[Change[Any]]
+
+__all__ = [
+    "EPILOG",
+    "POINTER",
+    "Command",
+    "Group",
+    "Query",
+    "app",
+    "command",
+    "epilog_for",
+    "perform",
+    "snooker_app",
+]
 
 EPILOG = (
     "Global options (Connection, Live stream events, Emulator, Output) go before or after "
     "the command, and are also read from the ASYNCSPORTS_* environment variable shown "
-    "beside each.\n\n"
+    "beside each. A command's own options: asyncsports COMMAND --help.\n\n"
     "Output: a table on a terminal, of the columns that fit it (--wide: all of them; "
     "--columns: those named); JSON Lines (one record per line, as the service writes "
     "it, wire field names) with --json or when stdout is not a terminal.\n\n"
     "Exit codes: " + exit_codes_text() + "."
 )
 HELP = (
-    "Query the sports data service, the snooker proxy and the live stream events "
-    "listing; run the emulator; backfill a SQLite database."
+    "Query the sports data service, the snooker proxy and the live stream events listing; "
+    "keep a database in sync with them and follow its changes (sync, changes); copy them "
+    "into SQLite or PostgreSQL (backfill, shared by workers) or a dlt warehouse (load); "
+    "export a database to Parquet (export); serve the emulator (emulator)."
 )
+POINTER = "Global options and exit codes: asyncsports --help"
+"""The last line of a command's --help: the global options and exit codes are listed once."""
+
+
+def epilog_for(example: str, text: str | None = None, *, pointer: bool = True) -> str:
+    """What a command's --help says after its options: ``text`` (exit codes of its own,
+    say), a one-line ``example`` (its arguments after ``asyncsports``), and where the
+    global options and the exit codes are (unless not ``pointer``)."""
+    parts = [text, f"Example: asyncsports {example}", POINTER if pointer else None]
+    return "\n\n".join(part for part in parts if part)
+
 
 # ------------------------------------------------- --help, the same on every typer
 #
 # typer's help has changed under us: 0.29 (its own click since 0.26, types described by
 # the annotation) prints every flag as taking a value (--json <bool>), value types as
 # <str> or <int range>, and required arguments as {sport} in the usage line; click sorts
-# commands by name; and every typer reads help texts as rich markup. Command and Group settle each parameter's type
-# column, the usage line and the help texts the same way on every typer from the lowest
-# supported; tests/cli/test_cli_help.py holds them to it.
+# commands by name; and typer's rich tables crop option names to fit the width. Command
+# and Group settle each parameter's metavar and the usage line, and lay out --help with
+# helptext, the same way on every typer from the lowest supported;
+# tests/cli/test_cli_help.py holds them to it.
 
-# click's names of the types typer derives from an annotation (newer typer keeps the
-# annotation, not a click type).
-_TYPE_NAMES = {str: "text", int: "integer", float: "float", bool: "boolean"}
+# Short metavars, so that an option's names and metavar fit beside its help.
+_METAVARS = {"integer": "N", "float": "N", "file": "FILE", "directory": "DIR", "path": "PATH"}
 
 
-def _type_name(param: Any) -> str:
-    """``param``'s value as click names it: TEXT, INTEGER, FLOAT, PATH, [a|b] for choices."""
+def _metavar(param: Any) -> str:
+    """``param``'s metavar when the code gives none: N, ID, URL, TEXT, FILE, [a|b]."""
     desc = getattr(param, "type_descriptor", None)
     if desc is None:  # a click type: STRING, IntRange, Choice, Path...
-        choices = getattr(param.type, "choices", None)
-        name = param.type.name
+        kind = param.type
+        choices = getattr(kind, "choices", None)
+        name = str(kind.name).removesuffix(" range")
+        if hasattr(kind, "dir_okay"):
+            name = "directory" if not kind.file_okay else "file" if not kind.dir_okay else name
     else:
         choices = desc.choices
         kind = desc.annotation
@@ -72,31 +103,24 @@ def _type_name(param: Any) -> str:
         if desc.is_path:  # file, dir or path, as file_okay and dir_okay say
             name = {"dir": "directory"}.get(desc.path_type, desc.path_type)
         else:
-            name = _TYPE_NAMES.get(kind) or getattr(kind, "__name__", str(kind))
+            name = {int: "integer", float: "float"}.get(kind, "text")
     if choices:
         return "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
-    return str(name).removesuffix(" range").upper()
+    if name in _METAVARS:
+        return _METAVARS[name]
+    return "ID" if param.name.endswith("_id") else "URL" if param.name.endswith("url") else "TEXT"
 
 
 def _settle(param: Any) -> Any:
-    """Fix what ``param``'s --help shows: no type after a flag, click's type names."""
+    """Fix what ``param``'s --help and errors show: its metavar, an argument's name."""
     if param.param_type_name == "option":
-        if param.metavar is None:  # a metavar the code gives (SPORT, YYYY-MM-DD) stays
-            param.metavar = "" if param.is_flag or param.count else _type_name(param)
+        if param.metavar is None:  # a metavar the code gives (SPORT, DATE) stays
+            param.metavar = "" if param.is_flag or param.count else _metavar(param)
     else:
-        hint = f"'{_argument_name(param)}'"
+        hint = f"'{argument_name(param)}'"
         # Errors name it as the usage line does ("Missing argument 'SPORT'", not 'sport').
         param.get_error_hint = lambda *_: hint
-        if hasattr(param, "display_type_rich"):
-            # Newer typer shows an argument's metavar as its name, so its type column
-            # (<str>) is the one place to say TEXT; older ones already do.
-            text = _type_name(param)
-            param.display_type_rich = lambda ctx: text
     return param
-
-
-def _argument_name(param: Any) -> str:
-    return str(param.metavar or param.name).upper()
 
 
 def _usage(command: Any, ctx: Any) -> list[str]:
@@ -106,41 +130,35 @@ def _usage(command: Any, ctx: Any) -> list[str]:
         if param.param_type_name != "argument":
             pieces += param.get_usage_pieces(ctx)
             continue
-        name = _argument_name(param)
+        name = argument_name(param)
         name = name if param.required else f"[{name}]"
         pieces.append(name + ("..." if param.nargs != 1 else ""))
     return pieces
 
 
-def _markup(text: str | None) -> str | None:
-    """A plain help text as rich markup: its wrapped lines joined, its brackets escaped."""
-    if not text:
-        return text
-    paragraphs = inspect.cleandoc(text).split("\n\n")
-    # In rich mode typer keeps each line break, so a docstring wrapped at 88 columns would
-    # stay wrapped there; "\b" marks a paragraph to keep as written (click's convention).
-    joined = [p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs]
-    # "asyncsports[postgres]" would be a tag to rich, which drops it.
-    return escape("\n\n".join(joined))
-
-
-def _as_markup(command: Any) -> None:
-    if command.rich_markup_mode == "rich":  # as the app's is; typer reads help as markup
-        command.help = _markup(command.help)
-        command.epilog = _markup(command.epilog)
-        for param in command.params:
-            param.help = _markup(getattr(param, "help", None))
+def _declared_help(callback: Any, name: str) -> str | None:
+    """The help an argument was declared with (``typer.Argument(help=...)``)."""
+    found = inspect.signature(callback).parameters.get(name) if callback else None
+    if found is None:
+        return None
+    infos = [*get_args(found.annotation)[1:], found.default]
+    return next((i.help for i in infos if isinstance(i, typer.models.ArgumentInfo)), None)
 
 
 class _Settled:
-    """What Command and Group share: help texts as markup, parameters settled."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _as_markup(self)
+    """What Command and Group share: parameters settled, --help laid out by helptext."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return [_settle(p) for p in super().get_params(ctx)]  # type: ignore[misc]
+        params = [_settle(p) for p in super().get_params(ctx)]  # type: ignore[misc]
+        for param in params:
+            if param.param_type_name == "argument" and not param.help:
+                # typer 0.18 sets an argument's help before newer click's Argument.__init__,
+                # which sets it to None.
+                param.help = _declared_help(self.callback, param.name)  # type: ignore[attr-defined]
+        return params
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        helptext.write(self, ctx, formatter, self.collect_usage_pieces(ctx))  # type: ignore[attr-defined]
 
 
 def _warn(line: str) -> None:
@@ -197,6 +215,7 @@ snooker_app = typer.Typer(
     cls=Group,
     help="The snooker proxy: one command per endpoint. Ids: a number is the numeric id, "
     "anything else an external id (UUID).",
+    epilog=epilog_for("--emulator snooker matches 1000"),
     no_args_is_help=True,
 )
 app.add_typer(snooker_app, name="snooker")
@@ -221,9 +240,6 @@ _root.__doc__ = HELP
 app.callback(cls=Group, epilog=EPILOG)(with_globals(_root))
 
 
-Result = AsyncList[Any] | Awaitable[Any] | AsyncIterator[Change[Any]]
-
-
 @dataclass(frozen=True, slots=True)
 class Query:
     """What a command asks the client for, and how its answer is shown.
@@ -235,7 +251,7 @@ class Query:
     ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
     """
 
-    ask: Callable[[Client], Result]
+    ask: "Callable[[Client], Result]"
     what: str | None = None
     limit: int | None = None
     streaming: bool = False
@@ -244,8 +260,11 @@ class Query:
 
 def perform(cfg: Globals, query: Query) -> None:
     """Run ``query`` with a client for the settings and show its answer."""
+    from asyncsports.paging import AsyncList
 
-    async def job(client: Client) -> None:
+    from .views import show, show_changes, show_list
+
+    async def job(client: "Client") -> None:
         answer = query.ask(client)
         if isinstance(answer, AsyncList):
             await show_list(cfg, answer, query.what, query.limit)
@@ -264,18 +283,23 @@ def _finish(cfg: Globals, result: Any) -> None:
 
 
 def command(
-    group: typer.Typer = app, name: str | None = None, *, epilog: str | None = None
+    group: typer.Typer = app,
+    name: str | None = None,
+    *,
+    example: str,
+    epilog: str | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a command of ``group`` that also takes the global options.
 
     The function returns a :class:`Query`, which is run, or does its own work with
-    the settings it takes as ``cfg`` and returns None. ``epilog``: what --help says
-    after the options, before the shared text (exit codes of its own, say).
+    the settings it takes as ``cfg`` and returns None. ``example`` and ``epilog``: see
+    :func:`epilog_for`. The global options are taken, not listed: ``asyncsports --help``
+    lists them.
     """
+    text = epilog_for(example, epilog)
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        text = f"{epilog}\n\n{EPILOG}" if epilog else EPILOG
-        group.command(name, cls=Command, epilog=text)(with_globals(fn, _finish))
+        group.command(name, cls=Command, epilog=text)(with_globals(fn, _finish, hidden=True))
         return fn
 
     return decorate

@@ -11,29 +11,12 @@ import datetime as dt
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import msgspec
 import typer
-from rich import box
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    ProgressColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.progress import Progress as Bars
-from rich.progress import Task as BarTask
-from rich.table import Table
-from rich.text import Text
 
-from asyncsports.backfill import DEFAULT_SPORTS, PHASES, Backfill, Report, Scope, listing_key
-from asyncsports.client import Client
+from asyncsports._wire.defaults import CONNECT_TIMEOUT, PATIENCE
 from asyncsports.errors import NotFoundError, SinkError
-from asyncsports.store import CONNECT_TIMEOUT, PATIENCE, is_postgres, redact_url
 
 from .app import command
 from .interrupts import interrupts
@@ -42,43 +25,17 @@ from .options import ConnectTimeout, Globals, date_option, day, db_location
 from .running import INTERRUPTED, code_for, fail_parts, run, say, stderr
 from .workers import WORKER_KILLED, spread
 
-
-class _Rate(ProgressColumn):
-    """Units per second of a task."""
-
-    def render(self, task: BarTask) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+if TYPE_CHECKING:  # imported where used: --help imports none of them
+    from asyncsports.backfill import Report, Scope
+    from asyncsports.client import Client
 
 
-class _BarsProgress:
-    """The backfill's progress as rich bars, one per phase, shown from its first report:
-    once the database is open (a database that cannot be reached shows no bar). A phase
-    not in ``phases`` gets its bar when first reported."""
+def _summary(cfg: Globals, report: "Report") -> None:
+    import msgspec
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
 
-    def __init__(self, bars: Bars, phases: Iterable[str] = PHASES) -> None:
-        self._bars = bars
-        self._tasks = {phase: bars.add_task(phase, total=None) for phase in phases}
-
-    def _task(self, phase: str) -> TaskID:
-        self._bars.start()  # the first time only: it starts the display
-        if phase not in self._tasks:
-            self._tasks[phase] = self._bars.add_task(phase, total=None)
-        return self._tasks[phase]
-
-    def add(self, phase: str, total: int) -> None:
-        task = self._task(phase)
-        self._bars.update(task, total=(self._bars.tasks[task].total or 0) + total)
-
-    def advance(self, phase: str, n: int = 1) -> None:
-        self._bars.advance(self._task(phase), n)
-
-    def settle(self, phase: str) -> None:
-        task = self._task(phase)
-        self._bars.update(task, total=self._bars.tasks[task].completed)
-
-
-def _summary(cfg: Globals, report: Report) -> None:
     if cfg.as_json:
         sys.stdout.write(msgspec.json.encode(report.as_dict()).decode() + "\n")
         return
@@ -101,24 +58,31 @@ def _summary(cfg: Globals, report: Report) -> None:
 
 
 def _fill(
-    cfg: Globals, db: str, scope: Scope, concurrency: int, restart: bool, connect_timeout: float
-) -> Report:
+    cfg: Globals, db: str, scope: "Scope", concurrency: int, restart: bool, connect_timeout: float
+) -> "Report":
     """Run the backfill with progress bars on stderr (a terminal only).
 
     The first SIGINT or SIGTERM stops it cleanly (what is fetched is committed, and the
     report says interrupted); the second cancels it (see interrupts.py).
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bars
+
+    from asyncsports.backfill import Backfill, Report
+
+    from .bars import BarsProgress, Rate
+
     err = stderr()
     columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-               _Rate(), TimeElapsedColumn())  # fmt: skip
+               Rate(), TimeElapsedColumn())  # fmt: skip
     outcome: list[Report] = []
 
-    async def job(client: Client) -> None:
-        # Not entered: the bars start at the first report (_BarsProgress).
+    async def job(client: "Client") -> None:
+        # Not entered: the bars start at the first report (BarsProgress).
         bars = Bars(*columns, console=err, disable=not err.is_terminal)
         try:
             work = Backfill(client, db, scope, concurrency=concurrency, restart=restart,
-                            progress=_BarsProgress(bars),
+                            progress=BarsProgress(bars),
                             connect_timeout=connect_timeout)  # fmt: skip
 
             def stop() -> None:
@@ -136,14 +100,18 @@ def _fill(
 
 
 def _resume_line(db: str | Path) -> str:
+    from asyncsports.store import is_postgres, redact_url
+
     shown = redact_url(str(db)) if is_postgres(db) else db
     return f"asyncsports: interrupted; run the same command again to resume ({shown})"
 
 
-def _missing(scope: Scope, report: Report, named_sports: bool) -> list[str]:
+def _missing(scope: "Scope", report: "Report", named_sports: bool) -> list[str]:
     """What the user asked for that the service does not have, every listing of it
     having answered 404: a sport named with --sports, a --season-id, or, when every
     listing answered 404, those listings. A run then did nothing it was asked to."""
+    from asyncsports.backfill import listing_key
+
     gone = set(report.not_found)
     listings = scope.listings()
 
@@ -171,13 +139,13 @@ EPILOG = (
     f"{code_for(SinkError)}; one lost during the run is waited for up to "
     f"{PATIENCE:.0f} s.\n\n"
     "With --workers N: 0 when every worker exited 0; else the code of the first worker "
-    f"(in start order) that did not, one of those below; {WORKER_KILLED} when that worker "
+    f"(in start order) that did not (see asyncsports --help); {WORKER_KILLED} when that worker "
     "was killed by a signal (SIGKILL, the out-of-memory killer): its units go to the "
     "other workers once its lease lapses, and the same command run again resumes the job."
 )
 
 
-@command(epilog=EPILOG)
+@command(epilog=EPILOG, example="--emulator backfill --sports soccer --db sports.sqlite")
 def backfill(
     sports: Annotated[
         list[str] | None,
@@ -240,6 +208,8 @@ def backfill(
     fetched and exits 130 (SIGTERM: 143), a second one quits without waiting for the
     work in flight, a third at once.
     """
+    from asyncsports.backfill import DEFAULT_SPORTS, Scope
+
     sports = check_sports(sports)
     interrupts.message = _resume_line(db)
     scope = Scope(

@@ -2,7 +2,6 @@
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import asyncio
 import os
 import signal
 import sys
@@ -12,9 +11,8 @@ from typing import Annotated
 import msgspec
 import typer
 
+from asyncsports._wire.defaults import CONNECT_TIMEOUT
 from asyncsports.errors import SinkError
-from asyncsports.store import CONNECT_TIMEOUT, is_postgres
-from asyncsports.sync import feed
 
 from .app import command
 from .interrupts import interrupts
@@ -35,6 +33,10 @@ EPILOG = (
 
 
 async def _print(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
+    import asyncio
+
+    from asyncsports.sync import feed
+
     stop = asyncio.Event()
     with interrupts.stopping(stop.set):
         async for change in feed(db, after, consumer=consumer, follow=follow, until=stop,
@@ -44,6 +46,8 @@ async def _print(db: str, after: int, consumer: str | None, follow: bool, reach:
 
 
 async def _main(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
+    import asyncio
+
     task = asyncio.current_task()
     assert task is not None
     interrupts.attach(task)
@@ -53,7 +57,7 @@ async def _main(db: str, after: int, consumer: str | None, follow: bool, reach: 
         interrupts.detach()
 
 
-@command(epilog=EPILOG)
+@command(epilog=EPILOG, example="changes --db asyncsports-mirror.sqlite --follow")
 def changes(
     db: Annotated[
         str,
@@ -85,6 +89,10 @@ def changes(
 ) -> None:
     """Print a mirror database's change feed (asyncsports sync writes it) as JSON Lines,
     in commit order, without running a mirror: from this machine or any other."""
+    import asyncio
+
+    from asyncsports.store import is_postgres
+
     setup_logging(cfg.verbose)
     if not is_postgres(db) and not Path(db).is_file():
         # Opening would make an empty database, and a follower would wait on it for ever.

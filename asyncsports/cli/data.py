@@ -7,16 +7,12 @@ Option names are the keyword names of the client's methods, ``_`` written ``-``.
 
 import contextlib
 import datetime as dt
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, NotFoundError
-from asyncsports.models import FixtureStatus, Statistics
-from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
 
-from . import follow as following
 from .app import Query, command
 from .names import check
 from .options import (
@@ -32,6 +28,10 @@ from .options import (
     day,
 )
 
+if TYPE_CHECKING:  # imported where used: --help imports none of them
+    from asyncsports.client import Client
+    from asyncsports.models import Statistics
+
 
 def _follow(what: str) -> Any:
     """``--follow``/``-f``: keep following; ``what`` says what is printed."""
@@ -44,7 +44,7 @@ def _one_of(**given: str | None) -> None:
         raise typer.BadParameter(f"give exactly one of {names}")
 
 
-@command()
+@command(example="--emulator fixtures basketball --status live")
 def fixtures(
     sport: Sport,
     season_id: Annotated[str | None, typer.Option(help="Only this season (id).")] = None,
@@ -82,6 +82,8 @@ def fixtures(
     limit: Limit = None,
 ) -> Query:
     """List fixtures of a sport (or of one of its seasons)."""
+    from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
+
     for option, what, value, known in [("'--status'", "status", status, STATUSES),
                                        ("'--type'", "type", type, TYPES),
                                        ("'--coverage-level'", "coverage level",
@@ -109,13 +111,13 @@ def fixtures(
     )
 
 
-@command()
+@command(example="--emulator fixture soccer FIXTURE_ID")
 def fixture(sport: Sport, fixture_id: FixtureId) -> Query:
     """Show one fixture."""
     return Query(lambda client: client.fixtures.get(sport, fixture_id))
 
 
-@command()
+@command(example="--emulator squads soccer --season-id SEASON_ID")
 def squads(
     sport: Sport,
     season_id: Annotated[str | None, typer.Option(help="Squads of this season (id).")] = None,
@@ -131,7 +133,7 @@ def squads(
     )
 
 
-@command()
+@command(example="--emulator actions basketball FIXTURE_ID --follow")
 def actions(
     cfg: Globals,
     sport: Sport,
@@ -144,6 +146,8 @@ def actions(
 ) -> Query:
     """List the actions of a fixture; with --follow, until it finishes (see --via)."""
     if follow:
+        from . import follow as following
+
         how = following.How(via, interval, replay)
         return Query(
             lambda client: following.actions(cfg, how, client, sport, fixture_id),
@@ -153,7 +157,7 @@ def actions(
     return Query(lambda client: client.actions.list(sport, fixture_id), "actions", limit)
 
 
-@command()
+@command(example="--emulator standings soccer --season-id SEASON_ID")
 def standings(
     sport: Sport,
     season_id: Annotated[str | None, typer.Option(help="Standings of this season (id).")] = None,
@@ -164,7 +168,7 @@ def standings(
     return Query(lambda client: client.standings.get(sport, season_id=season_id, stage_id=stage_id))
 
 
-@command()
+@command(example="--emulator statistics ice-hockey FIXTURE_ID")
 def statistics(
     cfg: Globals,
     sport: Sport,
@@ -177,6 +181,8 @@ def statistics(
     """Show the statistics packet of a fixture (there is one once it has ended); with
     --follow, each packet as the fixture is played, until it finishes (see --via)."""
     if follow:
+        from . import follow as following
+
         how = following.How(via, interval, replay)
         return Query(
             lambda client: following.statistics(cfg, how, client, sport, fixture_id), watch=True
@@ -184,7 +190,9 @@ def statistics(
     return Query(lambda client: _statistics(client, sport, fixture_id))
 
 
-async def _statistics(client: Client, sport: str, fixture_id: str) -> Statistics:
+async def _statistics(client: "Client", sport: str, fixture_id: str) -> "Statistics":
+    from asyncsports.models import FixtureStatus
+
     try:
         return await client.statistics.get(sport, fixture_id)
     except NotFoundError as exc:

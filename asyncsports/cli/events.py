@@ -18,7 +18,7 @@ class Restriction(StrEnum):
     blacklist = "blacklist"
 
 
-@command()
+@command(example="--emulator events --live")
 def events(
     live: Annotated[bool, typer.Option("--live", help="Only events live now.")] = False,
     vendor_data_id: Annotated[
@@ -60,7 +60,7 @@ def events(
     )
 
 
-@command()
+@command(example="--emulator playback EVENT_ID")
 def playback(event_id: Annotated[int, typer.Argument(help="Event id.")]) -> Query:
     """The playback (HLS) address of a live event."""
     return Query(lambda client: client.events.playback(event_id), streaming=True)

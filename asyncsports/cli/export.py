@@ -2,7 +2,6 @@
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,8 +9,7 @@ from typing import Annotated
 import msgspec
 import typer
 
-from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
-from asyncsports.store.export import export_parquet
+from asyncsports._wire.defaults import CONNECT_TIMEOUT
 
 from .app import command
 from .options import ConnectTimeout, Globals, db_location
@@ -20,7 +18,7 @@ from .running import fail, say
 __all__ = ["export"]
 
 
-@command()
+@command(example="export --db sports.sqlite --parquet sports-parquet")
 def export(
     parquet: Annotated[
         Path, typer.Option(metavar="DIR", help="Directory to write (one folder per table).")
@@ -42,6 +40,11 @@ def export(
 
     Each table's folder is replaced: the export is a snapshot of the database.
     """
+    import asyncio
+
+    from asyncsports.store import is_postgres, redact_url
+    from asyncsports.store.export import export_parquet
+
     try:
         counts = asyncio.run(export_parquet(db, parquet, connect_timeout=connect_timeout))
     except Exception as exc:

@@ -30,7 +30,6 @@ defaults still apply.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -39,7 +38,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only named: --help need not import asyncio
+    import asyncio
 
 __all__ = ["SIGNALS", "Interrupts", "interrupts"]
 

@@ -3,31 +3,25 @@
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import asyncio
 import dataclasses
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
-from rich import box
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as Bars
-from rich.table import Table
 
 from asyncsports._optional import need
-from asyncsports.backfill import DEFAULT_SPORTS
-from asyncsports.client import Client
 from asyncsports.errors import AsyncSportsError, SinkError
 
 from .app import command
-from .backfill import _BarsProgress, _Rate
 from .names import check_sports
 from .options import Globals
 from .running import fail, run, stderr
+
+if TYPE_CHECKING:  # imported where used: --help imports none of them
+    from asyncsports.client import Client
 
 __all__ = ["load"]
 
@@ -56,6 +50,10 @@ def _summary(cfg: Globals, out: _Outcome, destination: str, dataset: str) -> Non
                 "seconds": round(out.seconds, 3)}  # fmt: skip
         sys.stdout.write(msgspec.json.encode(line).decode() + "\n")
         return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console(highlight=False)
     console.print(f"Loaded in {out.seconds:.1f} s into {destination}, dataset {dataset}.")
     table = Table("table", "rows loaded now", box=box.SIMPLE_HEAD)
@@ -65,7 +63,7 @@ def _summary(cfg: Globals, out: _Outcome, destination: str, dataset: str) -> Non
     console.print(f"{out.requests:,} requests.")
 
 
-@command()
+@command(example="--emulator load --destination duckdb --sports soccer")
 def load(
     destination: Annotated[
         str,
@@ -122,21 +120,30 @@ def load(
         from asyncsports.dlt import sports_source
     except Exception as exc:
         fail(cfg, exc)
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bars
+
+    from asyncsports.backfill import DEFAULT_SPORTS
+
+    from .bars import BarsProgress, Rate
+
     if cfg.rate_limit is None and not cfg.emulator:
         # The service asks for about 5 requests a second; a bulk copy would go far above.
         cfg = dataclasses.replace(cfg, rate_limit=5.0)
     err = stderr()
     columns = (TextColumn("{task.description:<19}"), BarColumn(), MofNCompleteColumn(),
-               _Rate(), TimeElapsedColumn())  # fmt: skip
+               Rate(), TimeElapsedColumn())  # fmt: skip
     outcome: list[_Outcome] = []
 
-    async def job(client: Client) -> None:
+    async def job(client: "Client") -> None:
         bars = Bars(*columns, console=err, disable=not err.is_terminal)
         t0, sent = time.monotonic(), client.requests_sent
         try:
             source = sports_source(client, tuple(sports or DEFAULT_SPORTS),
                                    concurrency=concurrency, page_size=page_size,
-                                   progress=_BarsProgress(bars))  # fmt: skip
+                                   progress=BarsProgress(bars))  # fmt: skip
             kw: dict[str, Any] = {"pipelines_dir": str(pipelines_dir)} if pipelines_dir else {}
             try:
                 pipe = dlt.pipeline(pipeline_name=pipeline, destination=destination,

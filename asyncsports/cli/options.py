@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: typer reads the annotations at runtime,
 # including those of the signatures built by `with_globals`.
 
+import copy
 import dataclasses
 import datetime as dt
 import enum
@@ -403,15 +404,27 @@ def _asked(ctx: typer.Context, own: dict[str, Any]) -> tuple[tuple[str, str], ..
     )
 
 
+def _shown(option: Any, hidden: bool) -> Any:
+    if not hidden or option.hidden:
+        return option
+    option = copy.copy(option)  # GLOBALS' own is the root's, listed
+    option.hidden = True
+    return option
+
+
 def with_globals(
-    fn: Callable[..., Any], finish: Callable[[Globals, Any], None] | None = None
+    fn: Callable[..., Any],
+    finish: Callable[[Globals, Any], None] | None = None,
+    *,
+    hidden: bool = False,
 ) -> Callable[..., Any]:
     """``fn`` with the global options added to its signature.
 
     ``fn`` receives them as ``cfg`` if it has such a parameter; ``finish(cfg, result)``
     then gets what ``fn`` returned. Global options may come before the command (the
     root's) or after it (the command's); a value typed after the command wins, then one
-    typed before it, then the environment.
+    typed before it, then the environment. ``hidden``: taken but not listed in --help
+    (a command's: ``asyncsports --help`` lists them once).
     """
     sig = inspect.signature(fn)
     context = inspect.Parameter(
@@ -420,7 +433,10 @@ def with_globals(
     own = [context, *(p for p in sig.parameters.values() if p.name != "cfg")]
     extra = [
         inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=Annotated[t, o]
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=d,
+            annotation=Annotated[t, _shown(o, hidden)],
         )
         for name, (t, d, o) in GLOBALS.items()
     ]
@@ -522,7 +538,9 @@ def db_location(value: str) -> str:
 
 def date_option(help: str) -> Any:
     """A ``YYYY-MM-DD`` option, named after its parameter (``date_from``: ``--date-from``)."""
-    return typer.Option(formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help=help)
+    return typer.Option(
+        formats=["%Y-%m-%d"], metavar="DATE", help=f"{help.removesuffix('.')} (YYYY-MM-DD)."
+    )
 
 
 def day(value: dt.datetime | None) -> dt.date | None:

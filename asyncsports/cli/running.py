@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import logging
 import os
@@ -12,21 +11,23 @@ import traceback
 import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 import typer.core
-from rich.console import Console
-from rich.markup import escape
 
 from asyncsports import errors
-from asyncsports.auth import StreamingCredentials
-from asyncsports.client import Client
 
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
 from .names import sport_hint
 from .options import Globals, query_params
+
+if TYPE_CHECKING:  # imported where used: --help and --version import none of them
+    from rich.console import Console
+
+    from asyncsports.auth import StreamingCredentials
+    from asyncsports.client import Client
 
 __all__ = [
     "EXIT_CODES",
@@ -163,12 +164,16 @@ def exit_codes_text() -> str:
 
 def stderr() -> Console:
     """A console on stderr, for messages that must not mix with the records on stdout."""
+    from rich.console import Console
+
     # No emoji: ":soccer:" in "window:soccer: failed" is a sport, not a ball.
     return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def say(text: str) -> None:
     """Print ``text`` on stderr as it is (no rich markup)."""
+    from rich.markup import escape
+
     stderr().print(escape(text))
 
 
@@ -208,6 +213,8 @@ def _live_url(value: str) -> str:
 
 
 def _credentials(cfg: Globals) -> StreamingCredentials | None:
+    from asyncsports.auth import StreamingCredentials
+
     if cfg.operator_id is None:
         if cfg.stream_secret or cfg.stream_auth:
             raise ConfigError("streaming credentials need --operator-id (ASYNCSPORTS_OPERATOR_ID)")
@@ -279,7 +286,7 @@ def emulator_scale(text: str | None) -> dict[str, int]:
     return values
 
 
-Job = Callable[[Client], Awaitable[int | None]]
+Job = Callable[["Client"], Awaitable[int | None]]
 EMULATOR: contextvars.ContextVar[Any] = contextvars.ContextVar("emulator", default=None)
 """The embedded emulator while a job runs with --emulator (``asyncsports sync`` reads its
 clock)."""
@@ -317,6 +324,8 @@ def _check_record(path: str, overwrite: bool) -> None:
 async def _session(
     cfg: Globals, job: Job, streaming: bool, follows: float | None, options: dict[str, Any]
 ) -> int | None:
+    from asyncsports.client import Client
+
     rate = cfg.rate_limit if cfg.rate_limit else None
     if cfg.query:
         options = {**options, "default_query": query_params(cfg.query)}
@@ -371,6 +380,8 @@ def run(
     by :data:`~.interrupts.interrupts` from before it starts until after it is closed:
     no signal can interrupt the loop's own shutdown (see that module).
     """
+    import asyncio
+
     setup_logging(cfg.verbose)
     with interrupts.installed():
         interrupts.message = interrupted
@@ -400,6 +411,8 @@ def run(
 async def _main(
     cfg: Globals, job: Job, streaming: bool, follows: float | None, options: dict[str, Any]
 ) -> int | None:
+    import asyncio
+
     task = asyncio.current_task()
     assert task is not None
     interrupts.attach(task)

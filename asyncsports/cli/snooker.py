@@ -8,18 +8,29 @@ names, ``_`` written ``-``.
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-
-from asyncsports.client import Client
-from asyncsports.models import PlayerImage
-from asyncsports.paging import AsyncList
-from asyncsports.resources.snooker import SnookerResource as Snooker
 
 from .app import Query, command, snooker_app
 from .options import Limit
 from .running import say, write_file
+
+if TYPE_CHECKING:  # imported when a command runs: --help imports none of them
+    from asyncsports.client import Client
+    from asyncsports.models import PlayerImage
+    from asyncsports.paging import AsyncList
+    from asyncsports.resources.snooker import SnookerResource as Snooker
+else:
+
+    class _Snooker:
+        """``Snooker.matches(resource, ...)``: the resource's method, looked up when a
+        command runs; mypy checks the names against the resource itself."""
+
+        def __getattr__(self, name: str) -> Callable[..., Any]:
+            return lambda resource, *args, **kw: getattr(resource, name)(*args, **kw)
+
+    Snooker = _Snooker()
 
 
 def _id(value: str) -> int | str:
@@ -38,13 +49,13 @@ ForSeason = Annotated[bool, typer.Option("--for-season", help="The tournament's 
 
 
 def _listing(
-    method: Callable[..., AsyncList[Any]], *args: Any, what: str, limit: int | None, **kw: Any
+    method: "Callable[..., AsyncList[Any]]", *args: Any, what: str, limit: int | None, **kw: Any
 ) -> Query:
     """A query of a snooker listing: ``method(client.snooker, *args, **kw)``."""
     return Query(lambda client: method(client.snooker, *args, **kw), what, limit)
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker tournaments --season-id 2025")
 def tournaments(
     season_id: Annotated[int | None, typer.Option(help="Season id.")] = None,
     start: Annotated[str | None, typer.Option(help="From this date.")] = None,
@@ -57,7 +68,7 @@ def tournaments(
                     sort=sort, what="tournaments", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker matches 1000 --round-number 1")
 def matches(
     tournament: TournamentId,
     round_number: Annotated[int | None, typer.Option(help="Only this round.")] = None,
@@ -69,7 +80,7 @@ def matches(
                     sort=sort, what="matches", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker ast 1000")
 def ast(
     tournament: TournamentId,
     for_season: ForSeason = False,
@@ -81,20 +92,20 @@ def ast(
                     sort=sort, what="players", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker tournament-players 1000")
 def tournament_players(tournament: TournamentId, sort: Sort = None, limit: Limit = None) -> Query:
     """Players entered in a tournament."""
     return _listing(Snooker.tournament_players, _id(tournament), sort=sort,
                     what="players", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker tour-players --limit 10")
 def tour_players(sort: Sort = None, limit: Limit = None) -> Query:
     """Players of the tour."""
     return _listing(Snooker.tour_players, sort=sort, what="players", limit=limit)
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker centuries 1000 --for-season")
 def centuries(
     tournament: TournamentId,
     for_season: ForSeason = False,
@@ -106,13 +117,13 @@ def centuries(
                     sort=sort, what="centuries", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker current-tournament-winner 1000")
 def current_tournament_winner(tournament: TournamentId) -> Query:
     """The current winner of a tournament."""
     return Query(lambda client: client.snooker.current_tournament_winner(_id(tournament)))
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker previous-tournament-winners 1000")
 def previous_tournament_winners(
     tournament: TournamentId, sort: Sort = None, limit: Limit = None
 ) -> Query:
@@ -121,7 +132,7 @@ def previous_tournament_winners(
                     sort=sort, what="winners", limit=limit)  # fmt: skip
 
 
-@command(snooker_app)
+@command(snooker_app, example="--emulator snooker player-info 163 1000 --save player.png")
 def player_info(
     player: Annotated[str, typer.Argument(help="Player id: a number, or an external UUID.")],
     tournament: TournamentId,
@@ -131,7 +142,7 @@ def player_info(
 ) -> Query:
     """A player's image (its name, type and size; --save writes it to a file)."""
 
-    async def ask(client: Client) -> PlayerImage:
+    async def ask(client: "Client") -> "PlayerImage":
         image = await client.snooker.player_info(_id(player), _id(tournament))
         if save is not None:
             write_file(save, image.file_content)

@@ -3,25 +3,28 @@ its change feed."""
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import asyncio
 import dataclasses
 import logging
 import signal
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 
-from asyncsports.client import Client
-from asyncsports.store import CONNECT_TIMEOUT
-from asyncsports.sync import ALL_SPORTS, DEFAULT_EVERY, Mirror, Standby, parse_every
+from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
 
 from .app import command
 from .interrupts import interrupts
 from .names import check_sports
 from .options import SYNC_SPEED, ConnectTimeout, Globals, db_location
 from .running import EMULATOR, INTERRUPTED, fail_parts, run, say
+
+if TYPE_CHECKING:  # imported where used: --help imports none of them
+    import asyncio
+
+    from asyncsports.client import Client
+    from asyncsports.sync import Mirror
 
 EPILOG = (
     "Cadences (--every kind=seconds, repeatable or comma-separated; defaults): "
@@ -53,14 +56,18 @@ def _logging(verbose: bool) -> None:
     log.propagate = False
 
 
-async def _print(mirror: Mirror, consumer: str, until: asyncio.Event) -> None:
+async def _print(mirror: "Mirror", consumer: str, until: "asyncio.Event") -> None:
     # The consumer is done with a change once it is written out: its cursor moves then.
     async for change in mirror.changes(consumer=consumer, until=until):
         sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
         sys.stdout.flush()
 
 
-async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | None) -> None:
+async def _mirror(mirror: "Mirror", once: bool, changes: str | None, port: int | None) -> None:
+    import asyncio
+
+    from asyncsports.sync import Standby
+
     # Processes following one database elect its writer; the others wait (both engines).
     standby = Standby(mirror)
     runner = None
@@ -88,7 +95,7 @@ async def _mirror(mirror: Mirror, once: bool, changes: str | None, port: int | N
             await runner.cleanup()
 
 
-@command(epilog=EPILOG)
+@command(epilog=EPILOG, example="--emulator sync --sports basketball --once")
 def sync(
     sports: Annotated[
         list[str] | None,
@@ -135,6 +142,8 @@ def sync(
     a match, squads, live stream events and snooker tournaments, within
     --rate-limit (5 per second unless --emulator).
     """
+    from asyncsports.sync import ALL_SPORTS, Mirror, parse_every
+
     sports = check_sports(sports)
     try:
         cadences = parse_every(every or [])
@@ -147,7 +156,7 @@ def sync(
     _logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
-    async def job(client: Client) -> int | None:
+    async def job(client: "Client") -> int | None:
         emu = EMULATOR.get()
         # The embedded emulator's clock, read directly; any other service's, from its Date.
         mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,

@@ -3,33 +3,29 @@
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 import signal
 import subprocess
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import msgspec
 import typer
-from rich import box
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as Bars
-from rich.table import Table
 
-from asyncsports.backfill import Scope
-from asyncsports.backfill.workers import LEASE, JobProgress, Worker, job_progress, plan_job
-from asyncsports.client import Client
+from asyncsports._wire.defaults import CONNECT_TIMEOUT, LEASE
 from asyncsports.errors import SinkError
-from asyncsports.store import CONNECT_TIMEOUT, is_postgres, redact_url
 
 from .app import command
 from .options import ConnectTimeout, Globals
 from .running import EMULATOR, WORKER_KILLED, fail, run, say, stderr
+
+if TYPE_CHECKING:  # imported where used: --help imports none of them
+    from asyncsports.backfill import Scope
+    from asyncsports.backfill.workers import JobProgress
+    from asyncsports.client import Client
 
 __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 
@@ -37,6 +33,8 @@ FAILED_UNITS = 12  # as other client errors: a unit kept failing
 
 
 def _pg(db: str) -> str:
+    from asyncsports.store import is_postgres
+
     if not is_postgres(db):
         raise typer.BadParameter(
             "sharded jobs live in PostgreSQL: a postgresql://... URL", param_hint="--db"
@@ -44,7 +42,11 @@ def _pg(db: str) -> str:
     return db
 
 
-def _show(cfg: Globals, progress: list[JobProgress]) -> None:
+def _show(cfg: Globals, progress: "list[JobProgress]") -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
     if cfg.as_json:
         for p in progress:
             sys.stdout.write(msgspec.json.encode(p.as_dict()).decode() + "\n")
@@ -60,7 +62,7 @@ def _show(cfg: Globals, progress: list[JobProgress]) -> None:
     Console(highlight=False).print(table)
 
 
-@command()
+@command(example="jobs --db postgresql://localhost/sports")
 def jobs(
     db: Annotated[str, typer.Option(metavar="URL", help="The jobs' PostgreSQL database.")],
     job: Annotated[str | None, typer.Option(metavar="NAME", help="Only this job.")] = None,
@@ -70,6 +72,10 @@ def jobs(
 ) -> None:
     """Show the progress of sharded backfills (backfill --workers, worker): units done,
     held under a live lease, failed for good, and the workers holding leases now."""
+    import asyncio
+
+    from asyncsports.backfill.workers import job_progress
+
     try:
         progress = asyncio.run(job_progress(_pg(db), job, connect_timeout=connect_timeout))
     except Exception as exc:
@@ -77,7 +83,7 @@ def jobs(
     _show(cfg, progress)
 
 
-@command()
+@command(example="worker --db postgresql://localhost/sports --job NAME")
 def worker(
     db: Annotated[str, typer.Option(metavar="URL", help="The job's PostgreSQL database.")],
     job: Annotated[str, typer.Option(metavar="NAME", help="The job (backfill --workers --job).")],
@@ -95,12 +101,14 @@ def worker(
     from the job table under a lease renewed as the worker goes; a worker that dies
     leaves its units to the others once its lease lapses.
     """
+    from asyncsports.backfill.workers import Worker
+
     if cfg.rate_limit is None and not cfg.emulator:
         # As backfill: the service asks for about 5 requests a second.
         cfg = dataclasses.replace(cfg, rate_limit=5.0)
     reports: list[Any] = []
 
-    async def work(client: Client) -> None:
+    async def work(client: "Client") -> None:
         reports.append(await Worker(client, _pg(db), job, concurrency=concurrency, lease=lease,
                                     connect_timeout=connect_timeout).run())  # fmt: skip
 
@@ -149,6 +157,11 @@ def _child_argv(
 async def _bar(db: str, job: str, connect_timeout: float) -> None:
     """The job's units done, as a bar on the terminal, from the job table (every
     worker's, local or not)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bars
+
+    from asyncsports.backfill.workers import job_progress
+
     with Bars(TextColumn("units"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
               console=stderr(), transient=True) as bars:  # fmt: skip
         task = bars.add_task("units", total=None)
@@ -164,7 +177,7 @@ async def _bar(db: str, job: str, connect_timeout: float) -> None:
 def spread(
     cfg: Globals,
     db: str,
-    scope: Scope,
+    scope: "Scope",
     n: int,
     job: str | None,
     concurrency: int,
@@ -176,11 +189,14 @@ def spread(
     Exits with the code of the first worker (in start order) that did not exit 0, or
     :data:`WORKER_KILLED` for one killed by a signal (its returncode is negative).
     """
+    from asyncsports.backfill.workers import job_progress, plan_job
+    from asyncsports.store import redact_url
+
     _pg(db)
     name = job or scope.key
     outcome: dict[str, Any] = {}
 
-    async def parent(client: Client) -> None:
+    async def parent(client: "Client") -> None:
         outcome["resumed"] = await plan_job(_pg(db), name, scope, restart=restart,
                                             connect_timeout=connect_timeout)  # fmt: skip
         argv = _child_argv(cfg, db, name, n, concurrency, connect_timeout)
@@ -215,6 +231,8 @@ def spread(
 
 def _report(cfg: Globals, db: str, outcome: dict[str, Any]) -> None:
     """Show the job's progress, and exit with the first failed worker's code."""
+    from asyncsports.store import redact_url
+
     (progress,) = outcome["progress"]
     if cfg.as_json:
         summary = {**progress.as_dict(), "db": redact_url(db), "resumed": outcome["resumed"],

@@ -127,8 +127,33 @@ given keys fall back to start time, then name, then season and position; snooker
 ``format=xml`` gives a plain ``<events><event>...`` rendering of the same fields.
 """
 
-from asyncsports.emulator._clock import Clock
-from asyncsports.emulator._emulator import DEFAULT_NOW, Emulator
-from asyncsports.emulator._faults import STORM_KINDS, Fault, Faults, Storm
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from asyncsports.emulator._clock import Clock
+    from asyncsports.emulator._emulator import Emulator
+    from asyncsports.emulator._faults import STORM_KINDS, Fault, Faults, Storm
+    from asyncsports.emulator._options import DEFAULT_NOW
 
 __all__ = ["DEFAULT_NOW", "STORM_KINDS", "Clock", "Emulator", "Fault", "Faults", "Storm"]
+
+_HOMES = {"DEFAULT_NOW": "_options", "Clock": "_clock", "Emulator": "_emulator"} | {
+    name: "_faults" for name in ("STORM_KINDS", "Fault", "Faults", "Storm")
+}
+"""Where each public name is defined. Imported when first used: the command line reads
+the options of ``asyncsports emulator`` (``_options``) without serving anything."""
+
+# Hidden from type checkers, which read the imports above: to them a typo stays an error.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

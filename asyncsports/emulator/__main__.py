@@ -10,63 +10,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime as dt
 import signal
 import sys
 from collections.abc import Sequence
 from urllib.parse import urlencode
 
-from asyncsports.emulator._emulator import DEFAULT_NOW, Emulator
-from asyncsports.emulator._live import DIALECTS
+from asyncsports.emulator._emulator import Emulator
+from asyncsports.emulator._options import BAD_RECORDING, DESCRIPTION, EXIT_CODES, FLAGS
 from asyncsports.errors import RecordingError
 
-__all__ = ["BAD_RECORDING", "main"]
-
-BAD_RECORDING = 21
-"""The exit code of a --replay file that cannot be served (malformed, cut short, over a
-limit): the row of ``asyncsports``' exit codes (asyncsports.cli.running.EXIT_CODES)."""
+__all__ = ["BAD_RECORDING", "describe", "main", "serve"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="asyncsports-emulator",
-        description="Serve the sports data service, the snooker proxy and the live stream "
-        "events listing from generated data.",
-        epilog="Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 a port in use or a file that "
-        f"cannot be read, 2 usage, {BAD_RECORDING} a --replay file that is not a recording "
-        "or is malformed, cut short or over a limit (one line: FILE:LINE: what).",
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks one)")
-    p.add_argument("--live-port", type=int, default=None,
-                   help="port of the live feeds (websockets; default port + 1, or 0 with --port 0)")  # fmt: skip
-    p.add_argument("--live-heartbeat", type=float, default=20.0,
-                   help="seconds of silence before a live feed sends a heartbeat (default 20)")  # fmt: skip
-    p.add_argument("--live-dialect", choices=DIALECTS, default="emulator",
-                   help="how the live feeds speak besides packets: emulator (default), vendor "
-                   "or golf (the vendor's documented messages)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
-    p.add_argument(
-        "--now",
-        type=dt.datetime.fromisoformat,
-        default=DEFAULT_NOW,
-        help="start time, ISO 8601 with zone (default %(default)s)",
-    )
-    p.add_argument("--frozen", action="store_true", help="keep the clock still (--speed 0)")
-    p.add_argument("--speed", type=float, default=None, metavar="X",
-                   help="run the clock X times faster than real time (default 1)")  # fmt: skip
-    p.add_argument("--token", default="emulator-token", help="bearer token")
-    p.add_argument("--fixtures-per-season", type=int, default=24)
-    p.add_argument("--actions-per-fixture", type=int, default=120)
-    p.add_argument("--big-fixture-list", type=int, default=0, metavar="N",
-                   help="add a basketball season of N fixtures")  # fmt: skip
-    p.add_argument("--big-timeline", type=int, default=0, metavar="N",
-                   help="add an american-football fixture of N actions")  # fmt: skip
-    p.add_argument("--latency", type=float, default=0.0, help="seconds added to each response")
-    p.add_argument("--rate-limit", type=int, default=None, help="requests per second")
-    p.add_argument("--replay", default=None, metavar="FILE",
-                   help="serve this recording (asyncsports --record FILE) instead of generated "
-                   "data; live feeds keep their recorded gaps at --speed")  # fmt: skip
+    p = argparse.ArgumentParser(prog="asyncsports-emulator", description=DESCRIPTION,
+                                epilog=EXIT_CODES)  # fmt: skip
+    for flag in FLAGS:
+        text = flag.help.replace("%", "%%")  # argparse formats help with %
+        if flag.kind is None:
+            p.add_argument(flag.name, action="store_true", help=text)
+        else:
+            p.add_argument(flag.name, type=flag.kind, default=flag.default, help=text,
+                           metavar=flag.metavar, choices=flag.choices or None)  # fmt: skip
     return p
 
 
@@ -145,9 +110,12 @@ async def _serve(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``asyncsports-emulator``."""
-    args = _parser().parse_args(argv)
-    if args.now.tzinfo is None:
-        args.now = args.now.replace(tzinfo=dt.UTC)
+    return serve(_parser().parse_args(argv))
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted with ``args``, one attribute per option of ``FLAGS``
+    (``asyncsports emulator`` parses its own); the exit code."""
     try:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:

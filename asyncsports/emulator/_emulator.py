@@ -16,6 +16,7 @@ from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, S
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._faults import Faults
 from asyncsports.emulator._live import LiveApi, LiveConfig
+from asyncsports.emulator._options import DEFAULT_NOW
 from asyncsports.emulator._records import Scale
 from asyncsports.emulator._world import World
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_NOW", "Emulator"]
 
-DEFAULT_NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 """Where the emulator's clock starts unless told otherwise (the data is built around it)."""
 
 

@@ -41,6 +41,7 @@ from asyncsports.emulator._aggregates import statistics
 from asyncsports.emulator._api_data import DataApi
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._faults import Faults, LiveFault
+from asyncsports.emulator._options import DIALECTS
 from asyncsports.emulator._records import Fixture
 from asyncsports.emulator._sports import LINEUPS
 from asyncsports.emulator._timeline import Action
@@ -71,10 +72,6 @@ CLOSE_FAULT = 1011
 AUTH_TIMEOUT = 10.0
 """Real seconds to wait for the token message before closing 1008."""
 ACK = '{"type":"authorised"}'
-DIALECTS = ("emulator", "vendor", "golf")
-"""How the live feeds speak besides packets: ``emulator`` (the default, its own shapes),
-``vendor`` (the shapes of the vendor's pages for the soccer actions socket) and ``golf``
-(the vendor's golf shapes, ``eventElementType`` messages). See docs/wire.md."""
 
 _DECODE = msgspec.json.Decoder(float_hook=str)  # decimals come back as their text
 _FEEDS = ("actions", "statistics")

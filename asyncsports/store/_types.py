@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from asyncsports._wire import defaults
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
 
@@ -42,10 +43,10 @@ B = TypeVar("B")
 Row = tuple[Any, ...]
 """A table's row: plain values in the columns' order (see :mod:`asyncsports.store._schema`)."""
 
-PATIENCE = 120.0
+PATIENCE = defaults.PATIENCE
 """Seconds a PostgreSQL database once reached is waited for while it is unreachable."""
 
-CONNECT_TIMEOUT = 10.0
+CONNECT_TIMEOUT = defaults.CONNECT_TIMEOUT
 """Seconds to connect to a PostgreSQL database (TCP, TLS, logging in) before giving up."""
 
 LINGER = 0.05

@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from asyncsports._wire import defaults
+
 __all__ = [
     "DEFAULT_EVERY",
     "PRIORITY",
@@ -29,15 +31,7 @@ __all__ = [
     "window",
 ]
 
-DEFAULT_EVERY: dict[str, float] = {
-    "live": 5.0,  # actions of a live fixture, polled over REST (no live websocket)
-    "fixtures": 30.0,  # the near window (yesterday to tomorrow): a status lands within a minute
-    "window": 600.0,  # the whole window (days back to days ahead)
-    "events": 30.0,  # live stream events with live=true: the service's advice
-    "squads": 86400.0,  # the service's advice: once per 24 hours
-    "snooker": 86400.0,  # snooker tournaments: daily
-    "retry": 60.0,  # a fixture's final read when its statistics are not there yet
-}
+DEFAULT_EVERY = defaults.DEFAULT_EVERY
 """Seconds between two runs of each kind of work (``--every kind=seconds``)."""
 
 PRIORITY: dict[str, int] = {

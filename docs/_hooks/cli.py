@@ -46,7 +46,10 @@ def render() -> str:
         runner = CliRunner()
         parts = []
         for path in _commands(typer.main.get_command(app), []):
-            result = runner.invoke(app, [*path, "--help"], prog_name="asyncsports", env=env)
+            # terminal_width: click's runner would print help 80 columns wide whatever
+            # COLUMNS says.
+            result = runner.invoke(app, [*path, "--help"], prog_name="asyncsports", env=env,
+                                   terminal_width=WIDTH)  # fmt: skip
             if result.exit_code != 0:
                 raise RuntimeError(f"asyncsports {' '.join(path)} --help failed: {result.output}")
             title = " ".join(["asyncsports", *path])

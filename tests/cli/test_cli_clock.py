@@ -131,7 +131,8 @@ def test_emulator_speed_refuses_a_negative_speed() -> None:
 
 
 def test_the_option_and_its_default_are_in_the_help() -> None:
-    result = invoke("actions", "--help", COLUMNS="300", NO_COLOR="1", TERM="dumb")
+    # A global option: listed once, in the top-level help.
+    result = invoke("--help", COLUMNS="300", NO_COLOR="1", TERM="dumb")
     text = " ".join(result.stdout.split())
     assert "--emulator-speed" in text and "ASYNCSPORTS_EMULATOR_SPEED" in text
     assert f"default {FOLLOW_SPEED:g}" in text

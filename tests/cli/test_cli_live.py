@@ -111,7 +111,7 @@ def test_a_feed_that_ends_without_the_fixture_s_end_says_so_and_exits_20(
     assert proc.returncode == 20 and proc.stdout == ""
     assert "without the fixture's finishing record" in proc.stderr
     assert "Postponed" in proc.stderr
-    helped = run("actions", "--help", env=server)
+    helped = run("--help", env=server)  # the exit codes are listed once, at the top
     assert "20 a live feed that ended without the fixture's finishing record" in " ".join(
         helped.stdout.split()
     )

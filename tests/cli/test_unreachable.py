@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pty
+import re
 import socket
 import subprocess
 import threading
@@ -101,8 +102,9 @@ def test_a_server_that_never_answers_fails_at_the_connect_timeout(
 def test_the_default_connect_timeout_is_ten_seconds() -> None:
     proc = subprocess.run([*CLI, "backfill", "--help"], capture_output=True, text=True,
                           env=clean_env() | {"COLUMNS": "200"}, timeout=60)  # fmt: skip
-    line = next(ln for ln in proc.stdout.splitlines() if "--connect-timeout" in ln)
-    assert "[default: 10.0]" in line
+    # The option's row: its line and the wrapped lines of its help, up to the next option.
+    row = re.search(r"^  --connect-timeout .*?(?=^  -)", proc.stdout, re.MULTILINE | re.DOTALL)
+    assert row is not None and "[default: 10.0;" in " ".join(row.group().split())
 
 
 def _on_a_terminal(args: list[str]) -> tuple[int, str]:

@@ -443,7 +443,8 @@ def test_list_names_every_case_once() -> None:
     assert sorted(names) == cases and len(set(names)) == len(names)
     # The names --only takes, as the README and the guide give them.
     assert names == ["decode", "walk", "walk1000", "walk20", "transport", "gets", "peers", "stream", "framing",
-                     "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync"]  # fmt: skip
+                     "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync",
+                     "help"]  # fmt: skip
 
 
 @pytest.mark.slow  # two cases in child processes: 5 s
@@ -488,3 +489,15 @@ def test_cases_that_share_a_together_run_in_one_go() -> None:
     assert calls == [{"a": {"n": 1}, "ccc": {"n": 3}}]
     shared = {c.name for c in discover() if c.together is not None}
     assert shared == {"walk", "walk1000", "walk20", "gets"}  # one set of processes, as before
+
+
+def test_the_bare_typer_app_has_the_commands_it_is_given(tmp_path: Path) -> None:
+    from benchmarks.cases.help import bare_app
+
+    script = tmp_path / "bare.py"
+    script.write_text(bare_app({"fixtures": [], "snooker": ["matches", "ast"]}))
+    run = [sys.executable, str(script)]
+    listed = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and "fixtures" in listed.stdout and "snooker" in listed.stdout
+    nested = subprocess.run([*run, "snooker", "matches"], capture_output=True, timeout=60)
+    assert nested.returncode == 0  # a command that does nothing
