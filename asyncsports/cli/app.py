@@ -23,7 +23,7 @@ from . import helptext
 from .helptext import argument_name
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
-from .running import ClickError, exit_codes_text, run, say, say_click_error
+from .running import ClickError, exit_code_table, run, say, say_click_error
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
     from asyncsports._iter.watch import Change
@@ -51,8 +51,8 @@ EPILOG = (
     "beside each. A command's own options: asyncsports COMMAND --help.\n\n"
     "Output: a table on a terminal, of the columns that fit it (--wide: all of them; "
     "--columns: those named); JSON Lines (one record per line, as the service writes "
-    "it, wire field names) with --json or when stdout is not a terminal.\n\n"
-    "Exit codes: " + exit_codes_text() + "."
+    "it, wire field names) with --json or when stdout is not a terminal. The exit codes "
+    "above are the same for every command; the CLI reference says which commands use each."
 )
 HELP = (
     "Query the sports data service, the snooker proxy and the live stream events listing; "
@@ -201,9 +201,15 @@ class Group(_Settled, TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+class Root(Group):
+    """The top-level group: its --help ends with the exit codes, one a line."""
+
+    tables = {"Exit codes": [(str(code), text) for code, text, _ in exit_code_table()]}
+
+
 app = typer.Typer(
     name="asyncsports",
-    cls=Group,
+    cls=Root,
     help=HELP,
     epilog=EPILOG,
     no_args_is_help=True,
@@ -237,7 +243,7 @@ def _root(
 
 
 _root.__doc__ = HELP
-app.callback(cls=Group, epilog=EPILOG)(with_globals(_root))
+app.callback(cls=Root, epilog=EPILOG)(with_globals(_root))
 
 
 @dataclass(frozen=True, slots=True)

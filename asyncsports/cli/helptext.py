@@ -164,6 +164,9 @@ def write(command: Any, ctx: Any, formatter: Any, usage: list[str]) -> None:
     for name, rows in sections.items():
         if rows:
             lines += ["", f"{name}:", *_rows(rows, column, width)]
+    for name, rows in getattr(command, "tables", {}).items():  # the top level's exit codes
+        own = max(len(INDENT + term) + 2 for term, _ in rows)
+        lines += ["", f"{name}:", *_rows(rows, own, width)]
     if command.epilog:
         lines += ["", *(INDENT + line if line else "" for line in _wrap(command.epilog, width - 2))]
     formatter.write("\n".join(lines) + "\n")
