@@ -285,5 +285,5 @@ def test_tracing_without_the_extra_says_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
     monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
-    with pytest.raises(MissingDependencyError, match=r"asyncsports\[otel\]"):
+    with pytest.raises(MissingDependencyError, match=r"its otel extra"):
         Client("http://127.0.0.1:9", token="t", tracing=True)

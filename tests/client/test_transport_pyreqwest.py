@@ -83,7 +83,7 @@ def test_without_pyreqwest_the_transport_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "pyreqwest", None)
-    with pytest.raises(MissingDependencyError, match=r"asyncsports\[bench\]"):
+    with pytest.raises(MissingDependencyError, match=r"its bench extra"):
         PyreqwestTransport(Settings(base_url="http://127.0.0.1:1"))
 
 
