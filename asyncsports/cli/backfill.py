@@ -20,8 +20,8 @@ from asyncsports.errors import NotFoundError, SinkError
 
 from .app import command
 from .interrupts import interrupts
-from .names import check_sports, sport_hint
-from .options import ConnectTimeout, Globals, date_option, day, db_location
+from .names import sport_hint
+from .options import ConnectTimeout, Db, Globals, PageSize, Sports, date_option, day
 from .running import INTERRUPTED, code_for, fail_parts, run, say, stderr
 from .workers import WORKER_KILLED, spread
 
@@ -147,38 +147,18 @@ EPILOG = (
 
 @command(epilog=EPILOG, example="--emulator backfill --sports soccer --db sports.sqlite")
 def backfill(
-    sports: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--sports", "-s", metavar="SPORT", help="A sport to backfill; repeatable. Default: all."
-        ),
-    ] = None,
+    sports: Sports = None,
     seasons: Annotated[
         list[str] | None,
         typer.Option("--season-id", metavar="ID", help="Only this season; repeatable."),
     ] = None,
     date_from: Annotated[dt.datetime | None, date_option("Fixtures starting on or after.")] = None,
     date_to: Annotated[dt.datetime | None, date_option("Fixtures starting on or before.")] = None,
-    db: Annotated[
-        str,
-        typer.Option(
-            callback=db_location,
-            metavar="FILE|URL",
-            help="SQLite file to fill, or a PostgreSQL URL: postgresql://user:pass@host/db "
-            "(needs asyncsports[postgres]).",
-        ),
-    ] = "asyncsports.sqlite",
+    db: Db = "asyncsports.sqlite",
     concurrency: Annotated[
         int, typer.Option(min=1, max=64, help="Requests in flight at once.")
     ] = 8,
-    page_size: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            max=1000,
-            help="Fixtures per page (the service allows 1,000: the fewest requests).",
-        ),
-    ] = 1000,
+    page_size: PageSize = 1000,
     restart: Annotated[
         bool, typer.Option("--restart", help="Start over even if the last run was interrupted.")
     ] = False,
@@ -210,7 +190,6 @@ def backfill(
     """
     from asyncsports.backfill import DEFAULT_SPORTS, Scope
 
-    sports = check_sports(sports)
     interrupts.message = _resume_line(db)
     scope = Scope(
         sports=tuple(sports or DEFAULT_SPORTS),
@@ -227,12 +206,17 @@ def backfill(
         return
     report = _fill(cfg, db, scope, concurrency, restart, connect_timeout)
     _summary(cfg, report)
+    _exit(report, scope, named_sports=bool(sports))
+
+
+def _exit(report: "Report", scope: "Scope", *, named_sports: bool) -> None:
+    """Exit as the run ended: interrupted, units failed, or what was asked for not found."""
     if report.interrupted:
         say(_resume_line(report.db))
         raise typer.Exit(interrupts.code or INTERRUPTED)
     if report.failed:
         raise typer.Exit(fail_parts(report.failed, "units"))
-    missing = _missing(scope, report, named_sports=bool(sports))
+    missing = _missing(scope, report, named_sports=named_sports)
     if missing:
         say(
             f"asyncsports: error: not found (404): {', '.join(missing)}: "

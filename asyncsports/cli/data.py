@@ -44,6 +44,22 @@ def _one_of(**given: str | None) -> None:
         raise typer.BadParameter(f"give exactly one of {names}")
 
 
+def _check_filters(
+    status: str | None, type: str | None, coverage_level: str | None, sort: list[str] | None
+) -> None:
+    """A slip of a known status, type, coverage level or sort field: a usage error."""
+    from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
+
+    for option, what, value, known in [("'--status'", "status", status, STATUSES),
+                                       ("'--type'", "type", type, TYPES),
+                                       ("'--coverage-level'", "coverage level",
+                                        coverage_level, COVERAGE_LEVELS)]:  # fmt: skip
+        if value is not None:
+            check(option, what, value, known)
+    for item in sort or ():
+        check("'--sort'", "sort field", item.partition(",")[0], SORT_FIELDS, str)
+
+
 @command(example="--emulator fixtures basketball --status live")
 def fixtures(
     sport: Sport,
@@ -82,16 +98,7 @@ def fixtures(
     limit: Limit = None,
 ) -> Query:
     """List fixtures of a sport (or of one of its seasons)."""
-    from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
-
-    for option, what, value, known in [("'--status'", "status", status, STATUSES),
-                                       ("'--type'", "type", type, TYPES),
-                                       ("'--coverage-level'", "coverage level",
-                                        coverage_level, COVERAGE_LEVELS)]:  # fmt: skip
-        if value is not None:
-            check(option, what, value, known)
-    for item in sort or ():
-        check("'--sort'", "sort field", item.partition(",")[0], SORT_FIELDS, str)
+    _check_filters(status, type, coverage_level, sort)
     return Query(
         lambda client: client.fixtures.list(
             sport,

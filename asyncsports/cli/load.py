@@ -16,8 +16,7 @@ from asyncsports._optional import need
 from asyncsports.errors import AsyncSportsError, SinkError
 
 from .app import command
-from .names import check_sports
-from .options import Globals
+from .options import Globals, PageSize, Sports
 from .running import fail, run, stderr
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
@@ -63,47 +62,58 @@ def _summary(cfg: Globals, out: _Outcome, destination: str, dataset: str) -> Non
     console.print(f"{out.requests:,} requests.")
 
 
+Destination = Annotated[
+    str,
+    typer.Option(
+        metavar="NAME",
+        help="A dlt destination: duckdb, postgres, bigquery, snowflake, filesystem, ... "
+        "Credentials the dlt way: .dlt/secrets.toml or DESTINATION__<NAME>__CREDENTIALS.",
+    ),
+]
+Dataset = Annotated[str, typer.Option(metavar="NAME", help="The dataset (schema) to load into.")]
+Pipeline = Annotated[
+    str,
+    typer.Option(
+        metavar="NAME",
+        help="The dlt pipeline: what it loaded (its state) is kept under this name, so "
+        "the next run loads only what changed. DuckDB's file is NAME.duckdb by default.",
+    ),
+]
+PipelinesDir = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="DIR", help="Where dlt keeps its pipelines (default: dlt's, ~/.dlt/pipelines)."
+    ),
+]
+Refresh = Annotated[
+    bool,
+    typer.Option(
+        "--refresh", help="Drop the tables and state of earlier runs and load everything again."
+    ),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Where:
+    """Where a run loads: the dlt pipeline's settings."""
+
+    destination: str
+    dataset: str
+    pipeline: str
+    pipelines_dir: Path | None
+    refresh: bool
+
+
 @command(example="--emulator load --destination duckdb --sports soccer")
 def load(
-    destination: Annotated[
-        str,
-        typer.Option(
-            metavar="NAME",
-            help="A dlt destination: duckdb, postgres, bigquery, snowflake, filesystem, ... "
-            "Credentials the dlt way: .dlt/secrets.toml or DESTINATION__<NAME>__CREDENTIALS.",
-        ),
-    ] = "duckdb",
-    dataset: Annotated[
-        str, typer.Option(metavar="NAME", help="The dataset (schema) to load into.")
-    ] = "sports",
-    pipeline: Annotated[
-        str,
-        typer.Option(
-            metavar="NAME",
-            help="The dlt pipeline: what it loaded (its state) is kept under this name, so "
-            "the next run loads only what changed. DuckDB's file is NAME.duckdb by default.",
-        ),
-    ] = "asyncsports",
-    pipelines_dir: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="DIR", help="Where dlt keeps its pipelines (default: dlt's, ~/.dlt/pipelines)."
-        ),
-    ] = None,
-    sports: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--sports", "-s", metavar="SPORT", help="A sport to load; repeatable. Default: all."
-        ),
-    ] = None,
+    destination: Destination = "duckdb",
+    dataset: Dataset = "sports",
+    pipeline: Pipeline = "asyncsports",
+    pipelines_dir: PipelinesDir = None,
+    sports: Sports = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Fixtures fetched at once.")] = 8,
-    page_size: Annotated[int, typer.Option(min=1, max=1000, help="Fixtures per page.")] = 1000,
-    refresh: Annotated[
-        bool,
-        typer.Option(
-            "--refresh", help="Drop the tables and state of earlier runs and load everything again."
-        ),
-    ] = False,
+    page_size: PageSize = 1000,
+    refresh: Refresh = False,
     *,
     cfg: Globals,
 ) -> None:
@@ -114,14 +124,11 @@ def load(
     its primary key. Needs asyncsports[dlt], and dlt's extra for the destination
     (pip install 'dlt[postgres]', say; DuckDB comes with asyncsports[dlt]).
     """
-    sports = check_sports(sports)
     try:
         dlt = need("dlt", "asyncsports load")
         from asyncsports.dlt import sports_source
     except Exception as exc:
         fail(cfg, exc)
-    import asyncio
-
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bars
 
@@ -135,6 +142,7 @@ def load(
     err = stderr()
     columns = (TextColumn("{task.description:<19}"), BarColumn(), MofNCompleteColumn(),
                Rate(), TimeElapsedColumn())  # fmt: skip
+    where = _Where(destination, dataset, pipeline, pipelines_dir, refresh)
     outcome: list[_Outcome] = []
 
     async def job(client: "Client") -> None:
@@ -144,23 +152,28 @@ def load(
             source = sports_source(client, tuple(sports or DEFAULT_SPORTS),
                                    concurrency=concurrency, page_size=page_size,
                                    progress=BarsProgress(bars))  # fmt: skip
-            kw: dict[str, Any] = {"pipelines_dir": str(pipelines_dir)} if pipelines_dir else {}
-            try:
-                pipe = dlt.pipeline(pipeline_name=pipeline, destination=destination,
-                                    dataset_name=dataset, **kw)  # fmt: skip
-                await asyncio.to_thread(
-                    pipe.run, source, refresh="drop_sources" if refresh else None
-                )
-            except Exception as exc:
-                cause = _cause(exc)
-                if cause is exc:  # the error line says its causes (running.with_causes)
-                    raise SinkError(f"dlt could not load into {destination}") from exc
-                raise cause from exc
+            loaded = await _run(dlt, source, where)
         finally:
             bars.stop()
-        counts = pipe.last_trace.last_normalize_info.row_counts
-        loaded = {t: n for t, n in counts.items() if not t.startswith("_dlt")}
         outcome.append(_Outcome(loaded, client.requests_sent - sent, time.monotonic() - t0))
 
     run(cfg, job, max_connections=concurrency)
     _summary(cfg, outcome[0], destination, dataset)
+
+
+async def _run(dlt: Any, source: Any, where: _Where) -> dict[str, int]:
+    """Run the dlt pipeline on ``source`` (in a thread: dlt blocks); rows loaded a table."""
+    import asyncio
+
+    kw: dict[str, Any] = {"pipelines_dir": str(where.pipelines_dir)} if where.pipelines_dir else {}
+    try:
+        pipe = dlt.pipeline(pipeline_name=where.pipeline, destination=where.destination,
+                            dataset_name=where.dataset, **kw)  # fmt: skip
+        await asyncio.to_thread(pipe.run, source, refresh="drop_sources" if where.refresh else None)
+    except Exception as exc:
+        cause = _cause(exc)
+        if cause is exc:  # the error line says its causes (running.with_causes)
+            raise SinkError(f"dlt could not load into {where.destination}") from exc
+        raise cause from exc
+    counts = pipe.last_trace.last_normalize_info.row_counts
+    return {t: n for t, n in counts.items() if not t.startswith("_dlt")}

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .names import check_sport
+from .names import check_sport, check_sports
 
 CONNECTION = "Connection"
 STREAMING = "Live stream events"
@@ -534,6 +534,41 @@ def db_location(value: str) -> str:
             param_hint="'--db'",
         )
     return value
+
+
+def _sports(values: list[str] | None) -> list[str] | None:
+    return check_sports(values)
+
+
+Sports = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--sports",
+        "-s",
+        metavar="SPORT",
+        callback=_sports,
+        help="A sport; repeatable. Default: all.",
+    ),
+]
+"""``--sports``/``-s`` of the commands that work on several sports (a slip of a known
+name is a usage error)."""
+Db = Annotated[
+    str,
+    typer.Option(
+        callback=db_location,
+        metavar="FILE|URL",
+        help="A SQLite file, or a PostgreSQL URL: postgresql://user:pass@host/db "
+        "(needs asyncsports[postgres]).",
+    ),
+]
+"""``--db`` of the commands that write a database (the default is each command's)."""
+PageSize = Annotated[
+    int,
+    typer.Option(
+        min=1, max=1000, help="Fixtures per page (the service allows 1,000: the fewest requests)."
+    ),
+]
+"""``--page-size`` of the bulk copies (backfill, load)."""
 
 
 def date_option(help: str) -> Any:

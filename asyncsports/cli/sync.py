@@ -16,8 +16,7 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
 
 from .app import command
 from .interrupts import interrupts
-from .names import check_sports
-from .options import SYNC_SPEED, ConnectTimeout, Globals, db_location
+from .options import SYNC_SPEED, ConnectTimeout, Db, Globals, Sports
 from .running import EMULATOR, INTERRUPTED, fail_parts, run, say
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
@@ -97,20 +96,8 @@ async def _mirror(mirror: "Mirror", once: bool, changes: str | None, port: int |
 
 @command(epilog=EPILOG, example="--emulator sync --sports basketball --once")
 def sync(
-    sports: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--sports", "-s", metavar="SPORT", help="A sport to follow; repeatable. Default: all."
-        ),
-    ] = None,
-    db: Annotated[
-        str,
-        typer.Option(
-            callback=db_location,
-            metavar="FILE|URL",
-            help="SQLite file to keep, or a PostgreSQL URL: postgresql://user:pass@host/db.",
-        ),
-    ] = "asyncsports-mirror.sqlite",
+    sports: Sports = None,
+    db: Db = "asyncsports-mirror.sqlite",
     every: Annotated[
         list[str] | None,
         typer.Option(metavar="KIND=SECONDS", help="A cadence (see below); repeatable."),
@@ -144,7 +131,6 @@ def sync(
     """
     from asyncsports.sync import ALL_SPORTS, Mirror, parse_every
 
-    sports = check_sports(sports)
     try:
         cadences = parse_every(every or [])
     except ValueError as exc:

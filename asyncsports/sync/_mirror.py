@@ -114,11 +114,10 @@ class Mirror:
         self._marks: dict[str, float] = {}
         self._store: MirrorStore | None = None
         self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
-        self._stopping = asyncio.Event()
-        self._wake = asyncio.Event()
-        self._finished = asyncio.Event()
-        self._ready = asyncio.Event()
-        self._changed = asyncio.Event()
+        # Asked to stop; a task to wake the loop; the run over; started; a commit made.
+        self._stopping, self._wake, self._finished, self._ready, self._changed = (
+            asyncio.Event() for _ in range(5)
+        )
         self._once = False
         self._error: BaseException | None = None
         self.failing: dict[str, tuple[float, AsyncSportsError]] = {}
