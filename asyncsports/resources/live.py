@@ -188,16 +188,9 @@ class LiveResource:
         ``json`` the bytes of the message that carried it, as sent (decimals quoted,
         ``fixtureSeqNum`` as the socket numbers it).
         """
-        feed: Feed[Action] = self._feed(
-            "actions",
-            sport,
-            fixture_id,
-            start_position,
-            renamed("replay", replay, "speed", speed),
-            media,
-            idle_timeout,
-            extra,
-        )
+        replay = renamed("replay", replay, "speed", speed)
+        feed: Feed[Action] = self._feed("actions", sport, fixture_id, start_position, replay,
+                                       media, idle_timeout, extra)  # fmt: skip
         return feed
 
     @traced
@@ -217,16 +210,9 @@ class LiveResource:
 
         The arguments are those of :meth:`actions`; ``start_position`` counts packets.
         """
-        feed: Feed[Statistics] = self._feed(
-            "statistics",
-            sport,
-            fixture_id,
-            start_position,
-            renamed("replay", replay, "speed", speed),
-            media,
-            idle_timeout,
-            extra,
-        )
+        replay = renamed("replay", replay, "speed", speed)
+        feed: Feed[Statistics] = self._feed("statistics", sport, fixture_id, start_position, replay,
+                                       media, idle_timeout, extra)  # fmt: skip
         return feed
 
     def merge(self, feeds: Iterable[Feed[Any]] = (), *, per_feed: int = 64) -> Merged:

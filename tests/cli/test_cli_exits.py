@@ -10,7 +10,6 @@ import logging
 import re
 import signal
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CLI, TIMEOUT, clean_env, invoke, run, until
+from support import TIMEOUT, clean_env, invoke, run, until
+from support.cli import serving_metrics
 from support.servers import free_port
 
 from asyncsports import Client
@@ -255,18 +255,12 @@ def test_a_running_sync_names_its_failing_tasks_on_healthz_and_in_its_log(
     tmp_path: Path,
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    args = [*CLI, "--base-url", url, "--token", "x", "--rate-limit", "0", "sync", "--db",
+    args = ["--base-url", url, "--token", "x", "--rate-limit", "0", "sync", "--db",
             str(tmp_path / "m.sqlite"), "--sports", "soccer", "--metrics-port", "0"]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=clean_env())  # fmt: skip
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        assert "metrics on http://127.0.0.1:" in line, line
-        health = line.split("metrics on ")[1].strip().removesuffix("/metrics") + "/healthz"
+    with serving_metrics(*args) as (proc, base):
         deadline = time.monotonic() + TIMEOUT
         while True:  # until both listings have failed after their retries
-            status, state = _get(health)
+            status, state = _get(base + "/healthz")
             if set(state.get("failing", ())) == {"fixtures:soccer", "window:soccer"}:
                 break
             assert time.monotonic() < deadline, state
@@ -278,11 +272,8 @@ def test_a_running_sync_names_its_failing_tasks_on_healthz_and_in_its_log(
         )
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(TIMEOUT) == 0  # a service stopped as services are
+        assert proc.stderr is not None
         log = proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert "mirror: fixtures:soccer failed (" in log and "trying again later" in log
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 from support import CLI, TIMEOUT, Standalone, clean_env
+from support.cli import serving_metrics
 from support.mirror import _changes, committed, sync_args, tables
 from support.servers import PostgresServer, free_port
 
@@ -115,16 +116,10 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
 
 def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path: Path) -> None:
     db = tmp_path / "m.sqlite"
-    args = [*CLI, "sync", "--emulator", "--emulator-speed", "60", "-s", "basketball",
+    args = ["sync", "--emulator", "--emulator-speed", "60", "-s", "basketball",
             "--db", str(db), "--every", "live=0.2,fixtures=0.2,window=0.5",
             "--metrics-port", "0"]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=clean_env())  # fmt: skip
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        assert "metrics on http://127.0.0.1:" in line, line
-        url = line.split("metrics on ")[1].strip().removesuffix("/metrics")
+    with serving_metrics(*args) as (proc, url):
         deadline = time.monotonic() + TIMEOUT
         while True:  # until the first commits
             with urllib.request.urlopen(f"{url}/metrics", timeout=10) as r:
@@ -137,10 +132,6 @@ def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path:
             assert r.status == 200 and json.loads(r.read())["ok"] is True
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(TIMEOUT) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert tables(db)["actions"]
 
 

@@ -108,3 +108,21 @@ def _loggers_kept() -> Iterator[None]:
 async def ainvoke(*args: str, **env: str) -> Result:
     """:func:`invoke` in a worker thread: the command runs its own event loop."""
     return await anyio.to_thread.run_sync(lambda: invoke(*args, **env))
+
+
+@contextlib.contextmanager
+def serving_metrics(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``asyncsports ARGS`` (a ``sync --metrics-port 0``) in a subprocess, with the base
+    URL of its metrics server, read from the line it says first on stderr; killed on the
+    way out if it still runs (a failing test ends within its own bound)."""
+    proc = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=clean_env())  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        assert "metrics on http://127.0.0.1:" in line, line
+        yield proc, line.split("metrics on ")[1].strip().removesuffix("/metrics")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
