@@ -536,8 +536,9 @@ def db_location(value: str) -> str:
     return value
 
 
-def _sports(values: list[str] | None) -> list[str] | None:
-    return check_sports(values)
+def _sports(values: list[str] | None) -> list[str]:
+    # Never None: typer 0.18 takes len() of what a list option's callback returns.
+    return (check_sports(values) or []) if values else []
 
 
 Sports = Annotated[

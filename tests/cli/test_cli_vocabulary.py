@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import typer
+from support.cli import invoke
 
 from asyncsports.cli import app
 from asyncsports.cli.options import ADDRESSES
@@ -74,3 +75,11 @@ def test_the_same_idea_has_one_option_name_across_commands() -> None:
     assert _command("backfill").params and "--season-id" in {
         o for p in _command("backfill").params for o in p.opts
     }
+
+
+def test_a_command_run_without_sports_takes_them_all_on_every_typer() -> None:
+    # typer 0.18 takes len() of what a list option's callback returns: --sports left out
+    # must come back as it went in (a TypeError, exit 1, on the lowest typer before).
+    result = invoke("--emulator", "sync", "--once", "--every", "bogus=5")
+    assert result.exit_code == 2, result.output
+    assert "--every" in result.stderr
