@@ -37,6 +37,7 @@ def tiny(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.P
     pytester.makeini(INI)
     pytester.makepyfile(test_tiny=SUITE)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)  # CI's -n 0 needs xdist loaded
     return pytester
 
 
