@@ -29,8 +29,6 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
-
 from asyncsports._wire.secrets import Secrets, hide_urls
 
 __all__ = [
@@ -355,6 +353,8 @@ def error_from(
     An error body that cannot be parsed (of any shape) is kept as text; it never
     changes the class, which depends on the status alone.
     """
+    import msgspec  # here: the command's --help imports this module, not msgspec
+
     text = raw.decode("utf-8", "replace")
     body: Any
     try:

@@ -28,8 +28,6 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
-import msgspec
-
 __all__ = [
     "EDGE",
     "HIDDEN",
@@ -70,6 +68,8 @@ def is_credential(name: str) -> bool:
 
 def forms(value: str) -> set[str]:
     """``value`` as sent and as a server may quote it back (see the module's text)."""
+    import msgspec  # here: the command's --help imports this module
+
     found = {value}
     for quoted in (
         urllib.parse.quote(value, safe=""),
@@ -237,6 +237,8 @@ class Secrets:
     def sent(self, text: str) -> str:
         """A message the client sends: a JSON object's credential keys hidden (and learnt),
         anything else scrubbed."""
+        import msgspec  # here: the command's --help imports this module
+
         try:
             doc = msgspec.json.decode(text)
         except msgspec.DecodeError:
@@ -262,6 +264,8 @@ class Secrets:
         return error
 
     def _clean(self, value: Any) -> Any:
+        import msgspec  # here: the command's --help imports this module
+
         if isinstance(value, str):
             cleaned = self.text(value)
             return value if cleaned == value else cleaned

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import msgspec
 import typer
 
 from asyncsports._wire.defaults import CONNECT_TIMEOUT
@@ -34,6 +33,8 @@ EPILOG = (
 
 async def _print(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     import asyncio
+
+    import msgspec
 
     from asyncsports.sync import feed
 

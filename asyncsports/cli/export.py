@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import msgspec
 import typer
 
 from asyncsports._wire.defaults import CONNECT_TIMEOUT
@@ -41,6 +40,8 @@ def export(
     Each table's folder is replaced: the export is a snapshot of the database.
     """
     import asyncio
+
+    import msgspec
 
     from asyncsports.store import is_postgres, redact_url
     from asyncsports.store.export import export_parquet

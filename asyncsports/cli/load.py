@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
 
 from asyncsports._optional import need
@@ -43,6 +42,8 @@ def _cause(exc: BaseException) -> BaseException:
 
 
 def _summary(cfg: Globals, out: _Outcome, destination: str, dataset: str) -> None:
+    import msgspec
+
     if cfg.as_json:
         line = {"destination": destination, "dataset": dataset,
                 "loaded": out.loaded, "requests": out.requests,

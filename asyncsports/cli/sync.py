@@ -9,7 +9,6 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Annotated
 
-import msgspec
 import typer
 
 from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
@@ -57,6 +56,8 @@ def _logging(verbose: bool) -> None:
 
 async def _print(mirror: "Mirror", consumer: str, until: "asyncio.Event") -> None:
     # The consumer is done with a change once it is written out: its cursor moves then.
+    import msgspec
+
     async for change in mirror.changes(consumer=consumer, until=until):
         sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
         sys.stdout.flush()

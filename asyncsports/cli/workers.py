@@ -11,9 +11,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
-import msgspec
-import typer
+import typer  # anyio and msgspec are imported where used: --help imports neither
 
 from asyncsports._wire.defaults import CONNECT_TIMEOUT, LEASE
 from asyncsports.errors import SinkError
@@ -43,6 +41,7 @@ def _pg(db: str) -> str:
 
 
 def _show(cfg: Globals, progress: "list[JobProgress]") -> None:
+    import msgspec
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -101,6 +100,8 @@ def worker(
     from the job table under a lease renewed as the worker goes; a worker that dies
     leaves its units to the others once its lease lapses.
     """
+    import msgspec
+
     from asyncsports.backfill.workers import Worker
 
     if cfg.rate_limit is None and not cfg.emulator:
@@ -157,6 +158,7 @@ def _child_argv(
 async def _bar(db: str, job: str, connect_timeout: float) -> None:
     """The job's units done, as a bar on the terminal, from the job table (every
     worker's, local or not)."""
+    import anyio
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bars
 
@@ -189,6 +191,9 @@ def spread(
     Exits with the code of the first worker (in start order) that did not exit 0, or
     :data:`WORKER_KILLED` for one killed by a signal (its returncode is negative).
     """
+    import anyio
+    import msgspec
+
     from asyncsports.backfill.workers import job_progress, plan_job
     from asyncsports.store import redact_url
 
@@ -231,6 +236,8 @@ def spread(
 
 def _report(cfg: Globals, db: str, outcome: dict[str, Any]) -> None:
     """Show the job's progress, and exit with the first failed worker's code."""
+    import msgspec
+
     from asyncsports.store import redact_url
 
     (progress,) = outcome["progress"]

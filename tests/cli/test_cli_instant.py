@@ -11,7 +11,8 @@ import pytest
 from support import clean_env
 
 HEAVY = (
-    *("aiohttp", "asyncio", "rich.console", "pydantic", "dlt", "asyncsports.client"),
+    *("aiohttp", "asyncio", "anyio", "msgspec", "rich.console", "pydantic", "dlt"),
+    "asyncsports.client",
     "asyncsports.models",
     *("asyncsports.store", "asyncsports.backfill", "asyncsports.sync"),
     "asyncsports.emulator._emulator",  # the server; its options (_options) are light
