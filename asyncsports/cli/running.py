@@ -157,11 +157,6 @@ def exit_code_table() -> list[tuple[int, str, str]]:
     return [(c, ", ".join(texts[c]), USED_BY.get(c, SERVICE)) for c in sorted(texts)]
 
 
-def exit_codes_text() -> str:
-    """The exit codes as one line for --help: ``0 done · 1 ... · 143 terminated``."""
-    return " · ".join(f"{code} {text}" for code, text, _ in exit_code_table())
-
-
 def stderr() -> Console:
     """A console on stderr, for messages that must not mix with the records on stdout."""
     from rich.console import Console

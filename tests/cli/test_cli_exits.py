@@ -23,6 +23,7 @@ from support.servers import free_port
 
 from asyncsports import Client
 from asyncsports._http.sports import KNOWN_SPORTS
+from asyncsports.cli.app import Root
 from asyncsports.cli.extra import MISSING_EXTRA
 from asyncsports.cli.names import check_sport, slip_of
 from asyncsports.cli.running import (
@@ -35,7 +36,6 @@ from asyncsports.cli.running import (
     code_for,
     describe,
     exit_code_table,
-    exit_codes_text,
 )
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError, TransportError
@@ -235,10 +235,12 @@ def test_one_table_holds_every_code_the_command_uses() -> None:
     wanted = {0, 1, 2, INTERRUPTED, PIPE_CLOSED, TERMINATED, WORKER_KILLED, MISSING_EXTRA}
     assert wanted | {code for _, code, _ in EXIT_CODES} == set(codes)
     assert all(text and used for _, text, used in table)
-    # The reference's table is this one (docs/_hooks/cli.py), and so is --help's line.
+    # The reference's table is this one (docs/_hooks/cli.py), and so are --help's rows.
     page = (Path(__file__).parents[2] / "docs" / "reference" / "cli.md").read_text()
     assert "<!-- exit-codes -->" in page
-    assert exit_codes_text().startswith("0 done · 1 internal error")
+    assert Root.tables["Exit codes"] == [(str(code), text) for code, text, _ in table]
+    assert table[:2] == [(0, "done", table[0][2]), (1, table[1][1], table[1][2])]
+    assert table[1][1].startswith("internal error")
 
 
 def _get(url: str) -> tuple[int, dict[str, Any]]:
