@@ -79,8 +79,9 @@ async def connect(
         await session._wait_turn()
     attempt = call.attempts + 1
     sent = {k: v for k, v in headers if v is not None} or None
-    opened = await _hooked(session, url, attempt, _handshake(session, net, url, attempt,
-                                                             sent, listener, token))  # fmt: skip
+    shown = hide_url(url)  # what the hooks, the logs and the errors see, as for requests
+    opened = await _hooked(session, shown, attempt, _handshake(session, net, url, shown, attempt,
+                                                               sent, listener, token))  # fmt: skip
     if isinstance(opened, _Failed):
         call.attempts += 1
         return opened
@@ -89,15 +90,15 @@ async def connect(
     except (*net.errors, ConnectionError) as exc:  # type: ignore[misc]
         await close(opened, net)
         call.attempts += 1
-        return _Failed(transport(exc, url, attempt, None), Outcome(), token)
+        return _Failed(transport(exc, shown, attempt, None), Outcome(), token)
     return opened, token
 
 
 async def _hooked(
     session: Session, url: str, attempt: int, handshake: Awaitable[Pushed | _Failed]
 ) -> Pushed | _Failed:
-    """``handshake`` awaited between the client's hooks, counted in ``requests_sent``."""
-    url = hide_url(url)  # what the hooks see, as for requests
+    """``handshake`` awaited between the client's hooks (given ``url`` as shown), counted
+    in ``requests_sent``."""
     if session._on_request is not None:
         await _call(session._on_request, RequestInfo("GET", url, attempt))
     session.requests += 1
@@ -114,12 +115,14 @@ async def _handshake(
     session: Session,
     net: Transport,
     url: str,
+    shown: str,
     attempt: int,
     headers: dict[str, str] | None,
     listener: Listener,
     token: str,
 ) -> Pushed | _Failed:
-    """The socket, or why it did not open (a status, or a failed connect)."""
+    """The socket, or why it did not open (a status, or a failed connect, its error
+    naming ``shown``: the URL with its query's secrets hidden)."""
     try:
         return await net.listen(url, headers, session.settings.max_element_size or 0, listener)
     except Handshake as exc:
@@ -127,14 +130,14 @@ async def _handshake(
         refusal = b"websocket handshake refused"
         if 300 <= status < 400:
             refusal = _redirected(status, exc.headers)
-        error = error_from(status, exc.headers or {}, refusal, method="GET", url=url,
+        error = error_from(status, exc.headers or {}, refusal, method="GET", url=shown,
                            attempts=attempt)  # fmt: skip
         return _Failed(error, Outcome(status, getattr(error, "retry_after", None)), token)
     except net.errors as exc:
         # Only a wrong certificate or address is final here: anything else, even an
         # unreadable answer, is a connection that may open next time.
         final = net.failure(exc)[0] == "final"
-        return _Failed(transport(exc, url, attempt, None), Outcome(final=final), token)
+        return _Failed(transport(exc, shown, attempt, None), Outcome(final=final), token)
 
 
 def _auth(token: str) -> str:

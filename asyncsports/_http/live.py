@@ -41,6 +41,7 @@ from asyncsports._http.session import _Failed
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
 from asyncsports._wire.retry import Call
+from asyncsports._wire.secrets import hide_url
 from asyncsports.errors import AsyncSportsError, AuthenticationError, TimeoutError, TransportError
 
 if TYPE_CHECKING:
@@ -237,6 +238,11 @@ class Conn:
         self._over()
 
     @property
+    def shown(self) -> str:
+        """The connection's URL as logs and errors show it (its query's secrets hidden)."""
+        return hide_url(self.url)
+
+    @property
     def delivered(self) -> int:
         """Records this connection delivered (the feed's position moves with each)."""
         return self._state.position - self.start
@@ -371,7 +377,7 @@ async def attend(feed: Following, conn: Conn) -> None:
         raise
     if conn.unknown is not None:
         shown = feed.session.hide(repr(conn.unknown), conn.token)
-        log.debug("live feed %s: skipped %s (once a feed): %s", conn.url, UNKNOWN, shown)
+        log.debug("live feed %s: skipped %s (once a feed): %s", conn.shown, UNKNOWN, shown)
         conn.unknown = None
 
 
@@ -407,7 +413,7 @@ async def connections(
             end = await _decided(feed, conn, end)
             if end is None:
                 return
-            await _after_end(session, end, call, conn.url, conn.token)
+            await _after_end(session, end, call, conn.shown, conn.token)
     except AsyncSportsError as exc:
         # What a server sent back (a reason, a warning, a snippet) may echo a secret.
         session.scrub(exc, None if conn is None else conn.token)
@@ -451,7 +457,7 @@ def _ending(session: Session, conn: Conn) -> ConnectionEnd | None:
     reason = session.hide(reason, conn.token)
     if verdict == "auth":
         return ConnectionEnd(conn.delivered, auth_failed=True, error=reason)
-    log.warning("live feed %s: %s: reconnecting", conn.url, reason)
+    log.warning("live feed %s: %s: reconnecting", conn.shown, reason)
     return ConnectionEnd(conn.delivered, error=reason)
 
 
