@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asyncsports._http import connection as c
 from asyncsports._http.request import Request, target
-from asyncsports._http.session import _Failed
+from asyncsports._http.session import _Failed, own_secrets
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
 from asyncsports._wire.retry import Call
@@ -373,10 +373,10 @@ async def attend(feed: Following, conn: Conn) -> None:
         while conn.warnings:
             await feed.warned(conn.warnings.pop(0))
     except AsyncSportsError as exc:
-        feed.session.scrub(exc, conn.token)  # the warning, in its notes, may echo a secret
+        feed.session.scrub(exc, *_secrets(feed, conn))  # its notes may echo a secret
         raise
     if conn.unknown is not None:
-        shown = feed.session.hide(repr(conn.unknown), conn.token)
+        shown = feed.session.hide(repr(conn.unknown), *_secrets(feed, conn))
         log.debug("live feed %s: skipped %s (once a feed): %s", conn.shown, UNKNOWN, shown)
         conn.unknown = None
 
@@ -407,7 +407,7 @@ async def connections(
             end: ConnectionEnd | None = None
             try:
                 yield conn
-                end = _ending(session, conn)
+                end = _ending(feed, conn)
             finally:
                 await conn.closed(seen, end)
             end = await _decided(feed, conn, end)
@@ -416,7 +416,7 @@ async def connections(
             await _after_end(session, end, call, conn.shown, conn.token)
     except AsyncSportsError as exc:
         # What a server sent back (a reason, a warning, a snippet) may echo a secret.
-        session.scrub(exc, None if conn is None else conn.token)
+        session.scrub(exc, *_secrets(feed, conn))
         raise
 
 
@@ -449,12 +449,18 @@ async def _connect(
         return conn
 
 
-def _ending(session: Session, conn: Conn) -> ConnectionEnd | None:
+def _secrets(feed: Following, conn: Conn | None) -> list[str | None]:
+    """What a server may echo that errors and logs hide, beyond the client's own secrets:
+    the connection's token and the feed's credentials (``extra_query``, ``extra_headers``)."""
+    return [None if conn is None else conn.token, *own_secrets(feed.req)]
+
+
+def _ending(feed: Following, conn: Conn) -> ConnectionEnd | None:
     """How a connection its reader is done with ended: None for the finishing record."""
     if conn.stop is None:
         return conn.end
     verdict, reason = conn.stop
-    reason = session.hide(reason, conn.token)
+    reason = feed.session.hide(reason, *_secrets(feed, conn))
     if verdict == "auth":
         return ConnectionEnd(conn.delivered, auth_failed=True, error=reason)
     log.warning("live feed %s: %s: reconnecting", conn.shown, reason)

@@ -19,7 +19,7 @@ import pytest
 from support.hostile_servers import Conn, Timeline, raw_server, serve_rest
 from support.live import fixture_id
 
-from asyncsports import Client, RetryPolicy
+from asyncsports import AuthenticationError, Client, RetryPolicy
 from asyncsports.emulator import Emulator
 from asyncsports.telemetry import instrument
 
@@ -177,3 +177,33 @@ def _logged_hidden(caplog: pytest.LogCaptureFixture, what: str) -> None:
     _nowhere(lines)
     [line] = [m for m in lines if m.startswith(what)]
     assert "api_key=***" in line and "auth=***" in line and "lang=en" in line, line
+
+
+async def test_a_live_server_echoing_a_secret_of_the_feeds_own_query_has_it_hidden(
+    sports_emulator: Emulator, traced: Traced, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A refusal that quotes the feed's ``api_key``: the error raised, the call's span and
+    the logs show it hidden, as a REST answer quoting a request's own secret is."""
+    caplog.set_level(logging.DEBUG, logger="asyncsports")
+    async with sports_emulator.client() as c:
+        fid = await fixture_id(c, "completed")
+
+    async def script(conn: Conn) -> None:
+        await conn.accept()
+        key = conn.query["api_key"]
+        await conn.send(f"{{The supplied authentication is invalid with api key {key}}}".encode())
+        await conn.close(1008)
+
+    async with (
+        raw_server(script) as server,
+        traced.client(sports_emulator, live_url=server.url, retry=FAST) as client,
+    ):
+        feed = client.live.actions("basketball", fid, extra_query=QUERY)
+        with pytest.raises(AuthenticationError) as caught:
+            async with feed:
+                [a async for a in feed]
+    error = caught.value
+    assert "supplied authentication is invalid with api key ***" in str(error)
+    _nowhere([str(error), repr(error), *map(str, vars(error).values())])
+    _nowhere(traced.texts())
+    _nowhere([r.getMessage() for r in caplog.records])
