@@ -261,7 +261,7 @@ class Conn:
         """Done with: its socket closed, its watchdog stopped, its end told to ``seen``
         (the tracer's connection, if any)."""
         self.valve.conn = None
-        if self.idle is not None:
+        if self.idle is not None:  # pragma: no branch  (set before the connection is yielded)
             await self.idle.stop()
         if seen is not None:
             seen.end(self.delivered, end)
@@ -276,12 +276,12 @@ class Conn:
                 self.idle.since = c.NOT_WAITING
 
     def resume(self) -> None:
-        """Read the socket again."""
+        """Read the socket again (called once the socket is handed back: ``Valve.conn``)."""
         if self.paused:
             self.paused = False
-            if self.idle is not None:
+            if self.idle is not None:  # pragma: no branch  (resumed once handed back: set)
                 self.idle.since = time.monotonic()
-            if self.ws is not None:
+            if self.ws is not None:  # pragma: no branch  (resumed once handed back: set)
                 self.ws.resume()
 
 
