@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from support.hostile_servers import WAYS, Timeline, Way, raw_server, read, serve_rest
+from support.hostile_servers import WAYS, Conn, Timeline, Way, raw_server, read, serve_rest
 from support.live import fixture_id, unseq
 
 from asyncsports import RetryPolicy
@@ -136,3 +136,31 @@ async def test_a_feed_of_a_client_never_opened_says_how_to_open_it(
     with pytest.raises(RuntimeError, match="async with Client"):
         await anext(feed)
     await feed.aclose()
+
+
+async def test_each_connection_of_a_rate_limited_client_waits_its_turn(
+    sports_emulator: Emulator,
+) -> None:
+    timeline, rest = await _timeline(sports_emulator)
+    rest_of_it = serve_rest(timeline)
+
+    async def script(conn: Conn) -> None:
+        if conn.index == 0:
+            await conn.accept()
+            await conn.records(timeline, 5)
+            await conn.close(1011)  # a reconnect at once, but for the rate limit
+            return
+        await rest_of_it(conn)
+
+    rate = 4.0  # a connection every quarter second at most
+    async with raw_server(script) as server:
+        client = sports_emulator.client(live_url=server.url, retry=FAST, rate_limit=rate)
+        async with client as c:
+            feed = c.live.actions("basketball", timeline.fixture_id, idle_timeout=2.0)
+            async with asyncio.timeout(GUARD):
+                r = await read(c, feed, "feed")
+    if r.error is not None:
+        raise r.error
+    assert unseq(r.records) == unseq(rest) and server.starts == [0, 5]
+    apart = server.conns[1].opened - server.conns[0].opened
+    assert apart >= 1 / rate - 0.05, apart  # the backoff alone is at most 50 ms
