@@ -114,7 +114,7 @@ class SqliteSeat:
             db.execute(f"PRAGMA busy_timeout = {int(BUSY * 1000)}")
             with Transaction(db, self.path):
                 db.execute(SQLITE_LEASE_DDL)
-        except BaseException:
+        except BaseException:  # pragma: no cover  (connect() just wrote it: a lock since, a race)
             db.close()
             raise
         return db

@@ -132,3 +132,18 @@ def _zombie(pid: int) -> bool:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[:1] == ["Z"]
     return False
+
+
+async def test_a_takeover_that_finds_the_lease_taken_under_the_lock_gets_none(db: str) -> None:
+    # Two standbys may both find the lease free; the takeover checks again under the lock,
+    # and the one that comes second finds the other's term.
+    a, b = Election(db, "sync", "a"), Election(db, "sync", "b")
+    try:
+        assert await b.seat.free()  # b finds it free ...
+        lease = await a.take(60)  # ... a takes it meanwhile ...
+        assert lease is not None
+        assert await b.seat.take(60) is None  # ... and b's takeover is refused
+        assert await b.holder() == (lease.term, "a", True)
+    finally:
+        await a.close()
+        await b.close()
