@@ -34,7 +34,7 @@ from asyncsports.store._lease_sqlite import HOST
 from asyncsports.sync import _standby
 from asyncsports.sync._standby import Standby
 
-TTL = 1.0  # the lease: renewed every quarter second
+TTL = 2.0  # the lease: renewed every half second (a loaded machine keeps to that)
 POLL = 0.05
 
 
