@@ -40,6 +40,9 @@ __all__ = [
 _SCHEMA = sqlite_ddl()
 _OLD_MIRROR = "mirror"  # a mirror's file before version 2 kept its version in this table
 APPLICATION_ID = 0x41535350
+# How long opening a file waits for another connection's write lock, in all: each statement
+# waits it (SQLite's busy timeout), and the setup's retries stop once it has passed.
+LOCK_WAIT = 5.0
 """``PRAGMA application_id`` of our files ("ASSP"): what tells them from another
 application's, whatever tables and ``user_version`` that one has."""
 # Files written before the application id: a layout is ours when every one of its tables
@@ -178,7 +181,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         raise SinkError(f"cannot open {path}: {exc}") from exc
     db.path = path
     try:
-        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT * 1000)}")
         # One read transaction: another connection may be creating the file this moment
         # (the mirror and its change feed), and a version read before its commit beside
         # tables read after it would look like another application's file.
@@ -228,10 +231,12 @@ def _check(path: Path, version: int, app: int, names: set[str]) -> None:
         )
 
 
-def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
+def _setup(db: _Connection, *, drop_old_mirror: bool) -> None:
     # Two connections opening a new file at once (the mirror and its change feed):
-    # switching to WAL does not wait for the other's lock, so try again a while.
-    for attempt in range(50):
+    # switching to WAL does not wait for the other's lock, so try again, for LOCK_WAIT in
+    # all (a statement may wait it once more: at most twice LOCK_WAIT, not 50 busy waits).
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
         try:
             # WAL: readers (the change feed, sqlite3, pandas) read while a writer writes,
             # and a committed transaction survives the process being killed.
@@ -249,8 +254,13 @@ def _setup(db: sqlite3.Connection, *, drop_old_mirror: bool) -> None:
             locked = isinstance(exc.__cause__, sqlite3.OperationalError) and "locked" in str(
                 exc.__cause__
             )
-            if not locked or attempt == 49:
+            if not locked:
                 raise
+            if time.monotonic() >= deadline:
+                raise SinkError(
+                    f"cannot set up {db.path}: the database is locked: another connection "
+                    f"holds its write lock (waited {LOCK_WAIT:g} s)"
+                ) from exc
             time.sleep(0.1)
 
 

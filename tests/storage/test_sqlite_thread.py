@@ -58,3 +58,32 @@ async def test_abort_fails_the_queued_calls_rather_than_leave_them_waiting(tmp_p
     with pytest.raises(SinkError, match="closed"):
         await asyncio.wait_for(queued, 5)
     await asyncio.wait_for(thread.close(), 5)
+
+
+@pytest.mark.slow
+def test_opening_a_file_whose_write_lock_is_held_fails_within_its_bound(tmp_path: Path) -> None:
+    """Another process holding the write lock: opening waits the lock wait (5 s, with the
+    busy timeout of the attempt under way), then fails naming the file and the lock; it
+    tried 50 times, 5 s each: over four minutes."""
+    path = tmp_path / "held.sqlite"
+    connect(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    failed: list[BaseException] = []
+    opener = threading.Thread(target=lambda: _open_into(path, failed), daemon=True)
+    try:
+        opener.start()
+        opener.join(timeout=30)
+        assert not opener.is_alive(), "opening a locked file still waited after 30 s"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(failed) == 1 and isinstance(failed[0], SinkError)
+    assert str(path) in str(failed[0]) and "locked" in str(failed[0])
+
+
+def _open_into(path: Path, failed: list[BaseException]) -> None:
+    try:
+        connect(path).close()
+    except BaseException as exc:
+        failed.append(exc)
