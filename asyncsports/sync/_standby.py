@@ -95,7 +95,8 @@ class Standby:
         while not self._stopping.is_set():
             t0 = loop.time()
             try:
-                lease = await self.election.take(self.ttl)
+                # A mirror left behind still running: no new term until it has ended.
+                lease = None if self._left else await self.election.take(self.ttl)
                 if lease is not None:
                     self._valid = t0 + self.ttl
                     return lease
@@ -166,9 +167,15 @@ class Standby:
         await asyncio.wait([running], timeout=GRACE)
         if not running.done():
             self._left.add(running)  # a reference: a pending task is not collected
-            running.add_done_callback(self._left.discard)
+            running.add_done_callback(self._ended)
             log.error("mirror: the writer of %s did not stop within %g s of its cancel; "
                       "standing by without it", self.url, GRACE)  # fmt: skip
+
+    def _ended(self, running: asyncio.Task[None]) -> None:
+        """A mirror left behind has ended at last: its error is of no use now."""
+        self._left.discard(running)
+        if not running.cancelled():
+            running.exception()  # retrieved: asyncio would log it as never retrieved
 
     async def _renew(self, lease: Lease, running: asyncio.Task[None]) -> bool:
         """Renew every quarter of the lease until the mirror ends (False) or the lease

@@ -62,6 +62,26 @@ def steal(db: Path) -> None:
         )
 
 
+def release(db: Path) -> None:
+    """The thief's lease given up."""
+    with contextlib.closing(sqlite3.connect(db, timeout=10, isolation_level=None)) as file:
+        file.execute("UPDATE sync_lease SET expires = 0 WHERE holder = 'thief'")
+
+
+class Looks:
+    """Counts a standby's looks at the lease from now on."""
+
+    def __init__(self, standby: Standby) -> None:
+        self.n = 0
+        holder = standby.election.holder
+
+        async def counted() -> tuple[int, str, bool] | None:
+            self.n += 1
+            return await holder()
+
+        standby.election.holder = counted  # type: ignore[method-assign]
+
+
 async def test_a_deposed_writer_whose_mirror_will_not_stop_stands_by_within_a_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -80,6 +100,13 @@ async def test_a_deposed_writer_whose_mirror_will_not_stop_stands_by_within_a_bo
         assert mirror.cancels >= 1  # it was cancelled, and ignored it
         assert "did not stop" in caplog.text
         assert mirror.fence is None  # what it might still write is unfenced: refused
+        # The thief gone, no new term while the old mirror still runs; once it ends, one.
+        looks = Looks(standby)
+        await asyncio.to_thread(release, tmp_path / "m.sqlite")
+        await until(lambda: looks.n >= 3, within=10)
+        assert standby.role == "standby" and standby.takeovers == 1
+        mirror.let_go()
+        await until(lambda: standby.takeovers >= 2, within=10)  # (its runs now end at once)
     finally:
         standby.stop()
         mirror.let_go()
