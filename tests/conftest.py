@@ -20,8 +20,9 @@ from support.stub import Handler, Serve, Stub
 from asyncsports import Client, RetryPolicy, StreamingCredentials
 
 # pytester: tests of this suite's own plugin; support.timing: the fast suite's time, printed
-# at the end of a run.
-pytest_plugins = ["pytester", "support.timing"]
+# at the end of a run; support.teardown_timeout: pytest-timeout's bound kept through a failed
+# test's teardown.
+pytest_plugins = ["pytester", "support.timing", "support.teardown_timeout"]
 
 # No hypothesis deadline nor "too slow" check: wall-clock limits per example, which a
 # loaded machine (CI runs its two legs side by side) breaks at random; a test's speed is

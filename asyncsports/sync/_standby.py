@@ -67,6 +67,7 @@ class Standby:
         self.takeovers = 0
         self._valid = 0.0  # the loop's time until which the lease is surely ours
         self._stopping = asyncio.Event()
+        self._left: set[asyncio.Task[None]] = set()  # mirrors that would not stop
 
     def stop(self) -> None:
         """Stop standing by, or stop the mirror (which then gives the lease up)."""
@@ -94,7 +95,8 @@ class Standby:
         while not self._stopping.is_set():
             t0 = loop.time()
             try:
-                lease = await self.election.take(self.ttl)
+                # A mirror left behind still running: no new term until it has ended.
+                lease = None if self._left else await self.election.take(self.ttl)
                 if lease is not None:
                     self._valid = t0 + self.ttl
                     return lease
@@ -131,15 +133,12 @@ class Standby:
         try:
             lost = await self._renew(lease, running)
         finally:
-            if not running.done():
-                self.mirror.stop()
-                await asyncio.wait([running], timeout=GRACE)
-                if not running.done():
-                    running.cancel()  # stuck on a database that does not answer
-                    await asyncio.wait([running])
+            await self._halt(running)
             self.mirror.fence = None
             self.role = "standby"
-        error = None if running.cancelled() else running.exception()
+        error = None
+        if running.done() and not running.cancelled():
+            error = running.exception()
         if _deposed(error):
             lost = True
         elif error is not None and not lost:
@@ -153,6 +152,30 @@ class Standby:
                         "another process took it; standing by", self.url,
                         lease.term)  # fmt: skip
         return not lost
+
+    async def _halt(self, running: asyncio.Task[None]) -> None:
+        """Stop the mirror: asked, cancelled after :data:`GRACE`, and left behind after
+        another (a writer that cannot stop must not hold the process: what it might still
+        write is fenced off)."""
+        if running.done():
+            return
+        self.mirror.stop()
+        await asyncio.wait([running], timeout=GRACE)
+        if running.done():
+            return
+        running.cancel()  # stuck on a database that does not answer
+        await asyncio.wait([running], timeout=GRACE)
+        if not running.done():
+            self._left.add(running)  # a reference: a pending task is not collected
+            running.add_done_callback(self._ended)
+            log.error("mirror: the writer of %s did not stop within %g s of its cancel; "
+                      "standing by without it", self.url, GRACE)  # fmt: skip
+
+    def _ended(self, running: asyncio.Task[None]) -> None:
+        """A mirror left behind has ended at last: its error is of no use now."""
+        self._left.discard(running)
+        if not running.cancelled():
+            running.exception()  # retrieved: asyncio would log it as never retrieved
 
     async def _renew(self, lease: Lease, running: asyncio.Task[None]) -> bool:
         """Renew every quarter of the lease until the mirror ends (False) or the lease

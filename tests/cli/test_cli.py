@@ -247,10 +247,15 @@ def test_events_watch_prints_live_events_until_interrupted() -> None:
         env=clean_env(),
     )
     assert proc.stdout is not None and proc.stderr is not None
-    first = msgspec.json.decode(proc.stdout.readline())
-    assert first["change"] == "live" and first["record"]["id"]
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(10) == 130
+    try:
+        first = msgspec.json.decode(proc.stdout.readline())
+        assert first["change"] == "live" and first["record"]["id"]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 130
+    finally:
+        if proc.poll() is None:  # it watches for ever: never left behind
+            proc.kill()
+            proc.wait()
     assert "Traceback" not in proc.stderr.read()
 
 

@@ -62,5 +62,10 @@ def test_it_serves_until_ctrl_c() -> None:
         assert any(line.split()[:1] == ["clock"] and "(frozen)" in line for line in banner)
     finally:
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=TIMEOUT)
+        try:
+            code = proc.wait(timeout=TIMEOUT)
+        finally:
+            if proc.poll() is None:  # it serves for ever: never left behind
+                proc.kill()
+                proc.wait()
     assert code == 0

@@ -115,15 +115,21 @@ def _on_a_terminal(args: list[str]) -> tuple[int, str]:
                             stderr=other, env=clean_env() | {"COLUMNS": "120"})  # fmt: skip
     os.close(other)
     drawn = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # EIO: every writer of the terminal is gone
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    os.close(main)
+    # A command that hangs is killed: the terminal then ends and the test fails in 60 s.
+    killer = threading.Timer(60, proc.kill)
+    killer.start()
+    try:
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: every writer of the terminal is gone
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        killer.cancel()
+        os.close(main)
     assert proc.stdout is not None
     proc.stdout.read()
     proc.stdout.close()

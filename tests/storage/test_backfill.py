@@ -159,13 +159,18 @@ def start_and_stop(db: Path, sig: signal.Signals, after: int) -> subprocess.Pope
     """Start a slow (rate-limited) backfill and send it ``sig`` once ``after`` units are in."""
     proc = subprocess.Popen(command(db, "--rate-limit", "40"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
-    deadline = time.monotonic() + 30
-    while checkpoints(db) < after:
-        assert proc.poll() is None, "the backfill ended before it could be stopped"
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    proc.send_signal(sig)
-    proc.wait(30)
+    try:
+        deadline = time.monotonic() + 30
+        while checkpoints(db) < after:
+            assert proc.poll() is None, "the backfill ended before it could be stopped"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:  # a failure above: no backfill left running
+            proc.kill()
+            proc.wait()
     return proc
 
 

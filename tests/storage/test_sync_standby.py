@@ -93,15 +93,15 @@ class Sync:
         return float(line.split()[1])
 
     def stop(self) -> int:
-        """SIGTERM, and the exit status."""
+        """SIGTERM, and the exit status (-9: killed, not stopped within 30 s). It never
+        raises: a test's ``finally`` stops every process and the proxy after it."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
             return self.proc.wait(30)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(10)
 
 
 @pytest.fixture(params=ENGINES)
@@ -249,7 +249,9 @@ class Proxy:
         self.port = 0
         self.tasks: set[asyncio.Task[None]] = set()
         started = threading.Event()
-        self.thread = threading.Thread(target=asyncio.run, args=(self._main(started),))
+        # A daemon: a proxy that fails to close must not hold pytest's exit.
+        self.thread = threading.Thread(target=asyncio.run, args=(self._main(started),),
+                                       daemon=True)  # fmt: skip
         self.thread.start()
         started.wait(10)
 

@@ -117,14 +117,28 @@ async def test_three_workers_end_with_the_rows_of_one_run(
 ) -> None:
     assert await plan_job(postgres_url, "j", SCOPE) is False
     reports = []
+    # The work shared by the claims, not by timing: every request is held until each
+    # worker holds units (none is done before), and the listings (a unit a sport, the
+    # first units) outnumber three workers' two each.
+    assert len(DEFAULT_SPORTS) >= 3 * 2
+    gate = anyio.Event()
+
+    async def held(_: object) -> None:
+        await gate.wait()
 
     async def one(i: int) -> None:
-        async with sports_emulator.client() as client:
-            reports.append(await Worker(client, postgres_url, "j", concurrency=4).run())
+        async with sports_emulator.client(on_request=held) as client:
+            reports.append(await Worker(client, postgres_url, "j", concurrency=2).run())
+
+    async def holding() -> bool:
+        (progress,) = await job_progress(postgres_url, "j")
+        return progress.workers == 3
 
     async with anyio.create_task_group() as tg:
         for i in range(3):
             tg.start_soon(one, i)
+        await until(holding, within=30, every=0.05)
+        gate.set()
     assert await pg_tables(postgres_url) == reference
     (progress,) = await job_progress(postgres_url, "j")
     assert progress.finished and progress.workers == 0
@@ -135,7 +149,7 @@ async def test_three_workers_end_with_the_rows_of_one_run(
     # Every unit committed once, by one worker: the counts add up to the job's.
     assert sum(r.units for r in reports) == units["fixture"]["total"] + n
     assert sum(r.written["actions"] for r in reports) == len(reference["actions"])
-    assert all(r.units > 0 for r in reports)  # the work was shared
+    assert all(r.units > 0 for r in reports)  # shared: each held listings at the gate
 
 
 async def test_a_stale_owner_commits_nothing_and_a_lapsed_lease_is_taken_over(

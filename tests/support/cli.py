@@ -54,13 +54,17 @@ def run_tty(*args: str, env: dict[str, str]) -> tuple[int, str]:
                 return
             chunks.append(data)
 
-    reader = threading.Thread(target=read)
+    # A daemon, the descriptors closed whatever happens: a reader left blocked (the
+    # command timed out) must not hold pytest's exit.
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    proc = subprocess.run([*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env,
-                          timeout=TIMEOUT)  # fmt: skip
-    os.close(slave)
-    reader.join(5)
-    os.close(master)
+    try:
+        proc = subprocess.run([*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env,
+                              timeout=TIMEOUT)  # fmt: skip
+    finally:
+        os.close(slave)
+        reader.join(5)
+        os.close(master)
     text = b"".join(chunks).decode().replace("\r\n", "\n")
     return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
 

@@ -61,14 +61,22 @@ async def share(redis_url: str, seconds: float) -> tuple[int, float]:
             )
             for _ in range(4)
         ]  # fmt: skip
-        for p in procs:
-            assert p.stdout is not None and await p.stdout.readline() == b"ready\n"
-        arrivals.seen.clear()
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write(b"go\n")
-            await p.stdin.drain()
-        codes = [await p.wait() for p in procs]
+        try:
+            # Bounded: a worker that hangs fails the run, never left behind.
+            async with asyncio.timeout(seconds + 60):
+                for p in procs:
+                    assert p.stdout is not None and await p.stdout.readline() == b"ready\n"
+                arrivals.seen.clear()
+                for p in procs:
+                    assert p.stdin is not None
+                    p.stdin.write(b"go\n")
+                    await p.stdin.drain()
+                codes = [await p.wait() for p in procs]
+        finally:
+            for p in procs:
+                if p.returncode is None:
+                    p.kill()
+                    await p.wait()
         assert codes == [0] * 4  # no 429 (no retries): the server never refused one
         assert emu.faults.injected["rate_limit"] == 0
     seen = sorted(arrivals.seen)

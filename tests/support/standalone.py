@@ -24,13 +24,17 @@ class Standalone:
         )
         self.info: dict[str, str] = {}
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith("Try:"):
-                break
-            name, _, value = line.strip().partition("  ")
-            if value:
-                self.info[name] = value.strip()
-        assert "base URL" in self.info, self.info  # it started (or the banner changed)
+        try:
+            for line in self.proc.stdout:
+                if line.startswith("Try:"):
+                    break
+                name, _, value = line.strip().partition("  ")
+                if value:
+                    self.info[name] = value.strip()
+            assert "base URL" in self.info, self.info  # it started (or the banner changed)
+        except BaseException:
+            self.stop()  # no emulator left behind a failed start
+            raise
 
     @property
     def base_url(self) -> str:
@@ -48,9 +52,14 @@ class Standalone:
         return None
 
     def stop(self) -> int:
-        """Stop it as Ctrl-C would; its exit code."""
-        self.proc.send_signal(signal.SIGINT)
-        code = self.proc.wait(timeout=10)
+        """Stop it as Ctrl-C would; its exit code (-9: killed, not stopped within 10 s)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait(timeout=10)
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         return code
