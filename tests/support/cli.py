@@ -123,8 +123,15 @@ def serving_metrics(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
                             text=True, env=clean_env())  # fmt: skip
     assert proc.stderr is not None
     try:
-        line = proc.stderr.readline()
-        assert "metrics on http://127.0.0.1:" in line, line
+        # A command that never says it (hung before its server) is killed at 60 s, which
+        # ends the read: the test fails in its bound rather than waiting for ever.
+        killer = threading.Timer(60, proc.kill)
+        killer.start()
+        try:
+            line = proc.stderr.readline()
+        finally:
+            killer.cancel()
+        assert "metrics on http://127.0.0.1:" in line, f"not serving metrics after 60 s: {line!r}"
         yield proc, line.split("metrics on ")[1].strip().removesuffix("/metrics")
     finally:
         if proc.poll() is None:
