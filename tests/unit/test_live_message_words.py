@@ -3,7 +3,9 @@ bounded in depth and breadth) and the kind they make, with its text kept as sent
 
 from __future__ import annotations
 
+import msgspec
 import pytest
+from support import samples
 
 from asyncsports._wire.live import FeedState
 from asyncsports._wire.live.messages import Ack, AuthFailed, Unknown, _words, classify
@@ -60,4 +62,17 @@ def test_a_malformed_packet_names_its_position_and_its_fault() -> None:
     assert error.reason == (
         "live Action packet after position 3 does not decode (start_position=4 resumes "
         "past it): Expected `object`, got `int`"
+    )
+
+
+def test_a_gap_by_patience_says_why() -> None:
+    state = FeedState(patience=0)
+    state.connect()
+    first, third = (msgspec.json.encode(samples.action(n)) for n in (1, 3))
+    state.feed(first)
+    assert state.feed(third).verdict == "hold"  # type: ignore[union-attr]
+    step = state.receive(classify(b'{"x": 1}', "actions"))  # not a packet
+    assert step.verdict == "gap"
+    assert step.reason == (
+        "gap at position 1: the missing record did not come before other messages"
     )

@@ -84,3 +84,13 @@ async def test_a_list_never_read_closes() -> None:
     listing = AsyncList.paged(pages_of, 1)
     await listing.aclose()
     assert await listing.collect() == []
+
+
+def test_a_token_of_another_listing_is_refused_with_both_fingerprints() -> None:
+    with pytest.raises(ValueError) as raised:
+        ResumeToken.bind("2:1:aaaa", "bbbb")
+    assert str(raised.value) == (
+        "resume: the token '2:1:aaaa' belongs to another listing (fingerprint aaaa, this "
+        "listing is bbbb): resume a listing with the same arguments as the one the token "
+        "came from"
+    )
