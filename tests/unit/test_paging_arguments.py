@@ -94,3 +94,32 @@ def test_a_token_of_another_listing_is_refused_with_both_fingerprints() -> None:
         "listing is bbbb): resume a listing with the same arguments as the one the token "
         "came from"
     )
+
+
+async def test_concurrency_reaches_the_walk() -> None:
+    in_flight: set[int] = set()
+    most = 0
+    gate = asyncio.Event()
+
+    async def fetch(n: int) -> Page[int]:
+        nonlocal most
+        if n:
+            in_flight.add(n)
+            most = max(most, len(in_flight))
+            await gate.wait()
+            in_flight.discard(n)
+        return Page([n], n, 6, n == 5)
+
+    # The first page tells the total: three pages go at once after it (the walk's own
+    # default is one at a time).
+    it = aiter(AsyncList.paged(fetch, 1, concurrency=3, lookahead=0))
+    assert await anext(it) == 0
+    task = asyncio.ensure_future(anext(it))
+    for _ in range(400):
+        if most >= 3:
+            break
+        await asyncio.sleep(0.005)
+    assert most == 3
+    gate.set()
+    assert await task == 1
+    assert [x async for x in it] == [2, 3, 4, 5]
