@@ -36,10 +36,10 @@ async def test_a_turn_in_the_future_sleeps_the_difference_only() -> None:
 
     now = 1000.0
     pacer = Pacer(10.0, margin=0.0, clock=lambda: now)
-    await pacer.wait()
+    await asyncio.wait_for(pacer.wait(), 5)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(asyncio, "sleep", sleep)
-        await pacer.wait()
+        await asyncio.wait_for(pacer.wait(), 5)
     assert slept == [pytest.approx(0.1)]
     assert pacer.next_turn == pytest.approx(now + 0.2)
 

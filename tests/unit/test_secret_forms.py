@@ -39,3 +39,25 @@ def test_a_query_credential_met_for_the_first_time_is_hidden() -> None:
 def test_a_query_value_holding_an_equals_sign_is_hidden_whole() -> None:
     name = f"x{uuid.uuid4().hex}_token"
     assert hide_url(f"http://h/p?{name}=a=b") == f"http://h/p?{name}={HIDDEN}"
+
+
+def test_the_base64_forms_with_and_without_padding() -> None:
+    found = forms("abcdefgh")
+    assert {"YWJjZGVmZ2g=", "YWJjZGVmZ2g"} <= found
+
+
+def test_no_secrets_leave_bytes_as_they_are() -> None:
+    assert Secrets().bytes(b"a body") == b"a body"
+
+
+def test_a_scheme_and_its_credential_are_learnt_apart() -> None:
+    secrets = Secrets(["Bearer abcdefgh ijklmnop"])
+    assert secrets.text("x abcdefgh ijklmnop y") == f"x {HIDDEN} y"
+    # A first word that is not a scheme (not letters only) makes no credential of the rest.
+    assert Secrets(["to-ken 12345678"]).text("x 12345678 y") == "x 12345678 y"
+
+
+def test_a_secret_that_holds_another_is_hidden_whole() -> None:
+    secrets = Secrets(["abcdefgh", "0abcdefgh"])
+    assert secrets.values.index("0abcdefgh") < secrets.values.index("abcdefgh")
+    assert secrets.text("x 0abcdefgh y") == f"x {HIDDEN} y"
