@@ -76,3 +76,8 @@ def test_a_gap_by_patience_says_why() -> None:
     assert step.reason == (
         "gap at position 1: the missing record did not come before other messages"
     )
+
+
+def test_only_braces_and_blanks_are_trimmed_from_a_refusal() -> None:
+    data = b"XThe supplied authentication is invalidX"
+    assert classify(data, "actions") == AuthFailed(data.decode())

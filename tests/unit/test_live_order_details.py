@@ -10,7 +10,8 @@ import pytest
 from support import samples
 
 from asyncsports._wire.live import FeedState
-from asyncsports._wire.live.messages import AuthFailed, Warned
+from asyncsports._wire.live.messages import HEARTBEAT, AuthFailed, Warned, classify
+from asyncsports.errors import DecodeError
 from asyncsports.models import Action
 from asyncsports.models._types import decode
 from asyncsports.raw import RawRecord
@@ -95,3 +96,56 @@ def test_each_step_says_why() -> None:
         "gap at position 5: first fixtureSeqNum 9 of a connection at startPosition 5 "
         "fits neither numbering"
     )
+
+
+def test_a_delivery_that_leaves_records_held_stops_at_the_next_gap() -> None:
+    state = connected()
+    state.feed(packet(1))
+    assert state.feed(packet(3)).verdict == "hold"  # type: ignore[union-attr]
+    assert state.feed(packet(5)).verdict == "hold"  # type: ignore[union-attr]
+    step = state.feed(packet(2))
+    assert step.verdict == "deliver"  # type: ignore[union-attr]
+    assert [r.fixture_action.fixture_seq_num for r in step.records] == [2, 3]  # type: ignore[union-attr]
+    assert state.position == 3
+
+
+def test_patience_counts_from_the_first_hold_and_afresh_after_a_delivery() -> None:
+    state = connected(patience=1)
+    state.feed(packet(1))
+    state.feed(packet(3))
+    assert state.receive(HEARTBEAT).verdict == "drop"
+    state.feed(packet(5))  # a second hold does not restart the count
+    assert state.receive(HEARTBEAT).verdict == "gap"
+
+    state = connected(patience=1)
+    state.feed(packet(1))
+    state.feed(packet(3))
+    state.feed(packet(5))
+    assert state.receive(HEARTBEAT).verdict == "drop"
+    state.feed(packet(2))  # delivers 2 and 3; 5 is still held, the count starts again
+    assert state.receive(HEARTBEAT).verdict == "drop"
+    assert state.receive(HEARTBEAT).verdict == "gap"
+
+
+def test_a_finished_feed_stays_finished_across_a_new_connection() -> None:
+    state = connected()
+    assert state.feed(packet(1, finished=True)).finished  # type: ignore[union-attr]
+    state.connect()
+    assert state.feed(packet(2)).verdict == "drop"  # type: ignore[union-attr]
+
+
+def test_a_restarting_server_past_the_start_holds_a_later_record() -> None:
+    state = FeedState(5, numbering="restart")
+    state.connect()
+    assert state.feed(packet(2)).verdict == "hold"  # type: ignore[union-attr]
+
+
+def test_a_malformed_packet_names_the_url_it_came_from() -> None:
+    state = connected()
+    with pytest.raises(DecodeError) as raised:
+        state.feed(b'{"fixtureAction": ', "wss://h/feed")
+    assert raised.value.url == "wss://h/feed"
+    bad = classify(b'{"fixtureAction": ', "actions")
+    with pytest.raises(DecodeError) as raised:
+        state.receive(bad)
+    assert raised.value.url == ""
