@@ -223,8 +223,9 @@ class AsyncList(Generic[T]):
             return False
         if self._batches is None:
             self._batches = self._source(self.resume_token)
+        batches = self._batches
         try:
-            batch = await anext(self._batches)
+            batch = await anext(batches)
         except StopAsyncIteration:
             self._done = True
             self._first += self._taken()
@@ -235,6 +236,9 @@ class AsyncList(Generic[T]):
             # iteration (or a new list given the token) starts cleanly from here.
             self._batches = None
             raise
+        if self._done:  # closed by another task meanwhile: this batch is not handed out
+            await _close(batches)
+            return False
         self._page, self._first, self._items = batch.page, batch.start, batch.items
         self._rest = iter(batch.items)
         return True
@@ -260,18 +264,26 @@ class AsyncList(Generic[T]):
         return out
 
     async def aclose(self) -> None:
-        """Stop: cancel in-flight requests and release their connections."""
+        """Stop: cancel in-flight requests and release their connections. A task reading
+        the list meanwhile ends once the request it awaits is answered (its records are
+        not handed out), closing what is in flight then."""
         batches, self._batches = self._batches, None
         reader, self._reader = self._reader, None
         self._done = True
         if reader is not None and not getattr(reader, "ag_running", False):
             await reader.aclose()  # (one running in another task ends with the source)
-        aclose = getattr(batches, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        if not getattr(batches, "ag_running", False):  # else that task closes it
+            await _close(batches)
 
     async def __aenter__(self) -> AsyncList[T]:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+async def _close(batches: object) -> None:
+    """Close a list's source (an async generator, or any iterator with ``aclose``)."""
+    aclose = getattr(batches, "aclose", None)
+    if aclose is not None:
+        await aclose()
