@@ -63,13 +63,13 @@ def settings(root: Path) -> tuple[float, dict[str, list[str]]]:
 
 def area_of(path: str, areas: Mapping[str, Sequence[str]]) -> str | None:
     """The area of ``path`` (relative, ``/``-separated): that of its longest matching entry."""
-    best: tuple[int, str] | None = None
-    for name, entries in areas.items():
-        for entry in entries:
-            if path == entry or (entry.endswith("/") and path.startswith(entry)):
-                if best is None or len(entry) > best[0]:
-                    best = (len(entry), name)
-    return best[1] if best else None
+    matches = [
+        (len(entry), name)
+        for name, entries in areas.items()
+        for entry in entries
+        if path == entry or (entry.endswith("/") and path.startswith(entry))
+    ]
+    return max(matches)[1] if matches else None
 
 
 def area_files(root: Path, areas: Mapping[str, Sequence[str]]) -> dict[str, str]:

@@ -12,7 +12,6 @@ import fnmatch
 import importlib.util
 import io
 import sys
-import textwrap
 import tomllib
 from pathlib import Path
 from types import ModuleType
