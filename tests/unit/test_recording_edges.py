@@ -74,3 +74,24 @@ def test_a_packet_numbered_before_its_connection_starts_is_left_out() -> None:
     )
     (feed,) = rec.feeds.values()
     assert [e.index for e in feed.entries if e.index is not None] == [0]
+
+
+def test_live_messages_that_are_not_numbered_records() -> None:
+    path = "/basketball/fixtures/f/actions"
+    start = [["startPosition", "0"]]
+
+    def recv(t: int, text: str) -> dict[str, Any]:
+        return {"e": "recv", "id": 1, "t": t, "text": text}
+
+    rec = read(
+        lines(
+            {"e": "connect", "id": 1, "t": 0, "host": "live", "path": path, "query": start},
+            {"e": "open", "id": 1, "t": 0},
+            recv(1, "not json"),  # before the first record: the preamble
+            recv(2, '{"fixtureAction": {"fixtureSeqNum": "x"}}'),  # no seq: the next one
+            recv(3, '{"fixtureAction": {"fixtureSeqNum": "2"}}'),
+        )
+    )
+    (feed,) = rec.feeds.values()
+    assert feed.preamble == ["not json"]
+    assert [e.index for e in feed.entries if e.index is not None] == [0, 1]

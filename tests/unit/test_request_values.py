@@ -55,3 +55,18 @@ def test_a_full_sport_path_cache_still_answers(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(sports, "_SPORT_PATHS", full)
     assert sport_path("v2/Volleyball") == "/v2/volleyball"
     assert "v2/Volleyball" not in full and len(full) == sports._SPORT_PATHS_KEPT
+
+
+def test_a_request_hashes_as_it_compares_and_shows_no_credential() -> None:
+    one = Request("/a", (("api_key", "s3cret"), ("page", "1")), headers=(("X-Key", "v"),))
+    assert hash(one) == hash(
+        Request("/a", (("api_key", "s3cret"), ("page", "1")), headers=(("X-Key", "v"),))
+    )
+    assert len({one, Request("/a")}) == 2
+    shown = repr(one)
+    assert "s3cret" not in shown and "'v'" not in shown
+    assert shown == (
+        "Request(path='/a', params=(('api_key', '***'), ('page', '1')), host='data', "
+        "headers=['X-Key'])"
+    )
+    assert repr(Request("/a")) == "Request(path='/a', params=(), host='data')"
