@@ -7,9 +7,9 @@ floor from pyproject.toml's ``[tool.asyncsports.coverage]``. It prints a row per
 percentage of statements and branches together) and, for an area under its floor, every
 branch not taken (``file:line->line``, ``exit`` when the branch leaves the function) and
 every line not run. It exits 1 when an area is under the floor on either percentage, when
-a file of an area was never imported (none of its lines ran: a test run that misses a
-module whole, often one that skips, would otherwise only lower the sums),
-or when a ``pragma: no cover``/``no branch`` in an area gives no reason on its line.
+a file of an area was never imported (none of its lines ran: named, rather than only
+lowering the sums), or when a ``pragma: no cover``/``no branch`` in an area gives no
+reason on its line.
 Run it from the tree's root, where the tests ran (the data names files relative to it).
 """
 
