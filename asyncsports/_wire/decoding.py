@@ -157,7 +157,8 @@ def body_error(
     rel, value = locate(doc, rel, reason)
     try:
         snippet = msgspec.json.encode(value)
-    except RecursionError:  # the value is about as deep as msgspec can go
+    # msgspec encodes as deep as it decodes (checked on 0.18.6 and the newest): kept in case.
+    except RecursionError:  # pragma: no cover  (the value decoded above, as deep as this)
         snippet = b""
     return error(src, lead + reason, path=path + rel[1:], snippet=snippet)
 

@@ -162,7 +162,9 @@ class ArrayCutter:
         """Cut the carry at the comma at ``c``: the run is everything before it."""
         pieces = self._pieces
         acc = 0
-        for piece in pieces:  # the run must hold an element, not only whitespace
+        # The run must hold an element, not only whitespace. The comma at c is not
+        # whitespace, so the loop always ends at a break.
+        for piece in pieces:  # pragma: no branch  (the comma at c ends it by break)
             m = NONWS.search(piece)
             if m is not None:
                 if acc + m.start() >= c:
