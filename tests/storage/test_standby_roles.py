@@ -276,7 +276,10 @@ async def test_a_renewal_that_gets_no_answer_loses_the_lease_by_the_clock(
             assert logs("cannot renew the lease") >= 1
             file.execute("ROLLBACK")
         await until(lambda: standby.role == "writer", within=10)  # its turn again
-    assert task.exception() is None and job.terms[0] == 1 and len(job.terms) == 2
+    # The term of each run, in order: the first, then a later one after the lock (a busy
+    # machine may miss a renewal of the short TTL once more, and run again).
+    assert task.exception() is None and job.terms[0] == 1 and job.terms[-1] >= 2
+    assert job.terms == sorted(job.terms)
 
 
 async def test_a_database_not_the_mirror_s_ends_the_standby_at_once(tmp_path: Path) -> None:
