@@ -12,72 +12,26 @@ from __future__ import annotations
 
 import logging
 import urllib.parse
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from support.hostile_servers import Conn, Timeline, raw_server, serve_rest
 from support.live import fixture_id
 
-from asyncsports import AuthenticationError, Client, RetryPolicy
+from asyncsports import AuthenticationError, RetryPolicy
 from asyncsports.emulator import Emulator
-from asyncsports.telemetry import instrument
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
-    InMemorySpanExporter,
-)
+from opentelemetry.sdk.trace import ReadableSpan
+from support import telemetry as support_telemetry
+from support.telemetry import Telemetry
 
 QUERY = {"api_key": "k3y-0f-the-test-4417", "auth": "auth-0f-the-test-9023", "lang": "en"}
 SECRETS = [QUERY["api_key"], QUERY["auth"]]
 FAST = RetryPolicy(max_retries=3, base=0.01, cap=0.05)
 
 
-class Traced:
-    """A client's spans and metrics, read back in memory."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-
-    def client(self, emu: Emulator, **kw: Any) -> Client:
-        client = emu.client(**kw)
-        instrument(client, tracer_provider=self.tracer_provider, meter_provider=self.meter_provider)
-        return client
-
-    def spans(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
-
-    def texts(self) -> list[str]:
-        """Every name, attribute, event, status and metric attribute, as text."""
-        out = []
-        for span in self.spans():
-            out += [span.name, span.status.description or ""]
-            out += [f"{k}={v}" for k, v in (span.attributes or {}).items()]
-            for event in span.events:
-                out += [f"{k}={v}" for k, v in (event.attributes or {}).items()]
-        data = self.reader.get_metrics_data()
-        for rm in data.resource_metrics if data is not None else ():
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    out += [f"{m.name} {p.attributes}" for p in m.data.data_points]
-        return out
-
-
-@pytest.fixture
-def traced() -> Iterator[Traced]:
-    t = Traced()
-    yield t
-    t.tracer_provider.shutdown()
-    t.meter_provider.shutdown()
+traced = pytest.fixture(support_telemetry.telemetry)
 
 
 def _nowhere(texts: list[str]) -> None:
@@ -93,7 +47,7 @@ def _full(span: ReadableSpan) -> tuple[str, dict[str, str]]:
 
 
 async def test_url_full_of_every_attempt_has_the_secrets_of_its_own_query_redacted(
-    sports_emulator: Emulator, traced: Traced
+    sports_emulator: Emulator, traced: Telemetry
 ) -> None:
     emu = sports_emulator
     emu.faults.add("fixtures", status=503, retry_after=0, times=1)  # a failed attempt too
@@ -123,7 +77,7 @@ async def test_url_full_of_every_attempt_has_the_secrets_of_its_own_query_redact
 
 @pytest.mark.emulator(live_heartbeat=0.2)
 async def test_a_live_feed_reconnecting_shows_its_own_query_secrets_nowhere(
-    sports_emulator: Emulator, traced: Traced, caplog: pytest.LogCaptureFixture
+    sports_emulator: Emulator, traced: Telemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A connection dropped after 5 records: the reconnect's span event and its log line
     name the connection's URL with the secrets hidden."""
@@ -180,7 +134,7 @@ def _logged_hidden(caplog: pytest.LogCaptureFixture, what: str) -> None:
 
 
 async def test_a_live_server_echoing_a_secret_of_the_feeds_own_query_has_it_hidden(
-    sports_emulator: Emulator, traced: Traced, caplog: pytest.LogCaptureFixture
+    sports_emulator: Emulator, traced: Telemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A refusal that quotes the feed's ``api_key``: the error raised, the call's span and
     the logs show it hidden, as a REST answer quoting a request's own secret is."""

@@ -7,7 +7,6 @@ import functools
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,13 +19,9 @@ from asyncsports.telemetry import instrument
 
 otel_sdk = pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
-    InMemorySpanExporter,
-)
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
+from support import telemetry as support_telemetry  # noqa: E402
+from support.telemetry import Telemetry  # noqa: E402
 
 NAMESPACES = ("fixtures", "squads", "actions", "standings", "statistics", "snooker")
 NAMESPACES += ("events", "live")
@@ -34,42 +29,7 @@ NAMESPACES += ("events", "live")
 UNTRACED = {"merge"}
 
 
-class Telemetry:
-    """A tracer provider and a meter provider of their own, read back in memory."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-
-    def client(self, emu: Emulator, **kw: Any) -> Client:
-        client = emu.client(**kw)
-        instrument(client, tracer_provider=self.tracer_provider, meter_provider=self.meter_provider)
-        return client
-
-    def spans(self, name: str | None = None) -> list[ReadableSpan]:
-        got = list(self.exporter.get_finished_spans())
-        return [s for s in got if name is None or s.name == name]
-
-    def metrics(self) -> dict[str, list[Any]]:
-        """Each metric's data points, by name."""
-        out: dict[str, list[Any]] = {}
-        data = self.reader.get_metrics_data()
-        for rm in data.resource_metrics if data is not None else ():
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    out.setdefault(m.name, []).extend(m.data.data_points)
-        return out
-
-
-@pytest.fixture
-def telemetry() -> Iterator[Telemetry]:
-    t = Telemetry()
-    yield t
-    t.tracer_provider.shutdown()
-    t.meter_provider.shutdown()
+telemetry = pytest.fixture(support_telemetry.telemetry)
 
 
 async def completed(client: Client) -> Any:
