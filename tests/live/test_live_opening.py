@@ -17,15 +17,13 @@ from typing import Any
 import pytest
 from support.hostile_servers import WAYS, Conn, Timeline, Way, raw_server, read, serve_rest
 from support.live import fixture_id, unseq
+from support.wrapping import Wrapping
 
 from asyncsports import RetryPolicy
 from asyncsports.emulator import Emulator
 from asyncsports.transports import (
-    AiohttpTransport,
-    Kind,
     Listener,
     Pushed,
-    Reply,
     Settings,
     Transport,
 )
@@ -43,35 +41,15 @@ async def _timeline(emu: Emulator) -> tuple[Timeline, list[Any]]:
     return timeline, rest
 
 
-class Dropping:
+class Dropping(Wrapping):
     """aiohttp's transport as a user's module would wrap it: its first ``drop`` sockets
     are lost between the handshake and the token (dropped before they are handed back),
     and it has nothing to drop a socket with (``abort`` is None: a close is polite only)."""
 
     def __init__(self, settings: Settings, drop: int) -> None:
-        inner = self.inner = AiohttpTransport(settings)
-        self.errors = inner.errors
+        super().__init__(settings)
         self.drop = drop
         self.opened: list[Pushed] = []
-
-    @property
-    def is_open(self) -> bool:
-        return self.inner.is_open
-
-    def open(self) -> None:
-        self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def in_use(self) -> int:
-        return self.inner.in_use()
-
-    async def send(self, url: str, headers: Mapping[str, str], whole: bool) -> Reply:
-        return await self.inner.send(url, headers, whole)
-
-    def failure(self, exc: BaseException) -> tuple[Kind, str]:
-        return self.inner.failure(exc)
 
     async def listen(
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener

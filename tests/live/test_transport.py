@@ -6,18 +6,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.live import fixture_id
+from support.wrapping import Wrapping
 
 import asyncsports.transports
 from asyncsports import Client
 from asyncsports.emulator import Emulator
 from asyncsports.errors import TransportError
 from asyncsports.transports import (
-    AiohttpTransport,
-    Kind,
     Listener,
     Pushed,
     Reply,
@@ -28,44 +26,23 @@ from asyncsports.transports import (
 HTTP = Path(__file__).parents[2] / "asyncsports" / "_http"
 
 
-class Recording:
+class Recording(Wrapping):
     """A second transport written as a module would write one: aiohttp's, with a log."""
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        inner = self.inner = AiohttpTransport(settings)
-        self.errors = inner.errors
+        super().__init__(settings)
         self.sent: list[tuple[str, bool]] = []
         self.connected: list[str] = []
-
-    @property
-    def is_open(self) -> bool:
-        return self.inner.is_open
-
-    def open(self) -> None:
-        self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def in_use(self) -> int:
-        return self.inner.in_use()
 
     async def send(self, url: str, headers: Mapping[str, str], whole: bool) -> Reply:
         self.sent.append((url, whole))
         return await self.inner.send(url, headers, whole)
-
-    def failure(self, exc: BaseException) -> tuple[Kind, str]:
-        return self.inner.failure(exc)
 
     async def listen(
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
     ) -> Pushed:
         self.connected.append(url)
         return await self.inner.listen(url, headers, max_size, listener)
-
-    def abort(self, ws: Pushed) -> Any:
-        return self.inner.abort(ws)
 
 
 def _recording() -> tuple[list[Recording], Callable[[Settings], Transport]]:
