@@ -9,12 +9,12 @@ import contextlib
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import asyncpg
 import pytest
-from support import ENGINES, clean_env, until
+from support import clean_env, until
+from support.lease import action, fenced
 from support.servers import free_port
 
 from asyncsports.errors import SinkError
@@ -23,25 +23,9 @@ from asyncsports.store import (
     Election,
     Lease,
     Write,
-    _lease_pg,
-    _lease_sqlite,
     is_postgres,
     open_mirror,
 )
-from asyncsports.store._sqlite import connect
-
-
-@pytest.fixture(params=ENGINES)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new mirror database of each engine: a file's path, or a PostgreSQL URL."""
-    if request.param == "sqlite":
-        return str(tmp_path / "mirror.sqlite")
-    return str(request.getfixturevalue("postgres").create_database())
-
-
-def _action(n: int) -> tuple[object, ...]:
-    return ("f1", f"a{n}", "basketball", n, "Shot", "Confirmed", "2026-06-01T12:00:01.250000Z",
-            f'{{"id": "a{n}"}}')  # fmt: skip
 
 
 async def _taken(election: Election, ttl: float, within: float) -> Lease:
@@ -128,7 +112,7 @@ async def test_a_deposed_writer_writes_nothing(db: str) -> None:
     assert lease is not None
     store = await open_mirror(db, fence=lease)
     try:
-        changed = await store.write([Write("actions", [_action(1)])], marks=["m1"], at=1.0)
+        changed = await store.write([Write("actions", [action(1)])], marks=["m1"], at=1.0)
         assert changed["actions"] == 1
 
         async def lapsed() -> bool:
@@ -137,10 +121,10 @@ async def test_a_deposed_writer_writes_nothing(db: str) -> None:
 
         await until(lapsed, within=5, every=0.05)
         with pytest.raises(Deposed, match="term 1"):  # lapsed: no longer ours, taken or not
-            await store.write([Write("actions", [_action(2)])], marks=["m2"], at=2.0)
+            await store.write([Write("actions", [action(2)])], marks=["m2"], at=2.0)
         await _taken(b, 60, within=5)
         with pytest.raises(Deposed, match="term 1"):  # another's now
-            await store.write([Write("actions", [_action(3)])], positions={"live:f1": 3})
+            await store.write([Write("actions", [action(3)])], positions={"live:f1": 3})
         assert [r[1] for r in await store.rows("actions")] == ["a1"]
         assert [c.seq for c in await store.changes(0)] == [1]
         assert await store.marks() == {"m1": 1.0}
@@ -149,36 +133,6 @@ async def test_a_deposed_writer_writes_nothing(db: str) -> None:
         await store.close()
         await a.close()
         await b.close()
-
-
-@contextlib.asynccontextmanager
-async def fenced(db: str, lease: Lease) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """A write transaction of the holder of ``lease``, fenced and open; yields its commit."""
-    if is_postgres(db):
-        conn = await asyncpg.connect(db)
-        try:
-            await conn.execute("CREATE TABLE IF NOT EXISTS t (x int)")
-            tx = conn.transaction()
-            await tx.start()
-            await _lease_pg.fence(conn, lease)  # the row is held until it ends
-            await conn.execute("INSERT INTO t VALUES (1)")
-            yield tx.commit
-        finally:
-            await conn.close()
-        return
-    file = connect(Path(db))
-    try:
-        file.execute("CREATE TABLE IF NOT EXISTS t (x int)")
-        file.execute("BEGIN IMMEDIATE")  # the file's write lock, until it ends
-        _lease_sqlite.fence(file, lease)
-        file.execute("INSERT INTO t VALUES (1)")
-
-        async def commit() -> None:
-            file.execute("COMMIT")
-
-        yield commit
-    finally:
-        file.close()
 
 
 async def _count_t(db: str) -> int:

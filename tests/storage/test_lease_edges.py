@@ -11,52 +11,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-import asyncpg
 import pytest
-from support import ENGINES, until
+from support import until
+from support.lease import fenced
 
-from asyncsports.store import Election, Lease, _lease_pg, _lease_sqlite, is_postgres
+from asyncsports.store import Election, _lease_pg, _lease_sqlite, is_postgres
 from asyncsports.store._lease_sqlite import SqliteSeat, alive
-from asyncsports.store._sqlite import connect
 
 WAIT = 0.2  # the lock wait, lowered from seconds: a held-up takeover gives up quickly
-
-
-@pytest.fixture(params=ENGINES)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new mirror database of each engine: a file's path, or a PostgreSQL URL."""
-    if request.param == "sqlite":
-        return str(tmp_path / "mirror.sqlite")
-    return str(request.getfixturevalue("postgres").create_database())
-
-
-@contextlib.asynccontextmanager
-async def fenced(db: str, lease: Lease) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """A fenced write transaction of ``lease``'s holder, open; yields its commit."""
-    if is_postgres(db):
-        conn = await asyncpg.connect(db)
-        try:
-            tx = conn.transaction()
-            await tx.start()
-            await _lease_pg.fence(conn, lease)  # the row held (shared) until it ends
-            yield tx.commit
-        finally:
-            await conn.close()
-        return
-    file = connect(Path(db))
-    try:
-        file.execute("BEGIN IMMEDIATE")  # the file's write lock, until it ends
-        _lease_sqlite.fence(file, lease)
-
-        async def commit() -> None:
-            file.execute("COMMIT")
-
-        yield commit
-    finally:
-        file.close()
 
 
 async def test_a_takeover_held_up_past_the_lock_wait_is_refused_then_taken(

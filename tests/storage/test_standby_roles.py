@@ -19,7 +19,8 @@ from typing import Any
 
 import asyncpg
 import pytest
-from support import ENGINES, until
+from support import until
+from support.lease import action
 
 from asyncsports.errors import SinkError
 from asyncsports.store import (
@@ -36,19 +37,6 @@ from asyncsports.sync._standby import Standby
 
 TTL = 2.0  # the lease: renewed every half second (a loaded machine keeps to that)
 POLL = 0.05
-
-
-@pytest.fixture(params=ENGINES)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new mirror database of each engine: a file's path, or a PostgreSQL URL."""
-    if request.param == "sqlite":
-        return str(tmp_path / "mirror.sqlite")
-    return str(request.getfixturevalue("postgres").create_database())
-
-
-def _action(n: int) -> tuple[object, ...]:
-    return ("f1", f"a{n}", "basketball", n, "Shot", "Confirmed", "2026-06-01T12:00:01.250000Z",
-            f'{{"id": "a{n}"}}')  # fmt: skip
 
 
 class Job:
@@ -88,7 +76,7 @@ class Job:
             while True:
                 if self.every is not None:
                     self.written += 1
-                    await store.write([Write("actions", [_action(self.written)])])
+                    await store.write([Write("actions", [action(self.written)])])
                 if once:
                     return
                 if self.how == "stuck":
