@@ -25,6 +25,8 @@ CASES = [
     ("data", b'{"x":[1}],"data":[]}', "JSON is malformed: mismatched bracket", "$", 7),
     ("data", b'{"data" 1}', "JSON is malformed: expected ':'", "$", 8),
     ("data", b'{"data":{"a":1}', "JSON is truncated", "$.data", 15),
+    ("data", b'{"data":null', "JSON is truncated", "$.data", 12),
+    ("data", b'{"data":null,"data":[1]}', "duplicate key 'data'", "$", 13),
     ("data", b"{1:2}", "JSON is malformed: expected '\"'", "$", 1),
     ("data", b'{"x":}', "JSON is malformed: invalid character", "$", 5),
     ("data", b'{"x":@,"data":[]}', "JSON is malformed: invalid character", "$", 5),
@@ -80,6 +82,8 @@ def test_an_empty_element_found_by_a_guessed_cut() -> None:
         (None, b"[1}", "1}"),
         (None, b"[1,]", "]"),
         ("data", b'{"x":}', '{"x":}'),
+        ("data", b'{"x":1', '{"x":1'),
+        ("data", b'{"x":"' + b"a" * 100, "a" * 80),
         ("data", b'{"x":1 "data":[]}', '{"x":1 "data":[]}'),
     ],
 )
