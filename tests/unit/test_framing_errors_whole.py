@@ -18,6 +18,7 @@ CASES = [
     (None, b'["abc', "JSON is truncated: the array is not closed", "$", 5),
     (None, b"", "JSON is truncated", "$", 0),
     ("data", b'{"data":5}', "expected an array, an object or null at $.data", "$", 8),
+    ("data", b'{"data":5', "expected an array, an object or null at $.data", "$", 8),
     ("data", b'{"data":"x"}', "expected an array, an object or null at $.data", "$", 8),
     ("data", b'{"data":[1],"data":[2]}', "duplicate key 'data'", "$", 12),
     ("data", b'{"data":[1]]', "JSON is malformed: expected ',' or '}'", "$", 11),
