@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from asyncsports.errors import BodyTooLargeError
+from asyncsports.errors import BodyTooLargeError, DecodeError
 from asyncsports.jsonstream import ArrayFramer
 
 
@@ -26,3 +26,14 @@ def test_parsed_members_up_to_64_kib_are_held() -> None:
     framer = ArrayFramer("data", max_element=65535)
     with pytest.raises(BodyTooLargeError):
         framer.feed(member(65536))
+
+
+def test_offsets_count_the_members_let_go() -> None:
+    framer = ArrayFramer("data")
+    first = member(70000)
+    second = b'"y":"' + b"b" * 69994 + b'",'
+    assert framer.feed(first) is None
+    assert framer.feed(second) is None
+    with pytest.raises(DecodeError) as info:
+        framer.feed(b'"data":5}')
+    assert info.value.offset == len(first) + len(second) + 7

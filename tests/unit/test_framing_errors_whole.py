@@ -76,6 +76,12 @@ def test_an_empty_element_found_by_a_guessed_cut() -> None:
         assert err.snippet.encode() in body, err.snippet
 
 
+def test_an_empty_element_at_the_start_of_a_chunk() -> None:
+    # The fast path learned the head "," and cuts the second chunk at its comma.
+    err = fail(ArrayFramer(), [b"[1,2,", b"  ,4]"])
+    assert (err.reason, err.offset) == ("JSON is malformed: expected a value before ','", 7)
+
+
 @pytest.mark.parametrize(
     ("key", "body", "snippet"),
     [
