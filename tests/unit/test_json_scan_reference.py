@@ -169,6 +169,10 @@ def test_bad_utf8_points_at_the_first_bad_byte(data: bytes, at: int) -> None:
         (b'x,"s"', 1, b',"'),
         (b"x,1 ", 1, b","),
         (b"x, {", 1, None),  # the buffer ends with the head
+        (b"x, [", 1, None),
+        (b"x,", 1, None),
+        (b"x" * 50 + b',{"k"', 50, None),  # no colon yet, 3 bytes after the head
+        (b'x,{"k"' + b" " * 77, 1, b",{"),  # 80 bytes after it: the key is not coming
         (b'x,{"k', 1, None),  # the key is cut short
         (b'x,{"k"' + b" " * 70, 1, None),  # no colon yet, fewer than 80 bytes after it
         (b'x,{"k"' + b" " * 80, 1, b",{"),  # no colon in 80 bytes: the head ends before the key
