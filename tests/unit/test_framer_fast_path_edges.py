@@ -61,6 +61,16 @@ def test_an_element_longer_than_the_bound() -> None:
         assert framer.feed(b'[{"k":1},{"k":0}') == b'[{"k":1}]'
         assert framer.head == b',{"k":'
         runs = [framer.feed(long[i : i + 10]) for i in range(0, len(long), 10)]
-        runs += [framer.feed(b',{"k":3}]'), framer.close()]
+        # Back on the fast path: a stretch with no head is measured against the new bound.
+        runs += [framer.feed(b',{"k":3}'), framer.feed(b",[1]"), framer.feed(b"]")]
+        runs.append(framer.close())
     got = [x for r in runs if r is not None for x in msgspec.json.decode(r)]
-    assert got == [{"k": 0}, {"k": 2, "v": "a" * 40}, {"k": 3}]
+    assert got == [{"k": 0}, {"k": 2, "v": "a" * 40}, {"k": 3}, [1]]
+
+
+def test_no_run_is_a_guess_before_the_first_cut() -> None:
+    framer = ArrayFramer()
+    assert framer.feed(b"[1") is None
+    assert not framer.guessed
+    with pytest.raises(RuntimeError):
+        framer.retract()

@@ -26,6 +26,7 @@ CASES = [
     ("data", b'{"x":[1}],"data":[]}', "JSON is malformed: mismatched bracket", "$", 7),
     ("data", b'{"data" 1}', "JSON is malformed: expected ':'", "$", 8),
     ("data", b'{"data":{"a":1}', "JSON is truncated", "$.data", 15),
+    ("data", b'{"x":1', "JSON is truncated", "$", 6),
     ("data", b'{"data":null', "JSON is truncated", "$.data", 12),
     ("data", b'{"data":null,"data":[1]}', "duplicate key 'data'", "$", 13),
     ("data", b"{1:2}", "JSON is malformed: expected '\"'", "$", 1),

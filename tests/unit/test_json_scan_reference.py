@@ -150,6 +150,7 @@ def test_deepest_stops_at_a_string_that_never_closes() -> None:
     assert deepest(b'[[1], "[[[') == (2, 1)
     assert deepest(b'{"a": [{}]}') == (3, 7)
     assert deepest(b"[][[]]") == (2, 3)
+    assert deepest(b"[[],[]]") == (2, 1)  # the first bracket to reach the depth
     assert deepest(b"1") == (0, 0)
 
 
