@@ -74,3 +74,25 @@ def test_no_run_is_a_guess_before_the_first_cut() -> None:
     assert not framer.guessed
     with pytest.raises(RuntimeError):
         framer.retract()
+
+
+def test_whitespace_pieces_before_an_empty_element() -> None:
+    framer = ArrayFramer()
+    assert framer.feed(b"[1,2,3") == b"[1,2]"
+    assert framer.feed(b",") == b"[3]"
+    assert framer.feed(b" ") is None
+    assert framer.feed(b" ") is None
+    with pytest.raises(DecodeError) as info:
+        framer.feed(b",4]")
+    assert info.value.offset == 9
+
+
+def test_a_retracted_guess_with_nothing_behind_it_is_no_guess() -> None:
+    framer = ArrayFramer(verify=False)
+    assert framer.feed(b'[{"k":0},{"k":0') == b'[{"k":0}]'
+    run = framer.feed(b',"c":[0,{"k":1}]')  # the head is only inside this element
+    assert run is not None and framer.guessed
+    assert framer.retract() is None
+    assert not framer.guessed
+    with pytest.raises(RuntimeError):
+        framer.retract()
