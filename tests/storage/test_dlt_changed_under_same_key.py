@@ -126,6 +126,7 @@ def _row(db: Path, sql: str, *args: str) -> Any:
     return json.loads(json_) if isinstance(json_, str) else json_
 
 
+@pytest.mark.slow  # two dlt pipeline runs into DuckDB, as test_dlt.py's loads are
 async def test_a_statistics_packet_and_an_action_changed_under_their_keys_load_again(
     emu: Emulator, proxy: tuple[str, Edits], tmp_path: Path
 ) -> None:

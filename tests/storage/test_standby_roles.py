@@ -247,6 +247,7 @@ async def test_a_failing_mirror_s_error_ends_the_standby(db: str) -> None:
     assert standby.role == "standby" and standby.takeovers == 1
 
 
+@pytest.mark.slow  # the lease lapses by the clock: two seconds of waiting by design
 async def test_a_renewal_that_gets_no_answer_loses_the_lease_by_the_clock(
     tmp_path: Path, logs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
