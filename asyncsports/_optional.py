@@ -30,6 +30,7 @@ EXTRAS: dict[str, str] = {
     # The transport spike (asyncsports/_http/transports/pyreqwest.py), measured by the benchmarks only.
     "pyreqwest": "bench",
     "dlt": "dlt",
+    "nats": "nats",
 }
 """The extra that installs each optional top-level module."""
 

@@ -37,6 +37,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BodyTooLargeError",
+    "BusError",
     "DecodeError",
     "MissingDependencyError",
     "NoRecordError",
@@ -248,6 +249,12 @@ class PagingError(AsyncSportsError):
 
 class SinkError(AsyncSportsError):
     """A database cannot be used (not ours, another schema, unwritable, unreachable)."""
+
+
+class BusError(AsyncSportsError):
+    """A bus the change feed is published to cannot be used: unreachable, refusing, or
+    holding what this database did not publish (another database's changes, a stream
+    ahead of it)."""
 
 
 def install_hint(extra: str) -> str:

@@ -40,6 +40,7 @@ from asyncsports.store._sql import (
     CHANGES,
     COUNT_ACTIONS,
     CURSOR,
+    HEAD,
     MARKS,
     MIRROR_FIXTURES,
     POSITION,
@@ -50,7 +51,15 @@ from asyncsports.store._sql import (
     rows,
     upsert,
 )
-from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, Lease, Row, RowChange, Write
+from asyncsports.store._types import (
+    CONNECT_TIMEOUT,
+    PATIENCE,
+    ChangeLine,
+    Lease,
+    Row,
+    RowChange,
+    Write,
+)
 from asyncsports.store._urls import redact_url
 
 if TYPE_CHECKING:
@@ -109,8 +118,8 @@ _DELETE = {name: _delete(t) for name, t in _TABLES.items()}
 # Keys in byte order, as SQLite sorts them (not the database's collation).
 _ROWS = {name: pg(rows(t, 'COLLATE "C"')) for name, t in _TABLES.items()}
 _COUNTS = counts(_TABLES)
-_CHANGES, _CURSOR, _SAVE_CURSOR, _MARKS, _POSITION, _COUNT_ACTIONS = map(
-    pg, (CHANGES, CURSOR, SAVE_CURSOR, MARKS, POSITION, COUNT_ACTIONS)
+_CHANGES, _HEAD, _CURSOR, _SAVE_CURSOR, _MARKS, _POSITION, _COUNT_ACTIONS = map(
+    pg, (CHANGES, HEAD, CURSOR, SAVE_CURSOR, MARKS, POSITION, COUNT_ACTIONS)
 )
 _LOG = (
     "WITH c AS (INSERT INTO changes (committed_at, op, tbl, key, row) "
@@ -298,13 +307,21 @@ class PgMirror:
 
     async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """As :meth:`~asyncsports.store._types.MirrorStore.changes`."""
+        return [as_change(*r) for r in await self.change_rows(after, limit)]
 
-        async def op(conn: asyncpg.Connection) -> list[RowChange]:
+    async def change_rows(self, after: int, limit: int = 500) -> list[ChangeLine]:
+        """As :meth:`~asyncsports.store._types.MirrorStore.change_rows`."""
+
+        async def op(conn: asyncpg.Connection) -> list[ChangeLine]:
             self._woken.clear()  # a NOTIFY from now on wakes the next wait()
             got = await conn.fetch(_CHANGES, after, limit)
-            return [as_change(r[0], r[1], r[2], r[3], r[4], time_text(r[5])) for r in got]
+            return [(r[0], r[1], r[2], r[3], r[4], time_text(r[5])) for r in got]
 
         return await self._do(op)
+
+    async def head(self) -> int:
+        """As :meth:`~asyncsports.store._types.MirrorStore.head`."""
+        return as_count(await self._do(lambda conn: conn.fetchrow(_HEAD))) or 0
 
     async def wait(self, at_most: float) -> None:
         """Until a write's NOTIFY (or the connection's end, or ``at_most`` seconds). The first

@@ -24,7 +24,7 @@ from asyncsports.store._mirror import (
     now_text,
 )
 from asyncsports.store._sqlite import SqliteThread, Transaction, connect
-from asyncsports.store._types import KEYS, POLL, TABLES, Lease, Row, RowChange, Write
+from asyncsports.store._types import KEYS, POLL, TABLES, ChangeLine, Lease, Row, RowChange, Write
 
 __all__ = ["SqliteMirror", "Store"]
 
@@ -115,7 +115,15 @@ class Store:
 
     def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """Committed changes with ``seq > after``, in commit order."""
-        return [as_change(*r) for r in self._db.execute(_sql.CHANGES, (after, limit))]
+        return [as_change(*r) for r in self.change_rows(after, limit)]
+
+    def change_rows(self, after: int, limit: int = 500) -> list[ChangeLine]:
+        """:meth:`changes` as stored: key and row as their JSON texts."""
+        return self._db.execute(_sql.CHANGES, (after, limit)).fetchall()
+
+    def head(self) -> int:
+        """The last change's seq (0: none yet)."""
+        return as_count(self._db.execute(_sql.HEAD).fetchone()) or 0
 
     def cursor(self, name: str) -> int:
         """Where consumer ``name`` stands (0: at the start)."""
@@ -215,6 +223,8 @@ class SqliteMirror:
     # The rest of MirrorStore: Store's method of the same name, run on the thread.
     write = _OnThread(Store.write)
     changes = _OnThread(Store.changes)
+    change_rows = _OnThread(Store.change_rows)
+    head = _OnThread(Store.head)
     cursor = _OnThread(Store.cursor)
     save_cursor = _OnThread(Store.save_cursor)
     marks = _OnThread(Store.marks)

@@ -143,6 +143,7 @@ JOB_CHECKPOINT = upsert(TABLES["checkpoints"])
 CHANGES = (
     "SELECT seq, op, tbl, key, row, committed_at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
 )
+HEAD = "SELECT max(seq) FROM changes"
 CURSOR = "SELECT seq FROM cursors WHERE name = ?"
 # A cursor only moves forward: a late save of an older position changes nothing.
 SAVE_CURSOR = (

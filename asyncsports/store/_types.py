@@ -26,6 +26,7 @@ __all__ = [
     "PATIENCE",
     "POLL",
     "TABLES",
+    "ChangeLine",
     "Deposed",
     "Engine",
     "JobState",
@@ -147,6 +148,10 @@ class Write:
     scope: tuple[str, Any] | None = None
 
 
+ChangeLine = tuple[int, str, str, str, str, str]
+"""A line of ``changes`` as stored: seq, op, table, key and row (JSON texts), committed_at."""
+
+
 @dataclass(frozen=True, slots=True)
 class RowChange:
     """One committed change of a row of the mirror: ``seq`` (the cursor), ``op`` (insert,
@@ -211,6 +216,14 @@ class MirrorStore(Protocol):
 
     async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """Committed changes with ``seq > after``, in commit order."""
+        ...
+
+    async def change_rows(self, after: int, limit: int = 500) -> list[ChangeLine]:
+        """:meth:`changes` as stored, undecoded (for a publisher that passes them on)."""
+        ...
+
+    async def head(self) -> int:
+        """The last committed change's seq (0: none yet)."""
         ...
 
     async def wait(self, at_most: float) -> None:

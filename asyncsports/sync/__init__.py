@@ -15,7 +15,9 @@ daily, live stream events every 30 s and snooker tournaments daily, at the caden
 transactions that only change rows whose content changed; each change is logged and
 served by :meth:`Mirror.changes` in commit order, resumable by cursor. The database is a
 SQLite file or a ``postgresql://`` URL; :func:`feed` follows any mirror database's changes
-from another process (on PostgreSQL, woken by each commit's ``NOTIFY``).
+from another process (on PostgreSQL, woken by each commit's ``NOTIFY``);
+:class:`Publisher` puts that feed on a bus (Redis Streams, NATS JetStream), each change
+once, in commit order.
 """
 
 from asyncsports.store import MIRROR_COLUMNS as TABLES
@@ -26,6 +28,7 @@ from asyncsports.sync._changes import feed
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
+from asyncsports.sync._publish import Publisher
 from asyncsports.sync._standby import Standby
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "ActionFeed",
     "Mirror",
     "MirrorStore",
+    "Publisher",
     "RowChange",
     "Standby",
     "StatisticsFeed",

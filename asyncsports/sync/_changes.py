@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from asyncsports.store import CONNECT_TIMEOUT, MirrorStore, RowChange, open_mirror
+from asyncsports.store import CONNECT_TIMEOUT, ChangeLine, MirrorStore, RowChange, open_mirror
+from asyncsports.store._mirror import as_change
 
-__all__ = ["RECHECK", "feed"]
+__all__ = ["RECHECK", "batches", "feed"]
 
 RECHECK = 10.0
 """Seconds a follower of a PostgreSQL feed waits for a NOTIFY before it looks anyway (a
@@ -44,21 +45,12 @@ async def feed(
     try:
         if consumer is not None and after == 0:
             after = await reader.cursor(consumer)
-        while True:
-            if wake is not None:
-                wake.clear()  # before the read: a commit during it sets it again
-            batch = await reader.changes(after)
-            for change in batch:
-                yield change
-                after = change.seq
+        async for lines in batches(reader, after, follow=follow, until=until, wake=wake):
+            for line in lines:
+                yield as_change(*line)
                 if consumer is not None:
-                    await reader.save_cursor(consumer, after)
-            if batch:
-                continue
-            if not follow or (until is not None and until.is_set()):
-                ended = True
-                return
-            await _wait(reader, until, wake)
+                    await reader.save_cursor(consumer, line[0])
+        ended = True
     finally:
         if ended:
             await reader.close()
@@ -66,6 +58,31 @@ async def feed(
             # Not awaited: a consumer that leaves its loop early leaves this generator
             # to the garbage collector, whose finalizer must not have to wait.
             reader.abort()
+
+
+async def batches(
+    reader: MirrorStore,
+    after: int,
+    *,
+    follow: bool,
+    until: asyncio.Event | None = None,
+    wake: asyncio.Event | None = None,
+    limit: int = 500,
+) -> AsyncIterator[list[ChangeLine]]:
+    """The lines of ``changes`` after ``after`` as stored, at most ``limit`` at a time,
+    in commit order: the one walk of a change log (:func:`feed` decodes them, a
+    publisher passes them on). ``follow``, ``until`` and ``wake`` as :func:`feed` says."""
+    while True:
+        if wake is not None:
+            wake.clear()  # before the read: a commit during it sets it again
+        lines = await reader.change_rows(after, limit)
+        if lines:
+            yield lines
+            after = lines[-1][0]
+            continue
+        if not follow or (until is not None and until.is_set()):
+            return
+        await _wait(reader, until, wake)
 
 
 async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:

@@ -65,6 +65,9 @@ class Mirror:
     snapshot), and :meth:`changes` for what changed.
     """
 
+    label = "mirror"
+    """How the log names it (as a :class:`~asyncsports.sync.Standby`'s job)."""
+
     def __init__(
         self,
         client: Client,

@@ -1,4 +1,4 @@
-"""A mirror that writes its database only while it holds its lease; a standby else.
+"""A mirror (or a publisher) that works only while it holds its lease; a standby else.
 
 Any number of ``asyncsports sync`` processes may follow one database (a PostgreSQL one
 from any machines, a SQLite file from one machine): :class:`Standby` elects one writer
@@ -9,7 +9,8 @@ stuck) or its holder is gone (killed: at once; PostgreSQL sees its connection cl
 SQLite its pid gone), resuming from the positions committed.
 Every write transaction of the writer is fenced by its term, so a writer cut off and
 coming back cannot write: its next renewal or write finds the term moved on, and it
-stands by again.
+stands by again. A :class:`~asyncsports.sync.Publisher` of the change feed to a bus stands
+by the same way, under a lease of its own per bus stream.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import logging
 import os
 import secrets
 import socket
+from pathlib import Path
+from typing import Protocol
 
 from asyncsports.errors import AsyncSportsError
 from asyncsports.store import Deposed, Election, Lease
 
-from ._mirror import Mirror
-
-__all__ = ["GRACE", "POLL", "TTL", "Standby"]
+__all__ = ["GRACE", "POLL", "TTL", "Held", "Standby"]
 
 log = logging.getLogger("asyncsports.sync")
 
@@ -40,9 +41,33 @@ GRACE = 5.0
 """Seconds a deposed writer's mirror has to stop before it is cancelled."""
 
 
+class Held(Protocol):
+    """What a :class:`Standby` runs: a :class:`~asyncsports.sync.Mirror` or a
+    :class:`~asyncsports.sync.Publisher`."""
+
+    label: str
+    """How log lines name it (``mirror``, ``publisher``)."""
+    name: str
+    """Its database as messages name it (no password)."""
+    db: str | Path
+    connect_timeout: float
+    fence: Lease | None
+    """The lease it works under (its writes are fenced by it), set by the standby."""
+
+    async def run(self) -> None:
+        """Work until stopped."""
+
+    async def once(self) -> None:
+        """One pass."""
+
+    def stop(self) -> None:
+        """Finish what is under way and return from :meth:`run`."""
+
+
 class Standby:
-    """Runs ``mirror`` while this process holds the lease ``name`` of the mirror's
-    database (either engine), and stands by while another process does.
+    """Runs ``mirror`` (or any :class:`Held` job) while this process holds the lease
+    ``name`` of the mirror's database (either engine), and stands by while another
+    process does.
 
     ``role`` is ``"standby"`` or ``"writer"``; ``holder`` names the writer (as its
     process told it: host and pid); ``takeovers`` counts the terms this process won.
@@ -50,13 +75,14 @@ class Standby:
 
     def __init__(
         self,
-        mirror: Mirror,
+        mirror: Held,
         *,
         name: str = "sync",
         ttl: float = TTL,
         poll: float = POLL,
     ) -> None:
         self.mirror = mirror
+        self.label = mirror.label
         self.url = mirror.name  # as messages name it: no password
         self.ttl, self.poll = ttl, poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
@@ -68,6 +94,16 @@ class Standby:
         self._valid = 0.0  # the loop's time until which the lease is surely ours
         self._stopping = asyncio.Event()
         self._left: set[asyncio.Task[None]] = set()  # mirrors that would not stop
+
+    @property
+    def _does(self) -> str:
+        return "writes it" if self.label == "mirror" else f"is the {self.label}"
+
+    @property
+    def _doing(self) -> str:
+        return (
+            f"writing {self.url}" if self.label == "mirror" else f"the {self.label} of {self.url}"
+        )
 
     def stop(self) -> None:
         """Stop standing by, or stop the mirror (which then gives the lease up)."""
@@ -107,14 +143,14 @@ class Standby:
                 raise  # not the mirror's database, refused, ...: nothing to wait for
             except Exception as exc:  # unreachable for now: look again
                 if self.reachable or said is None:
-                    log.warning("mirror: standby: cannot reach %s (%s); trying again",
+                    log.warning("%s: standby: cannot reach %s (%s); trying again", self.label,
                                 self.url, " ".join(str(exc).split()))  # fmt: skip
                 self.reachable = False
                 said = "unreachable"
             else:
                 if said != self.holder:
-                    log.info("mirror: standby for %s: %s writes it; taking over when it "
-                             "stops", self.url, self.holder)  # fmt: skip
+                    log.info("%s: standby for %s: %s %s; taking over when it stops",
+                             self.label, self.url, self.holder, self._does)  # fmt: skip
                     said = self.holder
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll):
@@ -126,7 +162,7 @@ class Standby:
         mirror ended of itself (a stop, or ``once``'s pass)."""
         self.role, self.holder, self.reachable = "writer", self.who, True
         self.takeovers += 1
-        log.info("mirror: writing %s (lease term %d)", self.url, lease.term)
+        log.info("%s: %s (lease term %d)", self.label, self._doing, lease.term)
         self.mirror.fence = lease
         running = asyncio.create_task(self.mirror.once() if once else self.mirror.run())
         lost = False
@@ -148,8 +184,8 @@ class Standby:
             with contextlib.suppress(Exception):
                 await self.election.release(lease)
         if lost:
-            log.warning("mirror: lost the lease of %s (term %d): not renewed in time, or "
-                        "another process took it; standing by", self.url,
+            log.warning("%s: lost the lease of %s (term %d): not renewed in time, or "
+                        "another process took it; standing by", self.label, self.url,
                         lease.term)  # fmt: skip
         return not lost
 
@@ -168,8 +204,8 @@ class Standby:
         if not running.done():
             self._left.add(running)  # a reference: a pending task is not collected
             running.add_done_callback(self._ended)
-            log.error("mirror: the writer of %s did not stop within %g s of its cancel; "
-                      "standing by without it", self.url, GRACE)  # fmt: skip
+            log.error("%s: the writer of %s did not stop within %g s of its cancel; "
+                      "standing by without it", self.label, self.url, GRACE)  # fmt: skip
 
     def _ended(self, running: asyncio.Task[None]) -> None:
         """A mirror left behind has ended at last: its error is of no use now."""
@@ -194,7 +230,7 @@ class Standby:
                         return True
                 self._valid = t0 + self.ttl
             except Exception as exc:
-                log.warning("mirror: cannot renew the lease of %s (%s)",
+                log.warning("%s: cannot renew the lease of %s (%s)", self.label,
                             self.url, " ".join(str(exc).split()) or "no answer")  # fmt: skip
             if loop.time() >= self._valid:
                 return True

@@ -47,6 +47,7 @@ class Job:
 
     def __init__(self, db: str, how: str = "plain", every: float | None = 0.02) -> None:
         self.db, self.name, self.connect_timeout = db, db, 5.0
+        self.label = "mirror"
         self.how, self.every = how, every
         self.fence: Lease | None = None
         self.terms: list[int] = []  # the term of each run

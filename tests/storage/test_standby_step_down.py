@@ -30,6 +30,7 @@ class Stubborn:
     def __init__(self, db: Path) -> None:
         self.name = self.db = str(db)
         self.connect_timeout = 5.0
+        self.label = "mirror"
         self.fence: Lease | None = None
         self.started = asyncio.Event()
         self.cancels = 0

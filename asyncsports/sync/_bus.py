@@ -1,0 +1,54 @@
+"""The buses a change feed is published to, behind one interface: :class:`Bus`.
+
+:func:`connect` opens the one a :class:`~asyncsports._wire.bus.Target` names: Redis
+Streams (:mod:`~asyncsports.sync._bus_redis`, redis-py) or NATS JetStream
+(:mod:`~asyncsports.sync._bus_nats`, nats-py). Each says where the feed stands on it
+(:meth:`Bus.position`, read from the bus itself) and publishes a batch, in order, every
+message stored once it returns (:meth:`Bus.publish`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from asyncsports._wire.bus import Message, Target
+
+__all__ = ["ACK_TIMEOUT", "Bus", "connect"]
+
+ACK_TIMEOUT = 10.0
+"""Seconds a batch may wait for the bus's acks before the connection counts as lost."""
+
+
+class Bus(Protocol):
+    """An open connection to a bus: every method but :meth:`abort` is a coroutine."""
+
+    target: Target
+
+    async def position(self) -> tuple[int, str | None]:
+        """``(seq, origin)`` of the last change on the bus (``(0, None)``: none yet;
+        ``origin`` None: not known)."""
+        ...
+
+    async def publish(self, batch: Sequence[Message], origin: str) -> int:
+        """Publish ``batch`` in order, each message stored on return; the number the bus
+        already held (refused or dropped as duplicates)."""
+        ...
+
+    async def close(self) -> None:
+        """Close the connection."""
+
+    def abort(self) -> None:
+        """Drop the connection without waiting."""
+
+
+async def connect(target: Target, connect_timeout: float) -> Bus:
+    """An open :class:`Bus` to ``target``, within ``connect_timeout`` seconds (the
+    library's errors as raised: the caller tells a bus away from a bus refusing)."""
+    if target.kind == "redis":
+        from ._bus_redis import RedisBus
+
+        return await RedisBus.open(target, connect_timeout)
+    from ._bus_nats import NatsBus
+
+    return await NatsBus.open(target, connect_timeout)

@@ -1,0 +1,135 @@
+"""The change feed on Redis Streams (redis-py): one stream per table.
+
+Each change is the entry ``<seq>-0`` of the stream ``<prefix>:<table>``, with one field,
+``change``, holding the message. A batch is one ``MULTI``/``EXEC`` transaction of
+``XADD``s: Redis runs it whole or not at all (a connection lost before ``EXEC`` runs
+none of it, one refused while queued aborts it), so a publisher killed at any point has
+published a prefix of the feed, and where it stands is the largest
+``last-generated-id`` of the streams. A change sent twice is refused by its stream (its
+id is not above the top), which also makes a transaction sent again harmless. The key
+``<prefix>:origin`` names the database whose changes the streams hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from asyncsports._optional import need
+from asyncsports._wire.bus import Message, Target, entry_id, seq_of_entry
+from asyncsports.errors import BusError
+from asyncsports.store import MIRROR_COLUMNS
+
+from ._bus import ACK_TIMEOUT
+
+__all__ = ["RedisBus"]
+
+FEATURE = "publishing the change feed to Redis (--to redis://...)"
+TABLES = tuple(MIRROR_COLUMNS)
+
+
+class RedisBus:
+    """The :class:`~asyncsports.sync._bus.Bus` of a ``redis://`` target."""
+
+    def __init__(self, target: Target, client: Any) -> None:
+        self.target = target
+        self.client = client
+        self._trim: tuple[Any, ...] = ("MAXLEN", "~", target.maxlen) if target.maxlen else ()
+
+    @classmethod
+    async def open(cls, target: Target, connect_timeout: float) -> RedisBus:
+        """Connected (a PING answered) within ``connect_timeout`` seconds."""
+        aioredis = need("redis.asyncio", FEATURE)
+        retry = need("redis.asyncio.retry", FEATURE)
+        backoff = need("redis.backoff", FEATURE)
+        client = aioredis.Redis.from_url(
+            target.url,
+            socket_connect_timeout=connect_timeout,
+            socket_timeout=ACK_TIMEOUT,
+            # The publisher's own loop reconnects and reads where it stands; a retry
+            # inside redis-py would only hide an outage from it.
+            retry=retry.Retry(backoff.NoBackoff(), 0),
+        )
+        try:
+            await client.ping()
+        except BaseException:
+            await client.aclose()
+            raise
+        return cls(target, client)
+
+    async def position(self) -> tuple[int, str | None]:
+        """The largest ``last-generated-id`` of the tables' streams, and the origin key."""
+        response = need("redis.exceptions", FEATURE).ResponseError
+        pipe = self.client.pipeline(transaction=False)
+        for table in TABLES:
+            pipe.execute_command("XINFO", "STREAM", self.target.key(table))
+        pipe.get(self.origin_key)
+        got = await pipe.execute(raise_on_error=False)
+        seq = 0
+        for table, info in zip(TABLES, got, strict=False):
+            if isinstance(info, response):
+                if "no such key" in str(info).lower():
+                    continue
+                raise BusError(f"{self.target.shown}: {table}'s stream: {info}")
+            last = _field(info, "last-generated-id")
+            try:
+                seq = max(seq, seq_of_entry(last))
+            except ValueError:
+                raise BusError(
+                    f"{self.target.shown}: stream {self.target.key(table)} holds entries "
+                    f"not published by asyncsports (last id {last!r})"
+                ) from None
+        origin = got[-1]
+        return seq, origin.decode() if isinstance(origin, bytes) else origin
+
+    @property
+    def origin_key(self) -> str:
+        return f"{self.target.prefix}:origin"
+
+    async def publish(self, batch: Sequence[Message], origin: str) -> int:
+        """One transaction of the batch's ``XADD``s (and the origin, set if unset)."""
+        response = need("redis.exceptions", FEATURE).ResponseError
+        pipe = self.client.pipeline(transaction=True)
+        pipe.execute_command("SET", self.origin_key, origin, "NX")
+        xadd, trim, key = pipe.execute_command, self._trim, self.target.key
+        for m in batch:
+            xadd("XADD", key(m.table), *trim, entry_id(m.seq), "change", m.body)
+        got = await pipe.execute(raise_on_error=False)
+        duplicates = 0
+        for m, result in zip(batch, got[1:], strict=True):
+            if isinstance(result, response):
+                if "equal or smaller" in str(result):
+                    duplicates += 1  # published before: its stream refuses it again
+                    continue
+                raise BusError(f"{self.target.shown}: change {m.seq} refused: {result}")
+        return duplicates
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self.client.aclose()
+
+    def abort(self) -> None:
+        """Drop the connections now."""
+        pool = self.client.connection_pool  # redis-py keeps no public list of them
+        conns = [
+            *getattr(pool, "_available_connections", ()),
+            *getattr(pool, "_in_use_connections", ()),
+        ]
+        for conn in conns:
+            transport = getattr(getattr(conn, "_writer", None), "transport", None)
+            if transport is not None:
+                transport.abort()
+
+
+def _field(info: Any, name: str) -> Any:
+    """A field of ``XINFO STREAM``'s answer, as redis-py parsed it (a dict) or not."""
+    if isinstance(info, dict):
+        for k, v in info.items():
+            if (k.decode() if isinstance(k, bytes) else k) == name:
+                return v
+        return None
+    pairs = list(info)
+    for k, v in zip(pairs[::2], pairs[1::2], strict=True):
+        if (k.decode() if isinstance(k, bytes) else k) == name:
+            return v
+    return None

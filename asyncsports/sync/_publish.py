@@ -1,0 +1,210 @@
+"""The mirror's change feed published to a bus, exactly once, in commit order: :class:`Publisher`.
+
+Where the feed stands is read back from the bus itself whenever the publisher
+(re)connects: the last change there (:meth:`~asyncsports.sync._bus.Bus.position`). It then
+publishes every change after it, a batch at a time, each batch stored on the bus
+before the next is read (Redis: one transaction; JetStream: async acks). So a
+publisher killed at any point and started again publishes each change once: what
+reached the bus is not sent again, what did not is. Should two publish at once, the bus
+refuses the second copy (Redis: an entry id not above its stream's top; JetStream: the
+message id within its duplicate window); a :class:`~asyncsports.sync.Standby` makes one
+of them wait.
+
+A bus that cannot be reached, or a connection lost, is waited for with backoff (said
+once, and once when it is back); a bus that refuses (another database's changes on it,
+a stream ahead of the database) is a :class:`~asyncsports.errors.BusError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import time
+from pathlib import Path
+
+from asyncsports._wire.bus import Lags, Message, Target, message, origin, parse_target
+from asyncsports._wire.retry import RetryPolicy
+from asyncsports.errors import AsyncSportsError, BusError
+from asyncsports.store import (
+    CONNECT_TIMEOUT,
+    Lease,
+    MirrorStore,
+    is_postgres,
+    open_mirror,
+    redact_url,
+)
+
+from ._bus import Bus, connect
+from ._changes import batches
+
+__all__ = ["BACKOFF", "BATCH", "Publisher"]
+
+log = logging.getLogger("asyncsports.sync")
+
+BATCH = 2000
+"""Changes read and published at a time (fewer when fewer are there)."""
+
+BACKOFF = RetryPolicy(max_retries=2**31, base=0.25, cap=10.0)
+"""How long a publisher waits before it tries an unreachable bus again."""
+
+
+class Publisher:
+    """Publishes the change feed of the mirror database ``db`` (a SQLite file or a
+    ``postgresql://`` URL) to the bus ``to`` (``redis://...`` or ``nats://...``, see
+    :func:`~asyncsports._wire.bus.parse_target`), in commit order, each change once.
+
+    :meth:`run` follows the feed until :meth:`stop`; :meth:`once` publishes what is
+    committed and returns. Its figures (``position``, ``published``, ``duplicates``,
+    ``lags``, ``connected``) are what ``/metrics`` reports. ValueError for a ``to``
+    that is no bus URL.
+    """
+
+    label = "publisher"
+    """How the log names it (as a :class:`~asyncsports.sync.Standby`'s job)."""
+
+    def __init__(
+        self,
+        db: str | Path,
+        to: str,
+        *,
+        batch: int = BATCH,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        backoff: RetryPolicy = BACKOFF,
+    ) -> None:
+        if batch < 1:
+            raise ValueError(f"batch: must be >= 1, got {batch}")
+        self.db = db
+        self.target: Target = parse_target(to)
+        self.name = redact_url(str(db)) if is_postgres(db) else str(db)
+        self.batch, self.connect_timeout, self.backoff = batch, connect_timeout, backoff
+        self.fence: Lease | None = None  # set by a Standby; the bus refuses doubles itself
+        self.position: int | None = None
+        """The last change acked on the bus (None: not yet read from it)."""
+        self.head = 0
+        """The last change committed to the database, as last read."""
+        self.published = 0
+        """Changes this process stored on the bus."""
+        self.duplicates = 0
+        """Changes the bus already held (refused or dropped as published before)."""
+        self.lags = Lags()
+        """Seconds from each change's commit to its ack on the bus."""
+        self.connected = False
+        self.outages = 0
+        """Times the bus (or the connection to it) was lost and waited for."""
+        self.origin: str | None = None
+        self._stop = asyncio.Event()
+        self._times: dict[str, float] = {}
+
+    def stop(self) -> None:
+        """Publish what is committed so far, then return from :meth:`run`."""
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Follow the change feed onto the bus until :meth:`stop`."""
+        await self._publish(follow=True)
+
+    async def once(self) -> None:
+        """Publish every change committed so far, then return. A bus that cannot be
+        reached is a :class:`~asyncsports.errors.BusError` at once."""
+        await self._publish(follow=False)
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _publish(self, follow: bool) -> None:
+        tries, away = 0, False
+        while True:
+            try:
+                await self._pass(follow)
+                return
+            except (AsyncSportsError, ValueError, TypeError):
+                raise  # the bus or the database refuses, or asyncsports errs: not transient
+            except Exception as exc:
+                self.connected = False
+                why = " ".join(str(exc).split()) or type(exc).__name__
+                if not follow:
+                    raise BusError(f"cannot publish to {self.target.shown}: {why}") from exc
+                if not away:
+                    log.warning("%s: cannot reach %s (%s); waiting for it, nothing is lost",
+                                self.label, self.target.shown, why)  # fmt: skip
+                    self.outages += 1
+                    away = True
+            if self._stop.is_set():
+                return
+            delay = self.backoff.backoff(tries)
+            tries += 1
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._stop.wait()
+            if self._stop.is_set():
+                return
+            if away and tries % 8 == 0:
+                log.info("%s: still waiting for %s", self.label, self.target.shown)
+
+    async def _pass(self, follow: bool) -> None:
+        """Connect, read where the bus stands, publish from there (until stopped)."""
+        bus = await connect(self.target, self.connect_timeout)
+        try:
+            reader = await open_mirror(self.db, connect_timeout=self.connect_timeout)
+            try:
+                await self._resume(bus, reader)
+                assert self.position is not None
+                async for lines in batches(reader, self.position, follow=follow,
+                                           until=self._stop, limit=self.batch):  # fmt: skip
+                    if self.origin is None:  # the first change ever: it names the database
+                        self.origin = origin(lines[0][5])
+                    await self._send(bus, [message(*line) for line in lines])
+            finally:
+                await reader.close()
+        finally:
+            await bus.close()
+
+    async def _resume(self, bus: Bus, store: MirrorStore) -> None:
+        """Where the feed stands on the bus, checked against the database."""
+        seq, theirs = await bus.position()
+        self.head = await store.head()
+        if self.origin is None and self.head:
+            first = await store.change_rows(0, 1)
+            self.origin = origin(first[0][5]) if first else None
+        if theirs is not None and self.origin is not None and theirs != self.origin:
+            raise BusError(
+                f"{self.target.shown} holds the changes of another database (origin "
+                f"{theirs}, this one's is {self.origin}): give this one a prefix or stream "
+                "of its own (?prefix=... / ?stream=...)"
+            )
+        if seq > self.head:
+            raise BusError(
+                f"{self.target.shown} is at change {seq}, but {self.name} has only "
+                f"{self.head}: another database published there, or this one was restored "
+                "from an older copy"
+            )
+        was, self.position, self.connected = self.position, seq, True
+        if was is None:
+            log.info("%s: publishing the changes of %s to %s after change %d (of %d)",
+                     self.label, self.name, self.target.shown, seq, self.head)  # fmt: skip
+        elif self.outages:
+            log.warning("%s: %s is back; publishing after change %d", self.label,
+                        self.target.shown, seq)  # fmt: skip
+
+    async def _send(self, bus: Bus, batch: list[Message]) -> None:
+        assert self.origin is not None
+        duplicates = await bus.publish(batch, self.origin)
+        now = time.time()
+        self.position = batch[-1].seq
+        self.head = max(self.head, self.position)
+        self.duplicates += duplicates
+        self.published += len(batch) - duplicates
+        times = self._times
+        for m in batch:  # a transaction's changes share one commit time: one parse each
+            at = times.get(m.committed_at)
+            if at is None:
+                if len(times) > 64:
+                    times.clear()
+                at = times[m.committed_at] = _epoch(m.committed_at)
+            self.lags.add(max(0.0, now - at))
+
+
+def _epoch(text: str) -> float:
+    """``changes.committed_at`` (ISO 8601 UTC) in seconds since the epoch."""
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
