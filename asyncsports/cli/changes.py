@@ -15,8 +15,8 @@ from asyncsports.errors import SinkError
 
 from .app import command
 from .interrupts import interrupts
-from .options import ConnectTimeout, Globals, db_location
-from .running import INTERRUPTED, PIPE_CLOSED, fail, say, setup_logging
+from .options import ConnectTimeout, Globals, MetricsPort, db_location
+from .running import INTERRUPTED, PIPE_CLOSED, fail, listen, say, setup_logging, sync_logging
 
 __all__ = ["changes"]
 
@@ -27,7 +27,13 @@ EPILOG = (
     "follower resumes where it stopped (the same cursors as sync --changes). --follow "
     "on PostgreSQL is woken by each commit (LISTEN/NOTIFY); a SQLite file is looked at "
     "20 times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
-    f"committed so far, exit 0 (Ctrl-C: {INTERRUPTED})."
+    f"committed so far, exit 0 (Ctrl-C: {INTERRUPTED}). --to publishes the feed to a bus "
+    "instead of printing it: redis://HOST:PORT/DB (a stream per table, "
+    "PREFIX:TABLE, entry id SEQ-0; ?prefix=, ?maxlen=) or nats://HOST:PORT (JetStream "
+    "stream ASYNCSPORTS, created if missing, subjects PREFIX.SPORT.TABLE, Nats-Msg-Id "
+    "ORIGIN:SEQ; ?prefix=, ?stream=, ?duplicate_window=), each change once, in commit "
+    "order, resuming where the bus says it stopped; a second --to of the same stream "
+    "stands by and takes over within 15 s of the first's end."
 )
 
 
@@ -46,16 +52,64 @@ async def _print(db: str, after: int, consumer: str | None, follow: bool, reach:
             sys.stdout.flush()
 
 
-async def _main(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
+async def _publish(db: str, to: str, follow: bool, reach: float, port: int | None) -> None:
+    from asyncsports.sync import Publisher, Standby
+
+    publisher = Publisher(db, to, connect_timeout=reach)
+    # Publishers of one stream elect one through the database's lease; the others wait.
+    standby = Standby(publisher, name=f"bus {publisher.target.shown}")
+    runner = None
+    if port is not None:
+        from asyncsports.sync._metrics import serve_publisher_metrics
+
+        runner = await listen(serve_publisher_metrics(publisher, port, standby=standby), port)
+    try:
+        with interrupts.stopping(standby.stop):
+            await standby.run(once=not follow)
+    finally:
+        if runner is not None:
+            await runner.cleanup()
+    say(f"asyncsports: {publisher.published} changes published to {publisher.target.shown} "
+        f"({publisher.duplicates} already there); it holds the feed up to change "
+        f"{publisher.position or 0}")  # fmt: skip
+
+
+async def _main(
+    db: str,
+    after: int,
+    consumer: str | None,
+    follow: bool,
+    reach: float,
+    to: str | None = None,
+    port: int | None = None,
+) -> None:
     import asyncio
 
     task = asyncio.current_task()
     assert task is not None
     interrupts.attach(task)
     try:
-        await _print(db, after, consumer, follow, reach)
+        if to is not None:
+            await _publish(db, to, follow, reach, port)
+        else:
+            await _print(db, after, consumer, follow, reach)
     finally:
         interrupts.detach()
+
+
+def _check_bus(to: str, consumer: str | None, after: int) -> None:
+    """A usage error for a --to that is no bus, or beside options it replaces."""
+    from asyncsports._wire.bus import parse_target
+
+    try:
+        parse_target(to)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--to'") from None
+    if consumer is not None or after:
+        raise typer.BadParameter(
+            "the bus itself says where its feed stands: --to takes no --consumer or --after",
+            param_hint="'--to'",
+        )
 
 
 @command(epilog=EPILOG, example="changes --db asyncsports-mirror.sqlite --follow")
@@ -84,17 +138,33 @@ def changes(
             help="Start after this seq (default: the --consumer's cursor, else the start).",
         ),
     ] = 0,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            metavar="BUS_URL",
+            help="Publish the feed to redis://... or nats://... instead of printing it.",
+        ),
+    ] = None,
+    metrics_port: MetricsPort = None,
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
 ) -> None:
     """Print a mirror database's change feed (asyncsports sync writes it) as JSON Lines,
-    in commit order, without running a mirror: from this machine or any other."""
+    in commit order, without running a mirror: from this machine or any other; or
+    publish it to a bus (--to)."""
     import asyncio
 
     from asyncsports.store import is_postgres
 
     setup_logging(cfg.verbose)
+    if to is not None:
+        _check_bus(to, consumer, after)
+        sync_logging(cfg.verbose)
+    elif metrics_port is not None:
+        raise typer.BadParameter(
+            "serves the publisher's metrics: give --to", param_hint="'--metrics-port'"
+        )
     if not is_postgres(db) and not Path(db).is_file():
         # Opening would make an empty database, and a follower would wait on it for ever.
         fail(cfg, SinkError(f"no mirror database at {db}: asyncsports sync --db makes one"))
@@ -103,7 +173,7 @@ def changes(
             if interrupts.received:
                 raise asyncio.CancelledError
             with asyncio.Runner() as runner:
-                runner.run(_main(db, after, consumer, follow, connect_timeout))
+                runner.run(_main(db, after, consumer, follow, connect_timeout, to, metrics_port))
         except (asyncio.CancelledError, KeyboardInterrupt):
             say("asyncsports: interrupted")
             raise typer.Exit(interrupts.code or INTERRUPTED) from None

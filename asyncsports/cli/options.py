@@ -480,6 +480,11 @@ ConnectTimeout = Annotated[
     ),
 ]
 """The ``--connect-timeout`` option of the commands that take a PostgreSQL ``--db``."""
+MetricsPort = Annotated[
+    int | None,
+    typer.Option(metavar="PORT", help="Serve Prometheus /metrics and /healthz (0: any)."),
+]
+"""The ``--metrics-port`` option of ``sync`` and ``changes --to``."""
 
 
 class Speed(enum.StrEnum):

@@ -24,6 +24,7 @@ from .names import sport_hint
 from .options import Globals, query_params
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
+    from aiohttp import web
     from rich.console import Console
 
     from asyncsports.auth import StreamingCredentials
@@ -48,12 +49,14 @@ __all__ = [
     "exit_code_table",
     "fail",
     "fail_parts",
+    "listen",
     "run",
     "say",
     "say_click_error",
     "setup_logging",
     "sport_hint",
     "stderr",
+    "sync_logging",
     "with_causes",
     "write_file",
 ]
@@ -101,6 +104,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.PagingError, 16, "a server that breaks the paging contract"),
     (errors.MissingDependencyError, MISSING_EXTRA, "an optional dependency not installed"),
     (errors.RecordingError, 21, "a recording that cannot be replayed (emulator --replay)"),
+    (errors.BusError, 22, "a bus that cannot be used (changes --to)"),
     (errors.AsyncSportsError, 12, "other client error"),
 )
 HINTS: dict[type[BaseException], str] = {
@@ -134,6 +138,7 @@ USED_BY: dict[int, str] = {
     18: "load, export, sync --metrics-port, --rate-limit-url, ...",
     20: "actions, statistics --follow",
     21: "emulator --replay",
+    22: "changes --to",
     WORKER_KILLED: "backfill --workers",
     INTERRUPTED: EVERY,
     PIPE_CLOSED: "every command that prints records",
@@ -155,6 +160,34 @@ def exit_code_table() -> list[tuple[int, str, str]]:
     for _, code, text in EXIT_CODES:
         texts.setdefault(code, []).append(text)
     return [(c, ", ".join(texts[c]), USED_BY.get(c, SERVICE)) for c in sorted(texts)]
+
+
+def sync_logging(verbose: bool) -> None:
+    """The mirror's and the publisher's minute-by-minute lines on stderr even without
+    --verbose."""
+    log = logging.getLogger("asyncsports.sync")
+    if verbose or any(getattr(h, "_sync", False) for h in log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler._sync = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+async def listen(serving: Awaitable[web.AppRunner], port: int) -> web.AppRunner:
+    """A metrics server started (``--metrics-port``), where it listens said on stderr; a
+    port in use (or not ours to take) is a usage error (the user's to change)."""
+    try:
+        runner = await serving
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise typer.BadParameter(
+            f"cannot listen on {port}: {why}", param_hint="'--metrics-port'"
+        ) from None
+    say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
+    return runner
 
 
 def stderr() -> Console:

@@ -4,7 +4,6 @@ its change feed."""
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import dataclasses
-import logging
 import signal
 import sys
 from typing import TYPE_CHECKING, Annotated
@@ -15,8 +14,8 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
 
 from .app import command
 from .interrupts import interrupts
-from .options import SYNC_SPEED, ConnectTimeout, Db, Globals, Sports
-from .running import EMULATOR, INTERRUPTED, fail_parts, run, say
+from .options import SYNC_SPEED, ConnectTimeout, Db, Globals, MetricsPort, Sports
+from .running import EMULATOR, INTERRUPTED, fail_parts, listen, run, sync_logging
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
     import asyncio
@@ -41,19 +40,6 @@ EPILOG = (
 )
 
 
-def _logging(verbose: bool) -> None:
-    """The mirror's minute-by-minute lines on stderr even without --verbose."""
-    log = logging.getLogger("asyncsports.sync")
-    if verbose or any(getattr(h, "_sync", False) for h in log.handlers):
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler._sync = True  # type: ignore[attr-defined]
-    handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    log.propagate = False
-
-
 async def _print(mirror: "Mirror", consumer: str, until: "asyncio.Event") -> None:
     # The consumer is done with a change once it is written out: its cursor moves then.
     import msgspec
@@ -74,14 +60,7 @@ async def _mirror(mirror: "Mirror", once: bool, changes: str | None, port: int |
     if port is not None:
         from asyncsports.sync._metrics import serve_metrics
 
-        try:
-            runner = await serve_metrics(mirror, port, standby=standby)
-        except OSError as exc:  # in use, or not ours to take: the user's to change
-            why = exc.strerror or exc
-            raise typer.BadParameter(
-                f"cannot listen on {port}: {why}", param_hint="'--metrics-port'"
-            ) from None
-        say(f"asyncsports: metrics on http://127.0.0.1:{runner.addresses[0][1]}/metrics")
+        runner = await listen(serve_metrics(mirror, port, standby=standby), port)
     over = asyncio.Event()
     printer = asyncio.create_task(_print(mirror, changes, over)) if changes else None
     try:
@@ -113,10 +92,7 @@ def sync(
     days_back: Annotated[int, typer.Option(min=0, help="Days of past fixtures followed.")] = 2,
     days_ahead: Annotated[int, typer.Option(min=0, help="Days of coming fixtures followed.")] = 2,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Reads at once.")] = 4,
-    metrics_port: Annotated[
-        int | None,
-        typer.Option(metavar="PORT", help="Serve Prometheus /metrics and /healthz (0: any)."),
-    ] = None,
+    metrics_port: MetricsPort = None,
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
     cfg: Globals,
@@ -140,7 +116,7 @@ def sync(
         ) from None
     if cfg.rate_limit is None and not cfg.emulator:
         cfg = dataclasses.replace(cfg, rate_limit=5.0)  # the service's advice
-    _logging(cfg.verbose)
+    sync_logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
     async def job(client: "Client") -> int | None:

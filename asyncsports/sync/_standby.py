@@ -84,6 +84,7 @@ class Standby:
         self.mirror = mirror
         self.label = mirror.label
         self.url = mirror.name  # as messages name it: no password
+        self.lease = name
         self.ttl, self.poll = ttl, poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
         self.election = Election(mirror.db, name, self.who, mirror.connect_timeout)
@@ -100,10 +101,14 @@ class Standby:
         return "writes it" if self.label == "mirror" else f"is the {self.label}"
 
     @property
+    def _what(self) -> str:
+        return self.url if self.label == "mirror" else f"{self.lease!r} of {self.url}"
+
+    @property
     def _doing(self) -> str:
-        return (
-            f"writing {self.url}" if self.label == "mirror" else f"the {self.label} of {self.url}"
-        )
+        if self.label == "mirror":
+            return f"writing {self.url}"
+        return f"holding the lease {self.lease!r} of {self.url}"
 
     def stop(self) -> None:
         """Stop standing by, or stop the mirror (which then gives the lease up)."""
@@ -150,7 +155,7 @@ class Standby:
             else:
                 if said != self.holder:
                     log.info("%s: standby for %s: %s %s; taking over when it stops",
-                             self.label, self.url, self.holder, self._does)  # fmt: skip
+                             self.label, self._what, self.holder, self._does)  # fmt: skip
                     said = self.holder
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll):
