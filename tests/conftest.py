@@ -37,7 +37,7 @@ settings.load_profile("asyncsports")
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 
 # The throwaway servers' fixtures: a test on one is slow, it talks to another process.
-SERVERS = frozenset({"postgres", "postgres_url", "redis", "redis_url"})
+SERVERS = frozenset({"postgres", "postgres_url", "redis", "redis_url", "bus"})
 
 
 @pytest.fixture

@@ -1,9 +1,11 @@
-"""Throwaway PostgreSQL and Redis servers for the tests, from the Debian packages.
+"""Throwaway PostgreSQL, Redis and NATS servers for the tests, from the Debian packages.
 
 ``postgres`` (session) is one PostgreSQL cluster made by ``initdb`` in a temporary
 directory, listening on 127.0.0.1 at a free port; ``postgres_url`` (per test) is a fresh
 database in it. ``redis`` (session) is one ``redis-server`` on a free port, with no
 persistence; ``redis_url`` (per test) is a URL to a database of its own (flushed first).
+:class:`Bus` servers (a Redis with AOF, a ``nats-server -js`` with a file store) are
+each a test's own, to stop, restart and kill (``tests/bus/conftest.py``).
 
 Where a server is not installed the tests that use it skip, saying how to install it;
 with ``ASYNCSPORTS_TEST_SERVERS=required`` (set by ``.ci/run``) they fail instead.
@@ -26,7 +28,7 @@ from typing import Any
 
 import pytest
 
-INSTALL = "apt-get install -y postgresql redis-server (Debian, as root), or run .ci/run"
+INSTALL = "apt-get install -y postgresql redis-server nats-server (Debian, as root), or run .ci/run"
 
 
 def free_port() -> int:
@@ -198,3 +200,102 @@ class RedisServer:
             self.proc.kill()
             self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Bus:
+    """A bus server of a test's own, in a temporary directory, on a free port it keeps
+    across restarts: :meth:`stop` (as asked, or ``kill``: SIGKILL), :meth:`start` again
+    with what it had stored (Redis: its AOF, every write fsynced; NATS: JetStream's file
+    store)."""
+
+    kind = ""
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self.dir = Path(tempfile.mkdtemp(prefix=f"asyncsports-{self.kind}-"))
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = self.dir / "log"
+        self.start()
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Start it (again) and wait until it accepts connections."""
+        assert self.proc is None, "already running"
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=log, cwd=self.dir)
+        try:
+            _wait_port(self.port)
+        except OSError:
+            self.stop(kill=True)
+            raise RuntimeError(f"{self.kind} did not start: {self.log.read_text()[-2000:]}") from None
+
+    def stop(self, kill: bool = False) -> None:
+        """Stop it (SIGTERM, or SIGKILL with ``kill``), within 10 s (then killed)."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if kill:
+            proc.kill()
+        else:
+            proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def close(self) -> None:
+        self.stop(kill=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RedisBus(Bus):
+    """``redis-server`` with AOF on, every write fsynced (``appendfsync always``)."""
+
+    kind = "redis"
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def argv(self) -> list[str]:
+        return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.dir)]  # fmt: skip
+
+
+class NatsBus(Bus):
+    """``nats-server -js`` with its JetStream file store in the directory."""
+
+    kind = "nats"
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def argv(self) -> list[str]:
+        return [self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port),
+                "-sd", str(self.dir / "js")]  # fmt: skip
+
+
+BUSES: dict[str, tuple[type[Bus], str]] = {
+    "redis": (RedisBus, "redis-server"),
+    "nats": (NatsBus, "nats-server"),
+}
+
+
+def bus_server(kind: str) -> Bus:
+    """A new bus server of ``kind`` (``redis`` or ``nats``); skipped (or failed, in CI)
+    where its Debian package is not installed."""
+    cls, name = BUSES[kind]
+    binary = shutil.which(name)
+    if binary is None:
+        missing(f"{kind} ({name})")
+    assert binary is not None
+    return cls(binary)

@@ -1,0 +1,23 @@
+"""Fixtures of the change feed's publisher tests: a bus server of each kind, per test.
+
+``bus`` is parametrized over Redis Streams and NATS JetStream (every behaviour on both);
+``reader`` reads back what the bus holds, as a consumer does (a Redis consumer group over
+every table's stream, a JetStream durable pull consumer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.servers import Bus, bus_server
+
+
+@pytest.fixture(params=["redis", "nats"])
+def bus(request: pytest.FixtureRequest) -> Iterator[Bus]:
+    """A bus server of its own for the test: Redis (AOF) or NATS (JetStream file store)."""
+    server = bus_server(request.param)
+    try:
+        yield server
+    finally:
+        server.close()
