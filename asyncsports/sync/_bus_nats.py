@@ -41,23 +41,31 @@ class NatsBus:
         """Connected, and the stream there (created if missing)."""
         nats = need("nats", FEATURE)
         bus: NatsBus | None = None
+        seen: list[Exception] = []
 
         async def ended() -> None:
             if bus is not None:
                 bus.lost.set()
 
         async def error(exc: Exception) -> None:
-            pass  # said by the call it fails (nats-py would log each one itself)
+            seen.append(exc)  # said by the call it fails (nats-py would log each itself)
 
-        nc = await nats.connect(
-            servers=[target.url],
-            connect_timeout=connect_timeout,
-            allow_reconnect=False,  # the publisher's own loop reconnects, from the bus's word
-            max_reconnect_attempts=0,
-            disconnected_cb=ended,
-            closed_cb=ended,
-            error_cb=error,
-        )
+        try:
+            nc = await nats.connect(
+                servers=[target.url],
+                connect_timeout=connect_timeout,
+                # The publisher's own loop reconnects, and reads where the bus stands.
+                allow_reconnect=False,
+                # One more try, then NoServersError (0 would mean: for ever).
+                max_reconnect_attempts=1,
+                reconnect_time_wait=0.1,
+                disconnected_cb=ended,
+                closed_cb=ended,
+                error_cb=error,
+            )
+        except need("nats.errors", FEATURE).NoServersError:
+            why = " ".join(str(seen[-1]).split()) if seen else "no server answered"
+            raise ConnectionError(why) from (seen[-1] if seen else None)
         bus = cls(target, nc)
         try:
             await bus._ensure_stream()

@@ -234,7 +234,9 @@ class Bus:
             _wait_port(self.port)
         except OSError:
             self.stop(kill=True)
-            raise RuntimeError(f"{self.kind} did not start: {self.log.read_text()[-2000:]}") from None
+            raise RuntimeError(
+                f"{self.kind} did not start: {self.log.read_text()[-2000:]}"
+            ) from None
 
     def stop(self, kill: bool = False) -> None:
         """Stop it (SIGTERM, or SIGKILL with ``kill``), within 10 s (then killed)."""

@@ -1,0 +1,150 @@
+"""The change feed published to a bus (issue 34): every change once, in commit order, on
+Redis Streams and on NATS JetStream, from a SQLite file and from PostgreSQL.
+
+Each test fills a mirror database from the emulator (one pass), publishes it with a
+:class:`~asyncsports.sync.Publisher` in the test's process, and reads the bus back as a
+consumer of the guide does (tests/support/bus.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from support import ENGINES, until
+from support.bus import consume, once_in_order
+from support.servers import Bus
+
+from asyncsports.emulator import Emulator
+from asyncsports.errors import BusError
+from asyncsports.store import open_mirror
+from asyncsports.sync import Mirror, Publisher
+
+
+@pytest.fixture(params=ENGINES)
+async def filled(request: pytest.FixtureRequest, tmp_path: Path, sports_emulator: Emulator) -> str:
+    """A mirror database of each engine after one pass over basketball."""
+    if request.param == "sqlite":
+        db = str(tmp_path / "m.sqlite")
+    else:
+        db = str(request.getfixturevalue("postgres_url"))
+    async with sports_emulator.client() as client:
+        await Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time).once()
+    return db
+
+
+async def seqs(db: str) -> list[int]:
+    """Every change's seq in the database."""
+    store = await open_mirror(db)
+    try:
+        return [line[0] for line in await store.change_rows(0, 10**9)]
+    finally:
+        await store.close()
+
+
+async def test_every_change_is_published_once_in_commit_order(filled: str, bus: Bus) -> None:
+    publisher = Publisher(filled, bus.url)
+    await publisher.once()
+    want = await seqs(filled)
+    assert len(want) > 100 and publisher.published == len(want) and publisher.position == want[-1]
+    got = await consume(bus.url)
+    once_in_order(got, want)
+    # The body is the line `asyncsports changes` prints: the record as stored.
+    store = await open_mirror(filled)
+    try:
+        first = (await store.changes(0, 1))[0]
+    finally:
+        await store.close()
+    body = next(g.body for g in got if g.seq == first.seq)
+    assert body == first.as_dict()
+
+
+async def test_a_second_publisher_publishes_nothing_again(filled: str, bus: Bus) -> None:
+    await Publisher(filled, bus.url).once()
+    again = Publisher(filled, bus.url)
+    await again.once()
+    assert again.published == 0 and again.position == (await seqs(filled))[-1]
+    once_in_order(await consume(bus.url), await seqs(filled))
+
+
+async def test_two_publishers_at_once_leave_each_change_once(filled: str, bus: Bus) -> None:
+    """No lease between them: the bus itself refuses the second copy of each change."""
+    a, b = Publisher(filled, bus.url, batch=50), Publisher(filled, bus.url, batch=70)
+    await asyncio.gather(a.once(), b.once())
+    once_in_order(await consume(bus.url), await seqs(filled))
+
+
+async def test_follow_publishes_what_is_committed_later(
+    tmp_path: Path, sports_emulator: Emulator, bus: Bus
+) -> None:
+    db = str(tmp_path / "m.sqlite")
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        publisher = Publisher(db, bus.url)
+        running = asyncio.create_task(publisher.run())
+        first = await seqs(db)
+        await until(lambda: publisher.position == first[-1], within=20)
+        sports_emulator.clock.advance(3600)  # live fixtures move on: more actions
+        await mirror.once()
+        later = await seqs(db)
+        assert len(later) > len(first)
+        await until(lambda: publisher.position == later[-1], within=20)
+        publisher.stop()
+        await asyncio.wait_for(running, 20)
+    once_in_order(await consume(bus.url), later)
+
+
+async def test_a_bus_holding_another_databases_changes_is_refused(
+    tmp_path: Path, sports_emulator: Emulator, bus: Bus
+) -> None:
+    dbs = [str(tmp_path / f"{n}.sqlite") for n in "ab"]
+    async with sports_emulator.client() as client:
+        for db in dbs:
+            await Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time).once()
+    await Publisher(dbs[0], bus.url).once()
+    with pytest.raises(BusError, match="another database"):
+        await Publisher(dbs[1], bus.url).once()
+    # Under a prefix (Redis) or stream (NATS) of its own, it is welcome.
+    own = bus.url + ("?prefix=b" if bus.kind == "redis" else "?stream=B&prefix=b")
+    await Publisher(dbs[1], own).once()
+    once_in_order(await consume(own), await seqs(dbs[1]))
+
+
+async def test_a_bus_ahead_of_the_database_is_refused(
+    filled: str, bus: Bus, tmp_path: Path
+) -> None:
+    """A database restored from an older copy: the bus holds changes it has not."""
+    if not filled.endswith(".sqlite"):
+        pytest.skip("the older copy is a SQLite file's")
+    older = tmp_path / "older.sqlite"
+    with sqlite3.connect(filled) as src, sqlite3.connect(older) as dst:
+        src.backup(dst)
+    await Publisher(filled, bus.url).once()
+    with sqlite3.connect(older) as conn:
+        conn.execute("DELETE FROM changes WHERE seq > 10")
+    with pytest.raises(BusError, match="is at change"):
+        await Publisher(str(older), bus.url).once()
+
+
+async def test_an_unreachable_bus_fails_a_single_pass_at_once(filled: str, bus: Bus) -> None:
+    bus.stop()
+    with pytest.raises(BusError, match="cannot publish to"):
+        await asyncio.wait_for(Publisher(filled, bus.url, connect_timeout=2).once(), 15)
+
+
+async def test_a_record_is_embedded_as_stored(filled: str, bus: Bus) -> None:
+    """The message carries the record's JSON text, not a re-encoding of it."""
+    await Publisher(filled, bus.url).once()
+    store = await open_mirror(filled)
+    try:
+        lines = await store.change_rows(0, 5)
+    finally:
+        await store.close()
+    got = {g.seq: g for g in await consume(bus.url)}
+    for seq, *_, row, _at in lines:
+        stored = json.loads(row)["json"]
+        assert got[seq].body["record"] == json.loads(stored)
