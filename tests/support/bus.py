@@ -9,7 +9,6 @@ once between them, or twice if the bus holds it twice.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -83,7 +82,7 @@ async def _nats(url: str, stream: str, prefix: str, group: str, idle: float) -> 
         while True:
             try:
                 msgs = await sub.fetch(1000, timeout=idle)
-            except (NatsTimeout, asyncio.TimeoutError):
+            except (TimeoutError, NatsTimeout):
                 return got
             for m in msgs:
                 body = json.loads(m.data)
