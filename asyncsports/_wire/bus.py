@@ -129,7 +129,8 @@ def parse_target(url: str) -> Target:
             known = ", ".join(_OPTIONS[kind])
             raise ValueError(f"{hide_urls(url)!r}: unknown option {name!r} (known: {known})")
     query = urllib.parse.urlencode(own)
-    bare = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+    # The URL as written up to its query (urlunsplit would write unix:///x as unix:/x).
+    bare = url.partition("#")[0].partition("?")[0] + (f"?{query}" if query else "")
     target = Target(kind, bare)
     prefix = options.get("prefix", target.prefix)
     if not (_KEY if kind == "redis" else _NAME).fullmatch(prefix):

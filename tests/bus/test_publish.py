@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from support.servers import Bus
 from asyncsports.emulator import Emulator
 from asyncsports.errors import BusError
 from asyncsports.store import open_mirror
-from asyncsports.sync import Mirror, Publisher
+from asyncsports.sync import Mirror, Publisher, Standby
 
 
 @pytest.fixture(params=ENGINES)
@@ -148,3 +149,31 @@ async def test_a_record_is_embedded_as_stored(filled: str, bus: Bus) -> None:
     for seq, *_, row, _at in lines:
         stored = json.loads(row)["json"]
         assert got[seq].body["record"] == json.loads(stored)
+
+
+async def test_two_publishers_of_one_stream_elect_one_and_the_other_takes_over(
+    filled: str, bus: Bus, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under the database's lease (one per bus stream): one publishes, the other stands
+    by until the first stops, then takes over where the bus says the feed stands."""
+    caplog.set_level(logging.INFO, logger="asyncsports.sync")
+    first, second = Publisher(filled, bus.url), Publisher(filled, bus.url)
+    name = f"bus {first.target.shown}"
+    a, b = Standby(first, name=name, poll=0.1), Standby(second, name=name, poll=0.1)
+    running_a = asyncio.create_task(a.run())
+    await until(lambda: a.role == "writer", within=20)
+    running_b = asyncio.create_task(b.run())
+    await until(lambda: b.holder is not None, within=20)
+    assert b.role == "standby" and b.holder == a.who
+    want = await seqs(filled)
+    await until(lambda: first.position == want[-1], within=20)
+    a.stop()
+    await asyncio.wait_for(running_a, 20)
+    await until(lambda: b.role == "writer" and second.position == want[-1], within=20)
+    b.stop()
+    await asyncio.wait_for(running_b, 20)
+    assert second.published == 0 and first.published == len(want)
+    said = caplog.text
+    assert f"holding the lease {name!r} of {filled}" in said
+    assert f"standby for {name!r} of {filled}: {a.who} is the publisher" in said
+    once_in_order(await consume(bus.url), want)

@@ -1,0 +1,251 @@
+"""The change feed on a bus, its pure part (asyncsports/_wire/bus.py): bus URLs, the
+message bytes, the ids a bus dedupes by, the lag histogram. No sockets."""
+
+from __future__ import annotations
+
+import json
+import math
+import string
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asyncsports._wire.bus import (
+    DUPLICATE_WINDOW,
+    LAG_BUCKETS,
+    MAXLEN,
+    Lags,
+    entry_id,
+    message,
+    msg_id,
+    origin,
+    parse_target,
+    seq_of_entry,
+    seq_of_msg_id,
+    sport_of,
+)
+from asyncsports.store import RowChange
+
+# ---------------------------------------------------------------------------- targets
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("redis://127.0.0.1:6379/0", "redis"),
+        ("rediss://h:6380/2", "redis"),
+        ("unix:///run/redis.sock", "redis"),
+        ("nats://127.0.0.1:4222", "nats"),
+        ("NATS://h:4222/", "nats"),
+        ("tls://h:4222", "nats"),
+    ],
+)
+def test_a_bus_url_names_its_kind_and_the_defaults(url: str, kind: str) -> None:
+    t = parse_target(url)
+    assert t.kind == kind and t.url == url
+    assert (t.prefix, t.stream, t.maxlen, t.duplicate_window) == (
+        "asyncsports", "ASYNCSPORTS", MAXLEN, DUPLICATE_WINDOW,
+    )  # fmt: skip
+
+
+def test_options_are_read_and_taken_off_the_url() -> None:
+    r = parse_target("redis://h:1/3?prefix={asyncsports}&maxlen=0&socket_timeout=5")
+    assert (r.prefix, r.maxlen) == ("{asyncsports}", 0)
+    assert r.url == "redis://h:1/3?socket_timeout=5"  # redis-py's own option left for it
+    assert r.key("actions") == "{asyncsports}:actions"
+    n = parse_target("nats://h:1?prefix=feeds&stream=FEEDS&duplicate_window=2.5")
+    assert (n.prefix, n.stream, n.duplicate_window, n.url) == ("feeds", "FEEDS", 2.5, "nats://h:1")
+    assert n.subject("basketball", "actions") == "feeds.basketball.actions"
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http://h", "not http"),
+        ("sports.sqlite", "not a path"),
+        ("nats://h:1/x", "no path"),
+        ("nats://h:1?maxlen=5", "unknown option 'maxlen'"),
+        ("redis://h?maxlen=-1", "maxlen must be a number >= 0"),
+        ("redis://h?maxlen=ten", "maxlen must be a number >= 0"),
+        ("redis://h?maxlen=1.5", "maxlen must be a number >= 0"),
+        ("nats://h?duplicate_window=nan", "duplicate_window must be"),
+        ("nats://h?duplicate_window=inf", "duplicate_window must be"),
+        ("nats://h?stream=a.b", "no JetStream name"),
+        ("nats://h?prefix=a.b", "no nats name"),
+        ("nats://h?prefix=", "no nats name"),
+        ("redis://h?prefix=a b", "no redis name"),
+    ],
+)
+def test_a_bad_bus_url_says_what_is_wrong(url: str, says: str) -> None:
+    with pytest.raises(ValueError, match="^'") as caught:
+        parse_target(url)
+    assert says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://user:hunter2@h:6379/0",
+        "redis://:hunter2@h:6379/0",
+        "nats://hunter2@h:4222",
+        "nats://user:hunter2@h:4222",
+        "rediss://:hunter2@h/1?password=hunter2",
+    ],
+)
+def test_a_target_is_shown_without_its_secrets(url: str) -> None:
+    t = parse_target(url)
+    assert "hunter2" not in t.shown and t.shown.split(" ")[0].endswith(("4222", "/0", "/1"))
+
+
+def test_a_bad_url_is_reported_without_its_password() -> None:
+    with pytest.raises(ValueError) as caught:
+        parse_target("redis://:hunter2@h/0?maxlen=x")
+    assert "hunter2" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------- messages
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(
+    seq=st.integers(1, 2**62),
+    op=st.sampled_from(["insert", "update", "delete"]),
+    table=st.sampled_from(["fixtures", "actions", "events", "snooker_tournaments"]),
+    key=st.lists(st.text() | st.integers(), min_size=1, max_size=3),
+    record=st.none() | json_values,
+    indent=st.sampled_from([None, 1]),
+    sport=st.none() | st.text(max_size=12),
+)
+def test_a_message_is_the_line_changes_prints(
+    seq: int, op: str, table: str, key: list[object], record: object, indent: int | None,
+    sport: str | None,
+) -> None:  # fmt: skip
+    """Whatever the row: the body decodes to RowChange.as_dict() (the record as stored,
+    even pretty-printed), on one line."""
+    text = None if record is None else json.dumps(record, indent=indent)
+    row: dict[str, object] = {"id": "x", "json": text}
+    if sport is not None:
+        row["sport"] = sport
+    at = "2026-12-02T03:04:05.123456Z"
+    m = message(seq, op, table, json.dumps(key), json.dumps(row), at)
+    change = RowChange(seq, op, table, tuple(key), row, at)
+    assert json.loads(m.body) == change.as_dict()
+    assert b"\n" not in m.body and b"\r" not in m.body
+    assert (m.seq, m.table, m.committed_at) == (seq, table, at)
+    assert m.sport == sport_of(table, sport)
+
+
+def test_a_record_is_embedded_byte_for_byte() -> None:
+    record = '{"b":1.0E-16,"a":"caf\\u00e9"}'  # not what a re-encoding would write
+    m = message(7, "update", "actions", '["f", "a"]', json.dumps({"json": record}), "t")
+    assert m.body == (
+        b'{"seq":7,"op":"update","table":"actions","key":["f", "a"],"committed_at":"t",'
+        b'"record":' + record.encode() + b"}"
+    )
+
+
+def test_a_row_gone_has_a_null_record() -> None:
+    m = message(3, "delete", "squads", '["s"]', '{"id":"s","json":null,"sport":"soccer"}', "t")
+    assert json.loads(m.body)["record"] is None and m.sport == "soccer"
+
+
+@pytest.mark.parametrize(
+    ("table", "sport", "token"),
+    [
+        ("actions", "basketball", "basketball"),
+        ("actions", "Ice Hockey", "ice_hockey"),
+        ("actions", "a.b>*", "a_b__"),
+        ("events", None, "streaming"),
+        ("snooker_tournaments", None, "snooker"),
+        ("fixtures", None, "other"),
+        ("fixtures", "", "other"),
+    ],
+)
+def test_a_subject_token_per_sport(table: str, sport: str | None, token: str) -> None:
+    assert sport_of(table, sport) == token
+
+
+@given(st.text())
+def test_a_sport_token_is_one_nats_token(sport: str) -> None:
+    token = sport_of("actions", sport)
+    assert token and set(token) <= set(
+        string.ascii_lowercase + string.digits + "_-" + string.ascii_uppercase
+    )
+    assert not set(token) & set(". *>")
+
+
+# ---------------------------------------------------------------------------- ids
+
+
+@given(st.integers(0, 2**63 - 1))
+def test_an_entry_id_round_trips(seq: int) -> None:
+    assert seq_of_entry(entry_id(seq)) == seq == seq_of_entry(entry_id(seq).encode())
+
+
+@pytest.mark.parametrize("bad", ["", "x-0", "1-x", "-1", "1.5-0", b"a"])
+def test_an_entry_id_not_ours_is_refused(bad: str | bytes) -> None:
+    with pytest.raises(ValueError, match="not a stream entry id"):
+        seq_of_entry(bad)
+
+
+def test_a_bare_millisecond_id_reads_as_its_seq() -> None:
+    assert seq_of_entry("42") == 42
+
+
+@given(st.text(min_size=1).filter(lambda s: not s.endswith(":")), st.integers(0, 2**62))
+def test_a_message_id_round_trips(source: str, seq: int) -> None:
+    assert seq_of_msg_id(msg_id(source, seq)) == (source, seq)
+
+
+@pytest.mark.parametrize("bad", ["", "abc", ":5", "abc:", "abc:x", "abc:-1"])
+def test_a_message_id_not_ours_is_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="not a message id"):
+        seq_of_msg_id(bad)
+
+
+def test_the_origin_is_a_digest_of_the_first_commit_time() -> None:
+    a = origin("2026-12-02T03:04:05.123456Z")
+    assert a == origin("2026-12-02T03:04:05.123456Z") and len(a) == 16
+    assert int(a, 16) >= 0 and a != origin("2026-12-02T03:04:05.123457Z")
+
+
+# ---------------------------------------------------------------------------- lags
+
+
+def test_the_lag_histogram_counts_into_prometheus_buckets() -> None:
+    lags = Lags()
+    lags.add(0.001)
+    lags.add(0.005)  # on a bound: that bucket (le is inclusive)
+    lags.add(0.2, n=3)
+    lags.add(1000.0)
+    buckets = dict(lags.cumulative())
+    assert list(buckets) == [*map(str, LAG_BUCKETS), "+Inf"]
+    assert buckets["0.005"] == 2 and buckets["0.1"] == 2 and buckets["0.25"] == 5
+    assert buckets["60"] == 5 and buckets["+Inf"] == lags.count == 6
+    assert math.isclose(lags.total, 0.001 + 0.005 + 0.6 + 1000.0) and lags.last == 1000.0
+    assert lags.quantile(0.5) == 0.25 and lags.quantile(0.3) == 0.005
+    assert lags.quantile(1.0) == math.inf
+
+
+def test_an_empty_histogram() -> None:
+    lags = Lags()
+    assert lags.quantile(0.99) == 0.0 and lags.cumulative()[-1] == ("+Inf", 0)
+    assert lags.last is None
+
+
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=50))
+def test_cumulative_counts_only_grow_and_end_at_the_count(values: list[float]) -> None:
+    lags = Lags()
+    for v in values:
+        lags.add(v)
+    counts = [n for _, n in lags.cumulative()]
+    assert counts == sorted(counts) and counts[-1] == len(values)
+    assert lags.quantile(0.99) >= 0
