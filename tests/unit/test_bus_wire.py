@@ -78,7 +78,7 @@ def test_options_are_read_and_taken_off_the_url() -> None:
     ],
 )
 def test_a_bad_bus_url_says_what_is_wrong(url: str, says: str) -> None:
-    with pytest.raises(ValueError, match="^'") as caught:
+    with pytest.raises(ValueError, match=r"^'") as caught:
         parse_target(url)
     assert says in str(caught.value)
 
