@@ -31,6 +31,7 @@ import msgspec
 from asyncsports._wire.secrets import hide_urls
 
 __all__ = [
+    "ACK_TIMEOUT",
     "LAG_BUCKETS",
     "Lags",
     "Message",
@@ -49,6 +50,9 @@ Kind = Literal["redis", "nats"]
 
 MAXLEN = 1_000_000
 """Entries a Redis stream is trimmed to (about: ``MAXLEN ~``) unless the URL says."""
+
+ACK_TIMEOUT = 10.0
+"""Seconds a batch may wait for the bus's acks before the connection counts as lost."""
 
 DUPLICATE_WINDOW = 120.0
 """Seconds JetStream remembers a message id (a stream the publisher creates)."""

@@ -110,8 +110,10 @@ _BYTE = re.compile(r" \(byte (\d+)\)$")
 
 def _syntax(exc: Failure, text: bytes | bytearray) -> tuple[str, int | None]:
     """The reason and the index in ``text`` (None: msgspec does not say) of a syntax failure."""
-    if isinstance(exc, UnicodeDecodeError):
-        return f"invalid UTF-8: {exc.reason}", bad_utf8(text)
+    # msgspec before 0.23 lets a UnicodeDecodeError through; 0.23 and later raise
+    # DecodeError("Invalid UTF-8 encoded string"), which says neither why nor where.
+    if isinstance(exc, UnicodeDecodeError) or str(exc).startswith("Invalid UTF-8"):
+        return f"invalid UTF-8: {utf8_reason(text, exc)}", bad_utf8(text)
     if isinstance(exc, RecursionError):
         depth, at = deepest(text)
         return f"JSON is nested too deeply ({depth} levels)", at
@@ -120,6 +122,15 @@ def _syntax(exc: Failure, text: bytes | bytearray) -> tuple[str, int | None]:
     if m is None:
         return message, None
     return message[: m.start()], int(m.group(1))
+
+
+def utf8_reason(text: bytes | bytearray, exc: Failure) -> str:
+    """Why ``text`` is not UTF-8, as Python's decoder says it (``invalid start byte``)."""
+    try:
+        bytes(text).decode()
+    except UnicodeDecodeError as bad:
+        return bad.reason
+    return exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
 
 
 # --------------------------------------------------------------------------- whole documents

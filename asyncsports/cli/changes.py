@@ -97,19 +97,32 @@ async def _main(
         interrupts.detach()
 
 
-def _check_bus(to: str, consumer: str | None, after: int) -> None:
-    """A usage error for a --to that is no bus, or beside options it replaces."""
+def _check(
+    cfg: Globals, db: str, to: str | None, consumer: str | None, after: int, port: int | None
+) -> None:
+    """A usage error for a --to that is no bus, or options that do not go together; the
+    error of a SQLite file that is not there."""
     from asyncsports._wire.bus import parse_target
+    from asyncsports.store import is_postgres
 
-    try:
-        parse_target(to)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="'--to'") from None
-    if consumer is not None or after:
+    if to is not None:
+        try:
+            parse_target(to)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--to'") from None
+        if consumer is not None or after:
+            raise typer.BadParameter(
+                "the bus itself says where its feed stands: --to takes no --consumer or --after",
+                param_hint="'--to'",
+            )
+        sync_logging(cfg.verbose)
+    elif port is not None:
         raise typer.BadParameter(
-            "the bus itself says where its feed stands: --to takes no --consumer or --after",
-            param_hint="'--to'",
+            "serves the publisher's metrics: give --to", param_hint="'--metrics-port'"
         )
+    if not is_postgres(db) and not Path(db).is_file():
+        # Opening would make an empty database, and a follower would wait on it for ever.
+        fail(cfg, SinkError(f"no mirror database at {db}: asyncsports sync --db makes one"))
 
 
 @command(epilog=EPILOG, example="changes --db asyncsports-mirror.sqlite --follow")
@@ -155,19 +168,8 @@ def changes(
     publish it to a bus (--to)."""
     import asyncio
 
-    from asyncsports.store import is_postgres
-
     setup_logging(cfg.verbose)
-    if to is not None:
-        _check_bus(to, consumer, after)
-        sync_logging(cfg.verbose)
-    elif metrics_port is not None:
-        raise typer.BadParameter(
-            "serves the publisher's metrics: give --to", param_hint="'--metrics-port'"
-        )
-    if not is_postgres(db) and not Path(db).is_file():
-        # Opening would make an empty database, and a follower would wait on it for ever.
-        fail(cfg, SinkError(f"no mirror database at {db}: asyncsports sync --db makes one"))
+    _check(cfg, db, to, consumer, after, metrics_port)
     with interrupts.installed():
         try:
             if interrupts.received:

@@ -14,10 +14,7 @@ from typing import Protocol
 
 from asyncsports._wire.bus import Message, Target
 
-__all__ = ["ACK_TIMEOUT", "Bus", "connect"]
-
-ACK_TIMEOUT = 10.0
-"""Seconds a batch may wait for the bus's acks before the connection counts as lost."""
+__all__ = ["Bus", "connect"]
 
 
 class Bus(Protocol):

@@ -16,10 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from asyncsports._optional import need
-from asyncsports._wire.bus import Message, Target, msg_id, seq_of_msg_id
+from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, msg_id, seq_of_msg_id
 from asyncsports.errors import BusError
-
-from ._bus import ACK_TIMEOUT
 
 __all__ = ["NatsBus"]
 

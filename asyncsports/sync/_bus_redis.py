@@ -16,11 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from asyncsports._optional import need
-from asyncsports._wire.bus import Message, Target, entry_id, seq_of_entry
+from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, entry_id, seq_of_entry
 from asyncsports.errors import BusError
 from asyncsports.store import MIRROR_COLUMNS
-
-from ._bus import ACK_TIMEOUT
 
 __all__ = ["RedisBus"]
 

@@ -276,3 +276,17 @@ def test_garbage_never_escapes_decode_array_as_another_error(
         framer.close()
     except DecodeError:
         pass
+
+
+def test_why_bytes_are_not_utf8_is_read_from_them_whatever_msgspec_raised() -> None:
+    """msgspec 0.23 raises DecodeError("Invalid UTF-8 encoded string"), older ones a
+    UnicodeDecodeError: the reason comes from the bytes either way."""
+    from asyncsports._wire.decoding import utf8_reason
+
+    new = msgspec.DecodeError("Invalid UTF-8 encoded string")
+    old = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+    assert utf8_reason(b'["\xff"]', new) == utf8_reason(b'["\xff"]', old) == "invalid start byte"
+    assert utf8_reason(b'"\xc3', new) == "unexpected end of data"
+    # Bytes that decode after all: the error's own words.
+    assert utf8_reason(b"[]", old) == "invalid start byte"
+    assert utf8_reason(b"[]", new) == "Invalid UTF-8 encoded string"
