@@ -10,11 +10,15 @@ message stored once it returns (:meth:`Bus.publish`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from asyncsports._wire.bus import Message, Target
 
-__all__ = ["Bus", "connect"]
+__all__ = ["Bus", "Trouble", "classify", "connect"]
+
+Trouble = Literal["away", "refused"]
+"""What an error of a bus says: it is ``away`` for now (wait, then connect again), or it
+``refused`` what was asked (credentials, a request it will not take): no use waiting."""
 
 
 class Bus(Protocol):
@@ -49,3 +53,18 @@ async def connect(target: Target, connect_timeout: float) -> Bus:
     from ._bus_nats import NatsBus
 
     return await NatsBus.open(target, connect_timeout)
+
+
+def classify(exc: BaseException) -> Trouble | None:
+    """What ``exc``, raised talking to a bus, says of it; None: not the bus's (a bug, or
+    asyncsports' own error), to be raised as it is."""
+    module = type(exc).__module__
+    if module.startswith("redis"):
+        from ._bus_redis import classify as redis
+
+        return redis(exc)
+    if module.startswith("nats"):
+        from ._bus_nats import classify as nats
+
+        return nats(exc)
+    return "away" if isinstance(exc, OSError) else None

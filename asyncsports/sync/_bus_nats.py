@@ -19,7 +19,9 @@ from asyncsports._optional import need
 from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, msg_id, seq_of_msg_id
 from asyncsports.errors import BusError
 
-__all__ = ["NatsBus"]
+from ._bus import Trouble
+
+__all__ = ["NatsBus", "classify"]
 
 FEATURE = "publishing the change feed to NATS JetStream (--to nats://...)"
 ID = "Nats-Msg-Id"
@@ -152,3 +154,20 @@ class NatsBus:
             with_abort = getattr(getattr(transport, "_io_writer", None), "transport", None)
             if with_abort is not None:
                 with_abort.abort()
+
+
+def classify(exc: BaseException) -> Trouble | None:
+    """:func:`~asyncsports.sync._bus.classify` of a nats-py error: a connection lost or
+    refused, no answer, JetStream not up yet (no responders, 503) or a server error pass;
+    a refusal (credentials, a bad request) does not."""
+    errors = need("nats.errors", FEATURE)
+    js = need("nats.js.errors", FEATURE)
+    away = (errors.TimeoutError, errors.NoRespondersError, errors.StaleConnectionError,
+            errors.OutboundBufferLimitError, errors.ConnectionClosedError, errors.NoServersError,
+            errors.ConnectionDrainingError, errors.ConnectionReconnectingError,
+            js.ServiceUnavailableError, js.ServerError)  # fmt: skip
+    if isinstance(exc, away):
+        return "away"
+    if isinstance(exc, errors.Error):
+        return "refused"
+    return "away" if isinstance(exc, OSError) else None

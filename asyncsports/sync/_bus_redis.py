@@ -20,7 +20,9 @@ from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, entry_id, seq_of
 from asyncsports.errors import BusError
 from asyncsports.store import MIRROR_COLUMNS
 
-__all__ = ["RedisBus"]
+from ._bus import Trouble
+
+__all__ = ["RedisBus", "classify"]
 
 FEATURE = "publishing the change feed to Redis (--to redis://...)"
 TABLES = tuple(MIRROR_COLUMNS)
@@ -131,3 +133,23 @@ def _field(info: Any, name: str) -> Any:
         if (k.decode() if isinstance(k, bytes) else k) == name:
             return v
     return None
+
+
+# A refusal that passes: Redis out of memory, loading its data, a replica, a cluster
+# failing over (their error codes, the first word of the error).
+_BUSY = ("OOM", "MISCONF", "LOADING", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN",
+         "NOREPLICAS", "BUSY", "EXECABORT")  # fmt: skip
+
+
+def classify(exc: BaseException) -> Trouble | None:
+    """:func:`~asyncsports.sync._bus.classify` of a redis-py error."""
+    errors = need("redis.exceptions", FEATURE)
+    if isinstance(exc, errors.AuthenticationError | errors.AuthorizationError):
+        return "refused"
+    if isinstance(exc, errors.ConnectionError | errors.TimeoutError):
+        return "away"  # BusyLoadingError too: a restarted Redis reading its AOF
+    if isinstance(exc, errors.ResponseError):
+        return "away" if str(exc).split(" ", 1)[0].upper() in _BUSY else "refused"
+    if isinstance(exc, errors.RedisError):
+        return "refused"
+    return "away" if isinstance(exc, OSError) else None

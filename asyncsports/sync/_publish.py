@@ -36,7 +36,7 @@ from asyncsports.store import (
     redact_url,
 )
 
-from ._bus import Bus, connect
+from ._bus import Bus, classify, connect
 from ._changes import batches
 
 __all__ = ["BACKOFF", "BATCH", "Publisher"]
@@ -95,6 +95,7 @@ class Publisher:
         """Times the bus (or the connection to it) was lost and waited for."""
         self.origin: str | None = None
         self._stop = asyncio.Event()
+        self._tries = 0  # failed connections in a row: the backoff's count
         self._times: dict[str, float] = {}
 
     def stop(self) -> None:
@@ -113,33 +114,36 @@ class Publisher:
     # ------------------------------------------------------------------ the loop
 
     async def _publish(self, follow: bool) -> None:
-        tries, away = 0, False
         while True:
             try:
                 await self._pass(follow)
                 return
-            except (AsyncSportsError, ValueError, TypeError):
-                raise  # the bus or the database refuses, or asyncsports errs: not transient
+            except AsyncSportsError:
+                raise  # the bus or the database refuses, for good
             except Exception as exc:
+                trouble = classify(exc)
+                if trouble is None:
+                    raise  # not the bus's: a bug is no outage
                 self.connected = False
                 why = " ".join(str(exc).split()) or type(exc).__name__
+                if trouble == "refused":
+                    raise BusError(f"{self.target.shown} refuses: {why}") from exc
                 if not follow:
                     raise BusError(f"cannot publish to {self.target.shown}: {why}") from exc
-                if not away:
+                if not self._tries:  # the first failure of an outage: said once
                     log.warning("%s: cannot reach %s (%s); waiting for it, nothing is lost",
                                 self.label, self.target.shown, why)  # fmt: skip
                     self.outages += 1
-                    away = True
             if self._stop.is_set():
                 return
-            delay = self.backoff.backoff(tries)
-            tries += 1
+            delay = self.backoff.backoff(self._tries)
+            self._tries += 1
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._stop.wait()
             if self._stop.is_set():
                 return
-            if away and tries % 8 == 0:
+            if self._tries % 16 == 0:
                 log.info("%s: still waiting for %s", self.label, self.target.shown)
 
     async def _pass(self, follow: bool) -> None:
@@ -183,9 +187,10 @@ class Publisher:
         if was is None:
             log.info("%s: publishing the changes of %s to %s after change %d (of %d)",
                      self.label, self.name, self.target.shown, seq, self.head)  # fmt: skip
-        elif self.outages:
+        elif self._tries:
             log.warning("%s: %s is back; publishing after change %d", self.label,
                         self.target.shown, seq)  # fmt: skip
+        self._tries = 0  # the outage, if any, is over
 
     async def _send(self, bus: Bus, batch: list[Message]) -> None:
         assert self.origin is not None
