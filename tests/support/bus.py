@@ -9,13 +9,12 @@ once between them, or twice if the bus holds it twice.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from asyncsports._wire.bus import parse_target
-from asyncsports.store import MIRROR_COLUMNS
+from asyncsports.store import MIRROR_COLUMNS, open_mirror
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ async def _nats(url: str, stream: str, prefix: str, group: str, idle: float) -> 
         while True:
             try:
                 msgs = await sub.fetch(1000, timeout=idle)
-            except (NatsTimeout, asyncio.TimeoutError):
+            except (TimeoutError, NatsTimeout):
                 return got
             for m in msgs:
                 body = json.loads(m.data)
@@ -92,6 +91,15 @@ async def _nats(url: str, stream: str, prefix: str, group: str, idle: float) -> 
                 await m.ack()
     finally:
         await nc.close()
+
+
+async def seqs(db: str) -> list[int]:
+    """Every change's seq in the mirror database ``db`` (either engine), in order."""
+    store = await open_mirror(db)
+    try:
+        return [line[0] for line in await store.change_rows(0, 10**9)]
+    finally:
+        await store.close()
 
 
 def once_in_order(got: list[Got], seqs: list[int]) -> None:
