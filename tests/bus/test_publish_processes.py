@@ -23,6 +23,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from support import until
 from support.bus import consume, once_in_order, seqs
 from support.cli import CLI
 from support.mirror import committed, wait_committed
@@ -235,3 +236,24 @@ def test_a_signal_ends_a_follower_once_what_is_committed_is_published(
     assert f"it holds the feed up to change {want[-1]}\n" in said, said
     assert "interrupted" not in said, said
     once_in_order(asyncio.run(consume(bus.url)), want)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="asyncsports/sync/_publish.py, Publisher._publish: `tries, away = 0, False` is set "
+    "once per run and never reset after the bus is back, so a later outage is not said, not "
+    "counted in asyncsports_bus_outages_total, and waited for from the backoff's cap (10 s)",
+)
+def test_each_outage_of_the_bus_is_said_and_counted(start: Start, bus: Bus, tmp_path: Path) -> None:
+    db = str(tmp_path / "m.sqlite")
+    sync(start, db)
+    wait_committed(db, 1000)
+    p = publisher(start, db, bus.url)
+    reaches(p, committed(db))
+    for n in (1, 2):
+        bus.stop()
+        asyncio.run(until(lambda: p.value("asyncsports_bus_connected") == 0, within=15))
+        bus.start()
+        reaches(p, committed(db) + 1, 30)
+        said = [line for line in p.drain() if "cannot reach" in line]
+        assert (len(said), p.value("asyncsports_bus_outages_total")) == (n, n), said
