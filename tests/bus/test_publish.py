@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from support import ENGINES, until
-from support.bus import consume, once_in_order
+from support.bus import consume, once_in_order, seqs
 from support.servers import Bus
 
 from asyncsports.emulator import Emulator
@@ -35,15 +35,6 @@ async def filled(request: pytest.FixtureRequest, tmp_path: Path, sports_emulator
     async with sports_emulator.client() as client:
         await Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time).once()
     return db
-
-
-async def seqs(db: str) -> list[int]:
-    """Every change's seq in the database."""
-    store = await open_mirror(db)
-    try:
-        return [line[0] for line in await store.change_rows(0, 10**9)]
-    finally:
-        await store.close()
 
 
 async def test_every_change_is_published_once_in_commit_order(filled: str, bus: Bus) -> None:

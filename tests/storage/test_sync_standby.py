@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-import queue
-import signal
 import sqlite3
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
 from support import ENGINES, clean_env
-from support.mirror import _changes, committed, sync_args, tables
+from support.mirror import _changes, committed, sync_args, tables, wait_committed
+from support.procs import Command
 from support.servers import PostgresServer
 
 from asyncsports.store import is_postgres
@@ -36,72 +32,6 @@ TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # 10 requests a second: the pass lasts seconds, time enough to kill it mid-way.
 FAST = ("--every", "fixtures=1,window=2,live=1,retry=1", "--metrics-port", "0",
         "--rate-limit", "10")  # fmt: skip
-
-
-# --------------------------------------------------------------------------- processes
-
-
-class Sync:
-    """An ``asyncsports sync`` process whose stderr lines are kept with when they came."""
-
-    def __init__(self, args: list[str]) -> None:
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=clean_env())  # fmt: skip
-        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
-        self.seen: list[str] = []
-        self.line = ""  # the last line waited for
-        self.metrics = ""
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.put((time.monotonic(), line))
-
-    def wait_for(self, text: str, timeout: float) -> float:
-        """When a line holding ``text`` came (waiting up to ``timeout`` seconds for it)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                at, line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"no {text!r} within {timeout:g} s: {self.seen}") from None
-            self.seen.append(line)
-            if "metrics on " in line:
-                self.metrics = line.split("metrics on ")[1].strip().removesuffix("/metrics")
-            if text in line:
-                self.line = line
-                return at
-
-    def health(self) -> dict[str, Any]:
-        try:
-            with urllib.request.urlopen(f"{self.metrics}/healthz", timeout=10) as r:
-                return dict(json.loads(r.read()))
-        except urllib.error.HTTPError as exc:
-            return dict(json.loads(exc.read()))
-
-    def scrape(self) -> list[str]:
-        with urllib.request.urlopen(f"{self.metrics}/metrics", timeout=10) as r:
-            return r.read().decode().splitlines()
-
-    def role(self) -> str:
-        return next(line.split('"')[1] for line in self.scrape()
-                    if line.startswith("asyncsports_sync_role{") and line.endswith(" 1.0"))  # fmt: skip
-
-    def budget_used(self) -> float:
-        [line] = [x for x in self.scrape() if x.startswith("asyncsports_sync_budget_used ")]
-        return float(line.split()[1])
-
-    def stop(self) -> int:
-        """SIGTERM, and the exit status (-9: killed, not stopped within 30 s). It never
-        raises: a test's ``finally`` stops every process and the proxy after it."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
 
 
 @pytest.fixture(params=ENGINES)
@@ -127,15 +57,6 @@ def reference(
     return want
 
 
-def wait_committed(db: str, least: int, timeout: float = 60) -> int:
-    """The last change committed to ``db``, once it is at least ``least``."""
-    deadline = time.monotonic() + timeout
-    while (n := committed(db)) < least:
-        assert time.monotonic() < deadline, f"{n} changes committed, not {least}"
-        time.sleep(0.005)
-    return n
-
-
 def settled(db: str, want: dict[str, list[tuple[object, ...]]], timeout: float = 90) -> None:
     """Until ``db`` holds ``want``; then its change feed has each row once, in ``seq``
     order (on SQLite with no gap; PostgreSQL's identity skips what a killed writer's
@@ -158,11 +79,11 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
     base_url: str, db: str, reference: dict[str, list[tuple[object, ...]]]
 ) -> None:
     total = sum(map(len, reference.values()))
-    a = Sync(sync_args(base_url, db, *FAST))
-    b: Sync | None = None
+    a = Command(sync_args(base_url, db, *FAST))
+    b: Command | None = None
     try:
         a.wait_for("mirror: writing", 30)
-        b = Sync(sync_args(base_url, db, *FAST))
+        b = Command(sync_args(base_url, db, *FAST))
         b.wait_for("mirror: standby for", 30)
         assert f" pid {a.proc.pid} " in b.line, b.line  # it names the writer
         assert b.health()["role"] == "standby" and b.health()["ok"] is True
@@ -221,7 +142,7 @@ async def test_a_writer_whose_lease_is_taken_writes_nothing_then_stands_by(
     base_url: str, db: str, reference: dict[str, list[tuple[object, ...]]]
 ) -> None:
     total = sum(map(len, reference.values()))
-    a = Sync(sync_args(base_url, db, *FAST))
+    a = Command(sync_args(base_url, db, *FAST))
     try:
         await asyncio.to_thread(a.wait_for, "mirror: writing", 30)
         await asyncio.to_thread(wait_committed, db, total // 4)
@@ -310,11 +231,11 @@ def test_a_writer_cut_off_is_replaced_and_steps_down_when_it_comes_back(
     db = postgres.create_database()
     proxy = Proxy(postgres.port)
     total = sum(map(len, reference.values()))
-    a = Sync(sync_args(base_url, proxy.url(db), *FAST))
-    b: Sync | None = None
+    a = Command(sync_args(base_url, proxy.url(db), *FAST))
+    b: Command | None = None
     try:
         a.wait_for("mirror: writing", 30)
-        b = Sync(sync_args(base_url, db, *FAST))
+        b = Command(sync_args(base_url, db, *FAST))
         b.wait_for("mirror: standby for", 30)
         wait_committed(db, total // 4)
         proxy.cut()  # the writer's machine drops off the network

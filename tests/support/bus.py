@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asyncsports._wire.bus import parse_target
-from asyncsports.store import MIRROR_COLUMNS
+from asyncsports.store import MIRROR_COLUMNS, open_mirror
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,15 @@ async def _nats(url: str, stream: str, prefix: str, group: str, idle: float) -> 
                 await m.ack()
     finally:
         await nc.close()
+
+
+async def seqs(db: str) -> list[int]:
+    """Every change's seq in the mirror database ``db`` (either engine), in order."""
+    store = await open_mirror(db)
+    try:
+        return [line[0] for line in await store.change_rows(0, 10**9)]
+    finally:
+        await store.close()
 
 
 def once_in_order(got: list[Got], seqs: list[int]) -> None:

@@ -8,6 +8,7 @@ import concurrent.futures
 import contextlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,15 @@ def committed(db: Path | str) -> int:
             return int(c.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
         except sqlite3.OperationalError:
             return 0  # the schema is not there yet
+
+
+def wait_committed(db: Path | str, least: int, timeout: float = 60) -> int:
+    """The last change committed to ``db``, once it is at least ``least``."""
+    deadline = time.monotonic() + timeout
+    while (n := committed(db)) < least:
+        assert time.monotonic() < deadline, f"{n} changes committed, not {least}"
+        time.sleep(0.005)
+    return n
 
 
 async def _tables(db: Path | str) -> dict[str, list[tuple[object, ...]]]:
