@@ -238,12 +238,6 @@ def test_a_signal_ends_a_follower_once_what_is_committed_is_published(
     once_in_order(asyncio.run(consume(bus.url)), want)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="asyncsports/sync/_publish.py, Publisher._publish: `tries, away = 0, False` is set "
-    "once per run and never reset after the bus is back, so a later outage is not said, not "
-    "counted in asyncsports_bus_outages_total, and waited for from the backoff's cap (10 s)",
-)
 def test_each_outage_of_the_bus_is_said_and_counted(start: Start, bus: Bus, tmp_path: Path) -> None:
     db = str(tmp_path / "m.sqlite")
     sync(start, db)
