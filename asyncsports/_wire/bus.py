@@ -36,6 +36,7 @@ __all__ = [
     "Lags",
     "Message",
     "Target",
+    "change_json",
     "entry_id",
     "message",
     "msg_id",
@@ -190,22 +191,32 @@ _row = msgspec.json.Decoder(_Row)
 
 def message(seq: int, op: str, table: str, key: str, row: str, committed_at: str) -> Message:
     """The message of one line of ``changes`` as stored (``key`` and ``row`` as their
-    JSON texts): its body is the object ``asyncsports changes`` prints, the record as
-    stored (null for a row gone), on one line."""
+    JSON texts): its body is :func:`change_json`, the line ``asyncsports changes`` prints."""
     got = _row.decode(row)
-    record = got.json
+    body = change_json(seq, op, table, _compact(key), got.json, committed_at)
+    return Message(seq, table, sport_of(table, got.sport), body, committed_at)
+
+
+def change_json(
+    seq: int, op: str, table: str, key: bytes, record: str | None, committed_at: str
+) -> bytes:
+    """A change as one line of JSON: ``seq``, ``op``, ``table``, ``key`` (its JSON),
+    ``committed_at`` and ``record``, the record's JSON as stored (null for a row gone):
+    the one form of a change that the bus carries and ``asyncsports changes`` prints."""
     if record is None:
-        body = b'{"seq":%d,"op":"%s","table":"%s","key":%s,"committed_at":"%s","record":null}' % (
-            seq, op.encode(), table.encode(), key.encode(), committed_at.encode(),
-        )  # fmt: skip
+        raw = b"null"
     else:
         raw = record.encode()
-        if b"\n" in raw or b"\r" in raw:  # stored as it came: keep a message one line
+        if b"\n" in raw or b"\r" in raw:  # stored as it came: keep a change one line
             raw = msgspec.json.format(raw, indent=0)
-        body = b'{"seq":%d,"op":"%s","table":"%s","key":%s,"committed_at":"%s","record":%s}' % (
-            seq, op.encode(), table.encode(), key.encode(), committed_at.encode(), raw,
-        )  # fmt: skip
-    return Message(seq, table, sport_of(table, got.sport), body, committed_at)
+    return b'{"seq":%d,"op":"%s","table":"%s","key":%s,"committed_at":"%s","record":%s}' % (
+        seq, op.encode(), table.encode(), key, committed_at.encode(), raw,
+    )  # fmt: skip
+
+
+def _compact(key: str) -> bytes:
+    """A stored key's JSON (``["a", "b"]``) as msgspec writes it (``["a","b"]``)."""
+    return msgspec.json.encode(msgspec.json.decode(key))
 
 
 def sport_of(table: str, sport: str | None) -> str:

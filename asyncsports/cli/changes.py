@@ -40,15 +40,13 @@ EPILOG = (
 async def _print(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     import asyncio
 
-    import msgspec
-
     from asyncsports.sync import feed
 
     stop = asyncio.Event()
     with interrupts.stopping(stop.set):
         async for change in feed(db, after, consumer=consumer, follow=follow, until=stop,
                                  connect_timeout=reach):  # fmt: skip
-            sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
+            sys.stdout.write(change.as_json().decode() + "\n")
             sys.stdout.flush()
 
 

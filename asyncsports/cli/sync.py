@@ -42,10 +42,8 @@ EPILOG = (
 
 async def _print(mirror: "Mirror", consumer: str, until: "asyncio.Event") -> None:
     # The consumer is done with a change once it is written out: its cursor moves then.
-    import msgspec
-
     async for change in mirror.changes(consumer=consumer, until=until):
-        sys.stdout.write(msgspec.json.encode(change.as_dict()).decode() + "\n")
+        sys.stdout.write(change.as_json().decode() + "\n")
         sys.stdout.flush()
 
 

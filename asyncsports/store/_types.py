@@ -13,7 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+import msgspec
+
 from asyncsports._wire import defaults
+from asyncsports._wire.bus import change_json
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
 
@@ -171,8 +174,16 @@ class RowChange:
         text = self.row.get("json")
         return json.loads(text) if text is not None else None
 
+    def as_json(self) -> bytes:
+        """The change as one line of JSON, as ``asyncsports changes`` prints it and a bus
+        carries it: :meth:`as_dict` with the record as stored."""
+        key = msgspec.json.encode(list(self.key))
+        return change_json(
+            self.seq, self.op, self.table, key, self.row.get("json"), self.committed_at
+        )
+
     def as_dict(self) -> dict[str, Any]:
-        """The change as one JSON object (a line of ``asyncsports sync --changes``)."""
+        """The change as one JSON object (:meth:`as_json`, decoded)."""
         return {
             "seq": self.seq,
             "op": self.op,

@@ -52,6 +52,7 @@ async def test_every_change_is_published_once_in_commit_order(filled: str, bus: 
         await store.close()
     body = next(g.body for g in got if g.seq == first.seq)
     assert body == first.as_dict()
+    assert next(g.raw for g in got if g.seq == first.seq) == first.as_json()
 
 
 async def test_a_second_publisher_publishes_nothing_again(filled: str, bus: Bus) -> None:

@@ -27,6 +27,7 @@ class Got:
     where: str  # the stream (Redis: the table's; NATS: the one stream, in total order)
     body: dict[str, Any]
     subject: str = ""  # NATS: the message's subject
+    raw: bytes = b""  # the body as it came
 
 
 async def consume(url: str, group: str = "tests", *, idle: float = 0.3) -> list[Got]:
@@ -60,10 +61,10 @@ async def _redis(url: str, prefix: str, group: str, idle: float) -> list[Got]:
             for stream, entries in answer:
                 ids = []
                 for entry, fields in entries:
-                    body = json.loads(fields[b"change"])
-                    got.append(
-                        Got(body["seq"], body["table"], entry.decode(), stream.decode(), body)
-                    )
+                    raw = fields[b"change"]
+                    body = json.loads(raw)
+                    got.append(Got(body["seq"], body["table"], entry.decode(), stream.decode(),
+                                   body, raw=raw))  # fmt: skip
                     ids.append(entry)
                 await client.xack(stream, group, *ids)
     finally:
@@ -87,7 +88,7 @@ async def _nats(url: str, stream: str, prefix: str, group: str, idle: float) -> 
             for m in msgs:
                 body = json.loads(m.data)
                 got.append(Got(body["seq"], body["table"], (m.headers or {})["Nats-Msg-Id"],
-                               stream, body, m.subject))  # fmt: skip
+                               stream, body, m.subject, m.data))  # fmt: skip
                 await m.ack()
     finally:
         await nc.close()

@@ -249,3 +249,22 @@ def test_cumulative_counts_only_grow_and_end_at_the_count(values: list[float]) -
     counts = [n for _, n in lags.cumulative()]
     assert counts == sorted(counts) and counts[-1] == len(values)
     assert lags.quantile(0.99) >= 0
+
+
+@given(
+    seq=st.integers(1, 2**62),
+    key=st.lists(st.text() | st.integers(), min_size=1, max_size=3),
+    record=st.none() | json_values,
+)
+def test_a_change_has_one_json_form_on_the_bus_and_in_print(
+    seq: int, key: list[object], record: object
+) -> None:
+    """RowChange.as_json() (what `changes` and `sync --changes` print) is byte for byte
+    the body of its message on a bus."""
+    row = {"id": "x", "json": None if record is None else json.dumps(record)}
+    at = "2026-12-02T03:04:05.123456Z"
+    change = RowChange(seq, "update", "actions", tuple(key), row, at)
+    assert (
+        change.as_json()
+        == message(seq, "update", "actions", json.dumps(key), json.dumps(row), at).body
+    )
