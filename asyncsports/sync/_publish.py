@@ -121,6 +121,8 @@ class Publisher:
             except (AsyncSportsError, ValueError, TypeError):
                 raise  # the bus or the database refuses, or asyncsports errs: not transient
             except Exception as exc:
+                if self.connected:  # reached since the last outage: this is a new one
+                    tries, away = 0, False
                 self.connected = False
                 why = " ".join(str(exc).split()) or type(exc).__name__
                 if not follow:
