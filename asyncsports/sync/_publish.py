@@ -146,9 +146,11 @@ class Publisher:
 
     async def _pass(self, follow: bool) -> None:
         """Connect, read where the bus stands, publish from there (until stopped)."""
-        bus = await connect(self.target, self.connect_timeout)
+        reader = await open_mirror(self.db, connect_timeout=self.connect_timeout)
         try:
-            reader = await open_mirror(self.db, connect_timeout=self.connect_timeout)
+            # Read first, so that while the bus is away each try tells what waits for it.
+            self.head = max(self.head, await reader.head())
+            bus = await connect(self.target, self.connect_timeout)
             try:
                 await self._resume(bus, reader)
                 assert self.position is not None
@@ -158,9 +160,9 @@ class Publisher:
                         self.origin = origin(lines[0][5])
                     await self._send(bus, [message(*line) for line in lines])
             finally:
-                await reader.close()
+                await bus.close()
         finally:
-            await bus.close()
+            await reader.close()
 
     async def _resume(self, bus: Bus, store: MirrorStore) -> None:
         """Where the feed stands on the bus, checked against the database."""
