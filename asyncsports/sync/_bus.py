@@ -36,6 +36,9 @@ class Bus(Protocol):
         already held (refused or dropped as duplicates)."""
         ...
 
+    async def ping(self) -> None:
+        """A round trip to the bus (its error if it is gone)."""
+
     async def close(self) -> None:
         """Close the connection."""
 

@@ -139,6 +139,12 @@ class NatsBus:
                                f"{batch[0].seq} to {batch[-1].seq}")  # fmt: skip
         return sum(1 for ack in every.result() if ack.duplicate)
 
+    async def ping(self) -> None:
+        """A PING answered (nats-py's flush), on a connection not seen lost."""
+        if self.lost.is_set():
+            raise ConnectionError("the connection to the NATS server is closed")
+        await self.nc.flush(timeout=ACK_TIMEOUT)
+
     async def close(self) -> None:
         """Close the connection (what is pending is dropped: its acks are not awaited)."""
         if not self.nc.is_closed:

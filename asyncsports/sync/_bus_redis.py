@@ -104,6 +104,10 @@ class RedisBus:
                 raise BusError(f"{self.target.shown}: change {m.seq} refused: {result}")
         return duplicates
 
+    async def ping(self) -> None:
+        """PING."""
+        await self.client.ping()
+
     async def close(self) -> None:
         """Close the connection pool."""
         await self.client.aclose()

@@ -4,7 +4,7 @@ followed from any process (:func:`feed`, behind ``Mirror.changes`` and ``asyncsp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +68,14 @@ async def batches(
     until: asyncio.Event | None = None,
     wake: asyncio.Event | None = None,
     limit: int = 500,
+    idle: Callable[[], Awaitable[None]] | None = None,
+    recheck: float = RECHECK,
 ) -> AsyncIterator[list[ChangeLine]]:
     """The lines of ``changes`` after ``after`` as stored, at most ``limit`` at a time,
     in commit order: the one walk of a change log (:func:`feed` decodes them, a
-    publisher passes them on). ``follow``, ``until`` and ``wake`` as :func:`feed` says."""
+    publisher passes them on). ``follow``, ``until`` and ``wake`` as :func:`feed` says;
+    ``idle`` is awaited after each wait that found nothing (waits of at most
+    ``recheck`` seconds)."""
     while True:
         if wake is not None:
             wake.clear()  # before the read: a commit during it sets it again
@@ -82,12 +86,15 @@ async def batches(
             continue
         if not follow or (until is not None and until.is_set()):
             return
-        await _wait(reader, until, wake)
+        await _wait(reader, recheck, until, wake)
+        if idle is not None:
+            await idle()
 
 
-async def _wait(reader: MirrorStore, *events: asyncio.Event | None) -> None:
-    """Until the store says changes may be there, or one of ``events`` is set."""
-    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(RECHECK))]
+async def _wait(reader: MirrorStore, at_most: float, *events: asyncio.Event | None) -> None:
+    """Until the store says changes may be there (``at_most`` seconds), or one of
+    ``events`` is set."""
+    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(at_most))]
     waits += [asyncio.ensure_future(e.wait()) for e in events if e is not None]
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)

@@ -46,6 +46,10 @@ log = logging.getLogger("asyncsports.sync")
 BATCH = 2000
 """Changes read and published at a time (fewer when fewer are there)."""
 
+IDLE = 1.0
+"""Seconds between looks at the bus while there is nothing to publish (so that a bus
+gone is seen, said and told by ``/healthz`` within about this, not at the next commit)."""
+
 BACKOFF = RetryPolicy(max_retries=2**31, base=0.25, cap=10.0)
 """How long a publisher waits before it tries an unreachable bus again."""
 
@@ -148,21 +152,27 @@ class Publisher:
 
     async def _pass(self, follow: bool) -> None:
         """Connect, read where the bus stands, publish from there (until stopped)."""
-        bus = await connect(self.target, self.connect_timeout)
+        reader = await open_mirror(self.db, connect_timeout=self.connect_timeout)
         try:
-            reader = await open_mirror(self.db, connect_timeout=self.connect_timeout)
+            # Read first, so that while the bus is away each try tells what waits for it.
+            self.head = max(self.head, await reader.head())
+            bus = await connect(self.target, self.connect_timeout)
             try:
                 await self._resume(bus, reader)
                 assert self.position is not None
-                async for lines in batches(reader, self.position, follow=follow,
-                                           until=self._stop, limit=self.batch):  # fmt: skip
+
+                async def idle() -> None:  # nothing to publish: is the bus still there?
+                    await asyncio.wait_for(bus.ping(), self.connect_timeout)
+
+                async for lines in batches(reader, self.position, follow=follow, until=self._stop,
+                                           limit=self.batch, idle=idle, recheck=IDLE):  # fmt: skip
                     if self.origin is None:  # the first change ever: it names the database
                         self.origin = origin(lines[0][5])
                     await self._send(bus, [message(*line) for line in lines])
             finally:
-                await reader.close()
+                await bus.close()
         finally:
-            await bus.close()
+            await reader.close()
 
     async def _resume(self, bus: Bus, store: MirrorStore) -> None:
         """Where the feed stands on the bus, checked against the database."""
