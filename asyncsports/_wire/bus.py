@@ -183,6 +183,9 @@ class _Row(msgspec.Struct, gc=False):
 _row = msgspec.json.Decoder(_Row)
 
 
+_SPORTS: dict[tuple[str, str | None], str] = {}  # (table, row's sport) -> subject token
+
+
 def message(seq: int, op: str, table: str, key: str, row: str, committed_at: str) -> Message:
     """The message of one line of ``changes`` as stored (``key`` and ``row`` as their
     JSON texts): its body is the object ``asyncsports changes`` prints, the record as
@@ -190,17 +193,19 @@ def message(seq: int, op: str, table: str, key: str, row: str, committed_at: str
     got = _row.decode(row)
     record = got.json
     if record is None:
-        body = b'{"seq":%d,"op":"%s","table":"%s","key":%s,"committed_at":"%s","record":null}' % (
-            seq, op.encode(), table.encode(), key.encode(), committed_at.encode(),
-        )  # fmt: skip
-    else:
-        raw = record.encode()
-        if b"\n" in raw or b"\r" in raw:  # stored as it came: keep a message one line
-            raw = msgspec.json.format(raw, indent=0)
-        body = b'{"seq":%d,"op":"%s","table":"%s","key":%s,"committed_at":"%s","record":%s}' % (
-            seq, op.encode(), table.encode(), key.encode(), committed_at.encode(), raw,
-        )  # fmt: skip
-    return Message(seq, table, sport_of(table, got.sport), body, committed_at)
+        record = "null"
+    elif "\n" in record or "\r" in record:  # stored as it came: keep a message one line
+        record = msgspec.json.format(record, indent=0)
+    body = (
+        f'{{"seq":{seq},"op":"{op}","table":"{table}","key":{key},'
+        f'"committed_at":"{committed_at}","record":{record}}}'
+    ).encode()
+    sport = _SPORTS.get((table, got.sport))
+    if sport is None:
+        if len(_SPORTS) > 1024:
+            _SPORTS.clear()
+        sport = _SPORTS[table, got.sport] = sport_of(table, got.sport)
+    return Message(seq, table, sport, body, committed_at)
 
 
 def sport_of(table: str, sport: str | None) -> str:
