@@ -491,7 +491,7 @@ CASE = Case(
     name="bus",
     run=run,
     rows=rows,
-    quick={"n": 10_000, "rounds": 3},
-    full={"n": 100_000, "rounds": 7, "live": 30.0, "warm": 15.0, "speed": 60.0},
+    quick={"n": 5_000, "rounds": 2},
+    full={"n": 100_000, "rounds": 5, "live": 20.0, "warm": 12.0, "speed": 60.0},
     order=145,
 )
