@@ -177,7 +177,7 @@ class RowChange:
     def as_json(self) -> bytes:
         """The change as one line of JSON, as ``asyncsports changes`` prints it and a bus
         carries it: :meth:`as_dict` with the record as stored."""
-        key = msgspec.json.encode(list(self.key))
+        key = msgspec.json.encode(list(self.key)).decode()
         return change_json(
             self.seq, self.op, self.table, key, self.row.get("json"), self.committed_at
         )

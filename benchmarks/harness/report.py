@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 __all__ = ["Kind", "Row", "markdown", "median", "missing", "paired", "write"]
 
-Kind = Literal["faster", "cost", "below", "info"]
+Kind = Literal["faster", "cost", "below", "above", "info"]
 
 
 @dataclass
@@ -57,6 +57,8 @@ class Row:
             return None
         if self.kind == "below":
             return self.value < self.target
+        if self.kind == "above":
+            return self.value >= self.target
         ratio = self.ratio
         if ratio is None:
             return None
@@ -69,6 +71,8 @@ class Row:
             return f">= {self.target:g}x faster"
         if self.kind == "cost":
             return f"<= {self.target:.2f}x"
+        if self.kind == "above":
+            return f">= {self.target:,.0f} {self.unit}"
         return f"< {self.target:g} {self.unit}"
 
     def ratio_text(self) -> str:

@@ -443,7 +443,7 @@ def test_list_names_every_case_once() -> None:
     assert sorted(names) == cases and len(set(names)) == len(names)
     # The names --only takes, as the README and the guide give them.
     assert names == ["decode", "walk", "walk1000", "walk20", "transport", "gets", "peers", "stream", "framing",
-                     "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync",
+                     "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync", "bus",
                      "help"]  # fmt: skip
 
 
