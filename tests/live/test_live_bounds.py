@@ -13,6 +13,7 @@ a normal close with nothing delivered. Small bounds throughout: ``idle_timeout``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -52,12 +53,18 @@ IDLE = 0.3  # idle_timeout
 CONNECT = 0.5  # Timeout.connect
 FAST = RetryPolicy(max_retries=4, base=0.01, cap=0.05)
 GUARD = 6.0  # a feed not over by then has hung: fail here, not at pytest's timeout
-# docs/wire.md, "Closing a socket": gone within 1 s of its bound (a 0.5 s close wait); three
-# seconds more for a loaded machine: CI runs its two legs side by side, two test workers
-# each, on two cores, and a flood keeps the one event loop of server and client busy
-# (2.7 s seen there at 2.0). Still far below the floods' 15 s: a connection never given up
-# fails.
+# docs/wire.md, "Closing a socket": given up within 1 s of its bound (a 0.5 s close wait);
+# three seconds more for a loaded machine: CI runs its two legs side by side on two cores,
+# and a flood keeps the one event loop of server and client busy. Measured by the client's
+# next connection, which it opens only once it has dropped the bad one (0.3 to 1.1 s on
+# two busy cores under coverage, 3.6 s once).
 SLACK = 4.0
+# The server sees the dropped connection gone by then (from its opening): by the client's
+# reset, or by the one the client's kernel answers the server's next segment with (behind
+# a flood, a zero-window probe, backing off: 0.7 s after the drop seen). Well below the
+# floods' 15 s: a socket the client keeps open, or its kernel does (a close behind unsent
+# pongs, not a reset: 3 runs in 4 on two busy cores), fails.
+GONE = 10.0
 CHILD = Path(__file__).parents[1] / "support" / "bounds_child.py"
 MB = 1024 * 1024
 
@@ -225,7 +232,7 @@ class End:
     hostile: Callable[[Conn, Timeline], Awaitable[None]]
     at: int  # the connection that ends so (before it: 5 records, close 1011)
     starts: tuple[int, ...]  # every connection's startPosition
-    within: float | None = None  # the hostile connection is gone within this (+ SLACK)
+    within: float | None = None  # the hostile connection is given up within this (+ SLACK)
 
 
 ENDS = {
@@ -260,15 +267,23 @@ async def test_each_connection_end_is_followed_by_a_reconnect_that_completes_the
         r = await follow(sports_emulator, server.url, tl.fixture_id, way)
         bad = server.conns[end.at]
         if end.within is not None:
-            # The server's side sees the client's reset at its next write: the client may
-            # have finished the fixture on its next connection before (one event loop).
-            await until(lambda: bad.ended is not None, within=end.within + SLACK)
+            # The server's side sees the client's reset at its next write (or probe): the
+            # client may have finished the fixture on its next connection before.
+            with contextlib.suppress(TimeoutError):
+                await until(lambda: bad.ended is not None, within=GONE)
     whole(r, fx.rest)
     assert tuple(server.starts) == end.starts and r.connections == len(end.starts)
     if end.within is not None:
         # Given up on within its bound: idle_timeout for a silent socket (pings and
-        # fragments are no message), Timeout.connect for a handshake.
-        assert bad.ended is not None and bad.lasted < end.within + SLACK, bad.lasted
+        # fragments are no message), Timeout.connect for a handshake. The client opens
+        # its next connection only once it has dropped this one.
+        given_up = server.conns[end.at + 1].opened - bad.opened
+        assert given_up < end.within + SLACK, f"given up after {given_up:.2f} s"
+        # And the socket is gone, not kept open (by the client or its kernel).
+        assert bad.ended is not None and bad.lasted < GONE, (
+            f"the server saw the connection open for {bad.lasted:.1f} s, "
+            f"given up after {given_up:.2f} s"
+        )
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -385,6 +400,8 @@ async def test_a_flooded_feed_s_memory_stays_bounded(
     async with raw_server(then_rest(tl, hostile)) as server:
         run = await child(server.url, tl.fixture_id, way, CHILD_IDLE)
         bad = server.conns[0]
+        with contextlib.suppress(TimeoutError):  # seen at the server's next write
+            await until(lambda: bad.ended is not None, within=GONE)
     assert base.error is None and base.trace_ids == want, base.error
     grew = run.maxrss - base.maxrss
     wrong = []  # every way it failed, said at once
@@ -394,8 +411,10 @@ async def test_a_flooded_feed_s_memory_stays_bounded(
         wrong.append(f"{len(run.trace_ids)} records, startPositions {server.starts}")
     if grew >= 50 * MB:
         wrong.append(f"peak RSS {run.maxrss / MB:.0f} MB, {grew / MB:.0f} MB over the baseline")
-    if bad.lasted >= CHILD_IDLE + SLACK:
-        wrong.append(f"the flooded connection lasted {bad.lasted:.1f} s")
+    if len(server.conns) > 1 and server.conns[1].opened - bad.opened >= CHILD_IDLE + SLACK:
+        wrong.append(f"given up after {server.conns[1].opened - bad.opened:.1f} s")
+    if bad.ended is None or bad.lasted >= GONE:
+        wrong.append(f"the server saw the flooded connection open for {bad.lasted:.1f} s")
     measured = f"(peak RSS {run.maxrss / MB:.0f} MB, baseline {base.maxrss / MB:.0f} MB)"
     assert not wrong, "; ".join(wrong) + " " + measured
 

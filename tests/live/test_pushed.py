@@ -8,12 +8,15 @@ import socket
 import ssl
 import struct
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
 
 import aiohttp
 import msgspec
 import pytest
 from aiohttp import web
 from support import live, until
+from support.hostile_servers import Conn, raw_server
 
 from asyncsports import Client, Timeout
 from asyncsports._http.transports.aiohttp import USER_AGENT, AiohttpTransport
@@ -486,6 +489,51 @@ async def test_abort_drops_at_once_without_a_close_frame() -> None:
         assert await got.end() == (None, None)
         await until(lambda: server_saw, within=WITHIN)
     assert ws.closed and server_saw[0] is not aiohttp.WSMsgType.CLOSE
+
+
+TCP_TABLE = Path("/proc/net/tcp")
+
+
+def tcp_states(port: int, peer: int) -> list[str]:
+    """The states (hex, as Linux lists them: 01 established, 04 FIN-WAIT-1, 05 FIN-WAIT-2,
+    06 TIME-WAIT) of the kernel's IPv4 TCP sockets from local ``port`` to remote ``peer``."""
+    rows = [line.split() for line in TCP_TABLE.read_text().splitlines()[1:]]
+    ports = [(int(r[1].rsplit(":", 1)[1], 16), int(r[2].rsplit(":", 1)[1], 16)) for r in rows]
+    return [r[3] for r, p in zip(rows, ports, strict=True) if p == (port, peer)]
+
+
+@pytest.mark.skipif(not TCP_TABLE.exists(), reason="reads Linux's table of TCP sockets")
+async def test_a_drop_leaves_nothing_of_the_connection_behind_bytes_never_read() -> None:
+    """A dropped socket is a TCP reset (SO_LINGER 0). A plain close leaves the kernel
+    holding the connection: in FIN-WAIT-1 while the bytes it has not sent wait for a
+    server that reads nothing (a ping flood's, which then never sees the client go and
+    writes on), in FIN-WAIT-2 for a minute after. The server here reads nothing, with
+    megabytes sent; once dropped, the kernel keeps no socket of the connection (a reset
+    leaves none, not even in TIME-WAIT)."""
+    peers: list[int] = []
+
+    async def deaf(conn: Conn) -> None:
+        peers.append(conn.writer.get_extra_info("peername")[1])
+        await conn.accept()
+        tr: Any = conn.writer.transport  # a socket transport: it reads too
+        tr.pause_reading()
+        await asyncio.Future()  # reads nothing more, until the server closes
+
+    got = Got()
+    async with raw_server(deaf) as server, transport() as net:
+        ws = await listen(net, server.url + PATH, got)
+        for _ in range(32):  # far more than both kernels' buffers take: the rest waits
+            await ws.send_str("x" * (1 << 19))
+        (port,) = peers
+        peer = int(server.url.rsplit(":", 1)[1])
+        assert tcp_states(port, peer) == ["01"]
+        drop = net.abort(ws)
+        assert drop is not None
+        drop()
+        assert await got.end() == (None, None)
+        with contextlib.suppress(TimeoutError):
+            await until(lambda: not tcp_states(port, peer), within=WITHIN)
+        assert not tcp_states(port, peer), "the kernel still holds the dropped connection"
 
 
 async def test_closing_the_transport_drops_its_pushed_sockets() -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket as _socket
 import ssl
+import struct
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -83,7 +85,7 @@ async def listen(
         raise
     if socket._transport is None:
         # picows hands back a transport whose connection was lost during the handshake.
-        transport.disconnect(False)
+        _drop(transport)
         raise ConnectionResetError("the connection closed during the websocket handshake")
     return socket
 
@@ -121,6 +123,26 @@ def _context(settings: Settings, url: str) -> ssl.SSLContext | None:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     return context
+
+
+_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets the connection
+
+
+def _drop(transport: picows.WSTransport) -> None:
+    """Drop the connection at once, with a TCP reset.
+
+    The transport's ``abort`` only closes the socket, and the kernel goes on with the
+    connection: it sends the bytes it still holds, then a FIN. A server that reads
+    nothing (a ping flood's) takes none of them: the connection stays open on both
+    machines, the kernel holding the unsent pongs and the server writing on. With
+    SO_LINGER at 0 the close is a reset: the kernel drops the bytes and the connection,
+    and the server's next segment is refused. A socket closed already is left as it is.
+    """
+    sock = transport.underlying_transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):  # closed already: nothing to reset
+            sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, _RESET)
+    transport.disconnect(False)
 
 
 async def _reap(transport: picows.WSTransport) -> None:
@@ -177,7 +199,7 @@ class PushedSocket(picows.WSListener):
     def on_ws_connected(self, transport: picows.WSTransport) -> None:
         self._transport = transport
         if self._abandoned:
-            transport.disconnect(False)
+            _drop(transport)
 
     def on_ws_frame(self, transport: picows.WSTransport, frame: picows.WSFrame) -> None:
         kind = frame.msg_type
@@ -265,15 +287,15 @@ class PushedSocket(picows.WSListener):
         if transport.underlying_transport.get_write_buffer_size():
             # The close frame waits behind what the server has not read: it reads
             # nothing (a flood of pings, say), and would not answer; drop it now.
-            transport.disconnect(False)
+            _drop(transport)
         try:
             async with asyncio.timeout(self._close_wait):
                 await asyncio.shield(self._disconnected)
         except TimeoutError:
-            transport.disconnect(False)
+            _drop(transport)
             await asyncio.shield(self._disconnected)  # the loop's next turn
         except BaseException:
-            transport.disconnect(False)
+            _drop(transport)
             raise
         return True
 
@@ -282,7 +304,7 @@ class PushedSocket(picows.WSListener):
         listener's ``on_closed`` follows from the event loop."""
         self._end()
         if self._transport is not None:
-            self._transport.disconnect(False)
+            _drop(self._transport)
 
     def pause(self, *, hold: bool = True) -> None:
         """Stop reading the socket; what picows read already waits for :meth:`resume`
@@ -328,7 +350,7 @@ class PushedSocket(picows.WSListener):
         self._abandoned = True
         self._end()
         if self._transport is not None:
-            self._transport.disconnect(False)
+            _drop(self._transport)
 
     def _reopen(self) -> None:
         self._open = not (self._paused or self._ended or self._held or self._parts is not None)
@@ -383,7 +405,10 @@ class PushedSocket(picows.WSListener):
         transport.send_close(code)
         # Gracefully only when nothing waits to be sent: a server that does not read would
         # keep a graceful close open for ever.
-        transport.disconnect(transport.underlying_transport.get_write_buffer_size() == 0)
+        if transport.underlying_transport.get_write_buffer_size() == 0:
+            transport.disconnect()
+        else:
+            _drop(transport)
 
     def _hold(self, data: bytes) -> None:
         if self._held is None:
