@@ -4,7 +4,7 @@ followed from any process (:func:`feed`, behind ``Mirror.changes`` and ``asyncsp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ async def batches(
     limit: int = 500,
     idle: Callable[[], Awaitable[None]] | None = None,
     recheck: float = RECHECK,
-) -> AsyncIterator[list[ChangeLine]]:
+) -> AsyncGenerator[list[ChangeLine], None]:
     """The lines of ``changes`` after ``after`` as stored, at most ``limit`` at a time,
     in commit order: the one walk of a change log (:func:`feed` decodes them, a
     publisher passes them on). ``follow``, ``until`` and ``wake`` as :func:`feed` says;

@@ -22,6 +22,7 @@ import contextlib
 import datetime as dt
 import logging
 import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 
 from asyncsports._wire.bus import Lags, Message, Target, message, origin, parse_target
@@ -29,6 +30,7 @@ from asyncsports._wire.retry import RetryPolicy
 from asyncsports.errors import AsyncSportsError, BusError
 from asyncsports.store import (
     CONNECT_TIMEOUT,
+    ChangeLine,
     Lease,
     MirrorStore,
     is_postgres,
@@ -164,11 +166,12 @@ class Publisher:
                 async def idle() -> None:  # nothing to publish: is the bus still there?
                     await asyncio.wait_for(bus.ping(), self.connect_timeout)
 
-                async for lines in batches(reader, self.position, follow=follow, until=self._stop,
-                                           limit=self.batch, idle=idle, recheck=IDLE):  # fmt: skip
+                walk = batches(reader, self.position, follow=follow, until=self._stop,
+                               limit=self.batch, idle=idle, recheck=IDLE)  # fmt: skip
+                async for batch in _ahead(walk):
                     if self.origin is None:  # the first change ever: it names the database
-                        self.origin = origin(lines[0][5])
-                    await self._send(bus, [message(*line) for line in lines])
+                        self.origin = origin(batch[0].committed_at)
+                    await self._send(bus, batch)
             finally:
                 await bus.close()
         finally:
@@ -218,6 +221,30 @@ class Publisher:
                     times.clear()
                 at = times[m.committed_at] = _epoch(m.committed_at)
             self.lags.add(max(0.0, now - at))
+
+
+async def _ahead(walk: AsyncGenerator[list[ChangeLine], None]) -> AsyncIterator[list[Message]]:
+    """The messages of each batch of ``walk``, the next one read and made while the
+    caller publishes this one (the bus's round trip overlaps the database's read). Only
+    reading runs ahead: nothing is sent before the batch before it is acked."""
+
+    async def read() -> list[Message]:
+        return [message(*line) for line in await anext(walk)]
+
+    ahead = asyncio.ensure_future(read())
+    try:
+        while True:
+            try:
+                batch = await ahead
+            except StopAsyncIteration:
+                return
+            ahead = asyncio.ensure_future(read())
+            yield batch
+    finally:
+        ahead.cancel()
+        with contextlib.suppress(BaseException):
+            await ahead
+        await walk.aclose()
 
 
 def _epoch(text: str) -> float:
