@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from hypothesis import HealthCheck, settings
-from support.servers import PostgresServer, RedisServer, missing, pg_bin
+from support.servers import PostgresServer, RedisServer, missing, postgres_server
 from support.stub import Handler, Serve, Stub
 
 from asyncsports import Client, RetryPolicy, StreamingCredentials
@@ -89,15 +89,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """One PostgreSQL cluster for the whole session (initdb takes a second or two)."""
-    bin_dir = pg_bin()
-    if bin_dir is None:
-        missing("PostgreSQL")
-    assert bin_dir is not None
-    server = PostgresServer(bin_dir)
-    try:
+    with postgres_server() as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 Where the feed stands is read back from the bus itself whenever the publisher
 (re)connects: the last change there (:meth:`~asyncsports.sync._bus.Bus.position`). It then
 publishes every change after it, a batch at a time, each batch stored on the bus
-before the next is read (Redis: one transaction; JetStream: async acks). So a
+before the next is sent (Redis: one transaction; JetStream: each message acked). So a
 publisher killed at any point and started again publishes each change once: what
 reached the bus is not sent again, what did not is. Should two publish at once, the bus
 refuses the second copy (Redis: an entry id not above its stream's top; JetStream: the
@@ -41,7 +41,7 @@ from asyncsports.store import (
 from ._bus import Bus, classify, connect
 from ._changes import batches
 
-__all__ = ["BACKOFF", "BATCH", "Publisher"]
+__all__ = ["BACKOFF", "BATCH", "IDLE", "Publisher"]
 
 log = logging.getLogger("asyncsports.sync")
 

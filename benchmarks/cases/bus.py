@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -248,36 +249,47 @@ async def _timed(fn: Any) -> tuple[float, float, Any]:
     return time.process_time() - c0, time.perf_counter() - w0, got
 
 
+async def _paired(
+    rounds: int, one: Callable[[int, str], Awaitable[tuple[float, float]]]
+) -> dict[str, Any]:
+    """``one(round, who)`` for ours and the floor in each round, in alternating order,
+    its (cpu, wall) kept; round 0 warms up and is not kept."""
+    out: dict[str, Any] = {"ours": {"cpu": [], "wall": []}, "floor": {"cpu": [], "wall": []}}
+    for r in range(rounds + 1):
+        runs = [
+            (who, *await one(r, who)) for who in (("ours", "floor") if r % 2 else ("floor", "ours"))
+        ]
+        if r:
+            for who, cpu, wall in runs:
+                out[who]["cpu"].append(cpu)
+                out[who]["wall"].append(wall)
+    return out
+
+
 async def _redis_rounds(db: Path, server: Server, rounds: int) -> dict[str, Any]:
     import redis.asyncio as aioredis
 
     msgs, source = _messages(db)
     admin = aioredis.Redis.from_url(server.url)
-    out: dict[str, Any] = {"ours": {"cpu": [], "wall": []}, "floor": {"cpu": [], "wall": []}}
+
+    async def one(r: int, who: str) -> tuple[float, float]:
+        prefix = f"{who}{r}"
+        if who == "ours":
+            url = f"{server.url}?prefix={prefix}"
+            fn: Any = lambda: _ours(db, url)  # noqa: E731
+        else:
+            items = [(f"{prefix}:{m.table}", f"{m.seq}-0", m.body) for m in msgs]
+            fn = lambda: _redis_floor(server.url, items, (f"{prefix}:origin", source))  # noqa: E731
+        cpu, wall, n = await _timed(fn)
+        held = sum([await admin.xlen(k) for k in await admin.keys(f"{prefix}:*")
+                    if k != f"{prefix}:origin".encode()])  # fmt: skip
+        if n != len(msgs) or held != len(msgs):
+            raise AssertionError(f"redis {who}: {n} published, {held} held, of {len(msgs)}")
+        await admin.flushall()
+        return cpu, wall
+
     try:
-        for r in range(rounds + 1):  # round 0 warms up: not kept
-            runs = []
-            for who in ("ours", "floor") if r % 2 else ("floor", "ours"):
-                prefix = f"{who}{r}"
-                if who == "ours":
-                    url = f"{server.url}?prefix={prefix}"
-                    fn: Any = lambda url=url: _ours(db, url)  # noqa: E731
-                else:
-                    items = [(f"{prefix}:{m.table}", f"{m.seq}-0", m.body) for m in msgs]
-                    fn = lambda items=items, p=prefix: _redis_floor(  # noqa: E731
-                        server.url, items, (f"{p}:origin", source)
-                    )
-                cpu, wall, n = await _timed(fn)
-                held = sum([await admin.xlen(k) for k in await admin.keys(f"{prefix}:*")
-                            if k != f"{prefix}:origin".encode()])  # fmt: skip
-                if n != len(msgs) or held != len(msgs):
-                    raise AssertionError(f"redis {who}: {n} published, {held} held, of {len(msgs)}")
-                await admin.flushall()
-                runs.append((who, cpu, wall))
-            if r:
-                for who, cpu, wall in runs:
-                    out[who]["cpu"].append(cpu)
-                    out[who]["wall"].append(wall)
+        out = await _paired(rounds, one)
     finally:
         await admin.aclose()
     return {"n": len(msgs), "bytes": sum(len(m.body) for m in msgs), **out}
@@ -292,31 +304,27 @@ async def _nats_rounds(db: Path, server: Server, rounds: int) -> dict[str, Any]:
     msgs, source = _messages(db)
     admin = await nats.connect(server.url)
     js = admin.jetstream()
-    out: dict[str, Any] = {"ours": {"cpu": [], "wall": []}, "floor": {"cpu": [], "wall": []}}
+
+    async def one(r: int, who: str) -> tuple[float, float]:
+        prefix, stream = f"{who}{r}", f"{who.upper()}{r}"
+        if who == "ours":
+            url = f"{server.url}?prefix={prefix}&stream={stream}"
+            fn: Any = lambda: _ours(db, url)  # noqa: E731
+        else:
+            await js.add_stream(StreamConfig(name=stream, subjects=[f"{prefix}.>"],
+                                             storage=StorageType.FILE, duplicate_window=120))  # fmt: skip
+            items = [(f"{prefix}.{m.sport}.{m.table}", m.body, msg_id(source, m.seq))
+                     for m in msgs]  # fmt: skip
+            fn = lambda: _nats_floor(server.url, items)  # noqa: E731
+        cpu, wall, n = await _timed(fn)
+        held = (await js.stream_info(stream)).state.messages
+        if n != len(msgs) or held != len(msgs):
+            raise AssertionError(f"nats {who}: {n} published, {held} held, of {len(msgs)}")
+        await js.delete_stream(stream)
+        return cpu, wall
+
     try:
-        for r in range(rounds + 1):
-            runs = []
-            for who in ("ours", "floor") if r % 2 else ("floor", "ours"):
-                prefix, stream = f"{who}{r}", f"{who.upper()}{r}"
-                if who == "ours":
-                    url = f"{server.url}?prefix={prefix}&stream={stream}"
-                    fn: Any = lambda url=url: _ours(db, url)  # noqa: E731
-                else:
-                    await js.add_stream(StreamConfig(name=stream, subjects=[f"{prefix}.>"],
-                                                     storage=StorageType.FILE, duplicate_window=120))  # fmt: skip
-                    items = [(f"{prefix}.{m.sport}.{m.table}", m.body, msg_id(source, m.seq))
-                             for m in msgs]  # fmt: skip
-                    fn = lambda items=items: _nats_floor(server.url, items)  # noqa: E731
-                cpu, wall, n = await _timed(fn)
-                held = (await js.stream_info(stream)).state.messages
-                if n != len(msgs) or held != len(msgs):
-                    raise AssertionError(f"nats {who}: {n} published, {held} held, of {len(msgs)}")
-                await js.delete_stream(stream)
-                runs.append((who, cpu, wall))
-            if r:
-                for who, cpu, wall in runs:
-                    out[who]["cpu"].append(cpu)
-                    out[who]["wall"].append(wall)
+        out = await _paired(rounds, one)
     finally:
         await admin.close()
     return {"n": len(msgs), "bytes": sum(len(m.body) for m in msgs), **out}

@@ -22,8 +22,8 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import ENGINES, ainvoke, until
-from support.bus import consume, once_in_order
-from support.servers import Bus, PostgresServer, free_port, pg_bin
+from support.bus import consume, once_in_order, seqs
+from support.servers import Bus, PostgresServer, free_port, postgres_server
 
 import asyncsports.sync._publish as publish_module
 from asyncsports import RetryPolicy
@@ -40,15 +40,6 @@ WITHIN = 30  # seconds any one condition may take on a loaded machine
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-async def seqs(db: str) -> list[int]:
-    """Every change's seq in the database."""
-    store = await open_mirror(db)
-    try:
-        return [line[0] for line in await store.change_rows(0, 10**9)]
-    finally:
-        await store.close()
 
 
 class Feed:
@@ -264,15 +255,8 @@ async def test_a_bus_restarted_or_killed_loses_nothing_and_doubles_nothing(
 @pytest.fixture(scope="module")
 def own_postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL of this module's own, to restart (the session's is everyone's)."""
-    bin_dir = pg_bin()
-    if bin_dir is None:
-        pytest.skip("PostgreSQL is not installed")
-    assert bin_dir is not None
-    server = PostgresServer(bin_dir)
-    try:
+    with postgres_server() as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.mark.slow

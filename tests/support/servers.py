@@ -23,6 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,21 @@ class PostgresServer:
         with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
             self.stop("immediate")
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL cluster of its own, closed at the end (skipped, or failed in CI, where
+    PostgreSQL is not installed)."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        missing("PostgreSQL")
+    assert bin_dir is not None
+    server = PostgresServer(bin_dir)
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 def _user_exists(name: str) -> bool:

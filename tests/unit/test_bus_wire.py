@@ -107,7 +107,11 @@ def test_a_bad_url_is_reported_without_its_password() -> None:
 # ---------------------------------------------------------------------------- messages
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
     ),
