@@ -32,7 +32,6 @@ from asyncsports.emulator import Emulator
 from asyncsports.store import open_mirror
 from asyncsports.sync import Mirror, Publisher
 from asyncsports.sync._metrics import serve_publisher_metrics
-from asyncsports.sync._publish import BACKOFF
 
 # Tried again within half a second: an outage of a few seconds is tried many times.
 FAST = RetryPolicy(max_retries=2**31, base=0.05, cap=0.5)
@@ -193,32 +192,6 @@ async def test_each_outage_is_said_once_and_counted(
             assert publisher.connected
     assert len(cannot_reach(said)) == 2, said
     once_in_order(await consume(bus.url), await seqs(db))
-
-
-@pytest.mark.parametrize("outage", [12.0])
-async def test_a_bus_away_longer_than_the_default_backoff_cap(
-    tmp_path: Path, sports_emulator: Emulator, bus: Bus, said: list[str], outage: float
-) -> None:
-    """The publisher's own backoff (up to 10 s between tries, reached after about 8 s
-    away): tried again within it of the bus coming back."""
-    db = str(tmp_path / "m.sqlite")
-    publisher = Publisher(db, bus.url, connect_timeout=1)
-    async with feed(sports_emulator, db) as changes, following(publisher):
-        await caught_up(publisher, await seqs(db))
-        bus.stop()
-        await changes.more()
-        await until(lambda: publisher.outages == 1, within=WITHIN)
-        for _ in range(2):
-            await asyncio.sleep(outage / 2)  # the outage itself, as a server script holds it
-            await changes.more()
-        bus.start()
-        later = await seqs(db)
-        back = asyncio.get_running_loop().time()
-        await caught_up(publisher, later)
-        # Tried again at most BACKOFF.cap (10 s) after the bus came back, plus the pass.
-        assert asyncio.get_running_loop().time() - back < BACKOFF.cap + 5
-    assert len(cannot_reach(said)) == 1, said
-    once_in_order(await consume(bus.url), later)
 
 
 # ----------------------------------------------------- 2. the bus restarted and killed
