@@ -36,6 +36,7 @@ __all__ = [
     "Lags",
     "Message",
     "Target",
+    "Trouble",
     "change_json",
     "compact",
     "entry_id",
@@ -49,6 +50,10 @@ __all__ = [
 ]
 
 Kind = Literal["redis", "nats"]
+
+Trouble = Literal["away", "refused"]
+"""What an error of a bus says: it is ``away`` for now (wait, then connect again), or it
+``refused`` what was asked (credentials, a request it will not take): no use waiting."""
 
 MAXLEN = 1_000_000
 """Entries a Redis stream is trimmed to (about: ``MAXLEN ~``) unless the URL says."""

@@ -10,15 +10,11 @@ message stored once it returns (:meth:`Bus.publish`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
-from asyncsports._wire.bus import Message, Target
+from asyncsports._wire.bus import Message, Target, Trouble
 
 __all__ = ["Bus", "Trouble", "classify", "connect"]
-
-Trouble = Literal["away", "refused"]
-"""What an error of a bus says: it is ``away`` for now (wait, then connect again), or it
-``refused`` what was asked (credentials, a request it will not take): no use waiting."""
 
 
 class Bus(Protocol):

@@ -18,10 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from asyncsports._optional import need
-from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, msg_id, seq_of_msg_id
+from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, Trouble, msg_id, seq_of_msg_id
 from asyncsports.errors import BusError
-
-from ._bus import Trouble
 
 __all__ = ["NatsBus", "classify"]
 

@@ -16,11 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from asyncsports._optional import need
-from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, seq_of_entry
+from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, Trouble, seq_of_entry
 from asyncsports.errors import BusError
 from asyncsports.store import MIRROR_COLUMNS
-
-from ._bus import Trouble
 
 __all__ = ["RedisBus", "classify"]
 
