@@ -49,5 +49,8 @@ async def test_the_guides_consumer_reads_every_change_once_in_commit_order(
         await until(lambda: len(got) >= len(want) or reading.done(), within=60)
     finally:
         reading.cancel()
-        await asyncio.gather(reading, return_exceptions=True)
+        # Bounded: the reader's own close is not what is tested (one run hung here once).
+        await asyncio.wait([reading], timeout=10)
+    if reading.done() and not reading.cancelled() and reading.exception() is not None:
+        raise AssertionError("the guide's consumer failed") from reading.exception()
     assert got == want  # each once, in commit order across tables
