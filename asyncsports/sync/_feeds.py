@@ -177,6 +177,10 @@ class Feeds:
 
     async def _actions(self, sport: str, fid: str, season: str) -> None:
         key = f"live:{fid}"
+        # What an earlier connection handed over is committed first: read before, the
+        # position could be the one before it (or, for a feed never committed, the
+        # actions a poll stored), and the feed would reopen behind or ahead of it.
+        await self._flush(self._given)
         n = await self.position(key, fid)
         feed = self.actions
         assert feed is not None
@@ -192,6 +196,7 @@ class Feeds:
 
     async def _statistics(self, sport: str, fid: str) -> None:
         key = f"stats:{fid}"
+        await self._flush(self._given)  # as _actions: the position of what was handed over
         n = await self.position(key, "")
         feed = self.statistics
         assert feed is not None
