@@ -105,17 +105,25 @@ class Publisher:
         self._times: dict[str, float] = {}
 
     def stop(self) -> None:
-        """Publish what is committed so far, then return from :meth:`run`."""
+        """Publish what is committed so far, then return from :meth:`run` (asked before
+        a run starts: that run publishes what is committed and returns)."""
         self._stop.set()
 
     async def run(self) -> None:
         """Follow the change feed onto the bus until :meth:`stop`."""
-        await self._publish(follow=True)
+        try:
+            await self._publish(follow=True)
+        finally:
+            # A stop ends one run: a standby's next term (after a lost lease) runs anew.
+            self._stop.clear()
 
     async def once(self) -> None:
         """Publish every change committed so far, then return. A bus that cannot be
         reached is a :class:`~asyncsports.errors.BusError` at once."""
-        await self._publish(follow=False)
+        try:
+            await self._publish(follow=False)
+        finally:
+            self._stop.clear()
 
     # ------------------------------------------------------------------ the loop
 

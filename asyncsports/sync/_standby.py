@@ -117,13 +117,17 @@ class Standby:
 
     async def run(self, *, once: bool = False) -> None:
         """Stand by, write while the lease is ours, until :meth:`stop` (``once``: one
-        pass of the mirror, once the lease is ours)."""
+        pass of the mirror, once the lease is ours). A mirror that ends of itself, unasked,
+        ends this too: run again, it would only end again, a term after term."""
         try:
             while not self._stopping.is_set():
                 lease = await self._wait()
                 if lease is None:
                     return
-                if await self._write(lease, once) and once:
+                if await self._write(lease, once):
+                    if not once and not self._stopping.is_set():
+                        why = "%s: ended unasked; gave up the lease %r of %s"
+                        log.warning(why, self.label, self.lease, self.url)
                     return
         finally:
             self.role = "standby"

@@ -91,6 +91,33 @@ async def test_follow_publishes_what_is_committed_later(
     once_in_order(await consume(bus.url), later)
 
 
+async def test_a_run_after_a_stop_follows_again(
+    tmp_path: Path, sports_emulator: Emulator, bus: Bus
+) -> None:
+    """A stop ends the run it was asked of (or the next, if asked before it), not every
+    run after: a standby's next term runs the publisher again (issue 41: each new term's
+    run returned at once, the stop of the lost term still set)."""
+    db = str(tmp_path / "m.sqlite")
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        publisher = Publisher(db, bus.url)
+        publisher.stop()  # asked before the run: it publishes what is committed, then ends
+        await asyncio.wait_for(publisher.run(), 20)
+        first = await seqs(db)
+        assert publisher.position == first[-1]
+        running = asyncio.create_task(publisher.run())
+        sports_emulator.clock.advance(3600)
+        await mirror.once()
+        later = await seqs(db)
+        assert len(later) > len(first)
+        await until(lambda: publisher.position == later[-1] or running.done(), within=20)
+        assert not running.done() and publisher.position == later[-1]
+        publisher.stop()
+        await asyncio.wait_for(running, 20)
+    once_in_order(await consume(bus.url), later)
+
+
 async def test_a_bus_holding_another_databases_changes_is_refused(
     tmp_path: Path, sports_emulator: Emulator, bus: Bus
 ) -> None:

@@ -272,6 +272,52 @@ async def test_a_renewal_that_gets_no_answer_loses_the_lease_by_the_clock(
     assert job.terms == sorted(job.terms)
 
 
+class Quick:
+    """A job whose :meth:`run` returns at once, unasked (a publisher whose stop outlived
+    its term did): it stops the standby at its ``guard``-th run, so a loop ends."""
+
+    label = "publisher"
+
+    def __init__(self, db: str, standby: list[Standby], guard: int = 50) -> None:
+        self.db, self.name, self.connect_timeout = db, db, 5.0
+        self.fence: Lease | None = None
+        self.terms: list[int] = []
+        self.standby, self.guard = standby, guard
+
+    def stop(self) -> None:
+        pass
+
+    async def run(self) -> None:
+        assert self.fence is not None
+        self.terms.append(self.fence.term)
+        if len(self.terms) >= self.guard:
+            self.standby[0].stop()
+
+    once = run
+
+
+async def test_a_job_that_returns_at_once_ends_the_standby_not_a_loop_of_terms(
+    db: str, logs: Any
+) -> None:
+    # Issue 41: each term's run returned at once, and the standby took the lease again
+    # for the next: thousands of terms a second. A job that ends unasked has nothing
+    # more to do; the standby gives the lease up and ends with it.
+    holder: list[Standby] = []
+    job = Quick(db, holder)
+    standby = Standby(job, ttl=TTL, poll=POLL)
+    holder.append(standby)
+    async with asyncio.timeout(30):
+        await standby.run()
+    assert job.terms == [1] and standby.takeovers == 1 and logs("(lease term") == 1
+    assert standby.role == "standby"
+    other = Election(db, "sync", "other")
+    try:
+        lease = await other.take(60)  # given up as it ended
+        assert lease is not None and lease.term == 2
+    finally:
+        await other.close()
+
+
 async def test_a_database_not_the_mirror_s_ends_the_standby_at_once(tmp_path: Path) -> None:
     db = tmp_path / "other.sqlite"
     with contextlib.closing(sqlite3.connect(db)) as file:
