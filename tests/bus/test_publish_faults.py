@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -519,6 +520,48 @@ async def test_changes_to_usage_errors_exit_2_naming_to(
     line = error_line(result.stderr)
     assert "'--to'" in line and named in line, line
     assert "Traceback" not in result.stderr
+
+
+def leases(db: str) -> list[tuple[object, ...]] | None:
+    """The rows of ``db``'s lease table (None: no table, no lease ever taken)."""
+    with contextlib.closing(sqlite3.connect(db)) as file:
+        try:
+            return file.execute("SELECT * FROM sync_lease").fetchall()
+        except sqlite3.OperationalError:
+            return None
+
+
+@pytest.mark.parametrize(
+    ("to", "named"),
+    [
+        (
+            "redis://127.0.0.1:{port}/0?max_len=5",
+            "unknown option 'max_len' (did you mean 'maxlen'?",
+        ),
+        ("redis://127.0.0.1:{port}/0?foo=bar", "unknown option 'foo' (known: prefix, maxlen, db"),
+        ("nats://127.0.0.1:{port}?duplicate_window=1e300", "from 0.001 to 86400"),
+        (
+            "nats://127.0.0.1:{port}?dup_window=5",
+            "(did you mean 'duplicate_window'?; known: prefix",
+        ),
+    ],
+    ids=["misspelt", "unknown", "out-of-range", "nats-misspelt"],
+)
+async def test_a_bad_bus_option_is_a_usage_error_before_any_lease_or_connection(
+    mirror_file: str, to: str, named: str
+) -> None:
+    """Issue 41 (and 43, item 4): a misspelt or unknown Redis option was redis-py's
+    TypeError at connect (exit 1), after the lease was taken; a NATS window out of range
+    an OverflowError. Now: exit 2 at once, naming the option and the known ones, the
+    database's leases untouched (the bus is not even there)."""
+    before = leases(mirror_file)
+    url = to.format(port=free_port())
+    result = await ainvoke("changes", "--db", mirror_file, "--to", url, "--connect-timeout", "1")
+    assert result.exit_code == 2, result.output
+    line = error_line(result.stderr)
+    assert "'--to'" in line and named in line, line
+    assert "Traceback" not in result.stderr
+    assert leases(mirror_file) == before
 
 
 async def test_changes_to_an_unreachable_bus_exits_22_naming_it(mirror_file: str, bus: Bus) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import string
+import urllib.parse
 
 import pytest
 from hypothesis import given
@@ -66,9 +67,9 @@ def test_options_are_read_and_taken_off_the_url() -> None:
         ("sports.sqlite", "not a path"),
         ("nats://h:1/x", "no path"),
         ("nats://h:1?maxlen=5", "unknown option 'maxlen'"),
-        ("redis://h?maxlen=-1", "maxlen must be a number >= 0"),
-        ("redis://h?maxlen=ten", "maxlen must be a number >= 0"),
-        ("redis://h?maxlen=1.5", "maxlen must be a number >= 0"),
+        ("redis://h?maxlen=-1", "maxlen must be a number from 0 to 9223372036854775807"),
+        ("redis://h?maxlen=ten", "maxlen must be a number from 0 to"),
+        ("redis://h?maxlen=1.5", "maxlen must be a number from 0 to"),
         ("nats://h?duplicate_window=nan", "duplicate_window must be"),
         ("nats://h?duplicate_window=inf", "duplicate_window must be"),
         ("nats://h?stream=a.b", "no JetStream name"),
@@ -81,6 +82,165 @@ def test_a_bad_bus_url_says_what_is_wrong(url: str, says: str) -> None:
     with pytest.raises(ValueError, match=r"^'") as caught:
         parse_target(url)
     assert says in str(caught.value)
+
+
+REDIS_KNOWN = "known: prefix, maxlen, db, socket_timeout"
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        # issue 41: a TypeError from redis-py at connect, after the lease; an OverflowError
+        ("redis://h?max_len=5", "unknown option 'max_len' (did you mean 'maxlen'?; known: "),
+        ("redis://h?foo=bar", f"unknown option 'foo' ({REDIS_KNOWN}"),
+        (
+            "nats://h?duplicate_window=1e300",
+            "duplicate_window must be a number from 0.001 to 86400",
+        ),
+        ("nats://h?dupliate_window=5", "(did you mean 'duplicate_window'?; known: prefix, stream"),
+        ("nats://h?duplicate_window=0", "from 0.001 to 86400"),
+        ("nats://h?duplicate_window=-1", "from 0.001 to 86400"),
+        ("nats://h?duplicate_window=", "from 0.001 to 86400"),
+        ("nats://h?duplicate_window=1_0", "from 0.001 to 86400"),
+        (
+            "redis://h?maxlen=9223372036854775808",
+            "maxlen must be a number from 0 to 9223372036854775807",
+        ),
+        ("redis://h?maxlen=1e3", "maxlen must be a number from 0 to"),
+        ("redis://h?maxlen=%D9%A3", "maxlen must be a number from 0 to"),  # an Arabic 3
+        ("redis://h?db=x", "db must be a number from 0 to 2147483647"),
+        ("redis://h?db=2147483648", "db must be a number from 0 to 2147483647"),
+        ("redis://h/x", "db must be a number from 0 to 2147483647"),
+        ("redis://h?socket_timeout=nan", "socket_timeout must be a number from 0.001 to 86400"),
+        ("redis://h?socket_timeout=inf", "socket_timeout must be a number from 0.001 to 86400"),
+        ("redis://h?socket_timeout=0", "socket_timeout must be a number from 0.001 to 86400"),
+        ("redis://h?socket_connect_timeout=-2", "socket_connect_timeout must be a number from"),
+        ("redis://h?socket_keepalive=maybe", "socket_keepalive must be one of 1, true, yes, on"),
+        ("redis://h?retry_on_timeout=", "retry_on_timeout must be one of"),
+        ("redis://h?max_connections=0", "max_connections must be a number from 1 to"),
+        (
+            "redis://h?health_check_interval=1.5",
+            "health_check_interval must be a number from 0 to 86400",
+        ),
+        ("redis://h?protocol=3", f"unknown option 'protocol' ({REDIS_KNOWN}"),
+        ("redis://h?decode_responses=1", "unknown option 'decode_responses'"),
+        ("unix:///s.sock?socket_keepalive=1", "option 'socket_keepalive' is not for unix://"),
+        ("redis://h?ssl_cert_reqs=none", "option 'ssl_cert_reqs' is not for redis://"),
+        ("rediss://h?ssl_cert_reqs=maybe", "ssl_cert_reqs must be one of none, optional, required"),
+        ("redis://h?client_name=a%20b", "client_name must be"),
+        ("redis://h?password=50%2525", "password: a '%'"),
+        ("redis://h?prefix=a&prefix=b", "option 'prefix' given twice"),
+        ("nats://h?stream=A&stream=A", "option 'stream' given twice"),
+        ("redis://h:99999/0", "port"),
+        ("nats://h:x", "port"),
+        (
+            "nats://h?" + "x" * 500 + "=1",
+            "unknown option 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'",
+        ),
+    ],
+)
+def test_a_bad_bus_option_is_a_value_error_naming_it_and_the_known_ones(
+    url: str, says: str
+) -> None:
+    with pytest.raises(ValueError, match=r"^'") as caught:
+        parse_target(url)
+    assert says in str(caught.value)
+
+
+def test_redis_py_s_own_options_are_checked_and_passed_on_as_it_reads_them() -> None:
+    from redis.asyncio.connection import parse_url
+
+    t = parse_target(
+        "rediss://h:1/3?db=2&socket_timeout=2.5&socket_connect_timeout=1e1&socket_keepalive=YES"
+        "&retry_on_timeout=off&max_connections=4&health_check_interval=30&username=u"
+        "&password=p+w&client_name=feed&ssl_cert_reqs=none&ssl_ca_certs=/etc/ca.pem"
+        "&ssl_check_hostname=0&maxlen=7"
+    )
+    assert t.maxlen == 7
+    got = dict(parse_url(t.url))
+    for k in ("host", "port", "connection_class"):
+        got.pop(k, None)
+    assert got == {
+        "db": 2,
+        "socket_timeout": 2.5,
+        "socket_connect_timeout": 10.0,
+        "socket_keepalive": True,
+        "retry_on_timeout": False,
+        "max_connections": 4,
+        "health_check_interval": 30,
+        "username": "u",
+        "password": "p w",
+        "client_name": "feed",
+        "ssl_cert_reqs": "none",
+        "ssl_ca_certs": "/etc/ca.pem",
+        "ssl_check_hostname": False,
+    }
+
+
+NAMES = [
+    *("prefix", "maxlen", "stream", "duplicate_window", "db", "socket_timeout"),
+    *("socket_connect_timeout", "socket_keepalive", "retry_on_timeout", "max_connections"),
+    *("health_check_interval", "username", "password", "client_name", "ssl_check_hostname"),
+    *("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "protocol", "max_len"),
+]
+VALUES = [
+    *("", "0", "1", "-1", "1.5", "1e300", "1e-4", "nan", "inf", "-inf", "true", "OFF", "none"),
+    *("required", "9223372036854775807", "9223372036854775808", "2147483647", "2147483648"),
+    *("86400", "86400.0001", "0.001", "FEEDS", "a.b", "%", "%41", "a+b", " 1", "\u0663"),
+]
+FLAGS = {"1": True, "true": True, "yes": True, "on": True}
+INTS = {"maxlen", "db", "max_connections", "health_check_interval"}
+FLOATS = {"duplicate_window", "socket_timeout", "socket_connect_timeout"}
+
+
+def meant(name: str, value: str) -> object:
+    """What an accepted option's value says, as redis-py (or the target) reads it."""
+    if name in INTS:
+        return int(value)
+    if name in FLOATS:
+        return float(value)
+    if name in ("socket_keepalive", "retry_on_timeout", "ssl_check_hostname"):
+        return FLAGS.get(value.lower(), False)
+    return value
+
+
+@given(
+    base=st.sampled_from(
+        ["redis://h:1/0", "rediss://:pw@h/2", "unix:///tmp/r.sock", "nats://h:4222"]
+    ),
+    items=st.lists(
+        st.tuples(
+            st.sampled_from(NAMES) | st.text(max_size=6), st.sampled_from(VALUES) | st.text()
+        ),
+        max_size=4,
+    ),
+    raw=st.booleans(),
+)
+def test_any_query_is_a_target_or_a_value_error_and_what_is_accepted_is_what_is_read(
+    base: str, items: list[tuple[str, str]], raw: bool
+) -> None:
+    from redis.asyncio import ConnectionPool
+    from redis.asyncio.connection import parse_url
+
+    query = "&".join(f"{k}={v}" for k, v in items) if raw else urllib.parse.urlencode(items)
+    try:
+        t = parse_target(f"{base}?{query}")
+    except ValueError:
+        return
+    given = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    ours = {"prefix": t.prefix, "stream": t.stream, "maxlen": t.maxlen}
+    ours["duplicate_window"] = t.duplicate_window
+    for name, value in given.items():
+        if name in ours:
+            assert ours[name] == meant(name, value), name
+    if t.kind == "nats":
+        assert t.url == base
+        return
+    got = parse_url(t.url)  # redis-py's reading of what it is given: no error
+    ConnectionPool.from_url(t.url).make_connection()  # each a keyword its connection takes
+    for name, value in given.items():
+        if name not in ours:
+            assert got[name] == meant(name, value), name  # type: ignore[literal-required]
 
 
 @pytest.mark.parametrize(
