@@ -18,6 +18,7 @@ copy keeps and another database does not share (:func:`origin`).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import urllib.parse
@@ -28,7 +29,7 @@ from typing import Literal
 
 import msgspec
 
-from asyncsports._wire.secrets import hide_urls
+from asyncsports._wire.secrets import hide_urls, is_credential
 
 __all__ = [
     "ACK_TIMEOUT",
@@ -37,6 +38,7 @@ __all__ = [
     "Message",
     "Target",
     "Trouble",
+    "bus_options",
     "change_json",
     "compact",
     "entry_id",
@@ -70,10 +72,64 @@ _TOKEN = re.compile(r"[^A-Za-z0-9_-]")  # what a NATS subject token may not hold
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[^\s*>]{1,200}")
 
-_OPTIONS: dict[Kind, tuple[str, ...]] = {
-    "redis": ("prefix", "maxlen"),
-    "nats": ("prefix", "stream", "duplicate_window"),
+# The longest time a bus URL option may say (seconds): a socket timeout, JetStream's
+# duplicate window (it holds each id that long: a window of days is memory, not safety).
+_DAY = 86400
+
+_INT31, _INT63 = 2**31 - 1, 2**63 - 1
+_REDIS = ("redis", "rediss", "unix")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class _Option:
+    """What a bus URL option takes: a ``whole`` number or ``seconds`` from ``low`` to
+    ``high``, a ``flag``, one of ``choices``, a ``name`` (printable ASCII) or ``text``;
+    and under which URL schemes."""
+
+    form: Literal["whole", "seconds", "flag", "name", "text"]
+    low: float = 0
+    high: float = 0
+    schemes: tuple[str, ...] = _REDIS
+    choices: tuple[str, ...] = ()
+
+
+# Our own options, taken off the URL.
+_OPTIONS: dict[Kind, dict[str, _Option]] = {
+    "redis": {"prefix": _Option("text"), "maxlen": _Option("whole", 0, _INT63)},
+    "nats": {
+        "prefix": _Option("text"),
+        "stream": _Option("text"),
+        "duplicate_window": _Option("seconds", 0.001, _DAY),
+    },
 }
+
+# redis-py's, left on the URL for it: those that redis-py 5.0.1 and 8.x both read from
+# the query (URL_QUERY_ARGUMENT_PARSERS) or pass to the connection as they are, under the
+# schemes whose connection takes them (a Unix socket no keepalive, only TLS any ssl_*).
+# Anything else it would pass on to the connection's constructor: a TypeError at connect.
+_REDIS_PY: dict[str, _Option] = {
+    "db": _Option("whole", 0, _INT31),
+    "socket_timeout": _Option("seconds", 0.001, _DAY),
+    "socket_connect_timeout": _Option("seconds", 0.001, _DAY),
+    "socket_keepalive": _Option("flag", schemes=("redis", "rediss")),
+    "retry_on_timeout": _Option("flag"),
+    "max_connections": _Option("whole", 1, _INT31),
+    "health_check_interval": _Option("whole", 0, _DAY),
+    "username": _Option("text"),
+    "password": _Option("text"),
+    "client_name": _Option("name"),
+    "ssl_check_hostname": _Option("flag", schemes=("rediss",)),
+    "ssl_cert_reqs": _Option("name", schemes=("rediss",), choices=("none", "optional", "required")),
+    "ssl_ca_certs": _Option("text", schemes=("rediss",)),
+    "ssl_certfile": _Option("text", schemes=("rediss",)),
+    "ssl_keyfile": _Option("text", schemes=("rediss",)),
+}
+
+_WHOLE = re.compile(r"[0-9]{1,20}")
+_DECIMAL = re.compile(r"(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,4})?")
+_PRINTABLE = re.compile(r"[!-~]{1,200}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -114,12 +170,14 @@ class Target:
 def parse_target(url: str) -> Target:
     """The :class:`Target` that ``url`` names: ``redis://`` (or ``rediss://``,
     ``unix://``) or ``nats://`` (or ``tls://``), with options in its query (Redis:
-    ``prefix``, ``maxlen``; NATS: ``prefix``, ``stream``, ``duplicate_window``).
-    ValueError, naming the part, for anything else."""
+    ``prefix``, ``maxlen`` and redis-py's own, :func:`bus_options`; NATS: ``prefix``,
+    ``stream``, ``duplicate_window``). ValueError, naming the part, for anything else: an
+    unknown option (with the known ones, and the likeliest meant), a value out of range,
+    an option given twice; so nothing the bus's client reads later can fail on it."""
     parts = urllib.parse.urlsplit(url)
     scheme = parts.scheme.lower()
     kind: Kind
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in _REDIS:
         kind = "redis"
     elif scheme in ("nats", "tls"):
         kind = "nats"
@@ -127,49 +185,147 @@ def parse_target(url: str) -> Target:
         raise ValueError(
             f"{hide_urls(url)!r}: a bus is a redis://... or nats://... URL, not {scheme or 'a path'}"
         )
-    if kind == "nats" and parts.path not in ("", "/"):
-        raise ValueError(f"{hide_urls(url)!r}: a nats:// URL has no path ({parts.path!r})")
-    options: dict[str, str] = {}
-    own: list[tuple[str, str]] = []  # the query items the client library reads (redis-py's)
-    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
-        if name in _OPTIONS[kind]:
-            options[name] = value
-        elif kind == "redis":
-            own.append((name, value))
-        else:
-            known = ", ".join(_OPTIONS[kind])
-            raise ValueError(f"{hide_urls(url)!r}: unknown option {name!r} (known: {known})")
+    _check_url(url, parts, kind, scheme)
+    options, own = _query(url, parts.query, kind, scheme)
     query = urllib.parse.urlencode(own)
     # The URL as written up to its query (urlunsplit would write unix:///x as unix:/x).
-    bare = url.partition("#")[0].partition("?")[0] + (f"?{query}" if query else "")
+    bare = url.partition("?")[0] + (f"?{query}" if query else "")
     target = Target(kind, bare)
-    prefix = options.get("prefix", target.prefix)
+    prefix = str(options.get("prefix", target.prefix))
     if not (_KEY if kind == "redis" else _NAME).fullmatch(prefix):
-        raise ValueError(f"{hide_urls(url)!r}: prefix {prefix!r} is no {kind} name")
-    stream = options.get("stream", target.stream)
+        raise ValueError(f"{hide_urls(url)!r}: prefix {_clip(prefix)!r} is no {kind} name")
+    stream = str(options.get("stream", target.stream))
     if not _NAME.fullmatch(stream):
-        raise ValueError(f"{hide_urls(url)!r}: stream {stream!r} is no JetStream name")
+        raise ValueError(f"{hide_urls(url)!r}: stream {_clip(stream)!r} is no JetStream name")
     return Target(
         kind,
         bare,
         prefix,
         stream,
-        int(_number(url, "maxlen", options, MAXLEN, int)),
-        _number(url, "duplicate_window", options, DUPLICATE_WINDOW, float),
+        int(options.get("maxlen", MAXLEN)),
+        float(options.get("duplicate_window", DUPLICATE_WINDOW)),
     )
 
 
-def _number(url: str, name: str, options: dict[str, str], default: float, kind: type) -> float:
-    text = options.get(name)
-    if text is None:
-        return default
+def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: str) -> None:
+    """ValueError for what the clients would read otherwise than it is written, or fail on."""
     try:
-        value = kind(text)
-    except ValueError:
-        value = -1
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{hide_urls(url)!r}: {name} must be a number >= 0, not {text!r}")
-    return value  # type: ignore[no-any-return]
+        url.encode()
+    except UnicodeEncodeError:
+        raise ValueError(f"{hide_urls(url)!r}: not UTF-8 text") from None
+    if _CONTROL.search(url) or url != url.strip():
+        # urlsplit drops tabs and newlines, and spaces at either end: what is read would
+        # not be what is written.
+        raise ValueError(f"{hide_urls(url)!r}: a control character, or space at an end")
+    if "#" in url:  # all after it would be dropped: "redis://:pa#ss@host" is localhost
+        raise ValueError(f"{hide_urls(url)!r}: a '#' (in a password or a value: %23)")
+    try:
+        _ = parts.port  # read for its check: out of range, or not a number
+    except ValueError as exc:
+        raise ValueError(f"{hide_urls(url)!r}: bad port ({exc})") from None
+    if kind == "nats" and parts.path not in ("", "/"):
+        raise ValueError(f"{hide_urls(url)!r}: a nats:// URL has no path ({parts.path!r})")
+    if scheme != "unix" and parts.path.strip("/"):  # redis-py reads a number there as db
+        _value(url, "db", parts.path.strip("/"), _REDIS_PY["db"])
+
+
+def _query(
+    url: str, query: str, kind: Kind, scheme: str
+) -> tuple[dict[str, str | int | float], list[tuple[str, str]]]:
+    """Our options of the query, checked, and redis-py's, checked, to pass on to it."""
+    options: dict[str, str | int | float] = {}
+    own: list[tuple[str, str]] = []  # the query items the client library reads (redis-py's)
+    ours, theirs = _OPTIONS[kind], _REDIS_PY if kind == "redis" else {}
+    for name, text in urllib.parse.parse_qsl(query, keep_blank_values=True):
+        option = ours.get(name) or theirs.get(name)
+        if option is None:
+            raise ValueError(f"{hide_urls(url)!r}: {_unknown(name, scheme)}")
+        if scheme not in option.schemes and kind == "redis":
+            where = ", ".join(f"{s}://" for s in option.schemes)
+            known = ", ".join(bus_options(scheme))
+            raise ValueError(
+                f"{hide_urls(url)!r}: option {name!r} is not for {scheme}:// (only {where}; "
+                f"known: {known})"
+            )
+        if name in options or any(name == n for n, _ in own):
+            raise ValueError(f"{hide_urls(url)!r}: option {name!r} given twice")
+        value = _value(url, name, text, option)
+        if name in ours:
+            options[name] = value
+        else:  # a number as written, checked; a flag or a choice as every redis-py reads it
+            own.append((name, text if option.form in ("whole", "seconds") else str(value)))
+    return options, own
+
+
+def bus_options(scheme: str) -> list[str]:
+    """The query options a bus URL of ``scheme`` (``redis``, ``rediss``, ``unix``,
+    ``nats``, ``tls``) takes: ours, then (Redis) redis-py's own."""
+    if scheme not in _REDIS:
+        return list(_OPTIONS["nats"])
+    return [*_OPTIONS["redis"], *(n for n, o in _REDIS_PY.items() if scheme in o.schemes)]
+
+
+def _unknown(name: str, scheme: str) -> str:
+    known = bus_options(scheme)
+    meant = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.6)
+    hint = f"did you mean {meant[0]!r}?; " if meant else ""
+    return f"unknown option {_clip(name)!r} ({hint}known: {', '.join(known)})"
+
+
+def _value(url: str, name: str, text: str, option: _Option) -> str | int | float:
+    """The value ``text`` of option ``name``, checked (ValueError: saying what it takes):
+    a number as an ``int`` or ``float``, a flag as ``1`` or ``0``, else the text."""
+    if option.choices:
+        if text.lower() in option.choices:
+            return text.lower()
+        takes = f"one of {', '.join(option.choices)}"
+    elif option.form == "flag":
+        if text.lower() in _TRUE + _FALSE:
+            return 1 if text.lower() in _TRUE else 0
+        takes = f"one of {', '.join(_TRUE)} or {', '.join(_FALSE)}"
+    elif option.form in ("whole", "seconds"):
+        return _number(url, name, text, option)
+    elif option.form == "name" and not _PRINTABLE.fullmatch(text):
+        takes = "1 to 200 printable ASCII characters, no spaces"
+    elif option.form == "text" and name in _REDIS_PY and "%" in text:
+        # redis-py 5 unquotes a query value once more than 8 does: the two would differ.
+        raise ValueError(
+            f"{hide_urls(url)!r}: {name}: a '%' in a redis-py option's value is read one way "
+            "by redis-py 5 and another by 8; give it another way (a password in the URL: "
+            "redis://:PASSWORD@host)"
+        )
+    elif option.form == "text" and name in _REDIS_PY and not text:
+        takes = "a value"
+    else:
+        return text
+    if is_credential(name):
+        raise ValueError(f"{hide_urls(url)!r}: {name} must be {takes}")
+    raise ValueError(f"{hide_urls(url)!r}: {name} must be {takes}, not {_clip(text)!r}")
+
+
+def _number(url: str, name: str, text: str, option: _Option) -> int | float:
+    """``text`` as a whole number or seconds within the option's range (ASCII digits,
+    a decimal point and exponent for seconds: what Python's int and float read and more
+    (``1_0``, ``٣``, `` 1``, ``nan``) is refused, lest a client read it another way)."""
+    whole = option.form == "whole"
+    value: int | float | None = None
+    if (_WHOLE if whole else _DECIMAL).fullmatch(text):
+        value = int(text) if whole else float(text)
+    if value is None or not option.low <= value <= option.high:
+        span = (
+            f"{int(option.low)} to {int(option.high)}"
+            if whole
+            else f"{option.low:g} to {option.high:g} (seconds)"
+        )
+        raise ValueError(
+            f"{hide_urls(url)!r}: {name} must be a number from {span}, not {_clip(text)!r}"
+        )
+    return value
+
+
+def _clip(text: str, most: int = 40) -> str:
+    """A value or name as an error quotes it: at most ``most`` characters."""
+    return text if len(text) <= most else text[:most] + "..."
 
 
 # ------------------------------------------------------------------------------ messages

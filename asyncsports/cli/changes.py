@@ -29,11 +29,17 @@ EPILOG = (
     "20 times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
     f"committed so far, exit 0 (Ctrl-C: {INTERRUPTED}). --to publishes the feed to a bus "
     "instead of printing it: redis://HOST:PORT/DB (a stream per table, "
-    "PREFIX:TABLE, entry id SEQ-0; ?prefix=, ?maxlen=) or nats://HOST:PORT (JetStream "
+    "PREFIX:TABLE, entry id SEQ-0; ?prefix=, ?maxlen= (0 to 2^63-1), and redis-py's "
+    "?db=, ?socket_timeout=, ?socket_connect_timeout=, ?socket_keepalive=, "
+    "?retry_on_timeout=, ?max_connections=, ?health_check_interval=, ?username=, "
+    "?password=, ?client_name=, rediss:// also ?ssl_check_hostname=, ?ssl_cert_reqs=, "
+    "?ssl_ca_certs=, ?ssl_certfile=, ?ssl_keyfile=) or nats://HOST:PORT (JetStream "
     "stream ASYNCSPORTS, created if missing, subjects PREFIX.SPORT.TABLE, Nats-Msg-Id "
-    "ORIGIN:SEQ; ?prefix=, ?stream=, ?duplicate_window=), each change once, in commit "
-    "order, resuming where the bus says it stopped; a second --to of the same stream "
-    "stands by and takes over within 15 s of the first's end."
+    "ORIGIN:SEQ; ?prefix=, ?stream=, ?duplicate_window= (seconds, 0.001 to 86400)), "
+    "each change once, in commit order, resuming where the bus says it stopped; an "
+    "unknown option or a value out of range is a usage error before anything is "
+    "reached; a second --to of the same stream stands by and takes over within 15 s "
+    "of the first's end."
 )
 
 
@@ -153,7 +159,8 @@ def changes(
         str | None,
         typer.Option(
             metavar="BUS_URL",
-            help="Publish the feed to redis://... or nats://... instead of printing it.",
+            help="Publish the feed to redis://... or nats://... instead of printing it "
+            "(its options: below).",
         ),
     ] = None,
     metrics_port: MetricsPort = None,
