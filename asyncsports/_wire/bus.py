@@ -100,7 +100,7 @@ _OPTIONS: dict[Kind, dict[str, _Option]] = {
     "nats": {
         "prefix": _Option("text"),
         "stream": _Option("text"),
-        "duplicate_window": _Option("seconds", 0.001, _DAY),
+        "duplicate_window": _Option("seconds", 0.1, _DAY),  # JetStream takes no less
     },
 }
 

@@ -35,7 +35,7 @@ EPILOG = (
     "?password=, ?client_name=, rediss:// also ?ssl_check_hostname=, ?ssl_cert_reqs=, "
     "?ssl_ca_certs=, ?ssl_certfile=, ?ssl_keyfile=) or nats://HOST:PORT (JetStream "
     "stream ASYNCSPORTS, created if missing, subjects PREFIX.SPORT.TABLE, Nats-Msg-Id "
-    "ORIGIN:SEQ; ?prefix=, ?stream=, ?duplicate_window= (seconds, 0.001 to 86400)), "
+    "ORIGIN:SEQ; ?prefix=, ?stream=, ?duplicate_window= (seconds, 0.1 to 86400)), "
     "each change once, in commit order, resuming where the bus says it stopped; an "
     "unknown option or a value out of range is a usage error before anything is "
     "reached; a second --to of the same stream stands by and takes over within 15 s "

@@ -539,7 +539,7 @@ def leases(db: str) -> list[tuple[object, ...]] | None:
             "unknown option 'max_len' (did you mean 'maxlen'?",
         ),
         ("redis://127.0.0.1:{port}/0?foo=bar", "unknown option 'foo' (known: prefix, maxlen, db"),
-        ("nats://127.0.0.1:{port}?duplicate_window=1e300", "from 0.001 to 86400"),
+        ("nats://127.0.0.1:{port}?duplicate_window=1e300", "from 0.1 to 86400"),
         (
             "nats://127.0.0.1:{port}?dup_window=5",
             "(did you mean 'duplicate_window'?; known: prefix",
@@ -562,6 +562,27 @@ async def test_a_bad_bus_option_is_a_usage_error_before_any_lease_or_connection(
     assert "'--to'" in line and named in line, line
     assert "Traceback" not in result.stderr
     assert leases(mirror_file) == before
+
+
+@pytest.mark.parametrize("bus", ["nats"], indirect=True)
+async def test_the_duplicate_window_s_bounds_are_what_jetstream_takes(
+    mirror_file: str, bus: Bus
+) -> None:
+    """The least and the most ``?duplicate_window=`` takes make a stream (JetStream
+    refuses a window under 100 ms: "duplicates window needs to be >= 100ms")."""
+    import nats
+
+    for n, window in enumerate(("0.1", "86400")):
+        url = f"{bus.url}?stream=W{n}&prefix=w{n}&duplicate_window={window}"
+        publisher = Publisher(mirror_file, url)
+        await publisher.once()
+        assert publisher.published > 0
+        nc = await nats.connect(bus.url)
+        try:
+            info = await nc.jetstream().stream_info(f"W{n}")
+        finally:
+            await nc.close()
+        assert info.config.duplicate_window == float(window)
 
 
 async def test_changes_to_an_unreachable_bus_exits_22_naming_it(mirror_file: str, bus: Bus) -> None:

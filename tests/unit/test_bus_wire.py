@@ -97,13 +97,14 @@ REDIS_KNOWN = "known: prefix, maxlen, db, socket_timeout"
         ("redis://h?foo=bar", f"unknown option 'foo' ({REDIS_KNOWN}"),
         (
             "nats://h?duplicate_window=1e300",
-            "duplicate_window must be a number from 0.001 to 86400",
+            "duplicate_window must be a number from 0.1 to 86400",
         ),
         ("nats://h?dupliate_window=5", "(did you mean 'duplicate_window'?; known: prefix, stream"),
-        ("nats://h?duplicate_window=0", "from 0.001 to 86400"),
-        ("nats://h?duplicate_window=-1", "from 0.001 to 86400"),
-        ("nats://h?duplicate_window=", "from 0.001 to 86400"),
-        ("nats://h?duplicate_window=1_0", "from 0.001 to 86400"),
+        ("nats://h?duplicate_window=0", "from 0.1 to 86400"),
+        ("nats://h?duplicate_window=0.05", "from 0.1 to 86400"),  # the server's least
+        ("nats://h?duplicate_window=-1", "from 0.1 to 86400"),
+        ("nats://h?duplicate_window=", "from 0.1 to 86400"),
+        ("nats://h?duplicate_window=1_0", "from 0.1 to 86400"),
         (
             "redis://h?maxlen=9223372036854775808",
             "maxlen must be a number from 0 to 9223372036854775807",
@@ -216,7 +217,7 @@ GOOD = {  # a value each option takes, under some scheme
     "prefix": st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True),
     "stream": st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True),
     "maxlen": st.integers(0, 2**63 - 1).map(str),
-    "duplicate_window": st.floats(0.001, 86400).map(repr),
+    "duplicate_window": st.floats(0.1, 86400).map(repr),
     "db": st.integers(0, 2**31 - 1).map(str),
     "socket_timeout": st.floats(0.001, 86400).map(repr),
     "socket_connect_timeout": st.integers(1, 86400).map(str),
