@@ -568,10 +568,23 @@ async def test_a_bad_bus_option_is_a_usage_error_before_any_lease_or_connection(
 async def test_the_duplicate_window_s_bounds_are_what_jetstream_takes(
     mirror_file: str, bus: Bus
 ) -> None:
-    """The least and the most ``?duplicate_window=`` takes make a stream (JetStream
-    refuses a window under 100 ms: "duplicates window needs to be >= 100ms")."""
+    """The least and the most ``?duplicate_window=`` takes make a stream; less is a usage
+    error, not JetStream's refusal at the first publish ("duplicates window needs to be
+    >= 100ms")."""
     import nats
+    from nats.js.api import StreamConfig
+    from nats.js.errors import BadRequestError, ServerError
 
+    with pytest.raises(ValueError, match=r"duplicate_window must be a number from 0\.1 to 86400"):
+        Publisher(mirror_file, f"{bus.url}?duplicate_window=0.05")
+    nc = await nats.connect(bus.url)
+    try:
+        with pytest.raises((BadRequestError, ServerError), match="duplicates window"):
+            await nc.jetstream().add_stream(
+                StreamConfig(name="LESS", subjects=["less.>"], duplicate_window=0.05)
+            )
+    finally:
+        await nc.close()
     for n, window in enumerate(("0.1", "86400")):
         url = f"{bus.url}?stream=W{n}&prefix=w{n}&duplicate_window={window}"
         publisher = Publisher(mirror_file, url)
