@@ -167,10 +167,15 @@ class RedisBus:
             try:
                 info = await conn.read_response()
             except errors.ResponseError as exc:
-                if classify(exc) == "refused" and "no such key" in str(exc).lower():
+                if classify(exc) != "refused":
+                    raise
+                if "no such key" in str(exc).lower():
                     tops[table] = (0, "0-0", None)
                     continue
-                raise
+                why = " ".join(str(exc).split()) or type(exc).__name__
+                raise BusError(
+                    f"{self.target.shown}: stream {self.target.key(table)}: {why}"
+                ) from exc
             last = _text(_field(info, "last-generated-id"))
             try:
                 seq = seq_of_entry(last)
@@ -185,35 +190,35 @@ class RedisBus:
     ) -> int:
         """Where the feed stands, if every stream's top entry and the claim are ``ours``;
         a BusError naming the stream and the entry otherwise."""
+        mine = f"this one's is {ours}" if ours else "this one has no change yet"
         at = 0
         for table, (seq, last, entry) in tops.items():
-            key = self.target.key(table)
             top = _text(entry[0]) if entry else last
-            why = None
-            if seq < 0 or not _ours_id(last) or (entry and not _ours_id(top)):
-                why, top = "not an entry id of asyncsports", top if entry else last
+            if not (_ours_id(last) and _ours_id(top)):
+                why = "not an entry id of asyncsports (<seq>-0)"
             elif seq == 0:
                 continue
             elif claimed is None:
-                why = f"and no key {self.origin_key} names the database that wrote it"
-            elif entry is not None:
-                theirs = _origin_field(entry[1])
-                if theirs is None:
-                    why = "without the field origin"
-                elif theirs != ours:
-                    why = f"of another database (origin {theirs})"
+                why = f"but no key {self.origin_key} says which database wrote it"
+            elif entry is None:
+                why = None  # its entries deleted: the claim says whose they were
+            elif (theirs := _origin_field(entry[1])) is None:
+                why = f"without the field origin ({mine})"
+            elif theirs != ours:
+                why = f"of another database (origin {theirs}, {mine})"
+            else:
+                why = None
             if why is not None:
                 raise BusError(
-                    f"{self.target.shown}: stream {key} holds entry {top}, {why}; this "
-                    f"database ({ours or 'no change yet'}) did not write it: give it a prefix "
-                    "of its own (?prefix=...)"
+                    f"{self.target.shown}: stream {self.target.key(table)} holds entry {top} "
+                    f"{why}: give this database a prefix of its own (?prefix=...)"
                 )
             at = max(at, seq)
         if claimed is not None and claimed != ours:
             raise BusError(
                 f"{self.target.shown}: {self.origin_key} claims it for another database "
-                f"(origin {claimed}, this one's is {ours or 'not set: no change yet'}): give "
-                "this one a prefix of its own (?prefix=...)"
+                f"(origin {claimed}, {mine}): give this database a prefix of its own "
+                "(?prefix=...)"
             )
         return at
 

@@ -19,7 +19,7 @@ import pytest
 import redis.asyncio as aioredis
 from support import ainvoke, until
 from support.bus import consume, once_in_order, seqs
-from support.servers import Bus, bus_server
+from support.servers import Bus, bus_server, free_port
 
 from asyncsports import RetryPolicy
 from asyncsports._wire.bus import origin
@@ -167,10 +167,13 @@ async def fill(r: Any) -> int:
         n += 1
 
 
-async def test_redis_out_of_memory_is_waited_for_then_caught_up(
-    sports_emulator: Emulator, tmp_path: Path, redis_bus: Bus, r: Any
+@pytest.mark.parametrize("fault", ["oom", "replica"])
+async def test_redis_taking_no_write_for_now_is_waited_for_then_caught_up(
+    sports_emulator: Emulator, tmp_path: Path, redis_bus: Bus, r: Any, fault: str
 ) -> None:
-    """Before the fix the OOM error (its code stripped by redis-py) ended ``run()`` with a
+    """Redis at its ``maxmemory`` (OOM), or made a replica of a master that is not there
+    (READONLY): waited for, said once, counted, caught up once it takes writes again.
+    Before the fix the OOM error (its code stripped by redis-py) ended ``run()`` with a
     BusError, where docs/wire.md promises a wait."""
     db = str(tmp_path / "m.sqlite")
     backoff = counted(0.05, 0.5)
@@ -181,14 +184,19 @@ async def test_redis_out_of_memory_is_waited_for_then_caught_up(
         running = asyncio.create_task(publisher.run())
         first = await seqs(db)
         await until(lambda: publisher.position == first[-1], within=WITHIN)
-        fillers = await fill(r)
+        if fault == "oom":
+            fillers = await fill(r)
+        else:
+            await r.replicaof("127.0.0.1", str(free_port()))
         sports_emulator.clock.advance(3600)
         await mirror.once()
         later = await seqs(db)
         await until(lambda: len(backoff.asked) >= 4 or running.done(), within=WITHIN)
         assert not running.done(), running
         assert publisher.outages == 1 and publisher.position == first[-1]
-        if fillers:  # memory freed (the feed alone may have been over 1 MB)
+        if fault == "replica":
+            await r.replicaof("NO", "ONE")
+        elif fillers:  # memory freed (the feed alone may have been over 1 MB)
             await r.delete(*(f"filler{n}" for n in range(fillers)))
         await r.config_set("maxmemory", "0")
         await until(lambda: publisher.position == later[-1], within=WITHIN)
@@ -224,18 +232,24 @@ async def test_a_bus_failing_every_batch_is_tried_with_growing_backoff(
         await asyncio.wait_for(running, WITHIN)
 
 
-async def test_a_user_without_xadd_is_exit_22_naming_the_change(
-    sports_emulator: Emulator, tmp_path: Path, redis_bus: Bus, r: Any
+@pytest.mark.parametrize("case", ["no-xadd", "wrong-password"])
+async def test_a_user_refused_is_exit_22_even_when_following(
+    sports_emulator: Emulator, tmp_path: Path, redis_bus: Bus, r: Any, case: str
 ) -> None:
+    """An ACL user without ``XADD``: exit 22 naming the first change and its stream
+    (before the fix: no change named); a wrong password: exit 22 at once, no wait."""
     (db,) = await mirrors(sports_emulator, tmp_path, 1)
     await r.execute_command(
         "ACL", "SETUSER", "pub", "on", ">s3cretpw", "~*", "&*", "+@all", "-xadd"
     )
-    url = f"redis://pub:s3cretpw@127.0.0.1:{redis_bus.port}/0"
-    result = await ainvoke("changes", "--db", db, "--to", url)
+    password = "s3cretpw" if case == "no-xadd" else "s3cretpwX"
+    url = f"redis://pub:{password}@127.0.0.1:{redis_bus.port}/0"
+    result = await ainvoke("changes", "--db", db, "--to", url, "--follow")
     assert result.exit_code == 22, result.output
     (line,) = [x for x in result.stderr.splitlines() if x.startswith("asyncsports: error: ")]
     first = (await seqs(db))[0]
-    assert f"change {first}" in line and "asyncsports:" in line, line
+    if case == "no-xadd":
+        assert f"change {first} (asyncsports:" in line and "xadd" in line, line
+    assert "cannot reach" not in result.stderr
     assert "s3cretpw" not in result.output + result.stderr
     assert "Traceback" not in result.stderr
