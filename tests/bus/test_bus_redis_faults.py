@@ -10,6 +10,7 @@ faults" names these tests row for row.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -253,3 +254,31 @@ async def test_a_user_refused_is_exit_22_even_when_following(
     assert "cannot reach" not in result.stderr
     assert "s3cretpw" not in result.output + result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_streams_deleted_under_a_running_publisher_are_exit_22_not_a_skip(
+    sports_emulator: Emulator, tmp_path: Path, redis_bus: Bus, r: Any
+) -> None:
+    """``FLUSHDB`` while a publisher follows: its next batch would go on after changes no
+    longer there (before the fix it did, the earlier ones never published again); it
+    stops with a BusError instead, and a restart publishes the whole feed."""
+    db = str(tmp_path / "m.sqlite")
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        publisher = Publisher(db, redis_bus.url)
+        running = asyncio.create_task(publisher.run())
+        try:
+            first = await seqs(db)
+            await until(lambda: publisher.position == first[-1], within=WITHIN)
+            await r.flushdb()
+            sports_emulator.clock.advance(3600)
+            await mirror.once()
+            with pytest.raises(BusError, match="went back"):
+                await asyncio.wait_for(running, WITHIN)
+        finally:
+            publisher.stop()
+            with contextlib.suppress(BusError):
+                await asyncio.wait_for(running, WITHIN)
+    await Publisher(db, redis_bus.url).once()
+    once_in_order(await consume(redis_bus.url), await seqs(db))
