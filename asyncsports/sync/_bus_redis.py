@@ -37,8 +37,13 @@ class RedisBus:
         self.target = target
         self.client = client
         trim = (b"MAXLEN", b"~", b"%d" % target.maxlen) if target.maxlen else ()
-        self._trim_bytes = b"".join(map(_bulk, trim))
-        self._xadd_head = b"*%d\r\n%s" % (7 + len(trim), _bulk(b"XADD"))
+        # XADD <key> [MAXLEN ~ n] <seq>-0 change <body> origin <origin>, to be filled in
+        # (no % in the fixed parts)
+        self._xadd = b"*%d\r\n%s%%s%s$%%d\r\n%%s\r\n$6\r\nchange\r\n$%%d\r\n%%s\r\n%%s" % (
+            7 + len(trim),
+            _bulk(b"XADD"),
+            b"".join(map(_bulk, trim)),
+        )
         self._keys = {t: _bulk(target.key(t).encode()) for t in TABLES}  # packed
         self._claim = _bulk(self.origin_key.encode())
         self._look = b"".join(
@@ -103,7 +108,7 @@ class RedisBus:
         tail = self._tails.get(origin)
         if tail is None:
             tail = self._tails[origin] = b"$6\r\norigin\r\n" + _bulk(origin.encode())
-        keys, head, trim = self._keys, self._xadd_head, self._trim_bytes
+        keys, xadd = self._keys, self._xadd
         while True:
             conn = await self._connection()
             try:
@@ -124,20 +129,8 @@ class RedisBus:
                 for m in batch:
                     if m.seq <= tops[m.table][0]:
                         continue  # on its stream already (ours: checked): a duplicate
-                    entry = b"%d-0" % m.seq
-                    parts.append(
-                        b"%s%s%s$%d\r\n%s\r\n$6\r\nchange\r\n$%d\r\n%s\r\n%s"
-                        % (
-                            head,
-                            keys[m.table],
-                            trim,
-                            len(entry),
-                            entry,
-                            len(m.body),
-                            m.body,
-                            tail,
-                        )
-                    )
+                    entry, body = b"%d-0" % m.seq, m.body
+                    parts.append(xadd % (keys[m.table], len(entry), entry, len(body), body, tail))
                     sent.append(m)
                 parts.append(_EXEC)
                 await conn.send_packed_command(parts)

@@ -101,7 +101,7 @@ class Publisher:
         """Times the bus (or the connection to it) was lost and waited for."""
         self.origin: str | None = None
         self._stop = asyncio.Event()
-        self._tries = 0  # failed tries in a row (until a batch is stored): the backoff's count
+        self._tries = 0  # failed connections in a row: the backoff's count
         self._times: dict[str, float] = {}
 
     def stop(self) -> None:
@@ -202,7 +202,7 @@ class Publisher:
         with the backoff growing, not every quarter second."""
         if self._tries:
             log.warning(
-                "%s: %s is back; publishing after change %d",
+                "%s: %s is back; published up to change %d",
                 self.label,
                 self.target.shown,
                 self.position,
