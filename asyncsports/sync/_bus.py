@@ -3,8 +3,9 @@
 :func:`connect` opens the one a :class:`~asyncsports._wire.bus.Target` names: Redis
 Streams (:mod:`~asyncsports.sync._bus_redis`, redis-py) or NATS JetStream
 (:mod:`~asyncsports.sync._bus_nats`, nats-py). Each says where the feed stands on it
-(:meth:`Bus.position`, read from the bus itself) and publishes a batch, in order, every
-message stored once it returns (:meth:`Bus.publish`).
+(:meth:`Bus.position`, read from the bus itself, every entry there checked to be this
+database's) and publishes a batch, in order, every message stored once it returns, the
+bus claimed for one database with the first (:meth:`Bus.publish`).
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ class Bus(Protocol):
 
     target: Target
 
-    async def position(self) -> tuple[int, str | None]:
-        """``(seq, origin)`` of the last change on the bus (``(0, None)``: none yet;
-        ``origin`` None: not known)."""
+    async def position(self, origin: str | None) -> int:
+        """The seq of the last change on the bus (0: none), after checking that what our
+        streams hold was published by the database ``origin`` (None: a database with no
+        change yet, so any entry of ours is foreign): a BusError naming the stream and the
+        entry otherwise (a foreign id, no origin claim, another origin)."""
         ...
 
-    async def publish(self, batch: Sequence[Message], origin: str) -> int:
-        """Publish ``batch`` in order, each message stored on return; the number the bus
-        already held (refused or dropped as duplicates)."""
+    async def publish(self, batch: Sequence[Message], origin: str, after: int) -> int:
+        """Publish ``batch`` in order right after change ``after`` (the position last
+        read or acked), claiming the bus for ``origin`` atomically with the first batch;
+        each message stored on return; the number the bus already held from this same
+        database. A refusal is a BusError naming the change, the stream and the limit."""
         ...
 
     async def ping(self) -> None:

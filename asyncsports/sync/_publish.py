@@ -173,6 +173,7 @@ class Publisher:
 
                 async def idle() -> None:  # nothing to publish: is the bus still there?
                     await asyncio.wait_for(bus.ping(), self.connect_timeout)
+                    self._back()
 
                 walk = batches(reader, self.position, follow=follow, until=self._stop,
                                limit=self.batch, idle=idle, recheck=IDLE)  # fmt: skip
@@ -187,17 +188,11 @@ class Publisher:
 
     async def _resume(self, bus: Bus, store: MirrorStore) -> None:
         """Where the feed stands on the bus, checked against the database."""
-        seq, theirs = await bus.position()
         self.head = await store.head()
         if self.origin is None and self.head:
             first = await store.change_rows(0, 1)
             self.origin = origin(first[0][5]) if first else None
-        if theirs is not None and self.origin is not None and theirs != self.origin:
-            raise BusError(
-                f"{self.target.shown} holds the changes of another database (origin "
-                f"{theirs}, this one's is {self.origin}): give this one a prefix or stream "
-                "of its own (?prefix=... / ?stream=...)"
-            )
+        seq = await bus.position(self.origin)  # a BusError if a stream holds another's
         if seq > self.head:
             raise BusError(
                 f"{self.target.shown} is at change {seq}, but {self.name} has only "
@@ -208,16 +203,26 @@ class Publisher:
         if was is None:
             log.info("%s: publishing the changes of %s to %s after change %d (of %d)",
                      self.label, self.name, self.target.shown, seq, self.head)  # fmt: skip
-        elif self._tries:
-            log.warning("%s: %s is back; publishing after change %d", self.label,
-                        self.target.shown, seq)  # fmt: skip
-        self._tries = 0  # the outage, if any, is over
+
+    def _back(self) -> None:
+        """The bus took a batch or answered an idle look: an outage, if any, is over.
+        Not at each connect: a bus that takes connections but fails every batch is tried
+        with the backoff growing, not every quarter second."""
+        if self._tries:
+            log.warning(
+                "%s: %s is back; published up to change %d",
+                self.label,
+                self.target.shown,
+                self.position,
+            )
+            self._tries = 0
 
     async def _send(self, bus: Bus, batch: list[Message]) -> None:
-        assert self.origin is not None
-        duplicates = await bus.publish(batch, self.origin)
+        assert self.origin is not None and self.position is not None
+        duplicates = await bus.publish(batch, self.origin, self.position)
         now = time.time()
         self.position = batch[-1].seq
+        self._back()
         self.head = max(self.head, self.position)
         self.duplicates += duplicates
         self.published += len(batch) - duplicates
