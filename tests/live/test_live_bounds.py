@@ -355,13 +355,15 @@ class ChildRun:
     maxrss: int  # bytes
     error: str | None
     elapsed: float
+    stderr: str
 
 
-async def child(url: str, fid: uuid.UUID, way: Way, idle: float) -> ChildRun:
-    """Run tests/support/bounds_child.py: one feed, read ``way``, in a process of its own."""
+async def child(url: str, fid: uuid.UUID, way: Way, idle: float, *unsent: int) -> ChildRun:
+    """Run tests/support/bounds_child.py: one feed, read ``way``, in a process of its own
+    (``unsent``: its MAX_UNSENT)."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(CHILD), way, url, "basketball", str(fid), str(idle),
+        sys.executable, str(CHILD), way, url, "basketball", str(fid), str(idle), *map(str, unsent),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
     )  # fmt: skip
     try:
@@ -373,7 +375,9 @@ async def child(url: str, fid: uuid.UUID, way: Way, idle: float) -> ChildRun:
         raise AssertionError(f"the child ({way}) did not end within 60 s") from None
     assert proc.returncode == 0, err.decode()[-2000:]
     got = json.loads(out.decode().strip().splitlines()[-1])
-    return ChildRun(got["trace_ids"], got["maxrss_kb"] * 1024, got["error"], got["elapsed"])
+    return ChildRun(
+        got["trace_ids"], got["maxrss_kb"] * 1024, got["error"], got["elapsed"], err.decode()
+    )
 
 
 CHILD_IDLE = 3.0  # long enough for an unbounded buffer to show
@@ -417,6 +421,32 @@ async def test_a_flooded_feed_s_memory_stays_bounded(
         wrong.append(f"the server saw the flooded connection open for {bad.lasted:.1f} s")
     measured = f"(peak RSS {run.maxrss / MB:.0f} MB, baseline {base.maxrss / MB:.0f} MB)"
     assert not wrong, "; ".join(wrong) + " " + measured
+
+
+LOST = "write() called after connection lost"  # asyncio's warning, and aiofastnet's (picows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("way", WAYS)
+async def test_a_flooded_socket_warns_of_writes_after_its_loss_once_at_most(
+    sports_emulator: Emulator, fx: Fixture, way: Way
+) -> None:
+    """A ping flood given up on (the connection dropped with pings still to answer in what
+    was read) writes no pong after the drop: the transport's warning for each write after
+    the connection is lost is said once at most, not once a ping (issue 41, point 7: 4,692
+    lines in one run). Given up by NotReading (pongs unsent past MAX_UNSENT, lowered) in
+    some runs, by the idle timeout in others, which wrote nothing after the drop before
+    either; test_pushed.py's frames-behind-the-end test is the exact one."""
+    tl = fx.timeline
+
+    async def hostile(conn: Conn) -> None:
+        await _ping_flood(conn, tl)
+
+    async with raw_server(then_rest(tl, hostile)) as server:
+        run = await child(server.url, tl.fixture_id, way, GUARD, 64 * 1024)
+    assert run.error is None and len(run.trace_ids) == len(fx.rest), run.error
+    lost = [line for line in run.stderr.splitlines() if LOST in line]
+    assert len(lost) <= 1, f"{len(lost)} lines: {lost[:3]}"
 
 
 def _five_then(code: int, tl: Timeline) -> Script:
