@@ -20,7 +20,7 @@ from asyncsports import errors
 
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
-from .names import sport_hint
+from .names import PATH_MAX, check_length, sport_hint
 from .options import Globals, query_params
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
@@ -50,6 +50,7 @@ __all__ = [
     "fail",
     "fail_parts",
     "listen",
+    "printable",
     "run",
     "say",
     "say_click_error",
@@ -170,7 +171,7 @@ def sync_logging(verbose: bool) -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler._sync = True  # type: ignore[attr-defined]
-    handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+    handler.setFormatter(_Printable("asyncsports: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
@@ -198,11 +199,44 @@ def stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
+# C0 and C1 controls and DEL; the marks that reorder or break a line (bidi, U+2028/9);
+# surrogates: a byte of an argument that was not UTF-8, as Python decodes argv.
+_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape(found: re.Match[str]) -> str:
+    ch = found.group()
+    if "\udc80" <= ch <= "\udcff":
+        return f"\\x{ord(ch) - 0xDC00:02x}"  # the byte itself
+    return repr(ch)[1:-1]
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters written as Python escapes (``\\x1b``,
+    ``\\n``, ``\\u202e``; a byte that was not UTF-8 as ``\\xff``), the rest as it is.
+
+    Everything the command says on stderr passes through it (:func:`say`, the log
+    lines): a path, a name or a URL it echoes cannot move the cursor, recolour the
+    terminal or split the line.
+    """
+    return _CONTROL.sub(_escape, text)
+
+
 def say(text: str) -> None:
-    """Print ``text`` on stderr as it is (no rich markup)."""
+    """Print ``text`` on stderr as it is (no rich markup), its control characters
+    escaped (:func:`printable`)."""
     from rich.markup import escape
 
-    stderr().print(escape(text))
+    stderr().print(escape(printable(text)))
+
+
+class _Printable(logging.Formatter):
+    """A log line's message escaped (:func:`printable`); a traceback kept as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
 
 
 # typer 0.26 on brings its own copy of click: its errors are of that copy's classes.
@@ -335,6 +369,7 @@ def _check_record(path: str, overwrite: bool) -> None:
     before anything is sent (the client's own rule, in the command's words)."""
     from asyncsports._http.transports.record import refuse_a_recording
 
+    check_length("'--record'", "a path", path, PATH_MAX)
     try:
         open(path, "ab").close()
     except OSError as exc:
@@ -470,7 +505,7 @@ def setup_logging(verbose: bool) -> None:
     handler = next((h for h in log.handlers if isinstance(h, _Stderr)), None)
     if handler is None:
         handler = _Stderr()
-        handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+        handler.setFormatter(_Printable("asyncsports: %(message)s"))
         log.addHandler(handler)
     # Silent unless verbose, yet present: without any handler Python would print each
     # retry's warning to stderr, and errors are reported once, at the end, by fail().
