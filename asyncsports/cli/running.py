@@ -17,6 +17,7 @@ import typer
 import typer.core
 
 from asyncsports import errors
+from asyncsports._wire.shown import printable
 
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
@@ -197,31 +198,6 @@ def stderr() -> Console:
 
     # No emoji: ":soccer:" in "window:soccer: failed" is a sport, not a ball.
     return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-
-
-# C0 and C1 controls and DEL; the marks that reorder or break a line (bidi, U+2028/9);
-# surrogates: a byte of an argument that was not UTF-8, as Python decodes argv.
-_CONTROL = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
-
-
-def _escape(found: re.Match[str]) -> str:
-    ch = found.group()
-    if "\udc80" <= ch <= "\udcff":
-        return f"\\x{ord(ch) - 0xDC00:02x}"  # the byte itself
-    return repr(ch)[1:-1]
-
-
-def printable(text: str) -> str:
-    """``text`` with its control characters written as Python escapes (``\\x1b``,
-    ``\\n``, ``\\u202e``; a byte that was not UTF-8 as ``\\xff``), the rest as it is.
-
-    Everything the command says on stderr passes through it (:func:`say`, the log
-    lines): a path, a name or a URL it echoes cannot move the cursor, recolour the
-    terminal or split the line.
-    """
-    return _CONTROL.sub(_escape, text)
 
 
 def say(text: str) -> None:

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support import run
 
-from asyncsports.cli.running import printable
+from asyncsports._wire.shown import printable
 
 LONG = "a" * 10_000
 ESC = "\x1b"
@@ -82,6 +82,18 @@ def test_a_path_the_system_finds_too_long_is_one_line_with_its_reason(tmp_path: 
 def test_control_characters_echoed_are_shown_escaped(args: list[str], code: int) -> None:
     line = one_error(run(*args), code)
     assert "x\\x1b[2Jy" in line, line
+
+
+@pytest.mark.slow
+def test_the_standalone_emulator_shows_a_replay_file_s_control_characters_escaped(
+    tmp_path: Path,
+) -> None:
+    bad = tmp_path / "x\x1b[2Jy.jsonl"
+    bad.write_text("not a recording\n")
+    proc = run("emulator", "--replay", str(bad))
+    assert proc.returncode == 21 and "Traceback" not in proc.stderr, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert ESC not in line and "x\\x1b[2Jy.jsonl:1: " in line, line
 
 
 # ---------------------------------------------------------------- the embedded emulator
