@@ -31,8 +31,8 @@ NAME_MAX = 100
 """Characters of a sport name at most: the longest the service knows has 17; the bound
 keeps a request's first line within what servers take (8 KiB for aiohttp's)."""
 PATH_MAX = 4096
-"""Characters of a path or a database URL at most (Linux's PATH_MAX): a longer one no
-system opens."""
+"""Characters of a path or a database URL at most: Linux's PATH_MAX (macOS's is 1024), a
+path no system opens beyond."""
 
 
 def check_length(option: str, what: str, value: str, most: int) -> str:
