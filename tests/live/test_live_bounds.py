@@ -433,22 +433,27 @@ LOST = ("write() called after connection lost", "socket.send() raised exception"
 async def test_a_flooded_socket_warns_of_writes_after_its_loss_once_at_most(
     sports_emulator: Emulator, fx: Fixture, way: Way
 ) -> None:
-    """A ping flood given up on (the connection dropped with pings still to answer in what
-    was read) writes no pong after the drop: the transport's warning for each write after
-    the connection is lost is said once at most, not once a ping (issue 41, point 7: 4,692
-    lines in one run). Given up by NotReading (pongs unsent past MAX_UNSENT, lowered) in
-    some runs, by the idle timeout in others, which wrote nothing after the drop before
-    either; test_pushed.py's frames-behind-the-end test is the exact one."""
+    """A ping flood given up on because its pongs pile up unsent (NotReading) is dropped
+    with pings still to answer in what was read: no pong is written after the drop, so
+    the transport's warning for a write after the connection is lost is said once at most,
+    not once a ping (issue 41, point 7: 1,666 to 5,794 lines a run before). The child
+    gives up at the first pong unsent (MAX_UNSENT 1); the idle timeout may still come
+    first on a loaded machine (no write after the drop either way), so up to 3 runs, until
+    one is given up by NotReading. test_pushed.py's frames-behind-the-end test is the exact
+    one."""
     tl = fx.timeline
 
     async def hostile(conn: Conn) -> None:
         await _ping_flood(conn, tl)
 
-    async with raw_server(then_rest(tl, hostile)) as server:
-        run = await child(server.url, tl.fixture_id, way, GUARD, 64 * 1024)
-    assert run.error is None and len(run.trace_ids) == len(fx.rest), run.error
-    lost = [line for line in run.stderr.splitlines() if line.startswith(LOST)]
-    assert len(lost) <= 1, f"{len(lost)} lines: {lost[:3]}"
+    for _ in range(3):
+        async with raw_server(then_rest(tl, hostile)) as server:
+            run = await child(server.url, tl.fixture_id, way, 2.0, 1)
+        assert run.error is None and len(run.trace_ids) == len(fx.rest), run.error
+        lost = [line for line in run.stderr.splitlines() if line.startswith(LOST)]
+        assert len(lost) <= 1, f"{len(lost)} lines: {lost[:3]}"
+        if "NotReading" in run.stderr:  # the retry's line says why the feed reconnected
+            break
 
 
 def _five_then(code: int, tl: Timeline) -> Script:

@@ -6,9 +6,8 @@ process's peak RSS (``ru_maxrss``, kB on Linux).
 
 WAY: ``feed`` (iterated) or ``merged`` (``client.live.merge``, pushed by picows).
 MAX_UNSENT: the bytes of pongs a socket may have waiting before it gives up on a server
-that reads nothing (NotReading), lowered so that a ping flood is given up so more often
-than by the idle timeout (which of the two comes first depends on the kernel's buffers
-and the load).
+that reads nothing (NotReading); lowered (to 1), a ping flood is given up so at once in
+most runs rather than by the idle timeout.
 """
 
 from __future__ import annotations
