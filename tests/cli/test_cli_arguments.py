@@ -46,8 +46,10 @@ def one_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
         (["--emulator", "--record", LONG, "fixtures", "basketball"], "'--record'"),
         (["--emulator", "fixtures", LONG], "'SPORT'"),
         (["sync", "--once", "--emulator", "--sports", LONG], "'--sports'"),
+        (["jobs", "--db", LONG], "'--db'"),
+        (["worker", "--db", LONG, "--job", "j"], "'--db'"),
     ],
-    ids=["changes --db", "sync --db", "--record", "sport", "--sports"],
+    ids=["changes --db", "sync --db", "--record", "sport", "--sports", "jobs", "worker"],
 )
 def test_an_over_long_value_is_a_usage_error_naming_the_option_and_its_length(
     args: list[str], option: str
@@ -63,6 +65,13 @@ def test_a_path_the_system_finds_too_long_is_one_line_with_its_reason(tmp_path: 
     a database that cannot be opened, the system's reason."""
     line = one_error(run("changes", "--db", str(tmp_path / ("b" * 300))), 13)
     assert "File name too long" in line, line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["jobs"], ["worker", "--job", "j"]], ids=["jobs", "worker"])
+def test_a_jobs_database_that_is_no_postgresql_url_is_a_usage_error(command: list[str]) -> None:
+    line = one_error(run(*command, "--db", "x.sqlite"), 2)
+    assert "'--db'" in line and "postgresql://" in line, line
 
 
 # ---------------------------------------------------------------- control characters
