@@ -105,6 +105,15 @@ def test_the_standalone_emulator_shows_a_replay_file_s_control_characters_escape
     assert ESC not in line and "x\\x1b[2Jy.jsonl:1: " in line, line
 
 
+@pytest.mark.slow
+def test_log_lines_show_a_path_s_control_characters_escaped(tmp_path: Path) -> None:
+    """sync's minute-by-minute lines name the database: escaped as the error lines are."""
+    db = tmp_path / "m\x1b[2J.sqlite"
+    proc = run("sync", "--once", "--emulator", "--db", str(db), "--sports", "basketball")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert ESC not in proc.stderr and "m\\x1b[2J.sqlite" in proc.stderr, proc.stderr[-2000:]
+
+
 # ---------------------------------------------------------------- the embedded emulator
 
 
