@@ -23,7 +23,7 @@ from . import helptext
 from .helptext import argument_name
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
-from .running import ClickError, exit_code_table, run, say, say_click_error
+from .running import ClickError, exit_code_table, printable, run, say, say_click_error
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
     from asyncsports._iter.watch import Change
@@ -162,7 +162,7 @@ class _Settled:
 
 
 def _warn(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    sys.stderr.write(printable(line) + "\n")
 
 
 class Command(_Settled, TyperCommand):

@@ -124,7 +124,11 @@ def _check(
         raise typer.BadParameter(
             "serves the publisher's metrics: give --to", param_hint="'--metrics-port'"
         )
-    if not is_postgres(db) and not Path(db).is_file():
+    try:
+        there = is_postgres(db) or Path(db).is_file()
+    except OSError as exc:  # a name longer than the system takes, say
+        fail(cfg, SinkError(f"cannot open {db}: {exc.strerror or exc}"))
+    if not there:
         # Opening would make an empty database, and a follower would wait on it for ever.
         fail(cfg, SinkError(f"no mirror database at {db}: asyncsports sync --db makes one"))
 

@@ -14,9 +14,35 @@ from collections.abc import Callable, Collection, Iterable
 
 import typer
 
-__all__ = ["check", "check_sport", "check_sports", "fold", "slip_of", "sport_hint"]
+__all__ = [
+    "NAME_MAX",
+    "PATH_MAX",
+    "check",
+    "check_length",
+    "check_sport",
+    "check_sports",
+    "fold",
+    "slip_of",
+    "sport_hint",
+]
 
 ALIKE = 0.8
+NAME_MAX = 100
+"""Characters of a sport name at most: the longest the service knows has 17; the bound
+keeps a request's first line within what servers take (8 KiB for aiohttp's)."""
+PATH_MAX = 4096
+"""Characters of a path or a database URL at most: Linux's PATH_MAX (macOS's is 1024), a
+path no system opens beyond."""
+
+
+def check_length(option: str, what: str, value: str, most: int) -> str:
+    """``value`` as given, or a usage error (exit 2) naming ``option`` and its length
+    when it has more than ``most`` characters (the value itself is not echoed)."""
+    if len(value) > most:
+        raise typer.BadParameter(
+            f"{what} of {len(value)} characters; at most {most}", param_hint=option
+        )
+    return value
 
 
 def slip_of(value: str, known: Iterable[str]) -> str | None:
@@ -65,6 +91,7 @@ def check_sport(value: str, option: str = "'SPORT'") -> str:
     """A sport argument or option checked (see :func:`check`)."""
     from asyncsports._http.sports import KNOWN_SPORTS
 
+    check_length(option, "a sport name", value, NAME_MAX)
     if "/" in value:  # "v2/name": a versioned path is sent as written
         return value
     return check(option, "sport", value, KNOWN_SPORTS, _sport)

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .names import check_sport, check_sports
+from .names import PATH_MAX, check_length, check_sport, check_sports
 
 CONNECTION = "Connection"
 STREAMING = "Live stream events"
@@ -526,7 +526,9 @@ Via = Annotated[
 
 def db_location(value: str) -> str:
     """A ``--db`` value (callback): a SQLite file or a ``postgresql://`` URL; any other
-    URL (``mysql://u@h/x``) is a usage error rather than a file of that name."""
+    URL (``mysql://u@h/x``) is a usage error rather than a file of that name, and so is
+    one longer than any system opens (:data:`~.names.PATH_MAX`)."""
+    check_length("'--db'", "a path", value, PATH_MAX)
     scheme, sep, _ = value.partition("://")
     if (
         sep

@@ -17,10 +17,11 @@ import typer
 import typer.core
 
 from asyncsports import errors
+from asyncsports._wire.shown import printable
 
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
-from .names import sport_hint
+from .names import PATH_MAX, check_length, sport_hint
 from .options import Globals, query_params
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
@@ -50,6 +51,7 @@ __all__ = [
     "fail",
     "fail_parts",
     "listen",
+    "printable",
     "run",
     "say",
     "say_click_error",
@@ -170,7 +172,7 @@ def sync_logging(verbose: bool) -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler._sync = True  # type: ignore[attr-defined]
-    handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+    handler.setFormatter(_Printable("asyncsports: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
@@ -199,10 +201,18 @@ def stderr() -> Console:
 
 
 def say(text: str) -> None:
-    """Print ``text`` on stderr as it is (no rich markup)."""
+    """Print ``text`` on stderr as it is (no rich markup), its control characters
+    escaped (:func:`printable`)."""
     from rich.markup import escape
 
-    stderr().print(escape(text))
+    stderr().print(escape(printable(text)))
+
+
+class _Printable(logging.Formatter):
+    """A log line's message escaped (:func:`printable`); a traceback kept as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
 
 
 # typer 0.26 on brings its own copy of click: its errors are of that copy's classes.
@@ -335,6 +345,7 @@ def _check_record(path: str, overwrite: bool) -> None:
     before anything is sent (the client's own rule, in the command's words)."""
     from asyncsports._http.transports.record import refuse_a_recording
 
+    check_length("'--record'", "a path", path, PATH_MAX)
     try:
         open(path, "ab").close()
     except OSError as exc:
@@ -470,7 +481,7 @@ def setup_logging(verbose: bool) -> None:
     handler = next((h for h in log.handlers if isinstance(h, _Stderr)), None)
     if handler is None:
         handler = _Stderr()
-        handler.setFormatter(logging.Formatter("asyncsports: %(message)s"))
+        handler.setFormatter(_Printable("asyncsports: %(message)s"))
         log.addHandler(handler)
     # Silent unless verbose, yet present: without any handler Python would print each
     # retry's warning to stderr, and errors are reported once, at the end, by fail().

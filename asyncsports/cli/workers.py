@@ -17,6 +17,7 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT, LEASE
 from asyncsports.errors import SinkError
 
 from .app import command
+from .names import PATH_MAX, check_length
 from .options import ConnectTimeout, Globals
 from .running import EMULATOR, WORKER_KILLED, fail, run, say, stderr
 
@@ -31,11 +32,14 @@ FAILED_UNITS = 12  # as other client errors: a unit kept failing
 
 
 def _pg(db: str) -> str:
+    """A jobs ``--db`` (callback, so that a wrong one is a usage error before anything
+    runs): a PostgreSQL URL, within :data:`~.names.PATH_MAX`."""
     from asyncsports.store import is_postgres
 
+    check_length("'--db'", "a URL", db, PATH_MAX)
     if not is_postgres(db):
         raise typer.BadParameter(
-            "sharded jobs live in PostgreSQL: a postgresql://... URL", param_hint="--db"
+            "sharded jobs live in PostgreSQL: a postgresql://... URL", param_hint="'--db'"
         )
     return db
 
@@ -63,7 +67,9 @@ def _show(cfg: Globals, progress: "list[JobProgress]") -> None:
 
 @command(example="jobs --db postgresql://localhost/sports")
 def jobs(
-    db: Annotated[str, typer.Option(metavar="URL", help="The jobs' PostgreSQL database.")],
+    db: Annotated[
+        str, typer.Option(metavar="URL", callback=_pg, help="The jobs' PostgreSQL database.")
+    ],
     job: Annotated[str | None, typer.Option(metavar="NAME", help="Only this job.")] = None,
     connect_timeout: ConnectTimeout = CONNECT_TIMEOUT,
     *,
@@ -84,7 +90,9 @@ def jobs(
 
 @command(example="worker --db postgresql://localhost/sports --job NAME")
 def worker(
-    db: Annotated[str, typer.Option(metavar="URL", help="The job's PostgreSQL database.")],
+    db: Annotated[
+        str, typer.Option(metavar="URL", callback=_pg, help="The job's PostgreSQL database.")
+    ],
     job: Annotated[str, typer.Option(metavar="NAME", help="The job (backfill --workers --job).")],
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Units in hand at once.")] = 8,
     lease: Annotated[

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from urllib.parse import urlencode
 
+from asyncsports._wire.shown import printable
 from asyncsports.emulator._emulator import Emulator
 from asyncsports.emulator._options import BAD_RECORDING, DESCRIPTION, EXIT_CODES, FLAGS
 from asyncsports.errors import RecordingError
@@ -121,10 +122,10 @@ def serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     except RecordingError as exc:  # file:line: what, and nothing served
-        print(f"asyncsports-emulator: --replay: {exc}", file=sys.stderr)
+        print(printable(f"asyncsports-emulator: --replay: {exc}"), file=sys.stderr)
         return BAD_RECORDING
     except (OSError, ValueError) as exc:  # a port in use; a file that is not a recording
-        print(f"asyncsports-emulator: {exc}", file=sys.stderr)
+        print(printable(f"asyncsports-emulator: {exc}"), file=sys.stderr)
         return 1
     return 0
 

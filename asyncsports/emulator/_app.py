@@ -15,6 +15,7 @@ import asyncio
 import collections
 import email.utils
 import http
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -33,9 +34,15 @@ from asyncsports.emulator._faults import Fault, Faults, RateLimiter
 from asyncsports.emulator._http import HttpError, Reply, send, text_reply
 from asyncsports.emulator._world import World
 
-__all__ = ["STREAMING_PREFIX", "Access", "RequestRecord", "Service"]
+__all__ = ["SERVER_LOG", "STREAMING_PREFIX", "Access", "RequestRecord", "Service"]
 
 STREAMING_PREFIX = "/streaming"
+SERVER_LOG = logging.getLogger("asyncsports.emulator.server")
+"""The logger of the emulator's aiohttp servers (in place of ``aiohttp.server``): a
+request they cannot handle (a request line over 8 KiB) is its HTTP error response, and
+its traceback goes to no one's stderr unless the application sets up logging (the
+command: --verbose). The NullHandler keeps Python's last-resort handler from printing it."""
+SERVER_LOG.addHandler(logging.NullHandler())
 MISSING_ACCEPT = "Request is missing required HTTP header 'Accept'"
 MISSING_TOKEN = "The resource requires authentication, which was not supplied with the request"
 INVALID_AUTH = "The supplied authentication is invalid"

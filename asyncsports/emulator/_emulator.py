@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from asyncsports.auth import StreamingCredentials
-from asyncsports.emulator._app import STREAMING_PREFIX, Access, RequestRecord, Service
+from asyncsports.emulator._app import (
+    SERVER_LOG,
+    STREAMING_PREFIX,
+    Access,
+    RequestRecord,
+    Service,
+)
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._faults import Faults
 from asyncsports.emulator._live import LiveApi, LiveConfig
@@ -142,7 +148,9 @@ class Emulator:
         self._runner, self._live_runner = runner, live
 
     async def _listen(self, app: web.Application, port: int) -> web.AppRunner:
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        runner = web.AppRunner(
+            app, access_log=None, logger=SERVER_LOG, handle_signals=False, shutdown_timeout=1.0
+        )
         await runner.setup()
         try:
             await web.TCPSite(runner, self.host, port).start()

@@ -577,6 +577,44 @@ async def test_a_listener_that_raises_ends_the_connection_with_its_exception() -
     assert got.messages == [b"0", b"1"]  # nothing after the failure
 
 
+FLOOD = 2000  # frames sent in one piece behind the message that ends the connection
+
+
+@pytest.mark.parametrize(
+    ("opcode", "fin"), [(0x9, True), (0x0, False)], ids=["pings", "stray fragments"]
+)
+async def test_frames_read_behind_the_end_are_not_acted_on(opcode: int, fin: bool) -> None:
+    """A listener that fails on a message ends the connection while the frames read with
+    it are still parsed: pings that would be answered, continuations of nothing that would
+    be refused. None is acted on: no pong written to the dropped socket (under a flood,
+    each one a "write() called after connection lost" warning: thousands of lines, issue
+    41 point 7), and no second error in place of the listener's."""
+    pongs: list[bytes] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        ws, tr = await raw(request)
+        tr.write(_frame(0x1, b"boom") + _frame(opcode, b"p" * 125, fin=fin) * FLOOD)
+        with contextlib.suppress(Exception):
+            async for msg in ws:
+                if msg.type is aiohttp.WSMsgType.PONG:
+                    pongs.append(msg.data)
+        return ws
+
+    class Boom(Exception):
+        pass
+
+    def explode(data: bytes) -> None:
+        raise Boom(data)
+
+    got = Got()
+    got.then = explode
+    async with serve(handler) as url, transport() as net:
+        ws = await listen(net, url, got)
+        _, error = await got.end()
+    assert isinstance(error, Boom) and ws.closed, repr(error)
+    assert pongs == [], f"{len(pongs)} pongs after the end"
+
+
 # ---------------------------------------------------------------------- the emulator
 
 

@@ -2,9 +2,12 @@
 print one JSON line: the records' traceIds, the error it ended with, its time and the
 process's peak RSS (``ru_maxrss``, kB on Linux).
 
-    python bounds_child.py WAY LIVE_URL SPORT FIXTURE_ID IDLE_TIMEOUT
+    python bounds_child.py WAY LIVE_URL SPORT FIXTURE_ID IDLE_TIMEOUT [MAX_UNSENT]
 
 WAY: ``feed`` (iterated) or ``merged`` (``client.live.merge``, pushed by picows).
+MAX_UNSENT: the bytes of pongs a socket may have waiting before it gives up on a server
+that reads nothing (NotReading); lowered (to 1), a ping flood is given up so at once in
+most runs rather than by the idle timeout.
 """
 
 from __future__ import annotations
@@ -50,4 +53,8 @@ async def main(way: str, live_url: str, sport: str, fid: str, idle: float) -> No
 
 if __name__ == "__main__":
     way, url, sport, fid, idle = sys.argv[1:6]
+    if len(sys.argv) > 6:
+        from asyncsports._http.transports import picows
+
+        picows.MAX_UNSENT = int(sys.argv[6])
     asyncio.run(main(way, url, sport, fid, float(idle)))

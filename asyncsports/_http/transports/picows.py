@@ -215,6 +215,12 @@ class PushedSocket(picows.WSListener):
             except Exception as exc:
                 self._failed(exc)
             return
+        if self._ended and kind is not _CLOSE:
+            # Ended (closed, aborted, failed) while frames read with the one that ended it
+            # are still parsed: none is acted on. A pong, a close frame refusing a stray
+            # fragment, written to a dropped socket: each a "write() called after
+            # connection lost" warning, once a ping under a flood.
+            return
         if frame.payload_size > self._max_frame:
             # picows refused it (a close frame 1009 went out) but parses on: the end.
             if not self._ended:
@@ -231,7 +237,7 @@ class PushedSocket(picows.WSListener):
         elif kind is _CLOSE:
             code = frame.get_close_code()
             self._code = code.value
-            if not transport.is_close_frame_sent:
+            if not (transport.is_close_frame_sent or transport.underlying_transport.is_closing()):
                 transport.send_close(code)
             transport.disconnect()
         # A PONG needs nothing.
