@@ -22,14 +22,18 @@ class Bus(Protocol):
 
     target: Target
 
-    async def position(self) -> tuple[int, str | None]:
-        """``(seq, origin)`` of the last change on the bus (``(0, None)``: none yet;
-        ``origin`` None: not known)."""
+    async def position(self, origin: str | None) -> int:
+        """The seq of the last change on the bus (0: none), after checking that what our
+        streams hold was published by the database ``origin`` (None: a database with no change
+        yet, so any message of ours is foreign): a BusError naming the stream and the message
+        otherwise (a foreign id, no origin, another origin)."""
         ...
 
-    async def publish(self, batch: Sequence[Message], origin: str) -> int:
-        """Publish ``batch`` in order, each message stored on return; the number the bus
-        already held (refused or dropped as duplicates)."""
+    async def publish(self, batch: Sequence[Message], origin: str, after: int) -> int:
+        """Publish ``batch`` in order right after change ``after`` (the position last read or
+        acked), claiming the bus for ``origin`` atomically with the first batch; each message
+        stored on return; the number the bus already held from this same database. A refusal is
+        a BusError naming the change, the stream and the limit."""
         ...
 
     async def ping(self) -> None:

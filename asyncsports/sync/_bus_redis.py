@@ -58,8 +58,9 @@ class RedisBus:
             raise
         return cls(target, client)
 
-    async def position(self) -> tuple[int, str | None]:
-        """The largest ``last-generated-id`` of the tables' streams, and the origin key."""
+    async def position(self, origin: str | None) -> int:
+        """The largest ``last-generated-id`` of the tables' streams, the origin key
+        checked (a stand-in until the ``redis`` helper's rewrite lands)."""
         response = need("redis.exceptions", FEATURE).ResponseError
         pipe = self.client.pipeline(transaction=False)
         for table in TABLES:
@@ -80,14 +81,21 @@ class RedisBus:
                     f"{self.target.shown}: stream {self.target.key(table)} holds entries "
                     f"not published by asyncsports (last id {last!r})"
                 ) from None
-        origin = got[-1]
-        return seq, origin.decode() if isinstance(origin, bytes) else origin
+        theirs = got[-1]
+        theirs = theirs.decode() if isinstance(theirs, bytes) else theirs
+        if theirs is not None and origin is not None and theirs != origin:
+            raise BusError(
+                f"{self.target.shown} holds the changes of another database (origin "
+                f"{theirs}, this one's is {origin}): give this one a prefix or stream "
+                "of its own (?prefix=... / ?stream=...)"
+            )
+        return seq
 
     @property
     def origin_key(self) -> str:
         return f"{self.target.prefix}:origin"
 
-    async def publish(self, batch: Sequence[Message], origin: str) -> int:
+    async def publish(self, batch: Sequence[Message], origin: str, after: int) -> int:
         """One transaction of the batch's ``XADD``s (and the origin, set if unset),
         written in one go on a connection of the pool: ``MULTI``, the commands, ``EXEC``,
         then their replies read. The commands are packed here (RESP, each a few bytes

@@ -179,17 +179,11 @@ class Publisher:
 
     async def _resume(self, bus: Bus, store: MirrorStore) -> None:
         """Where the feed stands on the bus, checked against the database."""
-        seq, theirs = await bus.position()
         self.head = await store.head()
         if self.origin is None and self.head:
             first = await store.change_rows(0, 1)
             self.origin = origin(first[0][5]) if first else None
-        if theirs is not None and self.origin is not None and theirs != self.origin:
-            raise BusError(
-                f"{self.target.shown} holds the changes of another database (origin "
-                f"{theirs}, this one's is {self.origin}): give this one a prefix or stream "
-                "of its own (?prefix=... / ?stream=...)"
-            )
+        seq = await bus.position(self.origin)
         if seq > self.head:
             raise BusError(
                 f"{self.target.shown} is at change {seq}, but {self.name} has only "
@@ -206,8 +200,8 @@ class Publisher:
         self._tries = 0  # the outage, if any, is over
 
     async def _send(self, bus: Bus, batch: list[Message]) -> None:
-        assert self.origin is not None
-        duplicates = await bus.publish(batch, self.origin)
+        assert self.origin is not None and self.position is not None
+        duplicates = await bus.publish(batch, self.origin, self.position)
         now = time.time()
         self.position = batch[-1].seq
         self.head = max(self.head, self.position)
