@@ -365,3 +365,29 @@ async def test_jetstream_not_there_is_an_outage_waited_for(two: list[str]) -> No
         once_in_order(await consume(server.url), want)
     finally:
         server.close()
+
+
+async def test_a_restart_past_the_duplicate_window_keeps_the_chain(
+    tmp_path: Path, sports_emulator: Emulator, server: NatsBus
+) -> None:
+    """nats-server forgets the last message id at a restart once that message is older
+    than the duplicate window (and at a purge); the stream's last sequence, which a
+    batch's first message expects, it keeps: publishing goes on after it."""
+    db = str(tmp_path / "m.sqlite")
+    url = f"{server.url}?duplicate_window=1"
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        await Publisher(db, url).once()
+        server.stop()
+        since = asyncio.get_running_loop().time()
+        # The window is the server's clock's: wait it out (1 s and a margin).
+        await until(lambda: asyncio.get_running_loop().time() > since + 1.5, within=WITHIN)
+        server.start()
+        sports_emulator.clock.advance(3600)  # live fixtures move on: more actions
+        await mirror.once()
+        later = Publisher(db, url, batch=50)
+        await later.once()
+    want = await seqs(db)
+    assert later.position == want[-1] and later.published > 0
+    one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {await origin_of(db): want})
