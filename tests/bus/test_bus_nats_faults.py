@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import until
+from support import ainvoke, until
 from support.bus import consume, once_in_order, seqs
 from support.servers import NatsBus, bus_server
 
@@ -391,3 +391,20 @@ async def test_a_restart_past_the_duplicate_window_keeps_the_chain(
     want = await seqs(db)
     assert later.position == want[-1] and later.published > 0
     one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {await origin_of(db): want})
+
+
+async def test_changes_to_a_full_stream_exits_22_naming_the_change_and_the_limit(
+    two: list[str], server: NatsBus
+) -> None:
+    """``changes --to ... --follow`` onto a stream at its max_msgs (discard new): one
+    error line, exit 22, not an outage said and waited for without end."""
+    await make_stream(server.url, max_msgs=10, discard=api.DiscardPolicy.NEW)
+    url = f"{server.url}?stream=L&prefix=l"
+    result = await asyncio.wait_for(
+        ainvoke("changes", "--db", two[0], "--to", url, "--follow"), WITHIN
+    )
+    assert result.exit_code == 22, result.output
+    errors = [x for x in result.stderr.splitlines() if x.startswith("asyncsports: error: ")]
+    assert len(errors) == 1, result.stderr
+    assert "change 11 " in errors[0] and "max_msgs 10" in errors[0], errors[0]
+    assert "cannot reach" not in result.stderr and "Traceback" not in result.stderr
