@@ -47,6 +47,7 @@ class NatsBus:
         self.inbox = ""  # where the stream's acks come: <inbox>.<batch>
         self.tail: tuple[int, int] | None = None  # (change, stream seq) of the last, ours
         self.max_msg_size = -1  # the stream's
+        self.refusal: str | None = None  # a permissions violation the server said
 
     @classmethod
     async def open(cls, target: Target, connect_timeout: float) -> NatsBus:
@@ -59,8 +60,15 @@ class NatsBus:
             if bus is not None:
                 bus.lost.set()
 
+        plain = need("nats.errors", FEATURE).Error
+
         async def error(exc: Exception) -> None:
             seen.append(exc)  # said by the call it fails (nats-py would log each itself)
+            # nats-py hands a server's -ERR that leaves the connection open to this
+            # callback as a bare Error: a permissions violation, what we sent refused.
+            if bus is not None and type(exc) is plain:
+                bus.refusal = bus.refusal or " ".join(str(exc).split())
+                bus.acks.done.set()
 
         try:
             nc = await nats.connect(
@@ -80,7 +88,11 @@ class NatsBus:
             raise ConnectionError(why) from (seen[-1] if seen else None)
         bus = cls(target, nc)
         try:
-            await bus._ensure_stream()
+            try:
+                await bus._ensure_stream()
+            except Exception as exc:
+                bus._said_no(exc)
+                raise
             bus.inbox = nc.new_inbox()
             # One subscription takes every ack, counted in a callback: a third of the CPU
             # of nats-py's publish_async (a future, a semaphore and a token a message).
@@ -125,8 +137,18 @@ class NatsBus:
     async def position(self, origin: str | None) -> int:
         """The change of the stream's last message, which must be ``origin``'s (BusError
         naming it otherwise); 0 for a stream without any (new or purged)."""
-        self.tail = await self._tail(origin)
+        try:
+            self.tail = await self._tail(origin)
+        except Exception as exc:
+            self._said_no(exc)
+            raise
         return self.tail[0]
+
+    def _said_no(self, exc: Exception) -> None:
+        """A request ended by ``exc`` (no answer, say) after the server refused it for
+        the user's permissions: that refusal (BusError)."""
+        if self.refusal is not None and not isinstance(exc, BusError):
+            raise BusError(f"{self.target.shown} refuses: {self.refusal}") from exc
 
     async def _tail(self, origin: str | None) -> tuple[int, int]:
         """``(change, stream seq)`` of the stream's last message, checked to be of
@@ -261,6 +283,8 @@ class NatsBus:
             done.cancel()
             lost.cancel()
         span = f"changes {batch[0].seq} to {batch[-1].seq}"
+        if self.refusal is not None:
+            raise BusError(f"{self.target.shown}: {span} refused: {self.refusal}")
         if self.acks.away is not None:
             raise ConnectionError(f"{self.target.shown}: {self.acks.away}, publishing {span}")
         if not self.acks.done.is_set():

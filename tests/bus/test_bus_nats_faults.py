@@ -408,3 +408,41 @@ async def test_changes_to_a_full_stream_exits_22_naming_the_change_and_the_limit
     assert len(errors) == 1, result.stderr
     assert "change 11 " in errors[0] and "max_msgs 10" in errors[0], errors[0]
     assert "cannot reach" not in result.stderr and "Traceback" not in result.stderr
+
+
+class Acl(NatsBus):
+    """A nats-server whose one user (``pub:pw``) may not publish to ``deny``."""
+
+    deny = ""
+
+    def argv(self) -> list[str]:
+        conf = self.dir / "acl.conf"
+        user = f'{{user: pub, password: pw, permissions: {{publish: {{deny: ["{self.deny}"]}}}}}}'
+        conf.write_text(
+            f"listen: 127.0.0.1:{self.port}\njetstream {{ store_dir: {self.dir / 'js'} }}\n"
+            f"authorization {{ users = [ {user} ] }}\n"
+        )
+        return [self.binary, "-c", str(conf)]
+
+
+@pytest.mark.parametrize(
+    "deny", ["asyncsports.basketball.>", "$JS.API.STREAM.INFO.>"], ids=["subjects", "api"]
+)
+async def test_a_publish_the_user_may_not_make_is_a_refusal_not_an_outage(
+    two: list[str], deny: str
+) -> None:
+    """A permissions violation (the server says it and keeps the connection): a
+    BusError naming what it refused, not acks waited for and an outage each 10 s."""
+    binary = shutil.which("nats-server")
+    assert binary is not None
+    Acl.deny = deny
+    server = Acl(binary)
+    try:
+        publisher = Publisher(two[0], f"nats://pub:pw@127.0.0.1:{server.port}", backoff=FAST)
+        with pytest.raises(BusError) as got:
+            await asyncio.wait_for(publisher.run(), WITHIN)
+        text = str(got.value).lower()  # as nats-py says it
+        assert "permissions violation" in text and deny.rstrip(">").lower() in text, text
+        assert publisher.outages == 0 and "pub:pw" not in text
+    finally:
+        server.close()
