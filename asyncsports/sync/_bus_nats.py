@@ -3,11 +3,13 @@
 Each change is one message on ``<prefix>.<sport>.<table>`` with the header
 ``Nats-Msg-Id: <origin>:<seq>``, so the stream's duplicate window drops a second
 publish of it; a batch is published with a reply subject of its own, to which the stream
-acks each message, and returns once each is stored.
-Messages of one connection are stored in the order sent, so where the feed stands is
-the last message of the stream (its id names the database and the seq). The stream is
-created if missing (file storage, the subjects ``<prefix>.>``); one that exists must
-take those subjects.
+acks each message, and returns once each is stored. The stream stores a message only
+right after ours (optimistic concurrency): a batch's first message expects the stream's
+last sequence to be that of the change it follows, each next one the message id before
+it, so another database's messages never interleave with ours (docs/wire.md).
+Where the feed stands is the last message of the stream (its id names the database and
+the seq), checked to be this database's. The stream is created if missing (file
+storage, the subjects ``<prefix>.>``); one that exists must take those subjects.
 """
 
 from __future__ import annotations
