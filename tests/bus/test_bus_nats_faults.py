@@ -9,6 +9,7 @@ never an outage waited for; JetStream away (no responders) is one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -446,3 +447,60 @@ async def test_a_publish_the_user_may_not_make_is_a_refusal_not_an_outage(
         assert publisher.outages == 0 and "pub:pw" not in text
     finally:
         server.close()
+
+
+async def test_a_purge_or_a_trim_under_the_publisher_loses_its_place_for_nothing(
+    tmp_path: Path, sports_emulator: Emulator, server: NatsBus
+) -> None:
+    """A purge keeps the stream's last sequence, which the next batch expects: a
+    follower goes on after it; a publisher started on the purged stream past the
+    duplicate window publishes the feed again. A stream trimmed by its limits (discard
+    old) keeps its last message: the publisher goes on after it."""
+    db = str(tmp_path / "m.sqlite")
+    url = f"{server.url}?duplicate_window=1"
+    async with sports_emulator.client() as client, jetstream_of(server.url) as js:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        first = await seqs(db)
+        publisher = Publisher(db, url, batch=100)
+        task = asyncio.create_task(publisher.run())
+        try:
+            await until(lambda: publisher.position == first[-1], within=WITHIN)
+            await js.purge_stream("ASYNCSPORTS")
+            sports_emulator.clock.advance(3600)
+            await mirror.once()
+            later = await seqs(db)
+            await until(lambda: publisher.position == later[-1], within=WITHIN)
+        finally:
+            publisher.stop()
+            await asyncio.wait_for(task, WITHIN)
+        mine = {await origin_of(db): [s for s in later if s > first[-1]]}
+        one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), mine)
+        # Started on it past the window: the whole feed again, once, in order.
+        await js.purge_stream("ASYNCSPORTS")
+        since = asyncio.get_running_loop().time()
+        await until(lambda: asyncio.get_running_loop().time() > since + 1.5, within=WITHIN)
+        again = Publisher(db, url, batch=300)
+        await again.once()
+        assert again.published == len(later)
+        one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {next(iter(mine)): later})
+        # Trimmed to its last 50 (discard old): it goes on after its last message.
+        await js.update_stream(
+            api.StreamConfig(name="ASYNCSPORTS", subjects=["asyncsports.>"], max_msgs=50)
+        )
+        sports_emulator.clock.advance(3600)
+        await mirror.once()
+        last = await seqs(db)
+        trimmed = Publisher(db, url, batch=20)
+        await trimmed.once()
+        assert trimmed.published == len(last) - len(later)
+        one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {next(iter(mine)): last[-50:]})
+
+
+@contextlib.asynccontextmanager
+async def jetstream_of(url: str) -> AsyncIterator[Any]:
+    nc = await nats.connect(url)
+    try:
+        yield nc.jetstream()
+    finally:
+        await nc.close()
