@@ -504,3 +504,32 @@ async def jetstream_of(url: str) -> AsyncIterator[Any]:
         yield nc.jetstream()
     finally:
         await nc.close()
+
+
+async def test_a_message_slipped_in_under_a_follower_stops_it_naming_the_message(
+    tmp_path: Path, sports_emulator: Emulator, server: NatsBus
+) -> None:
+    """Written between two of its batches by someone else: the next batch is refused
+    by the stream (not after ours), and the publisher, reading the stream, names it."""
+    db = str(tmp_path / "m.sqlite")
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        first = await seqs(db)
+        publisher = Publisher(db, server.url, batch=100, backoff=FAST)
+        task = asyncio.create_task(publisher.run())
+        try:
+            await until(lambda: publisher.position == first[-1], within=WITHIN)
+            seq = await put(server.url, "asyncsports.basketball.actions", {"Nats-Msg-Id": "x:1"})
+            sports_emulator.clock.advance(3600)
+            await mirror.once()
+            with pytest.raises(BusError) as got:
+                await asyncio.wait_for(task, WITHIN)
+        finally:
+            publisher.stop()
+            if not task.done():
+                await asyncio.wait_for(task, WITHIN)
+    text = str(got.value)
+    assert f"stream seq {seq}" in text and "asyncsports.basketball.actions" in text, text
+    held = await stored(server.url, "ASYNCSPORTS")
+    assert len(held) == len(first) + 1 and held[-1][0] == "x:1"  # nothing of ours after it
