@@ -3,11 +3,13 @@
 Each change is one message on ``<prefix>.<sport>.<table>`` with the header
 ``Nats-Msg-Id: <origin>:<seq>``, so the stream's duplicate window drops a second
 publish of it; a batch is published with a reply subject of its own, to which the stream
-acks each message, and returns once each is stored.
-Messages of one connection are stored in the order sent, so where the feed stands is
-the last message of the stream (its id names the database and the seq). The stream is
-created if missing (file storage, the subjects ``<prefix>.>``); one that exists must
-take those subjects.
+acks each message, and returns once each is stored. The stream stores a message only
+right after ours (optimistic concurrency): a batch's first message expects the stream's
+last sequence to be that of the change it follows, each next one the message id before
+it, so another database's messages never interleave with ours (docs/wire.md).
+Where the feed stands is the last message of the stream (its id names the database and
+the seq), checked to be this database's. The stream is created if missing (file
+storage, the subjects ``<prefix>.>``); one that exists must take those subjects.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ __all__ = ["NatsBus", "classify"]
 
 FEATURE = "publishing the change feed to NATS JetStream (--to nats://...)"
 ID = "Nats-Msg-Id"
+LAST_SEQ = "Nats-Expected-Last-Sequence"
+LAST_ID = "Nats-Expected-Last-Msg-Id"
+
+# JetStream's error codes (err_code) of a publish refused.
+_MOVED = (10070, 10071)  # wrong last msg id / sequence: not after our last message
+_STORE_FAILED = 10077  # the store's error: a limit of a stream with discard new, or other
+_TOO_BIG = 10054  # over the stream's max_msg_size
+_TRIES = 8  # reads of where the stream stands, a batch (each after another publisher's)
 
 
 class NatsBus:
@@ -37,6 +47,9 @@ class NatsBus:
         self.lost = asyncio.Event()  # the connection ended: pending acks will not come
         self.acks = Acks()
         self.inbox = ""  # where the stream's acks come: <inbox>.<batch>
+        self.tail: tuple[int, int] | None = None  # (change, stream seq) of the last, ours
+        self.max_msg_size = -1  # the stream's
+        self.refusal: str | None = None  # a permissions violation the server said
 
     @classmethod
     async def open(cls, target: Target, connect_timeout: float) -> NatsBus:
@@ -49,8 +62,15 @@ class NatsBus:
             if bus is not None:
                 bus.lost.set()
 
+        plain = need("nats.errors", FEATURE).Error
+
         async def error(exc: Exception) -> None:
             seen.append(exc)  # said by the call it fails (nats-py would log each itself)
+            # nats-py hands a server's -ERR that leaves the connection open to this
+            # callback as a bare Error: a permissions violation, what we sent refused.
+            if bus is not None and type(exc) is plain:
+                bus.refusal = bus.refusal or " ".join(str(exc).split())
+                bus.acks.done.set()
 
         try:
             nc = await nats.connect(
@@ -70,12 +90,17 @@ class NatsBus:
             raise ConnectionError(why) from (seen[-1] if seen else None)
         bus = cls(target, nc)
         try:
-            await bus._ensure_stream()
+            try:
+                await bus._ensure_stream()
+            except Exception as exc:
+                bus._said_no(exc)
+                raise
             bus.inbox = nc.new_inbox()
             # One subscription takes every ack, counted in a callback: a third of the CPU
             # of nats-py's publish_async (a future, a semaphore and a token a message).
-            await nc.subscribe(f"{bus.inbox}.*", cb=bus.acks.take,
-                               pending_msgs_limit=-1, pending_bytes_limit=-1)  # fmt: skip
+            await nc.subscribe(
+                f"{bus.inbox}.*", cb=bus.acks.take, pending_msgs_limit=-1, pending_bytes_limit=-1
+            )
         except BaseException:
             await bus.close()
             raise
@@ -94,63 +119,213 @@ class NatsBus:
                 storage=api.StorageType.FILE,
                 duplicate_window=self.target.duplicate_window,
             )
-            await self.js.add_stream(config)
+            try:
+                await self.js.add_stream(config)
+            except errors.APIError as exc:
+                if (exc.code or 0) >= 500:
+                    raise  # JetStream away for now
+                raise BusError(
+                    f"{self.target.shown}: cannot create the stream over {subjects}: "
+                    f"{exc.description} (err_code {exc.err_code})"
+                ) from None
             return
         have = list(info.config.subjects or ())
         if subjects not in have and ">" not in have:
             raise BusError(
                 f"{self.target.shown}: the stream exists with subjects {have}, not {subjects}"
             )
+        self.max_msg_size = info.config.max_msg_size or -1
 
-    async def position(self) -> tuple[int, str | None]:
-        """The stream's last message: its id's seq and origin."""
+    async def position(self, origin: str | None) -> int:
+        """The change of the stream's last message, which must be ``origin``'s (BusError
+        naming it otherwise); 0 for a stream without any (new or purged)."""
+        try:
+            self.tail = await self._tail(origin)
+        except Exception as exc:
+            self._said_no(exc)
+            raise
+        return self.tail[0]
+
+    def _said_no(self, exc: Exception) -> None:
+        """A request ended by ``exc`` (no answer, say) after the server refused it for
+        the user's permissions: that refusal (BusError)."""
+        if self.refusal is not None and not isinstance(exc, BusError):
+            raise BusError(f"{self.target.shown} refuses: {self.refusal}") from exc
+
+    async def _tail(self, origin: str | None) -> tuple[int, int]:
+        """``(change, stream seq)`` of the stream's last message, checked to be of
+        ``origin``; ``(0, last seq)`` when it holds none."""
         errors = need("nats.js.errors", FEATURE)
         info = await self.js.stream_info(self.target.stream)
         last = info.state.last_seq or 0
         if not last or not info.state.messages:
-            return 0, None  # empty, or purged: nothing there says where the feed stood
+            return 0, last  # empty, or purged: nothing there says where the feed stood
         try:
             msg = await self.js.get_msg(self.target.stream, seq=last)
         except errors.NotFoundError:  # deleted meanwhile: the stream is purged or trimmed
-            return 0, None
+            return 0, last
+        where = f"its last message ({msg.subject}, stream seq {last})"
         value = (msg.headers or {}).get(ID)
+        if value is None:
+            raise BusError(
+                f"{self.target.shown}: {where} was not published by asyncsports (no {ID})"
+            )
         try:
-            origin, seq = seq_of_msg_id(value or "")
+            theirs, seq = seq_of_msg_id(value)
         except ValueError:
             raise BusError(
-                f"{self.target.shown}: its last message ({msg.subject}, stream seq {last}) "
-                f"was not published by asyncsports ({ID}: {value!r})"
+                f"{self.target.shown}: {where} was not published by asyncsports ({ID} {value!r})"
             ) from None
-        return seq, origin
+        if theirs != origin:
+            mine = f"this one's is {origin}" if origin else "this one has no change yet"
+            raise BusError(
+                f"{self.target.shown} holds the changes of another database: {where} is "
+                f"{ID} {value!r} (origin {theirs}; {mine}): give this one a prefix or stream "
+                "of its own (?prefix=... / ?stream=...)"
+            )
+        return seq, last
 
-    async def publish(self, batch: Sequence[Message], origin: str) -> int:
-        """Each message published with a reply subject for its ack (the stream answers
-        each); returns once every ack of the batch is in."""
+    async def publish(self, batch: Sequence[Message], origin: str, after: int) -> int:
+        """``batch`` published right after change ``after``: its first message expects
+        the stream's last sequence to be that change's, each next one the message id of
+        the one before, so the stream refuses any of them that would not follow ours
+        (another database's publisher in between). Each message published with a reply
+        subject for its ack (the stream answers each); returns once every ack of the
+        batch is in. A change over the server's or the stream's size limit is refused
+        before it is sent, the changes before it published."""
         if self.lost.is_set():
             raise ConnectionError("the connection to the NATS server is closed")
+        over = self._oversized(batch, origin)
+        if over is not None:
+            if over[0]:  # the changes before it go on, so the stream stops right before it
+                await self._publish(batch[: over[0]], origin, after)
+            raise BusError(over[1])
+        return await self._publish(batch, origin, after)
+
+    def _oversized(self, batch: Sequence[Message], origin: str) -> tuple[int, str] | None:
+        """The first change of ``batch`` over the server's max_payload or the stream's
+        max_msg_size (headers included, as the server counts): its index, why."""
+        limit, name = self.nc.max_payload, "the server's max_payload"
+        if 0 < self.max_msg_size < limit:
+            limit, name = self.max_msg_size, "the stream's max_msg_size"
+        # Our headers: the NATS/1.0 line, the id, an expectation (at most), the blank line.
+        room = limit - (12 + 2 * (len(ID) + len(origin) + 24) + 32)
+        for i, m in enumerate(batch):
+            if len(m.body) > room:
+                size = len(m.body) + _headers_size(origin, m.seq)
+                if size > limit:
+                    label = name.rpartition(" ")[2]
+                    return i, (
+                        f"{self.target.shown}: change {m.seq} refused: it is {size} bytes "
+                        f"with its headers, over {name} ({label} {limit})"
+                    )
+        return None
+
+    async def _publish(self, batch: Sequence[Message], origin: str, after: int) -> int:
+        held = 0
+        pending = list(batch)
+        for _ in range(_TRIES):
+            change, at = self.tail if self.tail is not None else await self._tail(origin)
+            self.tail = (change, at)
+            if change > after:  # ours, further on: another publisher of this database
+                held += sum(1 for m in pending if m.seq <= change)
+                pending = [m for m in pending if m.seq > change]
+                after = change
+            if not pending:
+                return held
+            if change != after:  # behind where we stood (purged): the publisher reads again
+                self.tail = None
+                raise ConnectionError(
+                    f"{self.target.shown}: the stream is at change {change}, not {after}: "
+                    "reading where it stands again"
+                )
+            self.tail = None  # not known until the acks are in
+            acks = await self._send(pending, origin, at)
+            held += acks.duplicates
+            if acks.error is None:
+                self.tail = (pending[-1].seq, acks.last)
+                return held
+            index, code, err_code, text = acks.error
+            m = pending[index]
+            if err_code in _MOVED:  # not after ours: read where it stands, check whose
+                pending = [pending[i] for i in acks.refused]
+                continue
+            await self._refused(m, code, err_code, text)
+        raise ConnectionError(
+            f"{self.target.shown}: the stream moved under each of {_TRIES} tries to publish "
+            f"changes {batch[0].seq} to {batch[-1].seq}"
+        )
+
+    async def _send(self, batch: Sequence[Message], origin: str, at: int) -> Acks:
+        """Each of ``batch`` sent, the first expecting the stream's last sequence
+        ``at``, each next the message id before it; the acks once all are in."""
         reply = self.acks.expect(len(batch), self.inbox)
         subject, send = self.target.subject, self.nc.publish
-        for m in batch:
-            await send(subject(m.sport, m.table), m.body, reply=reply,
-                       headers={ID: msg_id(origin, m.seq)})  # fmt: skip
+        first, *rest = batch
+        before = msg_id(origin, first.seq)
+        await send(
+            subject(first.sport, first.table),
+            first.body,
+            reply=reply,
+            headers={ID: before, LAST_SEQ: str(at)},
+        )
+        for m in rest:
+            this = msg_id(origin, m.seq)
+            await send(
+                subject(m.sport, m.table), m.body, reply=reply, headers={ID: this, LAST_ID: before}
+            )
+            before = this
         done = asyncio.ensure_future(self.acks.done.wait())
         lost = asyncio.ensure_future(self.lost.wait())
         try:
-            await asyncio.wait([done, lost], timeout=ACK_TIMEOUT,
-                               return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            await asyncio.wait(
+                [done, lost], timeout=ACK_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             done.cancel()
             lost.cancel()
         span = f"changes {batch[0].seq} to {batch[-1].seq}"
-        if self.acks.error is not None:
-            code, text = self.acks.error
-            if code == 503:  # JetStream not there (yet): no responders, a restart
-                raise ConnectionError(f"{self.target.shown}: {text}, publishing {span}")
-            raise BusError(f"{self.target.shown}: {span} refused: {text}")
+        if self.refusal is not None:
+            raise BusError(f"{self.target.shown}: {span} refused: {self.refusal}")
+        if self.acks.away is not None:
+            raise ConnectionError(f"{self.target.shown}: {self.acks.away}, publishing {span}")
         if not self.acks.done.is_set():
             why = "lost" if self.lost.is_set() else f"no ack within {ACK_TIMEOUT:g} s"
             raise TimeoutError(f"{self.target.shown}: {why} publishing {span}")
-        return self.acks.duplicates
+        return self.acks
+
+    async def _refused(self, m: Message, code: int, err_code: int, text: str) -> None:
+        """Raise what the stream's refusal of change ``m`` says: a limit of the stream
+        (BusError naming it), or the stream away for now (ConnectionError)."""
+        what = f"{self.target.shown}: change {m.seq} refused"
+        if err_code == _STORE_FAILED:  # the store's own error: a limit, or trouble
+            limit = await self._full(len(m.body))
+            if limit is None:
+                raise ConnectionError(f"{what} for now: {text}")
+            raise BusError(f"{what}: the stream is full ({limit}, discard new): {text}")
+        if err_code == _TOO_BIG:
+            raise BusError(f"{what}: {len(m.body)} bytes, over the stream's max_msg_size ({text})")
+        if code >= 500:
+            raise ConnectionError(f"{what} for now: {text} (err_code {err_code})")
+        raise BusError(f"{what}: {text} (err_code {err_code})")
+
+    async def _full(self, size: int) -> str | None:
+        """Which of the stream's limits (discard new) refuses a message of ``size``
+        bytes now; None: none (the store failed otherwise)."""
+        api = need("nats.js.api", FEATURE)
+        info = await self.js.stream_info(self.target.stream)
+        config, state = info.config, info.state
+        if config.discard != api.DiscardPolicy.NEW:
+            return None
+        max_msgs, max_bytes = config.max_msgs or 0, config.max_bytes or 0
+        per_subject = config.max_msgs_per_subject or 0
+        if max_msgs > 0 and state.messages >= max_msgs:
+            return f"max_msgs {max_msgs}"
+        if max_bytes > 0 and state.bytes + size >= max_bytes:
+            return f"max_bytes {max_bytes}"
+        if per_subject > 0 and getattr(config, "discard_new_per_subject", False):
+            return f"max_msgs_per_subject {per_subject}"
+        return f"max_bytes {max_bytes}" if max_bytes > 0 else None
 
     async def ping(self) -> None:
         """A PING answered (nats-py's flush), on a connection not seen lost."""
@@ -177,62 +352,91 @@ class NatsBus:
 
 class Acks:
     """The acks of the batch under way, counted as they come (to one reply subject per
-    batch, so a late ack of a batch given up on is not counted for the next)."""
+    batch, so a late ack of a batch given up on is not counted for the next). The stream
+    acks a connection's messages in the order sent: the n-th ack is the n-th message's."""
 
     def __init__(self) -> None:
         self.done = asyncio.Event()
         self.duplicates = 0
-        self.error: tuple[int, str] | None = None
+        self.last = 0
+        """The stream seq of the batch's last message (its ack's)."""
+        self.error: tuple[int, int, int, str] | None = None
+        """The first refusal: the message's index, the code, err_code and description."""
+        self.refused: list[int] = []
+        """The indexes of the messages refused."""
+        self.away: str | None = None
+        """Why the stream is not there (a status without a body: 503, no responders)."""
         self._want = self._got = self._batch = 0
         self._reply = ""
 
     def expect(self, n: int, inbox: str) -> str:
         """A new batch of ``n`` messages: the reply subject its acks come to."""
         self._batch += 1
-        self._want, self._got, self.duplicates, self.error = n, 0, 0, None
+        self._want, self._got, self.duplicates, self.last = n, 0, 0, 0
+        self.error, self.refused, self.away = None, [], None
         self.done.clear()
         self._reply = f"{inbox}.{self._batch}"
         return self._reply
 
     async def take(self, msg: Any) -> None:
-        """One ack: ``{"stream":...,"seq":...}`` (``"duplicate":true`` when dropped as
+        """One ack: ``{"stream":...,"seq":...}`` (``"duplicate": true`` when dropped as
         one), an API error, or a status without a body (503: no responders)."""
         if msg.subject != self._reply:
             return  # a batch given up on
         data: bytes = msg.data
         if not data:
             status = (msg.headers or {}).get("Status", "")
-            self.error = self.error or (int(status) if status.isdigit() else 0,
-                                        f"no responders (status {status or 'none'})")  # fmt: skip
+            self.away = self.away or f"no responders (status {status or 'none'})"
             self.done.set()
             return
-        if b'"error"' in data:
-            try:
-                err = json.loads(data)["error"]
-                self.error = self.error or (int(err.get("code", 0)), str(err.get("description")))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                self.error = self.error or (0, data.decode(errors="replace"))
-            self.done.set()
-            return
-        if b'"duplicate":true' in data:
-            self.duplicates += 1
+        index = self._got
         self._got += 1
+        if b'"error"' in data:
+            self.refused.append(index)
+            if self.error is None:
+                try:
+                    err = json.loads(data)["error"]
+                    self.error = (
+                        index,
+                        int(err.get("code") or 0),
+                        int(err.get("err_code") or 0),
+                        str(err.get("description")),
+                    )
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    self.error = (index, 0, 0, data.decode(errors="replace"))
+        elif b'"duplicate"' in data:  # "duplicate": true (2.9 writes a space), or not
+            self.duplicates += 1
         if self._got >= self._want:
+            if self.error is None:
+                try:
+                    self.last = int(json.loads(data)["seq"])
+                except (ValueError, KeyError, TypeError):
+                    self.error = (index, 0, 0, data.decode(errors="replace"))
             self.done.set()
+
+
+def _headers_size(origin: str, seq: int) -> int:
+    """The bytes of a message's headers as nats-py writes them (the most they are)."""
+    this = msg_id(origin, seq)
+    return len(f"NATS/1.0\r\n{ID}: {this}\r\n{LAST_ID}: {msg_id(origin, seq - 1)}\r\n\r\n")
 
 
 def classify(exc: BaseException) -> Trouble | None:
-    """:func:`~asyncsports.sync._bus.classify` of a nats-py error: a connection lost or
-    refused, no answer, JetStream not up yet (no responders, 503) or a server error pass;
-    a refusal (credentials, a bad request) does not."""
+    """:func:`~asyncsports.sync._bus.classify` of a nats-py error, by its type: a
+    connection lost or refused, no answer, JetStream not there (no responders) or an API
+    error of code 500 or more (503: unavailable) pass; any other API error (a bad
+    request, a limit) or error of the library (credentials refused) does not."""
     errors = need("nats.errors", FEATURE)
     js = need("nats.js.errors", FEATURE)
     away = (errors.TimeoutError, errors.NoRespondersError, errors.StaleConnectionError,
             errors.OutboundBufferLimitError, errors.ConnectionClosedError, errors.NoServersError,
-            errors.ConnectionDrainingError, errors.ConnectionReconnectingError,
-            js.ServiceUnavailableError, js.ServerError)  # fmt: skip
+            errors.ConnectionDrainingError, errors.ConnectionReconnectingError)  # fmt: skip
     if isinstance(exc, away):
         return "away"
+    if isinstance(exc, js.ServiceUnavailableError | js.ServerError):
+        return "away"  # 503 and 500 (nats-py may leave their code None)
+    if isinstance(exc, js.APIError):
+        return "away" if (exc.code or 0) >= 500 else "refused"
     if isinstance(exc, errors.Error):
         return "refused"
     return "away" if isinstance(exc, OSError) else None

@@ -1,0 +1,535 @@
+"""The change feed on NATS JetStream under a hostile world (issue 41), against a real
+``nats-server``: two databases racing onto one stream never interleave; a stream holding
+a message that this database did not publish is refused naming it; each refusal of the
+server (a full stream, a message over a limit, a stream that cannot be made, bad
+credentials) is a :class:`~asyncsports.errors.BusError` naming the change and the limit,
+never an outage waited for; JetStream away (no responders) is one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import ainvoke, until
+from support.bus import consume, once_in_order, seqs
+from support.servers import NatsBus, bus_server
+
+from asyncsports import RetryPolicy
+from asyncsports._wire.bus import message, origin
+from asyncsports.emulator import Emulator
+from asyncsports.errors import BusError
+from asyncsports.store import open_mirror
+from asyncsports.sync import Mirror, Publisher
+
+nats = pytest.importorskip("nats")
+api = pytest.importorskip("nats.js.api")
+
+pytestmark = pytest.mark.slow  # a nats-server each
+
+FAST = RetryPolicy(max_retries=2**31, base=0.05, cap=0.5)
+WITHIN = 30  # seconds any one condition may take on a loaded machine
+
+
+@pytest.fixture
+def server() -> Iterator[NatsBus]:
+    got = bus_server("nats")
+    assert isinstance(got, NatsBus)
+    try:
+        yield got
+    finally:
+        got.close()
+
+
+@pytest.fixture
+async def two(tmp_path: Path, sports_emulator: Emulator) -> list[str]:
+    """Two mirror databases (two origins) after a pass over basketball each."""
+    dbs = [str(tmp_path / f"{n}.sqlite") for n in "ab"]
+    async with sports_emulator.client() as client:
+        for db in dbs:
+            await Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time).once()
+    return dbs
+
+
+async def jetstream(url: str) -> AsyncIterator[Any]:
+    nc = await nats.connect(url)
+    try:
+        yield nc
+    finally:
+        await nc.close()
+
+
+async def stored(url: str, stream: str) -> list[tuple[str, str, bytes]]:
+    """Every message of ``stream``, in stream order: (its id, subject, body)."""
+    got = []
+    async for nc in jetstream(url):
+        js = nc.jetstream()
+        info = await js.stream_info(stream)
+        if not info.state.messages:
+            return []
+        for seq in range(info.state.first_seq, info.state.last_seq + 1):
+            msg = await js.get_msg(stream, seq)
+            got.append(((msg.headers or {}).get("Nats-Msg-Id", ""), msg.subject, msg.data))
+    return got
+
+
+def one_origin_in_order(held: list[tuple[str, str, bytes]], want: dict[str, list[int]]) -> str:
+    """Every message of ``held`` is of one database (of ``want``: origin -> its seqs), each
+    of its changes once, in seq order; that origin."""
+    origins = {i.rpartition(":")[0] for i, _, _ in held}
+    assert len(origins) == 1, f"{len(held)} messages of {len(origins)} origins: {origins}"
+    (origin,) = origins
+    order = [int(i.rpartition(":")[2]) for i, _, _ in held]
+    assert order == [json.loads(body)["seq"] for _, _, body in held]
+    assert order == want[origin], "not each change once, in order"
+    return origin
+
+
+async def origin_of(db: str) -> str:
+    store = await open_mirror(db)
+    try:
+        return origin((await store.change_rows(0, 1))[0][5])
+    finally:
+        await store.close()
+
+
+# ------------------------------------------------------------ 1. one database a stream
+
+
+async def test_two_databases_racing_onto_one_stream_never_interleave(
+    two: list[str], server: NatsBus
+) -> None:
+    """Started together, again and again: one publishes all its changes, the other is
+    refused naming the stream, whatever the timing (each round a fresh stream)."""
+    want = {await origin_of(db): await seqs(db) for db in two}
+    refused = 0
+    for n in range(12):
+        url = f"{server.url}?stream=R{n}&prefix=r{n}"
+        a, b = (Publisher(db, url, batch=40 + 7 * n) for db in two)
+        got = await asyncio.gather(a.once(), b.once(), return_exceptions=True)
+        errors = [g for g in got if isinstance(g, BaseException)]
+        assert len(errors) == 1 and isinstance(errors[0], BusError), got
+        assert f"stream R{n}" in str(errors[0]), errors[0]
+        refused += 1
+        winner = one_origin_in_order(await stored(server.url, f"R{n}"), want)
+        # The loser, started again, is refused before it writes anything.
+        loser = two[1] if await origin_of(two[0]) == winner else two[0]
+        with pytest.raises(BusError, match="another database"):
+            await Publisher(loser, url).once()
+        one_origin_in_order(await stored(server.url, f"R{n}"), want)
+    assert refused == 12
+
+
+async def test_a_second_database_following_onto_a_claimed_stream_is_refused(
+    two: list[str], server: NatsBus
+) -> None:
+    """The second starts while the first is publishing (after its first batch): it
+    reads a stream holding another origin and is refused; the first goes on alone."""
+    want = {await origin_of(db): await seqs(db) for db in two}
+    url = f"{server.url}?stream=F&prefix=f"
+    first = Publisher(two[0], url, batch=20)
+    task = asyncio.create_task(first.run())
+    try:
+        await until(lambda: (first.position or 0) > 0, within=WITHIN)
+        with pytest.raises(BusError, match="another database"):
+            await Publisher(two[1], url, batch=20).once()
+        await until(lambda: first.position == want[next(iter(want))][-1], within=WITHIN)
+    finally:
+        first.stop()
+        await asyncio.wait_for(task, WITHIN)
+    one_origin_in_order(await stored(server.url, "F"), want)
+
+
+async def test_racing_publishers_of_one_database_publish_each_change_once(
+    two: list[str], server: NatsBus
+) -> None:
+    """Copies of one database (a standby's race): duplicates or a harmless refusal,
+    never a change twice, never an error."""
+    for n in range(6):
+        url = f"{server.url}?stream=D{n}&prefix=d{n}"
+        racers = [Publisher(two[0], url, batch=b) for b in (30, 45, 70)]
+        await asyncio.gather(*(r.once() for r in racers))
+        assert sum(r.published for r in racers) == len(await seqs(two[0]))
+        once_in_order(await consume(url), await seqs(two[0]))
+
+
+# ------------------------------------------------- 2. where the feed stands: foreign ids
+
+
+async def put(url: str, subject: str, headers: dict[str, str] | None) -> int:
+    async for nc in jetstream(url):
+        ack = await nc.jetstream().publish(subject, b"{}", headers=headers)
+        return int(ack.seq)
+    raise AssertionError
+
+
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        (None, "no Nats-Msg-Id"),
+        ({"Nats-Msg-Id": "hello"}, "'hello'"),
+        ({"Nats-Msg-Id": "0123456789abcdef:100"}, "another database"),
+    ],
+    ids=["no-id", "foreign-id", "other-origin"],
+)
+async def test_a_message_this_database_did_not_publish_is_refused_naming_it(
+    two: list[str], server: NatsBus, headers: dict[str, str] | None, named: str
+) -> None:
+    url = f"{server.url}?stream=X&prefix=x"
+    await Publisher(two[0], url, batch=100).once()
+    seq = await put(server.url, "x.basketball.actions", headers)
+    for publisher in (Publisher(two[0], url), Publisher(two[1], url)):
+        with pytest.raises(BusError) as got:
+            await publisher.once()
+        text = str(got.value)
+        assert named in text and "stream X" in text, text
+        assert "x.basketball.actions" in text and f"stream seq {seq}" in text, text
+    held = await stored(server.url, "X")
+    assert len(held) == len(await seqs(two[0])) + 1  # nothing written after it
+
+
+async def test_a_database_without_changes_is_refused_by_a_stream_with_any(
+    two: list[str], server: NatsBus, tmp_path: Path
+) -> None:
+    url = f"{server.url}?stream=E&prefix=e"
+    await Publisher(two[0], url, batch=500).once()
+    empty = str(tmp_path / "empty.sqlite")
+    shutil.copy(two[0], empty)
+    with sqlite3.connect(empty) as conn:
+        conn.execute("DELETE FROM changes")
+    with pytest.raises(BusError, match="another database") as got:
+        await Publisher(empty, url).once()
+    assert "stream E" in str(got.value) and "e.basketball." in str(got.value)
+
+
+# ------------------------------------------------------------- 3. refusals, not outages
+
+
+async def make_stream(url: str, **limits: Any) -> None:
+    async for nc in jetstream(url):
+        await nc.jetstream().add_stream(
+            api.StreamConfig(name="L", subjects=["l.>"], storage=api.StorageType.FILE, **limits)
+        )
+
+
+@pytest.mark.parametrize(
+    ("limits", "named"),
+    [
+        ({"max_msgs": 10, "discard": api.DiscardPolicy.NEW}, "max_msgs 10"),
+        ({"max_bytes": 6000, "discard": api.DiscardPolicy.NEW}, "max_bytes 6000"),
+        (
+            {
+                "max_msgs_per_subject": 3,
+                "discard": api.DiscardPolicy.NEW,
+                "discard_new_per_subject": True,
+            },
+            "max_msgs_per_subject 3",
+        ),
+        ({"max_msg_size": 300}, "max_msg_size 300"),
+    ],
+    ids=["max_msgs", "max_bytes", "per-subject", "max_msg_size"],
+)
+async def test_a_stream_refusing_a_change_is_a_bus_error_naming_it_and_the_limit(
+    two: list[str], server: NatsBus, limits: dict[str, Any], named: str
+) -> None:
+    """Followed, not once: a refusal ends :meth:`run` at once, it is no outage (it
+    looped, cannot reach / is back, 5 times a second)."""
+    await make_stream(server.url, **limits)
+    publisher = Publisher(two[0], f"{server.url}?stream=L&prefix=l", batch=7, backoff=FAST)
+    with pytest.raises(BusError) as got:
+        await asyncio.wait_for(publisher.run(), WITHIN)
+    text = str(got.value)
+    assert "stream L" in text and named in text, text
+    assert publisher.outages == 0
+    # A prefix of the feed is there, each once in order; the change after it is named.
+    held = [int(i.rpartition(":")[2]) for i, _, _ in await stored(server.url, "L")]
+    assert held == (await seqs(two[0]))[: len(held)]
+    assert f"change {held[-1] + 1 if held else 1} " in text, text
+
+
+class SmallPayload(NatsBus):
+    """A nats-server whose max_payload is 2 KB."""
+
+    def argv(self) -> list[str]:
+        conf = self.dir / "small.conf"
+        conf.write_text(f"max_payload: 2048\nlisten: 127.0.0.1:{self.port}\n")
+        return [self.binary, "-js", "-c", str(conf), "-sd", str(self.dir / "js")]
+
+
+async def test_a_change_over_the_servers_max_payload_is_refused_before_it_is_sent(
+    two: list[str],
+) -> None:
+    binary = shutil.which("nats-server")
+    assert binary is not None
+    server = SmallPayload(binary)
+    try:
+        body = dict(await bodies(two[0]))
+        publisher = Publisher(two[0], server.url, batch=1000)
+        with pytest.raises(BusError) as got:
+            await asyncio.wait_for(publisher.run(), WITHIN)
+        text = str(got.value)
+        assert "max_payload 2048" in text, text
+        named = int(text.split(" change ", 1)[1].split()[0])
+        # The first change too big with its headers (about 100 bytes), and every one
+        # before it on the stream, once, in order: not the rest of its batch.
+        assert len(body[named]) > 2048 - 150 and all(
+            len(b) <= 2048 for s, b in body.items() if s < named
+        )
+        held = [int(i.rpartition(":")[2]) for i, _, _ in await stored(server.url, "ASYNCSPORTS")]
+        assert held == [s for s in body if s < named]
+        assert publisher.outages == 0
+    finally:
+        server.close()
+
+
+async def bodies(db: str) -> list[tuple[int, bytes]]:
+    store = await open_mirror(db)
+    try:
+        return [(line[0], message(*line).body) for line in await store.change_rows(0, 10**9)]
+    finally:
+        await store.close()
+
+
+async def test_a_stream_that_cannot_be_made_is_refused_naming_it(
+    two: list[str], server: NatsBus
+) -> None:
+    async for nc in jetstream(server.url):
+        await nc.jetstream().add_stream(api.StreamConfig(name="OTHER", subjects=["o.basketball.>"]))
+    publisher = Publisher(two[0], f"{server.url}?stream=MINE&prefix=o", backoff=FAST)
+    with pytest.raises(BusError) as got:
+        await asyncio.wait_for(publisher.run(), WITHIN)
+    text = str(got.value)
+    assert "stream MINE" in text and "o.>" in text and "overlap" in text, text
+
+
+class Token(NatsBus):
+    """A nats-server asking for a token."""
+
+    def argv(self) -> list[str]:
+        return [*super().argv(), "--auth", "s3cret"]
+
+
+async def test_bad_credentials_are_a_refusal_not_an_outage(two: list[str]) -> None:
+    binary = shutil.which("nats-server")
+    assert binary is not None
+    server = Token(binary)
+    try:
+        url = f"nats://wrong@127.0.0.1:{server.port}"
+        publisher = Publisher(two[0], url, backoff=FAST)
+        with pytest.raises(BusError, match="refuses") as got:
+            await asyncio.wait_for(publisher.run(), WITHIN)
+        assert "wrong" not in str(got.value) and publisher.outages == 0
+        good = Publisher(two[0], f"nats://s3cret@127.0.0.1:{server.port}")
+        await good.once()
+        assert good.published == len(await seqs(two[0]))
+    finally:
+        server.close()
+
+
+class Switch(NatsBus):
+    """A nats-server with JetStream on or off (``js``), on one port."""
+
+    js = False
+
+    def argv(self) -> list[str]:
+        plain = [self.binary, "-a", "127.0.0.1", "-p", str(self.port)]
+        return [*plain, "-js", "-sd", str(self.dir / "js")] if self.js else plain
+
+
+async def test_jetstream_not_there_is_an_outage_waited_for(two: list[str]) -> None:
+    """No responders (a server up before its JetStream): waited for, then caught up."""
+    binary = shutil.which("nats-server")
+    assert binary is not None
+    server = Switch(binary)
+    try:
+        publisher = Publisher(two[0], server.url, backoff=FAST)
+        task = asyncio.create_task(publisher.run())
+        try:
+            await until(lambda: publisher.outages == 1 or task.done(), within=WITHIN)
+            assert not task.done(), task
+            server.stop()
+            server.js = True
+            server.start()
+            want = await seqs(two[0])
+            await until(lambda: publisher.position == want[-1] or task.done(), within=WITHIN)
+            assert publisher.position == want[-1], task
+        finally:
+            publisher.stop()
+            await asyncio.wait_for(task, WITHIN)
+        once_in_order(await consume(server.url), want)
+    finally:
+        server.close()
+
+
+async def test_a_restart_past_the_duplicate_window_keeps_the_chain(
+    tmp_path: Path, sports_emulator: Emulator, server: NatsBus
+) -> None:
+    """nats-server forgets the last message id at a restart once that message is older
+    than the duplicate window (and at a purge); the stream's last sequence, which a
+    batch's first message expects, it keeps: publishing goes on after it."""
+    db = str(tmp_path / "m.sqlite")
+    url = f"{server.url}?duplicate_window=1"
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        await Publisher(db, url).once()
+        server.stop()
+        since = asyncio.get_running_loop().time()
+        # The window is the server's clock's: wait it out (1 s and a margin).
+        await until(lambda: asyncio.get_running_loop().time() > since + 1.5, within=WITHIN)
+        server.start()
+        sports_emulator.clock.advance(3600)  # live fixtures move on: more actions
+        await mirror.once()
+        later = Publisher(db, url, batch=50)
+        await later.once()
+    want = await seqs(db)
+    assert later.position == want[-1] and later.published > 0
+    one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {await origin_of(db): want})
+
+
+async def test_changes_to_a_full_stream_exits_22_naming_the_change_and_the_limit(
+    two: list[str], server: NatsBus
+) -> None:
+    """``changes --to ... --follow`` onto a stream at its max_msgs (discard new): one
+    error line, exit 22, not an outage said and waited for without end."""
+    await make_stream(server.url, max_msgs=10, discard=api.DiscardPolicy.NEW)
+    url = f"{server.url}?stream=L&prefix=l"
+    result = await asyncio.wait_for(
+        ainvoke("changes", "--db", two[0], "--to", url, "--follow"), WITHIN
+    )
+    assert result.exit_code == 22, result.output
+    errors = [x for x in result.stderr.splitlines() if x.startswith("asyncsports: error: ")]
+    assert len(errors) == 1, result.stderr
+    assert "change 11 " in errors[0] and "max_msgs 10" in errors[0], errors[0]
+    assert "cannot reach" not in result.stderr and "Traceback" not in result.stderr
+
+
+class Acl(NatsBus):
+    """A nats-server whose one user (``pub:pw``) may not publish to ``deny``."""
+
+    deny = ""
+
+    def argv(self) -> list[str]:
+        conf = self.dir / "acl.conf"
+        user = f'{{user: pub, password: pw, permissions: {{publish: {{deny: ["{self.deny}"]}}}}}}'
+        conf.write_text(
+            f"listen: 127.0.0.1:{self.port}\njetstream {{ store_dir: {self.dir / 'js'} }}\n"
+            f"authorization {{ users = [ {user} ] }}\n"
+        )
+        return [self.binary, "-c", str(conf)]
+
+
+@pytest.mark.parametrize(
+    "deny", ["asyncsports.basketball.>", "$JS.API.STREAM.INFO.>"], ids=["subjects", "api"]
+)
+async def test_a_publish_the_user_may_not_make_is_a_refusal_not_an_outage(
+    two: list[str], deny: str
+) -> None:
+    """A permissions violation (the server says it and keeps the connection): a
+    BusError naming what it refused, not acks waited for and an outage each 10 s."""
+    binary = shutil.which("nats-server")
+    assert binary is not None
+    Acl.deny = deny
+    server = Acl(binary)
+    try:
+        publisher = Publisher(two[0], f"nats://pub:pw@127.0.0.1:{server.port}", backoff=FAST)
+        with pytest.raises(BusError) as got:
+            await asyncio.wait_for(publisher.run(), WITHIN)
+        text = str(got.value).lower()  # as nats-py says it
+        assert "permissions violation" in text and deny.rstrip(">").lower() in text, text
+        assert publisher.outages == 0 and "pub:pw" not in text
+    finally:
+        server.close()
+
+
+async def test_a_purge_or_a_trim_under_the_publisher_loses_its_place_for_nothing(
+    tmp_path: Path, sports_emulator: Emulator, server: NatsBus
+) -> None:
+    """A purge keeps the stream's last sequence, which the next batch expects: a
+    follower goes on after it; a publisher started on the purged stream past the
+    duplicate window publishes the feed again. A stream trimmed by its limits (discard
+    old) keeps its last message: the publisher goes on after it."""
+    db = str(tmp_path / "m.sqlite")
+    url = f"{server.url}?duplicate_window=1"
+    async with sports_emulator.client() as client, jetstream_of(server.url) as js:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        first = await seqs(db)
+        publisher = Publisher(db, url, batch=100)
+        task = asyncio.create_task(publisher.run())
+        try:
+            await until(lambda: publisher.position == first[-1], within=WITHIN)
+            await js.purge_stream("ASYNCSPORTS")
+            sports_emulator.clock.advance(3600)
+            await mirror.once()
+            later = await seqs(db)
+            await until(lambda: publisher.position == later[-1], within=WITHIN)
+        finally:
+            publisher.stop()
+            await asyncio.wait_for(task, WITHIN)
+        mine = {await origin_of(db): [s for s in later if s > first[-1]]}
+        one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), mine)
+        # Started on it past the window: the whole feed again, once, in order.
+        await js.purge_stream("ASYNCSPORTS")
+        since = asyncio.get_running_loop().time()
+        await until(lambda: asyncio.get_running_loop().time() > since + 1.5, within=WITHIN)
+        again = Publisher(db, url, batch=300)
+        await again.once()
+        assert again.published == len(later)
+        one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {next(iter(mine)): later})
+        # Trimmed to its last 50 (discard old): it goes on after its last message.
+        await js.update_stream(
+            api.StreamConfig(name="ASYNCSPORTS", subjects=["asyncsports.>"], max_msgs=50)
+        )
+        sports_emulator.clock.advance(3600)
+        await mirror.once()
+        last = await seqs(db)
+        trimmed = Publisher(db, url, batch=20)
+        await trimmed.once()
+        assert trimmed.published == len(last) - len(later)
+        one_origin_in_order(await stored(server.url, "ASYNCSPORTS"), {next(iter(mine)): last[-50:]})
+
+
+@contextlib.asynccontextmanager
+async def jetstream_of(url: str) -> AsyncIterator[Any]:
+    nc = await nats.connect(url)
+    try:
+        yield nc.jetstream()
+    finally:
+        await nc.close()
+
+
+async def test_a_message_slipped_in_under_a_follower_stops_it_naming_the_message(
+    tmp_path: Path, sports_emulator: Emulator, server: NatsBus
+) -> None:
+    """Written between two of its batches by someone else: the next batch is refused
+    by the stream (not after ours), and the publisher, reading the stream, names it."""
+    db = str(tmp_path / "m.sqlite")
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        await mirror.once()
+        first = await seqs(db)
+        publisher = Publisher(db, server.url, batch=100, backoff=FAST)
+        task = asyncio.create_task(publisher.run())
+        try:
+            await until(lambda: publisher.position == first[-1], within=WITHIN)
+            seq = await put(server.url, "asyncsports.basketball.actions", {"Nats-Msg-Id": "x:1"})
+            sports_emulator.clock.advance(3600)
+            await mirror.once()
+            with pytest.raises(BusError) as got:
+                await asyncio.wait_for(task, WITHIN)
+        finally:
+            publisher.stop()
+            if not task.done():
+                await asyncio.wait_for(task, WITHIN)
+    text = str(got.value)
+    assert f"stream seq {seq}" in text and "asyncsports.basketball.actions" in text, text
+    held = await stored(server.url, "ASYNCSPORTS")
+    assert len(held) == len(first) + 1 and held[-1][0] == "x:1"  # nothing of ours after it
