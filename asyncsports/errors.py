@@ -18,7 +18,7 @@ Every error the library raises on purpose is an :class:`AsyncSportsError`::
     ├── SinkError                a database that cannot be used or reached
     ├── MissingDependencyError   an optional dependency not installed (also ImportError)
     ├── RecordingError           a recording to replay that is malformed, cut short or too big
-    └── RecordingWriteError      a recording (record=) that cannot be written (also OSError)
+    └── RecordingWriteError      a recording (record=) that cannot be written
 
 Argument mistakes found before anything is sent are plain :class:`ValueError` or
 :class:`TypeError`, as in the standard library.
@@ -309,19 +309,19 @@ class RecordingError(AsyncSportsError, ValueError):
         return (type(self), (self.file, self.line, self.what))
 
 
-class RecordingWriteError(AsyncSportsError, OSError):
+class RecordingWriteError(AsyncSportsError):
     """A recording (``Client(record=...)``) that cannot be written: the system's
     ``errno`` and ``strerror`` (or why the file was refused) for ``filename``.
 
-    Also an :class:`OSError`, what a write error was before. Raised when the client
-    opens, by every request after the error, and by closing.
+    Raised when the client opens, by every request after the error, and by closing. Not
+    an :class:`OSError`: the transports take those as a connection failing, to retry.
     """
 
     def __init__(self, errno: int, strerror: str, filename: str) -> None:
-        super().__init__(errno, strerror, filename)
-
-    def __str__(self) -> str:
-        return f"cannot write the recording {self.filename}: {self.strerror}"
+        self.errno = errno
+        self.strerror = strerror
+        self.filename = filename
+        super().__init__(f"cannot write the recording {filename}: {strerror}")
 
     def __reduce__(self) -> Any:
         return (type(self), (self.errno, self.strerror, self.filename))
