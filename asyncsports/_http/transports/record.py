@@ -13,8 +13,9 @@ loop never waits on the disk or on compression; the file is opened without block
 and only a regular file is taken.
 
 A write error ends the recording loudly: the file is cut back to its last whole line,
-and the client's next request, the live connections open then (ended, so that they
-reconnect) and its close raise :class:`~asyncsports.errors.RecordingWriteError`.
+and the client's next request (the live connections open then are dropped, so that
+they reconnect) raises :class:`~asyncsports.errors.RecordingWriteError`, or its close
+if no request did.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ class _Writer:
         self.path = os.fspath(path)
         self.overwrite = overwrite
         self.error: RecordingWriteError | None = None
+        self.told = False  # the error was raised to the client's user already
         self.failed: Callable[[RecordingWriteError], None] | None = None
         self._gz = self.path.endswith(".gz")
         self._fd: int | None = None
@@ -147,6 +149,7 @@ class _Writer:
         self._whole = self._end = os.fstat(fd).st_size if flags == os.O_APPEND else 0
         self._opened = True
         self.error = None
+        self.told = False
         self._deflate = None
         if flags != os.O_APPEND:
             self._lone = True
@@ -230,9 +233,15 @@ class _Writer:
         if self.failed is not None:
             self.failed(self.error)
 
+    def check(self) -> None:
+        """RecordingWriteError if the recording failed (it is then told)."""
+        if self.error is not None:
+            self.told = True
+            raise self.error
+
     async def close(self) -> None:
-        """Write what is pending and close the file; RecordingWriteError (once) if the
-        recording failed."""
+        """Write what is pending and close the file; RecordingWriteError if the
+        recording failed and no request raised it already (an error is said once)."""
         while self._task is not None and not self._task.done():
             await self._task
         await self._drain()
@@ -243,7 +252,7 @@ class _Writer:
             except OSError as exc:
                 await self._fail(exc)
         error, self.error = self.error, None
-        if error is not None:
+        if error is not None and not self.told:
             raise error
 
 
@@ -301,8 +310,7 @@ class _Body:
         self._done = False
 
     def _got(self, chunk: bytes) -> bytes:
-        if self._rec.writer.error is not None:
-            raise self._rec.writer.error
+        self._rec.writer.check()
         if not chunk:
             self.finish(True)
         elif piece := self._pieces.feed(chunk):
@@ -475,8 +483,7 @@ class RecordingTransport:
 
     async def _send(self, url: str, headers: Mapping[str, str], whole: bool) -> Reply:
         rec = self._rec
-        if rec.writer.error is not None:
-            raise rec.writer.error
+        rec.writer.check()
         rec.learn(headers)
         ex = rec.start("get", url)
         try:
@@ -494,8 +501,7 @@ class RecordingTransport:
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
     ) -> Pushed:
         rec = self._rec
-        if rec.writer.error is not None:
-            raise rec.writer.error
+        rec.writer.check()
         if headers:
             rec.learn(headers)
         ident = rec.start("connect", url)
