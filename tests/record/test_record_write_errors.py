@@ -10,6 +10,7 @@ FIFO nobody reads.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import gzip
@@ -24,10 +25,14 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import TIMEOUT, invoke
 from support.cli import CLI
 from support.procs import Command, child_env
 
+from asyncsports._http.transports.record import _Writer
+from asyncsports._wire.recording import encode
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._replay import load
 from asyncsports.errors import AsyncSportsError, RecordingWriteError
@@ -304,3 +309,45 @@ async def test_a_client_refuses_what_is_not_a_regular_file_when_it_opens(
         await client.aclose()
     assert caught.value.filename == str(path)
     assert str(caught.value) == f"cannot write the recording {path}: not a regular file"
+
+
+# ------------------------------------------------------------------ the cut, any size
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=1, max_value=40_000), min_size=1, max_size=30),
+    limit=st.integers(min_value=0, max_value=300_000),
+    gz=st.booleans(),
+)
+def test_whatever_the_limit_the_file_holds_a_prefix_of_whole_lines(
+    sizes: list[int], limit: int, gz: bool
+) -> None:
+    lines = [
+        encode({"e": "x", "id": i, "t": 0.0, "text": "ab" * (n // 2)}) for i, n in enumerate(sizes)
+    ]
+    with tempfile.TemporaryDirectory() as where:
+        path = Path(where) / ("w.jsonl.gz" if gz else "w.jsonl")
+
+        async def record() -> RecordingWriteError | None:
+            writer = _Writer(path)
+            writer.open(lines[0])
+            for line in lines[1:]:
+                writer.write(line)
+                await asyncio.sleep(0)  # batches of any size
+            try:
+                await writer.close()
+            except RecordingWriteError as exc:
+                return exc
+            return None
+
+        with _file_limit(limit):
+            error = asyncio.run(record())
+        opener = gzip.open if gz else open
+        with opener(path, "rb") as f:
+            kept = f.read()
+    whole = b"".join(lines)
+    assert whole.startswith(kept) and (not kept or kept.endswith(b"\n"))
+    assert (error is None) == (kept == whole)
+    if error is not None:
+        assert error.errno == errno.EFBIG and error.filename == str(path)
