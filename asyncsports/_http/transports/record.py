@@ -134,6 +134,7 @@ class _Writer:
         self._lone = False  # the next line (the header) is a member of its own
         self._pending: list[bytes] = []
         self._task: asyncio.Task[None] | None = None
+        self._draining = False  # one drain at a time: two would write out of order
         self._opened = False
 
     def open(self, header: bytes) -> None:
@@ -159,25 +160,30 @@ class _Writer:
         if self._fd is None or self.error is not None:
             return
         self._pending.append(line)
-        if self._task is None or self._task.done():
+        if not self._draining:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # a response released outside the loop: written at close
                 return
+            self._draining = True
             self._task = loop.create_task(self._drain())
 
     async def _drain(self) -> None:
-        while self._pending and self._fd is not None and self.error is None:
-            lone, self._lone = self._lone, False
-            if lone:
-                batch = self._pending.pop(0)
-            else:
-                batch = b"".join(self._pending)
-                self._pending.clear()
-            try:
-                await asyncio.to_thread(self._put, batch, lone)
-            except OSError as exc:
-                await self._fail(exc)
+        """Write what is pending until nothing is (``_draining`` set by the caller)."""
+        try:
+            while self._pending and self._fd is not None and self.error is None:
+                lone, self._lone = self._lone, False
+                if lone:
+                    batch = self._pending.pop(0)
+                else:
+                    batch = b"".join(self._pending)
+                    self._pending.clear()
+                try:
+                    await asyncio.to_thread(self._put, batch, lone)
+                except OSError as exc:
+                    await self._fail(exc)
+        finally:
+            self._draining = False
 
     def _put(self, batch: bytes, lone: bool) -> None:
         """Write ``batch`` (whole lines) in a worker thread; OSError (the file cut back)."""
@@ -242,8 +248,9 @@ class _Writer:
     async def close(self) -> None:
         """Write what is pending and close the file; RecordingWriteError if the
         recording failed and no request raised it already (an error is said once)."""
-        while self._task is not None and not self._task.done():
+        while self._draining and self._task is not None and not self._task.done():
             await self._task
+        self._draining = True
         await self._drain()
         fd, self._fd = self._fd, None
         if fd is not None:
