@@ -152,6 +152,7 @@ class _Writer:
         self.error = None
         self.told = False
         self._deflate = None
+        self._member = 0
         if flags != os.O_APPEND:
             self._lone = True
             self.write(header)
@@ -190,16 +191,23 @@ class _Writer:
         if not self._gz:
             self._out(self._fd, batch, True)
             return
-        if self._deflate is None:
-            self._deflate = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip's framing
-            self._member = 0
-        data = self._deflate.compress(batch)
-        self._member += len(batch)
-        ends = lone or self._member >= MEMBER
-        if ends:
-            data += self._deflate.flush()
-            self._deflate = None
-        self._out(self._fd, data, ends)
+        while batch:
+            # A member ends at the first line end past MEMBER bytes, whatever the batches.
+            room = MEMBER - self._member  # at least 1: a full member is ended at once
+            cut = len(batch)
+            if not lone and cut > room:
+                cut = batch.find(b"\n", room - 1) + 1 or cut
+            part, batch = batch[:cut], batch[cut:]
+            if self._deflate is None:
+                self._deflate = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip's framing
+            data = self._deflate.compress(part)
+            self._member += len(part)
+            ends = lone or self._member >= MEMBER
+            if ends:
+                data += self._deflate.flush()
+                self._deflate = None
+                self._member = 0
+            self._out(self._fd, data, ends)
 
     def _out(self, fd: int | None, data: bytes, whole: bool) -> None:
         assert fd is not None
@@ -225,7 +233,7 @@ class _Writer:
         """The last gzip member ended, and the file closed (in a worker thread)."""
         try:
             if self._deflate is not None:
-                data, self._deflate = self._deflate.flush(), None
+                data, self._deflate, self._member = self._deflate.flush(), None, 0
                 self._out(fd, data, True)
         finally:
             os.close(fd)
