@@ -17,7 +17,8 @@ Every error the library raises on purpose is an :class:`AsyncSportsError`::
     ├── PagingError              a server that breaks the paging contract
     ├── SinkError                a database that cannot be used or reached
     ├── MissingDependencyError   an optional dependency not installed (also ImportError)
-    └── RecordingError           a recording to replay that is malformed, cut short or too big
+    ├── RecordingError           a recording to replay that is malformed, cut short or too big
+    └── RecordingWriteError      a recording (record=) that cannot be written
 
 Argument mistakes found before anything is sent are plain :class:`ValueError` or
 :class:`TypeError`, as in the standard library.
@@ -45,6 +46,7 @@ __all__ = [
     "PagingError",
     "RateLimitError",
     "RecordingError",
+    "RecordingWriteError",
     "Secrets",
     "ServerError",
     "SinkError",
@@ -305,6 +307,24 @@ class RecordingError(AsyncSportsError, ValueError):
 
     def __reduce__(self) -> Any:
         return (type(self), (self.file, self.line, self.what))
+
+
+class RecordingWriteError(AsyncSportsError):
+    """A recording (``Client(record=...)``) that cannot be written: the system's
+    ``errno`` and ``strerror`` (or why the file was refused) for ``filename``.
+
+    Raised when the client opens, by every request after the error, and by closing. Not
+    an :class:`OSError`: the transports take those as a connection failing, to retry.
+    """
+
+    def __init__(self, errno: int, strerror: str, filename: str) -> None:
+        self.errno = errno
+        self.strerror = strerror
+        self.filename = filename
+        super().__init__(f"cannot write the recording {filename}: {strerror}")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.errno, self.strerror, self.filename))
 
 
 _BY_STATUS: dict[int, type[APIError]] = {

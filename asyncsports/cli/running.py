@@ -100,6 +100,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.DecodeError, 11, "undecodable response"),
     (errors.SinkError, 13, "unusable or unreachable --db"),
     (OutputFileError, 17, "unwritable output file (--save, --record)"),
+    (errors.RecordingWriteError, 17, "unwritable output file (--save, --record)"),
     (FeedEndedError, 20, "a live feed that ended without the fixture's finishing record"),
     (errors.BodyTooLargeError, 14, "response larger than the client accepts"),
     (errors.NoRecordError, 15, "a response without the record asked for"),
@@ -160,7 +161,8 @@ def exit_code_table() -> list[tuple[int, str, str]]:
         TERMINATED: ["terminated (SIGTERM)"],
     }
     for _, code, text in EXIT_CODES:
-        texts.setdefault(code, []).append(text)
+        if text not in texts.setdefault(code, []):
+            texts[code].append(text)
     return [(c, ", ".join(texts[c]), USED_BY.get(c, SERVICE)) for c in sorted(texts)]
 
 
@@ -343,12 +345,12 @@ def emulator_speed(cfg: Globals, follows: float | None) -> float:
 def _check_record(path: str, overwrite: bool) -> None:
     """A wrong --record path is the user's, and so is an earlier recording there: said
     before anything is sent (the client's own rule, in the command's words)."""
-    from asyncsports._http.transports.record import refuse_a_recording
+    from asyncsports._http.transports.record import prepare_a_recording, refuse_a_recording
 
     check_length("'--record'", "a path", path, PATH_MAX)
     try:
-        open(path, "ab").close()
-    except OSError as exc:
+        prepare_a_recording(path)  # never blocks: a FIFO is refused, not waited on
+    except errors.RecordingWriteError as exc:
         why = exc.strerror or exc
         raise OutputFileError(f"--record: cannot write {path}: {why}") from None
     if not overwrite:

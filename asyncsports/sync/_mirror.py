@@ -13,7 +13,13 @@ from pathlib import Path
 
 from asyncsports._http.sports import Sport
 from asyncsports.client import Client
-from asyncsports.errors import AsyncSportsError, AuthenticationError, BadRequestError, SinkError
+from asyncsports.errors import (
+    AsyncSportsError,
+    AuthenticationError,
+    BadRequestError,
+    RecordingWriteError,
+    SinkError,
+)
 from asyncsports.store import (
     CONNECT_TIMEOUT,
     Lease,
@@ -292,8 +298,9 @@ class Mirror:
         again: float | None = None
         try:
             done = await self._job(task)
-        except (*FATAL, SinkError) as exc:
-            if task.kind == "events" and not isinstance(exc, SinkError):
+        except (*FATAL, SinkError, RecordingWriteError) as exc:
+            # A recording that cannot be written (--record) fails every request alike.
+            if task.kind == "events" and not isinstance(exc, SinkError | RecordingWriteError):
                 # The events listing is another host with its own credentials: its
                 # refusal must not stop the data service's mirror.
                 log.warning("mirror: live stream events refused (%s); trying again later", exc)

@@ -9,19 +9,27 @@ each message with its time, how it closed) become events of the file, in the for
 Nothing is held longer than it must be: a body goes out in pieces of about 64 KiB as it
 is read, and every event is handed to one writer task that joins what is pending and
 writes it (through gzip when the name ends ``.gz``) in a worker thread, so the event
-loop never waits on the disk or on compression.
+loop never waits on the disk or on compression; the file is opened without blocking,
+and only a regular file is taken.
+
+A write error ends the recording loudly: the file is cut back to its last whole line,
+and the client's next request (the live connections open then are dropped, so that
+they reconnect) raises :class:`~asyncsports.errors.RecordingWriteError`, or its close
+if no request did.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import errno
-import gzip
 import os
+import stat
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import IO, TYPE_CHECKING, Any, cast
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from asyncsports._http.transports.base import Handshake, Kind, Listener, Pushed, Reply, Transport
 from asyncsports._version import __version__
@@ -35,11 +43,17 @@ from asyncsports._wire.recording import (
     split,
 )
 from asyncsports._wire.secrets import Secrets
+from asyncsports.errors import RecordingWriteError
 
 if TYPE_CHECKING:
     from asyncsports._http.config import Settings
 
-__all__ = ["RecordingTransport", "refuse_a_recording"]
+__all__ = ["MEMBER", "RecordingTransport", "prepare_a_recording", "refuse_a_recording"]
+
+
+MEMBER = 256 * 1024
+"""Bytes of lines one gzip member of a ``.gz`` recording holds at most (the header is a
+member of its own): a write error cuts such a file back to its last whole member."""
 
 
 def refuse_a_recording(path: str | os.PathLike[str]) -> None:
@@ -56,64 +70,205 @@ def refuse_a_recording(path: str | os.PathLike[str]) -> None:
         )
 
 
+def prepare_a_recording(path: str | os.PathLike[str]) -> None:
+    """Make ``path`` (empty) unless it is there, as :class:`RecordingTransport` opens it:
+    :class:`~asyncsports.errors.RecordingWriteError` if it cannot be written or is not a
+    regular file. Never blocks on a FIFO."""
+    os.close(_open(os.fspath(path), os.O_CREAT | os.O_APPEND))
+
+
+def _open(path: str, flags: int) -> int:
+    """A descriptor to write ``path``, opened without blocking: a FIFO nobody reads, a
+    device, a socket are refused as not a regular file, since a recording is cut back to
+    its last whole line on a write error, which only a file allows, and opening a FIFO
+    waits for its reader. FileExistsError (``O_EXCL``) is left as it is."""
+    try:
+        fd = os.open(path, flags | os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO with no reader, a socket
+            raise _refused(path) from None
+        raise _failed(path, exc) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _refused(path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refused(path: str) -> RecordingWriteError:
+    return RecordingWriteError(errno.EINVAL, "not a regular file", path)
+
+
+def _failed(path: str, exc: OSError) -> RecordingWriteError:
+    return RecordingWriteError(exc.errno or errno.EIO, exc.strerror or str(exc), path)
+
+
 class _Writer:
     """Lines to one file, written in order by one task at a time, off the event loop.
 
     ``overwrite``: whether the first open may replace a file that is not empty (else
     FileExistsError: an earlier recording is never replaced by mistake).
+
+    A write error (a full disk, an I/O error, a size limit) ends the recording: the file
+    is cut back to its last whole line (a ``.gz`` one to its last whole member), later
+    lines are dropped, ``error`` holds it and ``failed`` is told, once.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         self.path = os.fspath(path)
         self.overwrite = overwrite
-        self._file: IO[bytes] | None = None
+        self.error: RecordingWriteError | None = None
+        self.told = False  # the error was raised to the client's user already
+        self.failed: Callable[[RecordingWriteError], None] | None = None
+        self._gz = self.path.endswith(".gz")
+        self._fd: int | None = None
+        self._deflate: Any = None  # the gzip member being written (zlib's compressor)
+        self._member = 0  # bytes of lines in it
+        self._whole = 0  # the file's bytes up to its last whole line (or member)
+        self._end = 0  # the file's bytes
+        self._lone = False  # the next line (the header) is a member of its own
         self._pending: list[bytes] = []
         self._task: asyncio.Task[None] | None = None
+        self._draining = False  # one drain at a time: two would write out of order
         self._opened = False
 
     def open(self, header: bytes) -> None:
         # Made (or, asked to, replaced) at the first open, appended to when the client
-        # opens again (a gzip file then has two members, which gzip reads as one).
-        mode = "ab" if self._opened else "wb" if self.overwrite else "xb"
+        # opens again (a gzip file then has one more member, which gzip reads as one).
+        flags = os.O_APPEND if self._opened else os.O_TRUNC if self.overwrite else os.O_EXCL
         try:
-            file = self._open(mode)  # "xb": made here, so nothing is lost (no race)
+            fd = _open(self.path, os.O_CREAT | flags)  # O_EXCL: made here, so nothing is lost
         except FileExistsError:
             refuse_a_recording(self.path)
-            file = self._open("wb")
-        self._file = file
+            fd = _open(self.path, os.O_CREAT | os.O_TRUNC)
+        self._fd = fd
+        self._whole = self._end = os.fstat(fd).st_size if flags == os.O_APPEND else 0
         self._opened = True
-        if mode != "ab":
+        self.error = None
+        self.told = False
+        self._deflate = None
+        self._member = 0
+        if flags != os.O_APPEND:
+            self._lone = True
             self.write(header)
 
-    def _open(self, mode: str) -> IO[bytes]:
-        if self.path.endswith(".gz"):
-            return cast("IO[bytes]", gzip.open(self.path, mode, compresslevel=6))
-        return open(self.path, mode)
-
     def write(self, line: bytes) -> None:
-        if self._file is None:
+        if self._fd is None or self.error is not None:
             return
         self._pending.append(line)
-        if self._task is None or self._task.done():
+        if not self._draining:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # a response released outside the loop: written at close
                 return
+            self._draining = True
             self._task = loop.create_task(self._drain())
 
     async def _drain(self) -> None:
-        while self._pending and self._file is not None:
-            batch = b"".join(self._pending)
-            self._pending.clear()
-            await asyncio.to_thread(self._file.write, batch)
+        """Write what is pending until nothing is (``_draining`` set by the caller)."""
+        try:
+            while self._pending and self._fd is not None and self.error is None:
+                lone, self._lone = self._lone, False
+                if lone:
+                    batch = self._pending.pop(0)
+                else:
+                    batch = b"".join(self._pending)
+                    self._pending.clear()
+                try:
+                    await asyncio.to_thread(self._put, batch, lone)
+                except OSError as exc:
+                    await self._fail(exc)
+        finally:
+            self._draining = False
+
+    def _put(self, batch: bytes, lone: bool) -> None:
+        """Write ``batch`` (whole lines) in a worker thread; OSError (the file cut back)."""
+        if not self._gz:
+            self._out(self._fd, batch, True)
+            return
+        while batch:
+            # A member ends at the first line end past MEMBER bytes, whatever the batches.
+            room = MEMBER - self._member  # at least 1: a full member is ended at once
+            cut = len(batch)
+            if not lone and cut > room:
+                cut = batch.find(b"\n", room - 1) + 1 or cut
+            part, batch = batch[:cut], batch[cut:]
+            if self._deflate is None:
+                self._deflate = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip's framing
+            data = self._deflate.compress(part)
+            self._member += len(part)
+            ends = lone or self._member >= MEMBER
+            if ends:
+                data += self._deflate.flush()
+                self._deflate = None
+                self._member = 0
+            self._out(self._fd, data, ends)
+
+    def _out(self, fd: int | None, data: bytes, whole: bool) -> None:
+        assert fd is not None
+        start = self._end
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(fd, view)
+                if n <= 0:  # never for a file, but a loop must end
+                    raise OSError(errno.EIO, os.strerror(errno.EIO))
+                self._end += n
+                view = view[n:]
+        except OSError:
+            if not self._gz:  # the whole lines of what went out are kept
+                self._whole = start + data.rfind(b"\n", 0, self._end - start) + 1
+            with contextlib.suppress(OSError):  # then the error said is the write's
+                os.ftruncate(fd, self._whole)
+            raise
+        if whole:
+            self._whole = self._end
+
+    def _finish(self, fd: int) -> None:
+        """The last gzip member ended, and the file closed (in a worker thread)."""
+        try:
+            if self._deflate is not None:
+                data, self._deflate, self._member = self._deflate.flush(), None, 0
+                self._out(fd, data, True)
+        finally:
+            os.close(fd)
+
+    async def _fail(self, exc: OSError) -> None:
+        self.error = _failed(self.path, exc)
+        self._pending.clear()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            await asyncio.to_thread(os.close, fd)
+        if self.failed is not None:
+            self.failed(self.error)
+
+    def check(self) -> None:
+        """RecordingWriteError if the recording failed (it is then told)."""
+        if self.error is not None:
+            self.told = True
+            raise self.error
 
     async def close(self) -> None:
-        while self._task is not None and not self._task.done():
+        """Write what is pending and close the file; RecordingWriteError if the
+        recording failed and no request raised it already (an error is said once)."""
+        while self._draining and self._task is not None and not self._task.done():
             await self._task
+        self._draining = True
         await self._drain()
-        file, self._file = self._file, None
-        if file is not None:
-            await asyncio.to_thread(file.close)
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                await asyncio.to_thread(self._finish, fd)
+            except OSError as exc:
+                await self._fail(exc)
+        error, self.error = self.error, None
+        if error is not None and not self.told:
+            raise error
 
 
 class _Recorder:
@@ -131,6 +286,7 @@ class _Recorder:
         }
         self.ids = 0
         self.t0 = time.monotonic()
+        self.sockets: set[_Socket] = set()
 
     def open(self) -> None:
         started = dt.datetime.now(dt.UTC).isoformat()
@@ -169,6 +325,7 @@ class _Body:
         self._done = False
 
     def _got(self, chunk: bytes) -> bytes:
+        self._rec.writer.check()
         if not chunk:
             self.finish(True)
         elif piece := self._pieces.feed(chunk):
@@ -252,6 +409,7 @@ class _Socket:
     def _end(self, by: str, code: int | None, error: str | None = None) -> None:
         if not self._closed:
             self._closed = True
+            self._rec.sockets.discard(self)
             extra = {"error": error} if error else {}
             self._rec.event("closed", self._id, by=by, code=code, **extra)
 
@@ -301,6 +459,16 @@ class RecordingTransport:
         self.errors = inner.errors
         self._rec = _Recorder(path, settings)
         self._rec.writer.overwrite = overwrite
+        self._rec.writer.failed = self._failed
+
+    def _failed(self, error: RecordingWriteError) -> None:
+        # The open live connections are dropped now (their feeds reconnect, and
+        # :meth:`listen` raises): a feed that only receives would go on unrecorded.
+        for socket in list(self._rec.sockets):
+            self._rec.sockets.discard(socket)
+            abort = None if socket.inner is None else self.inner.abort(socket.inner)
+            if abort is not None:
+                abort()
 
     @property
     def path(self) -> str:
@@ -330,6 +498,7 @@ class RecordingTransport:
 
     async def _send(self, url: str, headers: Mapping[str, str], whole: bool) -> Reply:
         rec = self._rec
+        rec.writer.check()
         rec.learn(headers)
         ex = rec.start("get", url)
         try:
@@ -347,6 +516,7 @@ class RecordingTransport:
         self, url: str, headers: Mapping[str, str] | None, max_size: int, listener: Listener
     ) -> Pushed:
         rec = self._rec
+        rec.writer.check()
         if headers:
             rec.learn(headers)
         ident = rec.start("connect", url)
@@ -360,6 +530,7 @@ class RecordingTransport:
             rec.failed(ident, exc)
             raise
         rec.event("open", ident)
+        rec.sockets.add(socket)
         return socket
 
     def abort(self, ws: Pushed) -> Any:
