@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, get_args, get_origin
 import msgspec
 
 from asyncsports._wire.json.scan import bad_utf8, deepest, spans
+from asyncsports._wire.secrets import clip
 from asyncsports.errors import DecodeError
 
 __all__ = [
@@ -259,7 +260,9 @@ def _reaches(node: Any, segs: _Segs, want: str | None) -> bool:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 3] + "..."
+    # The secrets policy's clip: URL secrets hidden before the cut, the cut marked so
+    # that the session's scrub hides the head of a token cut there.
+    return clip(text, SNIPPET_MAX)
 
 
 # --------------------------------------------------------------------------- streamed parts
