@@ -26,7 +26,7 @@ which hides URL secrets before it cuts and marks the cut with :data:`CLIPPED`;
 :meth:`Secrets.text` hides the head of a secret cut there (:data:`EDGE`).
 
 **Their forms**: verbatim, percent-encoded either way (``quote``, ``quote_plus``; upper and
-lower case hex), JSON-escaped (with and without ``\\/``, and ASCII-only), and base64 of the
+lower case hex), as Python's ``repr`` and ``ascii`` quote it, JSON-escaped (with and without ``\\/``, and ASCII-only), and base64 of the
 value alone (standard and URL-safe, with and without padding). A value under
 :data:`SHORTEST` characters is not looked for in free text (it would match ordinary
 words); found by its name it is hidden whatever its length.
@@ -54,6 +54,7 @@ __all__ = [
     "is_credential",
     "normalize_userinfo",
     "split_userinfo",
+    "url_secrets",
 ]
 
 HIDDEN = "***"
@@ -99,6 +100,8 @@ def forms(value: str) -> set[str]:
     ):
         found.add(quoted)
         found.add(re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quoted))
+    # As Python quotes it ("{value!r}" in a message), and as JSON does.
+    found |= {repr(value)[1:-1], ascii(value)[1:-1]}
     for escaped in (msgspec.json.encode(value).decode()[1:-1], json.dumps(value)[1:-1]):
         found.add(escaped)
         found.add(escaped.replace("/", "\\/"))
@@ -153,6 +156,31 @@ def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
         return url, None, None
     user, colon, password = url[start + 2 : at].partition(":")
     return url[: start + 2] + url[at + 1 :], user, password if colon else None
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets a URL's userinfo holds, for :class:`Secrets` to hide in what a library
+    says of it: the password (or the user of ``token@host``), as written and decoded, and
+    what a reader that splits it at one of ``/ ? # @ : [ ]`` may quote (a port, a path, a
+    query, a bracketed host): each part of it from and to one of those (for a userinfo
+    of up to :data:`_CUTS` of them; beyond, its heads and tails)."""
+    _, user, password = split_userinfo(url)
+    found = [v for v in (password, user if password is None else None) if v]
+    found += [urllib.parse.unquote(v) for v in found]
+    found += [urllib.parse.unquote_plus(v) for v in found]
+    parts: set[str] = set()
+    for value in set(found):
+        cuts = sorted({i + k for m in _CUT.finditer(value) for i in [m.start()] for k in (0, 1)})
+        ends = [0, *cuts, len(value)]
+        if len(cuts) > 2 * _CUTS:
+            parts |= {value[:i] for i in ends} | {value[i:] for i in ends}
+            continue
+        parts |= {value[i:j] for i in ends for j in ends if j - i >= SHORTEST}
+    return [*found, *sorted(parts)]
+
+
+_CUT = re.compile(r"[/?#@:\[\]]")
+_CUTS = 24
 
 
 def normalize_userinfo(url: str) -> str:
