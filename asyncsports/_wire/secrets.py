@@ -14,6 +14,13 @@ spans and recordings all hide secrets through this module; nothing else redacts.
   user is kept), the whole of ``token@host`` (a NATS token, a Redis user); and the value
   of a credential parameter in a URL's query or fragment (``#access_token=``).
 
+**Their forms**: verbatim, percent-encoded either way (``quote``, ``quote_plus``; upper and
+lower case hex), as Python's ``repr`` and ``ascii`` quote it, JSON-escaped (with and
+without ``\\/``, and ASCII-only), and base64 of the value alone (standard and URL-safe,
+with and without padding); and each of those as the URL rule leaves it (a value holding
+``//...@``). A value under :data:`SHORTEST` characters is not looked for in free text (it
+would match ordinary words); found by its name it is hidden whatever its length.
+
 **Where a URL's userinfo ends**: at the URL's *last* ``@``, so that a password may hold
 any character (``/``, ``#``, ``?``, ``@``, ``:``, unicode, percent-encoded or not): the
 userinfo runs from the ``//`` to the last ``@`` of the URL (:func:`hide_url`, one URL, any
@@ -24,12 +31,6 @@ ends at a blank, ``"``, ``<`` or ``>``; ``\\"`` in JSON does not end it). A URL 
 **Clipped texts**: a text cut for display (an error's snippet) is cut by :func:`clip`,
 which hides URL secrets before it cuts and marks the cut with :data:`CLIPPED`;
 :meth:`Secrets.text` hides the head of a secret cut there (:data:`EDGE`).
-
-**Their forms**: verbatim, percent-encoded either way (``quote``, ``quote_plus``; upper and
-lower case hex), as Python's ``repr`` and ``ascii`` quote it, JSON-escaped (with and without ``\\/``, and ASCII-only), and base64 of the
-value alone (standard and URL-safe, with and without padding). A value under
-:data:`SHORTEST` characters is not looked for in free text (it would match ordinary
-words); found by its name it is hidden whatever its length.
 """
 
 from __future__ import annotations
@@ -109,6 +110,13 @@ def forms(value: str) -> set[str]:
     for b64 in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         found.add(b64)
         found.add(b64.rstrip("="))
+    # A value that reads as a URL's userinfo or query pair ("ab//c@d") is seen by the URL
+    # rule first where a text is clipped (clip): what is left of it is a form too.
+    found |= {
+        shown
+        for shown in map(hide_urls, found)
+        if len(shown.replace(HIDDEN, "")) >= SHORTEST and shown not in found
+    }
     return found
 
 

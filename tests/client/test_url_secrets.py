@@ -30,6 +30,7 @@ from asyncsports._wire.secrets import (
     normalize_userinfo,
     split_userinfo,
 )
+from asyncsports.errors import message_of
 from asyncsports.store import redact_url
 from asyncsports.store._urls import address
 
@@ -231,3 +232,11 @@ def test_a_clipped_text_never_shows_the_cut_end_of_a_secret(secret: str, at: int
         assert [p for p in pieces(secret) if p in text and len(p) >= 8] == [], text
     clipped = Secrets([secret]).text(clip(body, 200))
     assert [p for p in pieces(secret) if p in clipped] == [], clipped
+
+
+@given(at=st.integers(440, 500), secret=secrets())
+@example(at=480, secret="Zqsecretpassword-0123")
+def test_an_error_body_s_message_is_clipped_after_its_urls_are_hidden(at: int, secret: str) -> None:
+    """A text error body quoting a URL with a password, cut where the password is."""
+    text = "x" * at + f" redis://u:{secret}@h.example/0 " + "y" * 100
+    assert shown(message_of(None, text), secret) == []
