@@ -11,9 +11,12 @@ Secrets are generated; neither one nor any 8-character piece of it may show.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sqlite3
 import subprocess
+import time
 import urllib.parse
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -21,10 +24,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support import CLI, clean_env, invoke
-from support.servers import free_port
+from support.procs import Command, child_env
+from support.servers import NatsBus, RedisBus, free_port, missing
 
 from asyncsports.cli.running import code_for
-from asyncsports.errors import SinkError
+from asyncsports.errors import BusError, SinkError
 from asyncsports.store import open_mirror
 
 pytestmark = pytest.mark.slow  # the command, 60 times in this process and in subprocesses
@@ -154,3 +158,91 @@ def test_an_unreachable_bus_shows_no_secret_of_its_url(
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         rows = conn.execute("SELECT * FROM sync_lease").fetchall() if "sync_lease" in tables else []
     assert shown(repr(rows), secret) == [], rows
+
+
+class LockedRedis(RedisBus):
+    """A Redis that takes only the password ``secret``."""
+
+    def __init__(self, binary: str, secret: str) -> None:
+        self.secret = secret
+        super().__init__(binary)
+
+    def argv(self) -> list[str]:
+        return [*super().argv(), "--requirepass", self.secret]
+
+    def with_secret(self, secret: str) -> str:
+        # redis-py reads a password percent-decoded: any character, encoded.
+        return f"redis://:{urllib.parse.quote(secret, safe='')}@127.0.0.1:{self.port}/0"
+
+
+class LockedNats(NatsBus):
+    """A NATS server that takes only the token ``secret``."""
+
+    def __init__(self, binary: str, secret: str) -> None:
+        self.secret = secret
+        super().__init__(binary)
+
+    def argv(self) -> list[str]:
+        return [*super().argv(), "--auth", self.secret]
+
+    def with_secret(self, secret: str) -> str:
+        return f"nats://{secret}@127.0.0.1:{self.port}"  # nats-py reads a token as written
+
+
+SECRETS = {"redis": "Zq/pw#?@:é€-5f0c1e9a7b3d", "nats": "ZqTOKEN-5f0c1e9a7b3d5f0c"}
+
+
+@pytest.fixture(params=["redis", "nats"])
+def locked(request: pytest.FixtureRequest) -> Iterator[LockedRedis | LockedNats]:
+    kind = request.param
+    binary = shutil.which(f"{kind}-server")
+    if binary is None:
+        missing(f"{kind} ({kind}-server)")
+    assert binary is not None
+    server = (LockedRedis if kind == "redis" else LockedNats)(binary, SECRETS[kind])
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_bus_that_takes_the_secret_shows_it_nowhere(
+    tmp_path: Path, mirror: Path, locked: LockedRedis | LockedNats, verbose: bool
+) -> None:
+    """Publishing (``--follow``, metrics served): its lines, ``/healthz``, ``/metrics`` and
+    the lease row; then a wrong secret, refused: its error line."""
+    db = tmp_path / "m.sqlite"
+    db.write_bytes(mirror.read_bytes())
+    secret = locked.secret
+    flags = ["-v"] if verbose else []
+    args = [*flags, "changes", "--db", str(db), "--follow", "--metrics-port", "0"]
+    command = Command([*CLI, *args, "--to", locked.with_secret(secret)])
+    try:
+        command.wait_for("metrics on ", 30)
+        deadline = time.monotonic() + 30
+        while not command.health().get("connected"):
+            assert command.proc.poll() is None, command.drain()
+            assert time.monotonic() < deadline, (command.health(), command.drain())
+            time.sleep(0.05)
+        served = [repr(command.health()), *command.scrape()]
+    finally:
+        assert command.stop() == 0, command.drain()
+    texts = [*served, *command.drain()]
+    assert shown(" ".join(texts), secret) == [], texts
+    assert any("bus_connected 1" in t for t in texts)
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT * FROM sync_lease").fetchall()
+    assert rows and shown(repr(rows), secret) == [], rows
+
+    wrong = secret[:2] + "X" + secret[3:]
+    refused = subprocess.run(
+        [*CLI, *flags, "changes", "--db", str(db), "--to", locked.with_secret(wrong)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+    )
+    assert refused.returncode == code_for(BusError), refused.stderr
+    assert shown(refused.stdout + refused.stderr, secret) == [], refused.stderr
+    assert shown(refused.stdout + refused.stderr, wrong) == [], refused.stderr
