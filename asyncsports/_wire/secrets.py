@@ -194,10 +194,11 @@ _CUTS = 24
 def normalize_userinfo(url: str) -> str:
     """``url`` with its userinfo (:func:`split_userinfo`) percent-encoded where a reader
     that splits the URL first (``urllib.parse.urlsplit``, redis-py) would misread it:
-    where the host it finds has a port that is no number, or no name, or an ``@`` follows
-    in the path or the fragment (``redis://:my/Secret@h``, ``nats://u:p#w@h``). A ``%XX`` escape is kept,
-    any other character (``/``, ``#``, ``?``, ``@``, ``:``, ``%`` alone, unicode) encoded,
-    so that ``unquote`` reads the user and password back. Any other URL is returned as it
+    where the host it finds has a port that is no number, or no name, or one of other
+    characters than letters, digits and ``.-_``, or an ``@`` follows in its path or
+    fragment (``redis://:my/Secret@h``, ``nats://u:p#w@h``). A ``%XX`` escape is kept, any
+    other character (``/``, ``#``, ``?``, ``@``, ``:``, ``%`` alone, unicode) encoded, so
+    that ``unquote`` reads the user and password back. Any other URL is returned as it
     is: ``redis://h/0?a=b@c`` has no userinfo, ``redis://u:12/x@h`` is host ``u`` (a user
     name holding ``/``, ``?`` or ``#``, or a password starting with digits then one of
     them, must be percent-encoded by hand)."""
@@ -221,7 +222,9 @@ def _misread(url: str) -> bool:
         parts.port  # noqa: B018  (a port that is no number raises)
     except ValueError:  # that, or "[" in what it takes for the host
         return True
-    return not parts.hostname or "@" in parts.path or "@" in parts.fragment
+    host = parts.hostname or ""
+    named = all(c.isalnum() or c in ".-_" or (c == ":" and "[" in parts.netloc) for c in host)
+    return not host or not named or "@" in parts.path or "@" in parts.fragment
 
 
 _SEEN: dict[str, bool] = {}
