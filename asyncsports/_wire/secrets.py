@@ -195,8 +195,8 @@ def normalize_userinfo(url: str) -> str:
     """``url`` with its userinfo (:func:`split_userinfo`) percent-encoded where a reader
     that splits the URL first (``urllib.parse.urlsplit``, redis-py) would misread it:
     where the host it finds has a port that is no number, or no name, or one of other
-    characters than letters, digits and ``.-_``, or an ``@`` follows in its path or
-    fragment (``redis://:my/Secret@h``, ``nats://u:p#w@h``). A ``%XX`` escape is kept, any
+    characters than letters, digits and ``.-_``, or an ``@`` follows in its path, fragment
+    or the name of a query parameter (``redis://:my/Secret@h``, ``nats://u:p#w@h``). A ``%XX`` escape is kept, any
     other character (``/``, ``#``, ``?``, ``@``, ``:``, ``%`` alone, unicode) encoded, so
     that ``unquote`` reads the user and password back. Any other URL is returned as it
     is: ``redis://h/0?a=b@c`` has no userinfo, ``redis://u:12/x@h`` is host ``u`` (a user
@@ -224,7 +224,9 @@ def _misread(url: str) -> bool:
         return True
     host = parts.hostname or ""
     named = all(c.isalnum() or c in ".-_" or (c == ":" and "[" in parts.netloc) for c in host)
-    return not host or not named or "@" in parts.path or "@" in parts.fragment
+    # An "@" in a query's name (not its value: "?a=b@c") is a password's, read as a query.
+    keyed = any("@" in pair.partition("=")[0] for pair in parts.query.split("&"))
+    return not host or not named or keyed or "@" in parts.path or "@" in parts.fragment
 
 
 _SEEN: dict[str, bool] = {}

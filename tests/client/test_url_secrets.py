@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from asyncsports import Client
 from asyncsports._wire.bus import Target
 from asyncsports._wire.decoding import Source, error
 from asyncsports._wire.secrets import (
@@ -240,3 +242,22 @@ def test_an_error_body_s_message_is_clipped_after_its_urls_are_hidden(at: int, s
     """A text error body quoting a URL with a password, cut where the password is."""
     text = "x" * at + f" redis://u:{secret}@h.example/0 " + "y" * 100
     assert shown(message_of(None, text), secret) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    arg=st.sampled_from(["base_url", "streaming_url", "live_url"]),
+    scheme=st.sampled_from(["http", "https", "ws", "wss"]),
+    position=st.sampled_from(["user-only", "user:pass", "pass-only"]),
+    secret=secrets(blank=True),
+)
+@example(arg="base_url", scheme="http", position="pass-only", secret="Zqmy/Secret-0123456789")
+@example(arg="base_url", scheme="https", position="user:pass", secret="Zqwith blank-0123456789")
+def test_a_client_url_with_userinfo_is_refused_without_showing_it(
+    arg: str, scheme: str, position: str, secret: str
+) -> None:
+    url = url_with(scheme, position, secret, host="127.0.0.1:9")
+    kw: dict[str, Any] = {"base_url": "http://127.0.0.1:9", arg: url}
+    with pytest.raises(ValueError) as caught:
+        Client(**kw)
+    assert shown(str(caught.value), secret) == [], str(caught.value)
