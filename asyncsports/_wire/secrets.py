@@ -127,10 +127,10 @@ _PAIR = re.compile(
     r"(?P<lead>^|[?&;#\s])(?P<name>[^=&;#\s?'\"<>]+)="
     r"(?P<value>(?:[^&#\s'\"<>\\]|'(?=[^\s)\],&#]))*)"
 )
-# A URL's userinfo in a text: from "//" (or JSON's "\/\/") to the last "@" of its run (a
-# run ends at a blank, '"', "<" or ">"; a backslash escapes the next character). Greedy:
-# the last "@", whatever the password holds.
-_USERINFO = re.compile(r'(?P<lead>//|\\/\\/)(?P<info>(?:[^\s"<>\\]|\\.)+)@')
+# A URL in a text: from "//" (or JSON's "\/\/") to the end of its run (a blank, '"', "<"
+# or ">"; a backslash escapes the next character); its userinfo runs to the run's last "@"
+# (found by _userinfo: the match takes the whole run, so a text is scanned once).
+_USERINFO = re.compile(r'(?P<lead>//|\\/\\/)(?P<rest>(?:[^\s"<>\\]|\\.)*)')
 _HINT = re.compile(r"(?i)auth|token|secret|pass|pwd|key|sig|cookie|session|credential|%|@")
 
 
@@ -150,7 +150,11 @@ def _hidden_info(info: str) -> str:
 
 
 def _userinfo(match: re.Match[str]) -> str:
-    return f"{match['lead']}{_hidden_info(match['info'])}@"
+    rest = match["rest"]
+    at = rest.rfind("@")
+    if at <= 0:
+        return match.group()
+    return f"{match['lead']}{_hidden_info(rest[:at])}{rest[at:]}"
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
