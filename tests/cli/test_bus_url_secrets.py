@@ -27,6 +27,7 @@ from support import CLI, clean_env, invoke
 from support.procs import Command, child_env
 from support.servers import NatsBus, RedisBus, free_port, missing
 
+from asyncsports._wire.secrets import normalize_userinfo
 from asyncsports.cli.running import code_for
 from asyncsports.errors import BusError, SinkError
 from asyncsports.store import open_mirror
@@ -246,3 +247,21 @@ def test_a_bus_that_takes_the_secret_shows_it_nowhere(
     assert refused.returncode == code_for(BusError), refused.stderr
     assert shown(refused.stdout + refused.stderr, secret) == [], refused.stderr
     assert shown(refused.stdout + refused.stderr, wrong) == [], refused.stderr
+
+
+@pytest.mark.parametrize("locked", ["redis"], indirect=True)
+async def test_normalize_userinfo_lets_redis_py_connect_with_any_password(
+    locked: LockedRedis,
+) -> None:
+    """For the connection (not wired yet: the bus opens ``target.url`` as written): the
+    password as a user writes it, unencoded, reaches the server whole."""
+    import redis.asyncio as aioredis
+
+    raw = f"redis://:{locked.secret}@127.0.0.1:{locked.port}/0"
+    with pytest.raises(ValueError):  # as written, redis-py reads "Zq" as the port
+        aioredis.Redis.from_url(raw)
+    client = aioredis.Redis.from_url(normalize_userinfo(raw))
+    try:
+        assert await client.ping()
+    finally:
+        await client.aclose()
