@@ -261,3 +261,14 @@ def test_a_client_url_with_userinfo_is_refused_without_showing_it(
     with pytest.raises(ValueError) as caught:
         Client(**kw)
     assert shown(str(caught.value), secret) == [], str(caught.value)
+
+
+@given(at=st.integers(340, 400), secret=secrets())
+@example(at=370, secret="Zqsecretpassword-0123")
+def test_the_command_s_line_is_capped_after_its_urls_are_hidden(at: int, secret: str) -> None:
+    """The CLI's one line (an error and its causes, capped at 400 characters) quoting a URL
+    with a password, cut where the password is."""
+    from asyncsports.cli.running import with_causes
+
+    error = RuntimeError("x" * at + f" redis://u:{secret}@h.example/0 " + "y" * 100)
+    assert shown(with_causes(error), secret) == []
