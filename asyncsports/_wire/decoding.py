@@ -153,9 +153,8 @@ def body_error(
         return error(src, lead + "empty body where JSON was expected", path=path)
     if stripped[0] not in _JSON_START:
         kind = "HTML" if stripped[:1] == b"<" else "text"
-        return error(
-            src, f"{lead}expected JSON, got {kind}", path=path, snippet=stripped[:SNIPPET_MAX]
-        )
+        # More than is shown: its URL secrets are hidden before the clip to SNIPPET_MAX.
+        return error(src, f"{lead}expected JSON, got {kind}", path=path, snippet=stripped[:4096])
     if not isinstance(exc, msgspec.ValidationError):
         reason, at = _syntax(exc, data)
         offset = len(data) if at is None else at

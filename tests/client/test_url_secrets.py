@@ -32,7 +32,7 @@ from asyncsports._wire.secrets import (
     normalize_userinfo,
     split_userinfo,
 )
-from asyncsports.errors import message_of
+from asyncsports.errors import DecodeError, message_of
 from asyncsports.store import redact_url
 from asyncsports.store._urls import address
 
@@ -272,3 +272,17 @@ def test_the_command_s_line_is_capped_after_its_urls_are_hidden(at: int, secret:
 
     error = RuntimeError("x" * at + f" redis://u:{secret}@h.example/0 " + "y" * 100)
     assert shown(with_causes(error), secret) == []
+
+
+@given(at=st.integers(150, 200), secret=secrets())
+@example(at=170, secret="Zqsecretpassword-0123")
+def test_a_page_where_json_was_expected_is_clipped_after_its_urls_are_hidden(
+    at: int, secret: str
+) -> None:
+    from asyncsports.models import Fixture, decode
+
+    page = "<html>" + "x" * at + f" https://u:{secret}@h.example/login " + "y" * 300
+    with pytest.raises(DecodeError) as caught:
+        decode(Fixture, page.encode())
+    assert caught.value.snippet.startswith("<html>xxx")
+    assert shown(caught.value.snippet, secret) == [], caught.value.snippet
