@@ -30,7 +30,7 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
-from asyncsports._wire.secrets import Secrets, hide_urls
+from asyncsports._wire.secrets import Secrets, clip, hide_urls
 
 __all__ = [
     "APIError",
@@ -362,7 +362,7 @@ def message_of(body: Any, text: str) -> str:
     stripped = text.strip()
     if stripped.startswith("{") and stripped.endswith("}") and not isinstance(body, dict):
         stripped = stripped[1:-1].strip()  # text inside braces that is not JSON
-    return stripped[:500] or "(empty body)"
+    return clip(stripped, 500) or "(empty body)"  # its URL secrets hidden before the cut
 
 
 def error_from(

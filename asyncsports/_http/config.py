@@ -8,14 +8,13 @@ is a ValueError naming the argument before anything is sent.
 from __future__ import annotations
 
 import math
-import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from asyncsports._http.request import Header, Param, QueryValue, extra_headers, extra_query
 from asyncsports._wire.retry import RetryPolicy
-from asyncsports._wire.secrets import HIDDEN, hide_urls, is_credential
+from asyncsports._wire.secrets import HIDDEN, hide_url, is_credential, split_userinfo
 from asyncsports.auth import StreamingCredentials, Token
 
 __all__ = ["Hook", "Limits", "Pace", "RequestInfo", "Settings", "Timeout"]
@@ -108,17 +107,18 @@ def _url(name: str, value: str, schemes: tuple[str, ...], what: str) -> str:
     # The messages show the URL as the secrets policy does: never a password.
     if not isinstance(value, str):
         raise ValueError(f"{name}: expected {what}, got {value!r}")
+    # One URL: hide_url takes its userinfo to its last "@", whatever the password holds.
     if not value.startswith(schemes):
-        raise ValueError(f"{name}: expected {what}, got {hide_urls(value)!r}")
+        raise ValueError(f"{name}: expected {what}, got {hide_url(value)!r}")
     if any(c.isspace() or ord(c) < 32 for c in value):
         raise ValueError(
-            f"{name}: must not hold spaces or control characters, got {hide_urls(value)!r}"
+            f"{name}: must not hold spaces or control characters, got {hide_url(value)!r}"
         )
-    if "@" in urllib.parse.urlsplit(value).netloc:
+    if split_userinfo(value)[1] is not None:
         # aiohttp would refuse each request with a bare ValueError, and a password in
         # the URL would be shown wherever the URL is: refused here, once, instead.
         raise ValueError(
-            f"{name}: must not hold a user or password ({hide_urls(value)!r}); give the "
+            f"{name}: must not hold a user or password ({hide_url(value)!r}); give the "
             "token as Client(token=...), or a header with "
             "default_headers={'Authorization': ...}"
         )
@@ -216,7 +216,7 @@ class Settings:
             elif f.name in ("default_headers", "default_query") and value:
                 value = {k: HIDDEN if is_credential(k) else v for k, v in value.items()}
             elif isinstance(value, str):
-                value = hide_urls(value)
+                value = hide_url(value)
             shown.append(f"{f.name}={value!r}")
         return f"Settings({', '.join(shown)})"
 

@@ -41,7 +41,7 @@ from asyncsports._http.session import _Failed, own_secrets
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
 from asyncsports._wire.live.order import UNKNOWN, Delivered
 from asyncsports._wire.retry import Call
-from asyncsports._wire.secrets import hide_url
+from asyncsports._wire.secrets import clip, hide_url
 from asyncsports.errors import AsyncSportsError, AuthenticationError, TimeoutError, TransportError
 
 if TYPE_CHECKING:
@@ -213,7 +213,8 @@ class Conn:
             self.valve.wake()
         elif step.reason is UNKNOWN and not self.valve.logged:
             self.valve.logged = True
-            self.unknown = bytes(data[:200])
+            # More than is shown: its secrets are hidden before it is clipped to 200.
+            self.unknown = bytes(data[:4096])
             self.valve.wake()
 
     def on_closed(self, code: int | None, error: BaseException | None) -> None:
@@ -376,7 +377,8 @@ async def attend(feed: Following, conn: Conn) -> None:
         feed.session.scrub(exc, *_secrets(feed, conn))  # its notes may echo a secret
         raise
     if conn.unknown is not None:
-        shown = feed.session.hide(repr(conn.unknown), *_secrets(feed, conn))
+        text = conn.unknown.decode("utf-8", "replace")
+        shown = repr(clip(feed.session.hide(text, *_secrets(feed, conn)), 200))
         log.debug("live feed %s: skipped %s (once a feed): %s", conn.shown, UNKNOWN, shown)
         conn.unknown = None
 

@@ -29,7 +29,7 @@ from typing import Literal
 
 import msgspec
 
-from asyncsports._wire.secrets import hide_urls, is_credential
+from asyncsports._wire.secrets import hide_urls, is_credential, split_userinfo
 
 __all__ = [
     "ACK_TIMEOUT",
@@ -150,10 +150,10 @@ class Target:
 
     @property
     def shown(self) -> str:
-        """The target for messages and the lease's name: no password, no token."""
-        parts = urllib.parse.urlsplit(self.url)
-        host = parts.netloc.rpartition("@")[2]
-        where = urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+        """The target for messages and the lease's name: its URL without userinfo (the
+        secrets policy's rule: up to the last ``@``, whatever the password holds), query
+        or fragment."""
+        where = split_userinfo(self.url)[0].partition("?")[0].partition("#")[0]
         if self.kind == "redis":
             return f"{hide_urls(where)} {self.prefix}:*"
         return f"{hide_urls(where)} stream {self.stream} ({self.prefix}.>)"

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, get_args, get_origin
 import msgspec
 
 from asyncsports._wire.json.scan import bad_utf8, deepest, spans
+from asyncsports._wire.secrets import clip
 from asyncsports.errors import DecodeError
 
 __all__ = [
@@ -152,9 +153,8 @@ def body_error(
         return error(src, lead + "empty body where JSON was expected", path=path)
     if stripped[0] not in _JSON_START:
         kind = "HTML" if stripped[:1] == b"<" else "text"
-        return error(
-            src, f"{lead}expected JSON, got {kind}", path=path, snippet=stripped[:SNIPPET_MAX]
-        )
+        # More than is shown: its URL secrets are hidden before the clip to SNIPPET_MAX.
+        return error(src, f"{lead}expected JSON, got {kind}", path=path, snippet=stripped[:4096])
     if not isinstance(exc, msgspec.ValidationError):
         reason, at = _syntax(exc, data)
         offset = len(data) if at is None else at
@@ -259,7 +259,9 @@ def _reaches(node: Any, segs: _Segs, want: str | None) -> bool:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 3] + "..."
+    # The secrets policy's clip: URL secrets hidden before the cut, the cut marked so
+    # that the session's scrub hides the head of a token cut there.
+    return clip(text, SNIPPET_MAX)
 
 
 # --------------------------------------------------------------------------- streamed parts

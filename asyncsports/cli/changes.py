@@ -101,6 +101,22 @@ async def _main(
         interrupts.detach()
 
 
+def _hidden(exc: BaseException, to: str) -> BaseException:
+    """``exc`` and its causes without the secrets of the bus URL ``to``, in place: a
+    message may quote a piece of a URL that a reader split wrong (a password's "/" read
+    as a path)."""
+    from asyncsports._wire.secrets import Secrets, url_secrets
+
+    secrets = Secrets(url_secrets(to))
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        secrets.scrub(error)
+        error = error.__cause__ or error.__context__
+    return exc
+
+
 def _check(
     cfg: Globals, db: str, to: str | None, consumer: str | None, after: int, port: int | None
 ) -> None:
@@ -113,7 +129,7 @@ def _check(
         try:
             parse_target(to)
         except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="'--to'") from None
+            raise typer.BadParameter(str(_hidden(exc, to)), param_hint="'--to'") from None
         if consumer is not None or after:
             raise typer.BadParameter(
                 "the bus itself says where its feed stands: --to takes no --consumer or --after",
@@ -193,6 +209,6 @@ def changes(
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(PIPE_CLOSED) from None
         except Exception as exc:
-            fail(cfg, exc)
+            fail(cfg, exc if to is None else _hidden(exc, to))
     if interrupts.received and interrupts.received[0] == signal.SIGINT:
         raise typer.Exit(INTERRUPTED)  # SIGTERM is how a follower is stopped: exit 0

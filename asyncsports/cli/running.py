@@ -17,6 +17,7 @@ import typer
 import typer.core
 
 from asyncsports import errors
+from asyncsports._wire.secrets import hide_urls
 from asyncsports._wire.shown import printable
 
 from .extra import MISSING_EXTRA
@@ -602,6 +603,7 @@ def with_causes(exc: BaseException) -> str:
 
 
 def _capped(text: str) -> str:
+    text = hide_urls(text)  # before the cut: a URL cut in its password would show it
     return text if len(text) <= CAUSES_CAP else text[: CAUSES_CAP - 1].rstrip() + "…"
 
 

@@ -20,7 +20,7 @@ from support.servers import PostgresServer, free_port
 from asyncsports.backfill import Backfill
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError
-from asyncsports.store import PgEngine, PgLink, Writer
+from asyncsports.store import PgEngine, PgLink, Writer, redact_url
 
 # As tests/storage/test_backfill.py: several pages per sport, a few hundred units.
 pytestmark = pytest.mark.slow  # PostgreSQL, and the command in subprocesses
@@ -38,7 +38,7 @@ async def test_a_backfill_into_postgres_stores_the_rows_of_sqlite(
 ) -> None:
     async with sports_emulator.client() as client:
         report = await Backfill(client, postgres_url, SCOPE).run()
-    assert report.finished and report.db == postgres_url
+    assert report.finished and report.db == redact_url(postgres_url)
     assert report.rows == {t: len(rows) for t, rows in reference.items()}
     assert await pg_tables(postgres_url) == reference
     assert await pg_count(postgres_url, "SELECT count(*) FROM jobs WHERE finished_at IS NULL") == 0
@@ -132,7 +132,10 @@ def test_a_database_that_does_not_exist_is_one_line_and_exit_13(postgres: Postgr
     result = invoke(*args)
     assert result.exit_code == 13, result.output
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    assert f"cannot write {url}" in result.stderr and '"nowhere" does not exist' in result.stderr
+    assert (
+        f"cannot write {redact_url(url)}" in result.stderr
+        and '"nowhere" does not exist' in result.stderr
+    )
 
 
 @pytest.mark.emulator(**SCALE)

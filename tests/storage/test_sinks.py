@@ -260,7 +260,9 @@ def test_a_url_is_shown_without_its_password() -> None:
     assert redact_url("postgresql://me:s3cret@db.example:5432/sports") == (
         "postgresql://me:***@db.example:5432/sports"
     )
-    assert redact_url("postgresql://me@db/sports") == "postgresql://me@db/sports"
+    # Userinfo without ":" is hidden whole, in every scheme (a NATS token; issue 41).
+    assert redact_url("postgresql://me@db/sports") == "postgresql://***@db/sports"
+    assert redact_url("postgresql://me:my/s3cret?@db/sports") == "postgresql://me:***@db/sports"
     assert redact_url("postgresql://db/sports?user=me&password=s3cret&sslmode=require") == (
         "postgresql://db/sports?user=me&password=***&sslmode=require"
     )

@@ -49,11 +49,12 @@ def test_a_container_that_cannot_be_looked_through_is_not_kept(value: object) ->
     assert error.args == ("(not shown: too deep to check for secrets)",)
 
 
-def test_a_hidden_url_password_that_cuts_a_json_string_is_kept_as_text() -> None:
-    # The password runs from "//u:" to the next "@", across the JSON's own quotes: what is
-    # left is no longer JSON, and is kept as the hidden text.
-    error = Secrets().scrub(Exception({"a": "//u:", "b@": 1}))
-    assert error.args == (f'{{"a":"//u:{HIDDEN}@":1}}',)
+def test_a_hidden_url_userinfo_never_cuts_a_json_string() -> None:
+    # A URL in a text ends at a '"' (issue 41: its userinfo runs to its last "@"): the
+    # userinfo of one never runs across the JSON's own quotes, so what is left stays JSON.
+    assert Secrets().scrub(Exception({"a": "//u:", "b@": 1})).args == ({"a": "//u:", "b@": 1},)
+    error = Secrets().scrub(Exception({"url": 'redis://:my/Se"cret@h/0', "b": "c@d"}))
+    assert error.args == ({"url": f"redis://:{HIDDEN}@h/0", "b": "c@d"},)
 
 
 def test_a_full_name_cache_still_decides_each_name(monkeypatch: pytest.MonkeyPatch) -> None:
