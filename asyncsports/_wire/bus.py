@@ -29,7 +29,13 @@ from typing import Literal
 
 import msgspec
 
-from asyncsports._wire.secrets import hide_urls, is_credential, split_userinfo
+from asyncsports._wire.secrets import (
+    hide_url,
+    hide_urls,
+    is_credential,
+    normalize_userinfo,
+    split_userinfo,
+)
 
 __all__ = [
     "ACK_TIMEOUT",
@@ -183,8 +189,13 @@ def parse_target(url: str) -> Target:
         kind = "nats"
     else:
         raise ValueError(
-            f"{hide_urls(url)!r}: a bus is a redis://... or nats://... URL, not {scheme or 'a path'}"
+            f"{hide_url(url)!r}: a bus is a redis://... or nats://... URL, not {scheme or 'a path'}"
         )
+    if kind == "redis":
+        # A password written unencoded (``redis://:my/Secret@host``) read as the secrets
+        # rule reads it, up to the last @, rather than as redis-py's urlsplit would.
+        url = normalize_userinfo(url)
+        parts = urllib.parse.urlsplit(url)
     _check_url(url, parts, kind, scheme)
     options, own = _query(url, parts.query, kind, scheme)
     query = urllib.parse.urlencode(own)
@@ -193,10 +204,10 @@ def parse_target(url: str) -> Target:
     target = Target(kind, bare)
     prefix = str(options.get("prefix", target.prefix))
     if not (_KEY if kind == "redis" else _NAME).fullmatch(prefix):
-        raise ValueError(f"{hide_urls(url)!r}: prefix {_clip(prefix)!r} is no {kind} name")
+        raise ValueError(f"{hide_url(url)!r}: prefix {_clip(prefix)!r} is no {kind} name")
     stream = str(options.get("stream", target.stream))
     if not _NAME.fullmatch(stream):
-        raise ValueError(f"{hide_urls(url)!r}: stream {_clip(stream)!r} is no JetStream name")
+        raise ValueError(f"{hide_url(url)!r}: stream {_clip(stream)!r} is no JetStream name")
     return Target(
         kind,
         bare,
@@ -212,19 +223,19 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
     try:
         url.encode()
     except UnicodeEncodeError:
-        raise ValueError(f"{hide_urls(url)!r}: not UTF-8 text") from None
+        raise ValueError(f"{hide_url(url)!r}: not UTF-8 text") from None
     if _CONTROL.search(url) or url != url.strip():
         # urlsplit drops tabs and newlines, and spaces at either end: what is read would
         # not be what is written.
-        raise ValueError(f"{hide_urls(url)!r}: a control character, or space at an end")
+        raise ValueError(f"{hide_url(url)!r}: a control character, or space at an end")
     if "#" in url:  # all after it would be dropped: "redis://:pa#ss@host" is localhost
-        raise ValueError(f"{hide_urls(url)!r}: a '#' (in a password or a value: %23)")
+        raise ValueError(f"{hide_url(url)!r}: a '#' (in a password or a value: %23)")
     try:
         _ = parts.port  # read for its check: out of range, or not a number
     except ValueError as exc:
-        raise ValueError(f"{hide_urls(url)!r}: bad port ({exc})") from None
+        raise ValueError(f"{hide_url(url)!r}: bad port ({exc})") from None
     if kind == "nats" and parts.path not in ("", "/"):
-        raise ValueError(f"{hide_urls(url)!r}: a nats:// URL has no path ({parts.path!r})")
+        raise ValueError(f"{hide_url(url)!r}: a nats:// URL has no path ({parts.path!r})")
     if scheme != "unix" and parts.path.strip("/"):  # redis-py reads a number there as db
         _value(url, "db", parts.path.strip("/"), _REDIS_PY["db"])
 
@@ -239,16 +250,16 @@ def _query(
     for name, text in urllib.parse.parse_qsl(query, keep_blank_values=True):
         option = ours.get(name) or theirs.get(name)
         if option is None:
-            raise ValueError(f"{hide_urls(url)!r}: {_unknown(name, scheme)}")
+            raise ValueError(f"{hide_url(url)!r}: {_unknown(name, scheme)}")
         if scheme not in option.schemes and kind == "redis":
             where = ", ".join(f"{s}://" for s in option.schemes)
             known = ", ".join(bus_options(scheme))
             raise ValueError(
-                f"{hide_urls(url)!r}: option {name!r} is not for {scheme}:// (only {where}; "
+                f"{hide_url(url)!r}: option {name!r} is not for {scheme}:// (only {where}; "
                 f"known: {known})"
             )
         if name in options or any(name == n for n, _ in own):
-            raise ValueError(f"{hide_urls(url)!r}: option {name!r} given twice")
+            raise ValueError(f"{hide_url(url)!r}: option {name!r} given twice")
         value = _value(url, name, text, option)
         if name in ours:
             options[name] = value
@@ -290,7 +301,7 @@ def _value(url: str, name: str, text: str, option: _Option) -> str | int | float
     elif option.form == "text" and name in _REDIS_PY and "%" in text:
         # redis-py 5 unquotes a query value once more than 8 does: the two would differ.
         raise ValueError(
-            f"{hide_urls(url)!r}: {name}: a '%' in a redis-py option's value is read one way "
+            f"{hide_url(url)!r}: {name}: a '%' in a redis-py option's value is read one way "
             "by redis-py 5 and another by 8; give it another way (a password in the URL: "
             "redis://:PASSWORD@host)"
         )
@@ -299,8 +310,8 @@ def _value(url: str, name: str, text: str, option: _Option) -> str | int | float
     else:
         return text
     if is_credential(name):
-        raise ValueError(f"{hide_urls(url)!r}: {name} must be {takes}")
-    raise ValueError(f"{hide_urls(url)!r}: {name} must be {takes}, not {_clip(text)!r}")
+        raise ValueError(f"{hide_url(url)!r}: {name} must be {takes}")
+    raise ValueError(f"{hide_url(url)!r}: {name} must be {takes}, not {_clip(text)!r}")
 
 
 def _number(url: str, name: str, text: str, option: _Option) -> int | float:
@@ -318,7 +329,7 @@ def _number(url: str, name: str, text: str, option: _Option) -> int | float:
             else f"{option.low:g} to {option.high:g} (seconds)"
         )
         raise ValueError(
-            f"{hide_urls(url)!r}: {name} must be a number from {span}, not {_clip(text)!r}"
+            f"{hide_url(url)!r}: {name} must be a number from {span}, not {_clip(text)!r}"
         )
     return value
 

@@ -137,7 +137,7 @@ REDIS_KNOWN = "known: prefix, maxlen, db, socket_timeout"
         ("redis://h:99999/0", "port"),
         ("redis://h/0?prefix=a\nb", "a control character"),
         (" redis://h/0", "space at an end"),
-        ("redis://:pa#ss@h/0", "a '#'"),
+        ("redis://h/0?prefix=a#b", "a '#'"),
         ("nats://h:x", "port"),
         (
             "nats://h?" + "x" * 500 + "=1",
@@ -461,3 +461,23 @@ def test_a_change_has_one_json_form_on_the_bus_and_in_print(
         change.as_json()
         == message(seq, "update", "actions", json.dumps(key), json.dumps(row), at).body
     )
+
+
+@pytest.mark.parametrize(
+    "password", ["my/Secret", "a#b", "q?x=1", "at@sign", "c:o:l", "pc%zz", "été/€"]
+)
+def test_a_redis_password_of_any_characters_connects_as_written(password: str) -> None:
+    """A password written unencoded in a redis:// URL reaches redis-py as written (the
+    userinfo runs to the URL's last @), and never shows in the target or its errors."""
+    target = parse_target(f"redis://:{password}@bus.example:6380/2?prefix=p")
+    read = parse_url(target.url)
+    assert (read["password"], read["host"], read["port"], read["db"]) == (
+        password,
+        "bus.example",
+        6380,
+        2,
+    )
+    assert password not in target.shown and "bus.example:6380" in target.shown
+    with pytest.raises(ValueError) as caught:
+        parse_target(f"redis://:{password}@bus.example:6380/2?prefx=p")
+    assert password not in str(caught.value)
