@@ -77,9 +77,17 @@ _IGNORED = frozenset({"timestamp", "operatorId"})
 :func:`~asyncsports._wire.secrets.is_credential` name): who asks, and when it signed, vary."""
 _LIVE_IGNORED = frozenset({"startPosition", "speed"})
 _DROPPED_HEADERS = frozenset(
-    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
-     "set-cookie", "authorization", "proxy-authorization"}
-)  # fmt: skip
+    {
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "set-cookie",
+        "authorization",
+        "proxy-authorization",
+    }
+)
 PIECE = 64 * 1024
 MAX_LINE = 16 * 1024 * 1024
 """Bytes of one line of a recording to replay (a body piece is 64 KiB; a message, a few)."""
@@ -385,8 +393,9 @@ class Lines:
         for chunk in self._chunks:
             seen += len(chunk)
             if seen > self.total:
-                raise RecordingError(self.file, self.number,
-                                     f"more than {self.total} bytes inflated")  # fmt: skip
+                raise RecordingError(
+                    self.file, self.number, f"more than {self.total} bytes inflated"
+                )
             start = 0
             while (nl := chunk.find(b"\n", start)) >= 0:
                 if size + nl - start > self.line:
@@ -406,8 +415,9 @@ class Lines:
                 self.number += 1
             rest = len(chunk) - start if nl < 0 else nl - start
             if size + rest > self.line:
-                raise RecordingError(self.file, self.number,
-                                     f"a line longer than {self.line} bytes")  # fmt: skip
+                raise RecordingError(
+                    self.file, self.number, f"a line longer than {self.line} bytes"
+                )
             if start < len(chunk):
                 held.append(chunk[start:])
                 size += len(chunk) - start

@@ -119,8 +119,10 @@ async def _cancel(task: asyncio.Future[None]) -> None:
     task.cancel()
 
 
-async def _feed(produce: Callable[[Callable[[Any], Awaitable[None]]], Awaitable[None]],
-                queue: asyncio.Queue[tuple[bool, Any]]) -> None:  # fmt: skip
+async def _feed(
+    produce: Callable[[Callable[[Any], Awaitable[None]]], Awaitable[None]],
+    queue: asyncio.Queue[tuple[bool, Any]],
+) -> None:
     async def put(item: Any) -> None:
         await queue.put((False, item))
 

@@ -201,8 +201,11 @@ class LiveApi:
                     pass
                 return ws
             if self.config.dialect == "golf":
-                status = {"eventElementType": "Alarm", "alarm": "Feed open",
-                          "timestamp": iso_ms(self.clock.time_ms())}  # fmt: skip
+                status = {
+                    "eventElementType": "Alarm",
+                    "alarm": "Feed open",
+                    "timestamp": iso_ms(self.clock.time_ms()),
+                }
                 await ws.send_str(encode(status).decode())
             await _Connection(self, ws, request, fixture, feed, fault).run(start, speed)
         finally:

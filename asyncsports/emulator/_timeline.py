@@ -133,9 +133,8 @@ def _lineup_entry(p: Player, null_first: bool) -> dict[str, Any]:
 
 def _potted(points: int) -> dict[str, int]:
     """Balls that make a break of ``points``: a red and a colour per visit, then colours."""
-    balls = {"redBalls": 0, "yellowBalls": 0, "greenBalls": 0, "brownBalls": 0,
-             "blueBalls": 0, "pinkBalls": 0, "blackBalls": 0}  # fmt: skip
     names = ("yellowBalls", "greenBalls", "brownBalls", "blueBalls", "pinkBalls", "blackBalls")
+    balls = dict.fromkeys(("redBalls", *names), 0)
     rest = points
     while rest >= 8 and balls["redBalls"] < 15:
         balls["redBalls"] += 1

@@ -131,8 +131,9 @@ class SqliteSeat:
 
     async def free(self) -> bool:
         """Whether there is no lease, it lapsed, or its holder on this host is gone."""
-        return await self._call(lambda db: gone(db.execute(_ROW, (self.name,)).fetchone(),
-                                                time.time()))  # fmt: skip
+        return await self._call(
+            lambda db: gone(db.execute(_ROW, (self.name,)).fetchone(), time.time())
+        )
 
     async def take(self, ttl: float) -> int | None:
         """The new term; None: held (or the write lock held past :data:`BUSY`)."""

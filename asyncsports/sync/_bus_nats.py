@@ -428,9 +428,16 @@ def classify(exc: BaseException) -> Trouble | None:
     request, a limit) or error of the library (credentials refused) does not."""
     errors = need("nats.errors", FEATURE)
     js = need("nats.js.errors", FEATURE)
-    away = (errors.TimeoutError, errors.NoRespondersError, errors.StaleConnectionError,
-            errors.OutboundBufferLimitError, errors.ConnectionClosedError, errors.NoServersError,
-            errors.ConnectionDrainingError, errors.ConnectionReconnectingError)  # fmt: skip
+    away = (
+        errors.TimeoutError,
+        errors.NoRespondersError,
+        errors.StaleConnectionError,
+        errors.OutboundBufferLimitError,
+        errors.ConnectionClosedError,
+        errors.NoServersError,
+        errors.ConnectionDrainingError,
+        errors.ConnectionReconnectingError,
+    )
     if isinstance(exc, away):
         return "away"
     if isinstance(exc, js.ServiceUnavailableError | js.ServerError):

@@ -184,8 +184,13 @@ class Feeds:
         n = await self.position(key, fid)
         feed = self.actions
         assert feed is not None
-        ok = await self._drain(key, fid, feed(sport, fid, n), n, lambda a, j, n: Write(
-            "actions", [action_row(sport, fid, a, j, seq=n)]))  # fmt: skip
+        ok = await self._drain(
+            key,
+            fid,
+            feed(sport, fid, n),
+            n,
+            lambda a, j, n: Write("actions", [action_row(sport, fid, a, j, seq=n)]),
+        )
         if ok:
             await self._flush(self._given)  # before the final read, which replaces them
             # The feed ended after the finishing record (or the service said the fixture is
@@ -200,8 +205,13 @@ class Feeds:
         n = await self.position(key, "")
         feed = self.statistics
         assert feed is not None
-        await self._drain(key, fid, feed(sport, fid, n), n, lambda p, j, n: Write(
-            "statistics", [statistics_row(sport, fid, p, j)]))  # fmt: skip
+        await self._drain(
+            key,
+            fid,
+            feed(sport, fid, n),
+            n,
+            lambda p, j, n: Write("statistics", [statistics_row(sport, fid, p, j)]),
+        )
 
     async def _drain(
         self,
@@ -228,8 +238,9 @@ class Feeds:
             if not finished and getattr(records, "ended", None) is None:
                 raise _Unfinished("it ended without the fixture's finishing record")
         except (AsyncSportsError, _Unfinished) as exc:
-            log.warning("mirror: %s feed of %s broke off (%s): polling until it reopens",
-                        kind, fid, exc)  # fmt: skip
+            log.warning(
+                "mirror: %s feed of %s broke off (%s): polling until it reopens", kind, fid, exc
+            )
             if kind == "live.actions":
                 self._broken.add(fid)
             return False
