@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import tomllib
 from pathlib import Path
 
 PACKAGE = "asyncsports"
@@ -29,6 +30,8 @@ ABOVE_STORE = (
     *("client", "resources", "_iter", "live", "sync", "backfill", "dlt", "cli"),
     *("emulator", "telemetry", "views"),
 )
+SIZE_RULES = {"C901", "PLR0912", "PLR0915"}
+"""ruff's rules on a function's size: McCabe complexity, branches, statements."""
 
 # Known cycles that other parts of issue 31 remove: each import (importer, imported),
 # names under the package, is left out of the cycle check until its owner's branch lands.
@@ -189,6 +192,26 @@ def test_store_imports_nothing_above_it() -> None:
     assert upward(graph, PACKAGE, "store", ABOVE_STORE) == []
 
 
+def test_ruff_holds_each_function_size() -> None:
+    # The rules that replaced the 60-line count: selected, each at a documented number.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lint = config["tool"]["ruff"]["lint"]
+    assert set(lint["select"]) >= SIZE_RULES
+    assert SIZE_RULES.isdisjoint(lint.get("ignore", []))
+    assert lint["mccabe"]["max-complexity"] <= 12
+    assert lint["pylint"]["max-branches"] <= 12
+    assert lint["pylint"]["max-statements"] <= 40
+    # A function over them gets a simpler design, not a file-wide ignore; the two here wait
+    # for issue 42's seam and settings branches, which rewrite those functions.
+    waiting = {"asyncsports/_http/session.py", "asyncsports/_http/config.py"}
+    ignored = {
+        name
+        for name, codes in lint.get("per-file-ignores", {}).items()
+        if name.startswith(PACKAGE) and SIZE_RULES & set(codes)
+    }
+    assert ignored <= waiting
+
+
 def test_the_whole_package_is_read() -> None:
     sources, graph = house()
     assert {"asyncsports", "asyncsports._wire.retry", "asyncsports.store"} <= set(sources)
@@ -252,4 +275,3 @@ def test_store_importing_above_it_is_found() -> None:
         errors="",
     )
     assert upward(graph, "pkg", "store", ("client",)) == ["pkg.store.s -> pkg.client"]
-
