@@ -50,7 +50,8 @@ class Bridge:
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="asyncsports-dlt", daemon=True)
         thread.start()
-        self._own, self._thread = loop, thread
+        self._own = loop
+        self._thread = thread
         asyncio.run_coroutine_threadsafe(self.client.open(), loop).result()
 
     def _stop(self) -> None:

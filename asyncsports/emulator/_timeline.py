@@ -369,9 +369,11 @@ class _Writer:
 
     def suspension(self, start_ms: int, end_ms: int) -> Iterator[Action]:
         """Collection suspended (with its reason) at ``start_ms``, resumed at ``end_ms``."""
-        self.collection, self.reason = "CollectionSuspended", _SUSPENSION
+        self.collection = "CollectionSuspended"
+        self.reason = _SUSPENSION
         yield self.emit(STATUS_UPDATED, start_ms, draw=False)
-        self.collection, self.reason = "CollectingLive", None
+        self.collection = "CollectingLive"
+        self.reason = None
         yield self.emit(STATUS_UPDATED, end_ms, draw=False)
         self.delayed = _DELAYED
 

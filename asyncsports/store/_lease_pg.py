@@ -93,7 +93,9 @@ class PgSeat:
     def __init__(
         self, url: str, name: str, who: str, connect_timeout: float = CONNECT_TIMEOUT
     ) -> None:
-        self.url, self.name, self.who = url, name, who
+        self.url = url
+        self.name = name
+        self.who = who
         self.link = PgLink(
             url,
             patience=None,

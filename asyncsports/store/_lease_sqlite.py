@@ -105,7 +105,9 @@ class SqliteSeat:
     """
 
     def __init__(self, path: Path, name: str, who: str) -> None:
-        self.path, self.name, self.who = path, name, who
+        self.path = path
+        self.name = name
+        self.who = who
         self._thread: SqliteThread[sqlite3.Connection] | None = None
 
     def _open(self) -> sqlite3.Connection:

@@ -343,7 +343,9 @@ class SqliteThread(Generic[R]):
         interrupt: Callable[[R], object] | None = None,
     ) -> None:
         self.name = name
-        self._opener, self._closer, self._interrupt = opener, closer, interrupt
+        self._opener = opener
+        self._closer = closer
+        self._interrupt = interrupt
         self._calls: queue.SimpleQueue[tuple[Callable[[R], Any], asyncio.Future[Any]] | None]
         self._calls = queue.SimpleQueue()
         self._abandoned = threading.Event()

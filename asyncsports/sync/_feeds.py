@@ -118,7 +118,8 @@ class Feeds:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.tasks.clear()
-        self._pending, self._positions = [], {}
+        self._pending = []
+        self._positions = {}
 
     # ------------------------------------------------------------------ committing
 
@@ -141,7 +142,8 @@ class Feeds:
             await self._kick.wait()
             self._kick.clear()
             batch, positions, upto = self._pending, self._positions, self._given
-            self._pending, self._positions = [], {}
+            self._pending = []
+            self._positions = {}
             self._room.set()
             try:
                 await self.commit(Done("live", writes=_last_packets(batch), positions=positions))
@@ -153,7 +155,8 @@ class Feeds:
                     if task is not asyncio.current_task():
                         task.cancel()
                         del self.tasks[key]
-                self._pending, self._positions = [], {}
+                self._pending = []
+                self._positions = {}
             else:
                 self.fresh["live"] = loop.time()
             self._done = upto

@@ -84,7 +84,9 @@ class Publisher:
         self.db = db
         self.target: Target = parse_target(to)
         self.name = redact_url(str(db)) if is_postgres(db) else str(db)
-        self.batch, self.connect_timeout, self.backoff = batch, connect_timeout, backoff
+        self.batch = batch
+        self.connect_timeout = connect_timeout
+        self.backoff = backoff
         self.fence: Lease | None = None  # set by a Standby; the bus refuses doubles itself
         self.position: int | None = None
         """The last change acked on the bus (None: not yet read from it)."""

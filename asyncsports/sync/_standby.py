@@ -85,7 +85,8 @@ class Standby:
         self.label = mirror.label
         self.url = mirror.name  # as messages name it: no password
         self.lease = name
-        self.ttl, self.poll = ttl, poll
+        self.ttl = ttl
+        self.poll = poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
         self.election = Election(mirror.db, name, self.who, mirror.connect_timeout)
         self.role = "standby"
