@@ -229,7 +229,8 @@ class AsyncList(Generic[T]):
         except StopAsyncIteration:
             self._done = True
             self._first += self._taken()
-            self._items, self._rest = (), _NOTHING
+            self._items = ()
+            self._rest = _NOTHING
             return False
         except BaseException:
             # The source is broken; drop it so the token stays valid and a new

@@ -32,7 +32,7 @@ import bisect
 import difflib
 import re
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -77,9 +77,17 @@ _IGNORED = frozenset({"timestamp", "operatorId"})
 :func:`~asyncsports._wire.secrets.is_credential` name): who asks, and when it signed, vary."""
 _LIVE_IGNORED = frozenset({"startPosition", "speed"})
 _DROPPED_HEADERS = frozenset(
-    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
-     "set-cookie", "authorization", "proxy-authorization"}
-)  # fmt: skip
+    {
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "set-cookie",
+        "authorization",
+        "proxy-authorization",
+    }
+)
 PIECE = 64 * 1024
 MAX_LINE = 16 * 1024 * 1024
 """Bytes of one line of a recording to replay (a body piece is 64 KiB; a message, a few)."""
@@ -385,8 +393,9 @@ class Lines:
         for chunk in self._chunks:
             seen += len(chunk)
             if seen > self.total:
-                raise RecordingError(self.file, self.number,
-                                     f"more than {self.total} bytes inflated")  # fmt: skip
+                raise RecordingError(
+                    self.file, self.number, f"more than {self.total} bytes inflated"
+                )
             start = 0
             while (nl := chunk.find(b"\n", start)) >= 0:
                 if size + nl - start > self.line:
@@ -406,8 +415,9 @@ class Lines:
                 self.number += 1
             rest = len(chunk) - start if nl < 0 else nl - start
             if size + rest > self.line:
-                raise RecordingError(self.file, self.number,
-                                     f"a line longer than {self.line} bytes")  # fmt: skip
+                raise RecordingError(
+                    self.file, self.number, f"a line longer than {self.line} bytes"
+                )
             if start < len(chunk):
                 held.append(chunk[start:])
                 size += len(chunk) - start
@@ -465,12 +475,7 @@ def read(
     it = iter(lines)
     first = next(it, b"")
     _header(first, file, numbered.number if numbered is not None else 1)
-    rec = Recording()
-    open_: dict[int, tuple[Exchange, list[bytes]]] = {}
-    sizes: dict[int, int] = {}
-    keys: dict[int, str] = {}
-    conns: dict[int, _Conn] = {}
-    order: list[_Conn] = []
+    reader = _Reader(max_body)
     for count, line in enumerate(it, 2):
         number = numbered.number if numbered is not None else count
         if not line.strip():
@@ -479,17 +484,14 @@ def read(
             raise RecordingError(file, number, f"a line longer than {MAX_LINE} bytes")
         try:
             ev = _events.decode(line)
-            _event(ev, rec, open_, sizes, keys, conns, order, max_body)
+            reader.take(ev)
         except msgspec.ValidationError as exc:
             raise RecordingError(file, number, f"an event that does not fit: {exc}") from None
         except msgspec.DecodeError as exc:
             raise RecordingError(file, number, f"not JSON: {exc}") from None
         except ValueError as exc:
             raise RecordingError(file, number, f"{ev.e}: {exc}") from None
-    for answer, parts in open_.values():  # the recording stopped mid-body
-        answer.body = b"".join(parts)
-    _feeds(rec, order)
-    return rec
+    return reader.finish()
 
 
 def _header(first: bytes, file: str, number: int) -> None:
@@ -525,54 +527,98 @@ def _feeds(rec: Recording, order: list[_Conn]) -> None:
             feed.entries[i] = Entry(t, e.text, e.index, e.after, e.seq)
 
 
-def _event(
-    ev: _Event,
-    rec: Recording,
-    open_: dict[int, tuple[Exchange, list[bytes]]],
-    sizes: dict[int, int],
-    keys: dict[int, str],
-    conns: dict[int, _Conn],
-    order: list[_Conn],
-    max_body: int,
-) -> None:
-    """Take one event into what :func:`read` builds; ValueError: it makes no sense."""
-    kind, ident = ev.e, ev.id
-    if kind in ("get", "connect"):
+@dataclass
+class _Reader:
+    """What :func:`read` builds, one event at a time: a handler per kind of event
+    (:data:`_HANDLERS`); ValueError from one says the event makes no sense."""
+
+    max_body: int
+    rec: Recording = field(default_factory=Recording)
+    keys: dict[int, str] = field(default_factory=dict)
+    """Each request's key, by its id."""
+    bodies: dict[int, tuple[Exchange, list[bytes]]] = field(default_factory=dict)
+    """The replies whose body is still coming, with its pieces so far, by id."""
+    sizes: dict[int, int] = field(default_factory=dict)
+    conns: dict[int, _Conn] = field(default_factory=dict)
+    order: list[_Conn] = field(default_factory=list)
+    """The live connections in the order they opened."""
+
+    def take(self, ev: _Event) -> None:
+        """Take one event in; an event of a kind this does not know is left out."""
+        handler = _HANDLERS.get(ev.e)
+        if handler is not None:
+            handler(self, ev)
+
+    def finish(self) -> Recording:
+        """The recording, its feeds built from the live connections."""
+        for answer, parts in self.bodies.values():  # the recording stopped mid-body
+            answer.body = b"".join(parts)
+        _feeds(self.rec, self.order)
+        return self.rec
+
+    def request(self, ev: _Event) -> None:
+        """A ``get`` or a live ``connect``."""
         if ev.host is None or ev.path is None:
             raise ValueError("host and path are required")
-        keys[ident] = key(ev.host, ev.path, ev.query)
-        if kind == "connect":
+        self.keys[ev.id] = key(ev.host, ev.path, ev.query)
+        if ev.e == "connect":
             raw = dict(ev.query).get("startPosition", "0")
             start = position(raw)
             if start is None:
                 raise ValueError(f"startPosition {raw[:40]!r}: expected 0 to 18 digits")
-            conns[ident] = _Conn(keys[ident], start)
-    elif kind == "reply":
+            self.conns[ev.id] = _Conn(self.keys[ev.id], start)
+
+    def reply(self, ev: _Event) -> None:
         if ev.status is None:
             raise ValueError("status is required")
-        if ident not in keys:
-            raise ValueError(f"a reply to request {ident}, which was not recorded")
+        if ev.id not in self.keys:
+            raise ValueError(f"a reply to request {ev.id}, which was not recorded")
         answer = Exchange(ev.status, ev.headers)
-        open_[ident] = (answer, [])
-        sizes[ident] = 0
-        rec.exchanges.setdefault(keys[ident], []).append(answer)
-    elif kind == "body" and ident in open_:
+        self.bodies[ev.id] = (answer, [])
+        self.sizes[ev.id] = 0
+        self.rec.exchanges.setdefault(self.keys[ev.id], []).append(answer)
+
+    def body(self, ev: _Event) -> None:
+        if ev.id not in self.bodies:
+            return
         piece = _bytes_of(ev)
-        sizes[ident] += len(piece)
-        if sizes[ident] > max_body:
-            raise ValueError(f"a body longer than {max_body} bytes")
-        open_[ident][1].append(piece)
-    elif kind == "end" and ident in open_:
-        answer, parts = open_.pop(ident)
+        self.sizes[ev.id] += len(piece)
+        if self.sizes[ev.id] > self.max_body:
+            raise ValueError(f"a body longer than {self.max_body} bytes")
+        self.bodies[ev.id][1].append(piece)
+
+    def end(self, ev: _Event) -> None:
+        if ev.id not in self.bodies:
+            return
+        answer, parts = self.bodies.pop(ev.id)
         answer.body = b"".join(parts)  # joined once: += would copy the body for each piece
         answer.complete = ev.complete
-    elif kind == "open" and ident in conns:
-        order.append(conns[ident])
-    elif kind == "recv" and ident in conns:
-        conns[ident].messages.append((ev.t, _bytes_of(ev).decode("utf-8", "replace")))
-    elif kind == "closed" and ident in conns and _by_the_service(ev):
-        code = ev.code
-        conns[ident].end = End(ev.t, code if code in _SENDABLE else CUT)
+
+    def opened(self, ev: _Event) -> None:
+        if ev.id in self.conns:
+            self.order.append(self.conns[ev.id])
+
+    def received(self, ev: _Event) -> None:
+        if ev.id in self.conns:
+            self.conns[ev.id].messages.append((ev.t, _bytes_of(ev).decode("utf-8", "replace")))
+
+    def closed(self, ev: _Event) -> None:
+        if ev.id in self.conns and _by_the_service(ev):
+            code = ev.code
+            self.conns[ev.id].end = End(ev.t, code if code in _SENDABLE else CUT)
+
+
+_HANDLERS: dict[str, Callable[[_Reader, _Event], None]] = {
+    "get": _Reader.request,
+    "connect": _Reader.request,
+    "reply": _Reader.reply,
+    "body": _Reader.body,
+    "end": _Reader.end,
+    "open": _Reader.opened,
+    "recv": _Reader.received,
+    "closed": _Reader.closed,
+}
+"""Each kind of event line, the :class:`_Reader` method that takes it."""
 
 
 def _merge(

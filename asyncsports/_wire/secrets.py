@@ -76,8 +76,21 @@ _UNCHECKED = "(not shown: too deep to check for secrets)"
 
 # A name says credential when, folded (lower case, letters and digits only), it is one of
 # these or ends with one of the endings: "X-Auth-Token", "client_secret", "sslpassword".
-_NAMES = frozenset({"auth", "sig", "key", "cookie", "setcookie", "session", "sessionid",
-                    "credential", "credentials", "pwd", "pass"})  # fmt: skip
+_NAMES = frozenset(
+    {
+        "auth",
+        "sig",
+        "key",
+        "cookie",
+        "setcookie",
+        "session",
+        "sessionid",
+        "credential",
+        "credentials",
+        "pwd",
+        "pass",
+    }
+)
 _ENDINGS = ("token", "secret", "password", "passwd", "apikey", "signature", "authorization")
 _FOLD = re.compile(r"[^a-z0-9]")
 

@@ -80,11 +80,17 @@ class WorkerReport:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
-        return {"job": self.job, "owner": self.owner, "units": self.units,
-                "written": dict(self.written), "dropped": self.dropped,
-                "not_found": self.not_found,
-                "failed": [{"unit": u, "error": e} for u, e in self.failed],
-                "requests": self.requests, "seconds": round(self.seconds, 3)}  # fmt: skip
+        return {
+            "job": self.job,
+            "owner": self.owner,
+            "units": self.units,
+            "written": dict(self.written),
+            "dropped": self.dropped,
+            "not_found": self.not_found,
+            "failed": [{"unit": u, "error": e} for u, e in self.failed],
+            "requests": self.requests,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 async def plan_job(

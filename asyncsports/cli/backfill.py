@@ -73,21 +73,33 @@ def _fill(
     from .bars import BarsProgress, Rate
 
     err = stderr()
-    columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-               Rate(), TimeElapsedColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeElapsedColumn(),
+    )
     outcome: list[Report] = []
 
     async def job(client: "Client") -> None:
         # Not entered: the bars start at the first report (BarsProgress).
         bars = Bars(*columns, console=err, disable=not err.is_terminal)
         try:
-            work = Backfill(client, db, scope, concurrency=concurrency, restart=restart,
-                            progress=BarsProgress(bars),
-                            connect_timeout=connect_timeout)  # fmt: skip
+            work = Backfill(
+                client,
+                db,
+                scope,
+                concurrency=concurrency,
+                restart=restart,
+                progress=BarsProgress(bars),
+                connect_timeout=connect_timeout,
+            )
 
             def stop() -> None:
-                err.print("asyncsports: stopping: saving what is fetched "
-                          "(Ctrl-C again to quit at once)")  # fmt: skip
+                err.print(
+                    "asyncsports: stopping: saving what is fetched (Ctrl-C again to quit at once)"
+                )
                 work.stop()
 
             with interrupts.stopping(stop):
@@ -118,11 +130,17 @@ def _missing(scope: "Scope", report: "Report", named_sports: bool) -> list[str]:
     def absent(these: Iterable[tuple[str, str | None]]) -> bool:
         return all(listing_key(sport, season) in gone for sport, season in these)
 
-    missing = [f"season {season}" for season in dict.fromkeys(scope.seasons)
-               if absent(p for p in listings if p[1] == season)]  # fmt: skip
+    missing = [
+        f"season {season}"
+        for season in dict.fromkeys(scope.seasons)
+        if absent(p for p in listings if p[1] == season)
+    ]
     if named_sports:
-        missing[:0] = [f"sport {sport}{sport_hint(sport)}" for sport in dict.fromkeys(scope.sports)
-                       if absent(p for p in listings if p[0] == sport)]  # fmt: skip
+        missing[:0] = [
+            f"sport {sport}{sport_hint(sport)}"
+            for sport in dict.fromkeys(scope.sports)
+            if absent(p for p in listings if p[0] == sport)
+        ]
     if not missing and gone and absent(listings):
         missing = list(report.not_found)
     return missing

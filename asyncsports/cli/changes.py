@@ -50,8 +50,9 @@ async def _print(db: str, after: int, consumer: str | None, follow: bool, reach:
 
     stop = asyncio.Event()
     with interrupts.stopping(stop.set):
-        async for change in feed(db, after, consumer=consumer, follow=follow, until=stop,
-                                 connect_timeout=reach):  # fmt: skip
+        async for change in feed(
+            db, after, consumer=consumer, follow=follow, until=stop, connect_timeout=reach
+        ):
             sys.stdout.write(change.as_json().decode() + "\n")
             sys.stdout.flush()
 
@@ -73,9 +74,11 @@ async def _publish(db: str, to: str, follow: bool, reach: float, port: int | Non
     finally:
         if runner is not None:
             await runner.cleanup()
-    say(f"asyncsports: {publisher.published} changes published to {publisher.target.shown} "
+    say(
+        f"asyncsports: {publisher.published} changes published to {publisher.target.shown} "
         f"({publisher.duplicates} already there); it holds the feed up to change "
-        f"{publisher.position or 0}")  # fmt: skip
+        f"{publisher.position or 0}"
+    )
 
 
 async def _main(

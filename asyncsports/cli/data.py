@@ -50,10 +50,11 @@ def _check_filters(
     """A slip of a known status, type, coverage level or sort field: a usage error."""
     from asyncsports.resources.fixtures import COVERAGE_LEVELS, SORT_FIELDS, STATUSES, TYPES
 
-    for option, what, value, known in [("'--status'", "status", status, STATUSES),
-                                       ("'--type'", "type", type, TYPES),
-                                       ("'--coverage-level'", "coverage level",
-                                        coverage_level, COVERAGE_LEVELS)]:  # fmt: skip
+    for option, what, value, known in [
+        ("'--status'", "status", status, STATUSES),
+        ("'--type'", "type", type, TYPES),
+        ("'--coverage-level'", "coverage level", coverage_level, COVERAGE_LEVELS),
+    ]:
         if value is not None:
             check(option, what, value, known)
     for item in sort or ():

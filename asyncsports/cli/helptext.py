@@ -121,8 +121,13 @@ def _wrap(text: str, width: int) -> list[str]:
         if paragraph.startswith("\b"):
             lines += paragraph[1:].strip("\n").splitlines()
         elif paragraph.startswith("Example: "):
-            shown = textwrap.wrap(words, width - 2, subsequent_indent="    ",
-                                  break_on_hyphens=False, break_long_words=False)  # fmt: skip
+            shown = textwrap.wrap(
+                words,
+                width - 2,
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
             lines += [line + " \\" for line in shown[:-1]] + shown[-1:]
         else:
             # Not at a hyphen: "--rate-limit" stays whole on one line.

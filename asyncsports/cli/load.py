@@ -45,9 +45,13 @@ def _summary(cfg: Globals, out: _Outcome, destination: str, dataset: str) -> Non
     import msgspec
 
     if cfg.as_json:
-        line = {"destination": destination, "dataset": dataset,
-                "loaded": out.loaded, "requests": out.requests,
-                "seconds": round(out.seconds, 3)}  # fmt: skip
+        line = {
+            "destination": destination,
+            "dataset": dataset,
+            "loaded": out.loaded,
+            "requests": out.requests,
+            "seconds": round(out.seconds, 3),
+        }
         sys.stdout.write(msgspec.json.encode(line).decode() + "\n")
         return
     from rich import box
@@ -141,8 +145,13 @@ def load(
         # The service asks for about 5 requests a second; a bulk copy would go far above.
         cfg = dataclasses.replace(cfg, rate_limit=5.0)
     err = stderr()
-    columns = (TextColumn("{task.description:<19}"), BarColumn(), MofNCompleteColumn(),
-               Rate(), TimeElapsedColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description:<19}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeElapsedColumn(),
+    )
     where = _Where(destination, dataset, pipeline, pipelines_dir, refresh)
     outcome: list[_Outcome] = []
 
@@ -150,9 +159,13 @@ def load(
         bars = Bars(*columns, console=err, disable=not err.is_terminal)
         t0, sent = time.monotonic(), client.requests_sent
         try:
-            source = sports_source(client, tuple(sports or DEFAULT_SPORTS),
-                                   concurrency=concurrency, page_size=page_size,
-                                   progress=BarsProgress(bars))  # fmt: skip
+            source = sports_source(
+                client,
+                tuple(sports or DEFAULT_SPORTS),
+                concurrency=concurrency,
+                page_size=page_size,
+                progress=BarsProgress(bars),
+            )
             loaded = await _run(dlt, source, where)
         finally:
             bars.stop()
@@ -168,8 +181,12 @@ async def _run(dlt: Any, source: Any, where: _Where) -> dict[str, int]:
 
     kw: dict[str, Any] = {"pipelines_dir": str(where.pipelines_dir)} if where.pipelines_dir else {}
     try:
-        pipe = dlt.pipeline(pipeline_name=where.pipeline, destination=where.destination,
-                            dataset_name=where.dataset, **kw)  # fmt: skip
+        pipe = dlt.pipeline(
+            pipeline_name=where.pipeline,
+            destination=where.destination,
+            dataset_name=where.dataset,
+            **kw,
+        )
         await asyncio.to_thread(pipe.run, source, refresh="drop_sources" if where.refresh else None)
     except Exception as exc:
         cause = _cause(exc)

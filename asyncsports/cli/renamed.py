@@ -13,8 +13,15 @@ __all__ = ["REMOVED_IN", "RENAMED", "rewrite"]
 REMOVED_IN = "0.3"
 """The release that stops accepting the old spellings."""
 
-_SORTED = ("tournaments", "matches", "ast", "tournament-players", "tour-players", "centuries",
-           "previous-tournament-winners")  # fmt: skip
+_SORTED = (
+    "tournaments",
+    "matches",
+    "ast",
+    "tournament-players",
+    "tour-players",
+    "centuries",
+    "previous-tournament-winners",
+)
 """The snooker listings, whose ``--sort`` was ``--sort-options`` (the wire's name)."""
 
 RENAMED: dict[str, dict[str, str]] = {

@@ -64,8 +64,15 @@ def tournaments(
     limit: Limit = None,
 ) -> Query:
     """Tournaments, of a season or between two dates."""
-    return _listing(Snooker.tournaments, season_id=season_id, start=start, end=end,
-                    sort=sort, what="tournaments", limit=limit)  # fmt: skip
+    return _listing(
+        Snooker.tournaments,
+        season_id=season_id,
+        start=start,
+        end=end,
+        sort=sort,
+        what="tournaments",
+        limit=limit,
+    )
 
 
 @command(snooker_app, example="--emulator snooker matches 1000 --round-number 1")
@@ -76,8 +83,14 @@ def matches(
     limit: Limit = None,
 ) -> Query:
     """Matches of a tournament."""
-    return _listing(Snooker.matches, _id(tournament), round_number=round_number,
-                    sort=sort, what="matches", limit=limit)  # fmt: skip
+    return _listing(
+        Snooker.matches,
+        _id(tournament),
+        round_number=round_number,
+        sort=sort,
+        what="matches",
+        limit=limit,
+    )
 
 
 @command(snooker_app, example="--emulator snooker ast 1000")
@@ -88,15 +101,22 @@ def ast(
     limit: Limit = None,
 ) -> Query:
     """Players' average shot times in a tournament."""
-    return _listing(Snooker.ast, _id(tournament), for_season=for_season or None,
-                    sort=sort, what="players", limit=limit)  # fmt: skip
+    return _listing(
+        Snooker.ast,
+        _id(tournament),
+        for_season=for_season or None,
+        sort=sort,
+        what="players",
+        limit=limit,
+    )
 
 
 @command(snooker_app, example="--emulator snooker tournament-players 1000")
 def tournament_players(tournament: TournamentId, sort: Sort = None, limit: Limit = None) -> Query:
     """Players entered in a tournament."""
-    return _listing(Snooker.tournament_players, _id(tournament), sort=sort,
-                    what="players", limit=limit)  # fmt: skip
+    return _listing(
+        Snooker.tournament_players, _id(tournament), sort=sort, what="players", limit=limit
+    )
 
 
 @command(snooker_app, example="--emulator snooker tour-players --limit 10")
@@ -113,8 +133,14 @@ def centuries(
     limit: Limit = None,
 ) -> Query:
     """Century breaks of a tournament."""
-    return _listing(Snooker.centuries, _id(tournament), for_season=for_season or None,
-                    sort=sort, what="centuries", limit=limit)  # fmt: skip
+    return _listing(
+        Snooker.centuries,
+        _id(tournament),
+        for_season=for_season or None,
+        sort=sort,
+        what="centuries",
+        limit=limit,
+    )
 
 
 @command(snooker_app, example="--emulator snooker current-tournament-winner 1000")
@@ -128,8 +154,9 @@ def previous_tournament_winners(
     tournament: TournamentId, sort: Sort = None, limit: Limit = None
 ) -> Query:
     """Earlier winners of a tournament."""
-    return _listing(Snooker.previous_tournament_winners, _id(tournament),
-                    sort=sort, what="winners", limit=limit)  # fmt: skip
+    return _listing(
+        Snooker.previous_tournament_winners, _id(tournament), sort=sort, what="winners", limit=limit
+    )
 
 
 @command(snooker_app, example="--emulator snooker player-info 163 1000 --save player.png")

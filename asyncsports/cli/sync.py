@@ -120,10 +120,17 @@ def sync(
     async def job(client: "Client") -> int | None:
         emu = EMULATOR.get()
         # The embedded emulator's clock, read directly; any other service's, from its Date.
-        mirror = Mirror(client, db, sports=chosen, every=cadences, days_back=days_back,
-                        days_ahead=days_ahead, concurrency=concurrency,
-                        clock=emu.clock.time if emu is not None else None,
-                        connect_timeout=connect_timeout)  # fmt: skip
+        mirror = Mirror(
+            client,
+            db,
+            sports=chosen,
+            every=cadences,
+            days_back=days_back,
+            days_ahead=days_ahead,
+            concurrency=concurrency,
+            clock=emu.clock.time if emu is not None else None,
+            connect_timeout=connect_timeout,
+        )
         await _mirror(mirror, once, consumer if changes else None, metrics_port)
         if once and mirror.failing and not interrupts.received:
             # The pass could not complete: what was read is committed, the rest is not.

@@ -132,14 +132,29 @@ def _action_rows(a: Action) -> Iterable[Row]:
     fa, s = a.fixture_action, a.fixture_summary
     score = f"{s.home_team_score}-{s.away_team_score}" if s else ""
     who = fa.player.name if fa.player else (fa.team.name if fa.team else "")
-    yield (fa.fixture_seq_num, fa.period, fa.clock_time, fa.fixture_action_type, who, score,
-           fa.send_type)  # fmt: skip
+    yield (
+        fa.fixture_seq_num,
+        fa.period,
+        fa.clock_time,
+        fa.fixture_action_type,
+        who,
+        score,
+        fa.send_type,
+    )
 
 
 def _standings_rows(p: Standings) -> Iterable[Row]:
     for t in p.teams_statistics:
-        yield (t.rank, t.name, t.games_played, t.total_wins, t.total_draws, t.total_losses,
-               t.points, p.group.name if p.group else "")  # fmt: skip
+        yield (
+            t.rank,
+            t.name,
+            t.games_played,
+            t.total_wins,
+            t.total_draws,
+            t.total_losses,
+            t.points,
+            p.group.name if p.group else "",
+        )
 
 
 def _statistics_rows(p: Statistics) -> Iterable[Row]:
@@ -178,8 +193,15 @@ def _break_rows(b: Break) -> Iterable[Row]:
 
 
 def _profile_rows(p: PlayerProfile) -> Iterable[Row]:
-    yield (p.player_id, _name(p.player_first_name, p.player_last_name), p.nationality,
-           p.season_ranking, p.matches_played, p.matches_won, p.highest_break)  # fmt: skip
+    yield (
+        p.player_id,
+        _name(p.player_first_name, p.player_last_name),
+        p.nationality,
+        p.season_ranking,
+        p.matches_played,
+        p.matches_won,
+        p.highest_break,
+    )
 
 
 def _winner_rows(w: PreviousWinner) -> Iterable[Row]:
@@ -196,8 +218,14 @@ def _image_rows(i: PlayerImage) -> Iterable[Row]:
 def _event_rows(e: Event) -> Iterable[Row]:
     t = e.tournament
     sport = t.property.sport if t and t.property else None
-    yield (e.id, e.title, e.start_date, e.end_date, t.name if t else "",
-           sport.name if sport else "")  # fmt: skip
+    yield (
+        e.id,
+        e.title,
+        e.start_date,
+        e.end_date,
+        t.name if t else "",
+        sport.name if sport else "",
+    )
 
 
 def _playback_rows(p: Playback) -> Iterable[Row]:
@@ -466,12 +494,22 @@ def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
     console = Console()
     plan = layout(view, rows, cfg, console.width)
     # One space after each cell and the rule's own between columns: columns.GAP apart.
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
-                  caption=_caption(f"{len(records)} {what}" if what else None, plan))  # fmt: skip
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+        caption=_caption(f"{len(records)} {what}" if what else None, plan),
+    )
     for i, width, _ in plan.shown:
         kind = view.columns[i].kind
-        table.add_column(view.columns[i].header, width=width, no_wrap=kind is not Kind.TEXT,
-                         overflow="fold", justify="right" if kind is Kind.NUMBER else "left")  # fmt: skip
+        table.add_column(
+            view.columns[i].header,
+            width=width,
+            no_wrap=kind is not Kind.TEXT,
+            overflow="fold",
+            justify="right" if kind is Kind.NUMBER else "left",
+        )
     for cells in _cells(view, plan, rows):
         table.add_row(*map(Text, cells))  # Text: "[A] Team" is data, not markup
     if plan.width > console.width:  # wider than the terminal, rather than cut

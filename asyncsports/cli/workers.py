@@ -59,9 +59,15 @@ def _show(cfg: Globals, progress: "list[JobProgress]") -> None:
         total = {
             k: sum(u[k] for u in p.units.values()) for k in ("total", "done", "held", "failed")
         }
-        table.add_row(p.job, f"{total['total']:,}", f"{total['done']:,}", f"{total['held']:,}",
-                      f"{total['failed']:,}", str(p.workers),
-                      "finished" if p.finished else "running")  # fmt: skip
+        table.add_row(
+            p.job,
+            f"{total['total']:,}",
+            f"{total['done']:,}",
+            f"{total['held']:,}",
+            f"{total['failed']:,}",
+            str(p.workers),
+            "finished" if p.finished else "running",
+        )
     Console(highlight=False).print(table)
 
 
@@ -118,8 +124,16 @@ def worker(
     reports: list[Any] = []
 
     async def work(client: "Client") -> None:
-        reports.append(await Worker(client, _pg(db), job, concurrency=concurrency, lease=lease,
-                                    connect_timeout=connect_timeout).run())  # fmt: skip
+        reports.append(
+            await Worker(
+                client,
+                _pg(db),
+                job,
+                concurrency=concurrency,
+                lease=lease,
+                connect_timeout=connect_timeout,
+            ).run()
+        )
 
     run(cfg, work, max_connections=concurrency)
     (report,) = reports
@@ -149,9 +163,23 @@ def _child_argv(
     cfg: Globals, db: str, job: str, n: int, concurrency: int, timeout: float = CONNECT_TIMEOUT
 ) -> list[str]:
     # -m asyncsports, the light entry: a Ctrl-C while a worker starts is no traceback.
-    argv = [sys.executable, "-m", "asyncsports", "--vendor", cfg.vendor, "worker",
-            "--db", db, "--job", job, "--concurrency", str(concurrency),
-            "--connect-timeout", str(timeout), "--json"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "asyncsports",
+        "--vendor",
+        cfg.vendor,
+        "worker",
+        "--db",
+        db,
+        "--job",
+        job,
+        "--concurrency",
+        str(concurrency),
+        "--connect-timeout",
+        str(timeout),
+        "--json",
+    ]
     # One budget for the whole job: shared in Redis, or split between the processes (0:
     # none, said outright, else a worker would take the default of 5 a second).
     rate = cfg.rate_limit or 0.0
@@ -172,15 +200,24 @@ async def _bar(db: str, job: str, connect_timeout: float) -> None:
 
     from asyncsports.backfill.workers import job_progress
 
-    with Bars(TextColumn("units"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-              console=stderr(), transient=True) as bars:  # fmt: skip
+    with Bars(
+        TextColumn("units"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr(),
+        transient=True,
+    ) as bars:
         task = bars.add_task("units", total=None)
         while True:
             with contextlib.suppress(SinkError):
                 (p,) = await job_progress(db, job, connect_timeout=connect_timeout)
                 units = p.units.values()
-                bars.update(task, total=sum(u["total"] for u in units),
-                            completed=sum(u["done"] + u["failed"] for u in units))  # fmt: skip
+                bars.update(
+                    task,
+                    total=sum(u["total"] for u in units),
+                    completed=sum(u["done"] + u["failed"] for u in units),
+                )
             await anyio.sleep(0.5)
 
 
@@ -210,8 +247,9 @@ def spread(
     outcome: dict[str, Any] = {}
 
     async def parent(client: "Client") -> None:
-        outcome["resumed"] = await plan_job(_pg(db), name, scope, restart=restart,
-                                            connect_timeout=connect_timeout)  # fmt: skip
+        outcome["resumed"] = await plan_job(
+            _pg(db), name, scope, restart=restart, connect_timeout=connect_timeout
+        )
         argv = _child_argv(cfg, db, name, n, concurrency, connect_timeout)
         env = _child_env(cfg)
         procs = [
@@ -237,8 +275,12 @@ def spread(
         outcome["workers"] = reports
         outcome["progress"] = await job_progress(db, name, connect_timeout=connect_timeout)
 
-    run(cfg, parent, interrupted=f"asyncsports: interrupted; run the same command again "
-        f"to resume ({redact_url(db)})")  # fmt: skip
+    run(
+        cfg,
+        parent,
+        interrupted=f"asyncsports: interrupted; run the same command again "
+        f"to resume ({redact_url(db)})",
+    )
     _report(cfg, db, outcome)
 
 
@@ -250,14 +292,22 @@ def _report(cfg: Globals, db: str, outcome: dict[str, Any]) -> None:
 
     (progress,) = outcome["progress"]
     if cfg.as_json:
-        summary = {**progress.as_dict(), "db": redact_url(db), "resumed": outcome["resumed"],
-                   "workers": outcome["workers"], "codes": outcome["codes"]}  # fmt: skip
+        summary = {
+            **progress.as_dict(),
+            "db": redact_url(db),
+            "resumed": outcome["resumed"],
+            "workers": outcome["workers"],
+            "codes": outcome["codes"],
+        }
         sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
     else:
         _show(cfg, [progress])
     code = next((c for c in outcome["codes"] if c), 0)
-    again = "the others finished the job" if progress.finished else (
-        "run the same command again to resume")  # fmt: skip
+    again = (
+        "the others finished the job"
+        if progress.finished
+        else ("run the same command again to resume")
+    )
     if code < 0:  # killed by signal -code; 128 + n would be 130 or 143 for SIGINT, SIGTERM:
         # this command's own codes for "interrupted" and "terminated"
         say(f"asyncsports: error: a worker was killed by {_signal_name(-code)}; {again}")

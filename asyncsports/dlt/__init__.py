@@ -251,8 +251,11 @@ def _snooker_matches(src: Run) -> Iterator[list[dict[str, Any]]]:
         now = utc_text(_now(src.client)) or ""
         back = utc_text(_now(src.client, -MATCHES_DAYS * 86400)) or ""
         ended = {str(t[0]): bool(t[4] and t[4] < now) for t in tournaments}
-        jobs = [("snooker", str(t[0])) for t in tournaments
-                if str(t[0]) not in final and not (t[4] and t[4] < back)]  # fmt: skip
+        jobs = [
+            ("snooker", str(t[0]))
+            for t in tournaments
+            if str(t[0]) not in final and not (t[4] and t[4] < back)
+        ]
 
         async def read(_: str, tid: str) -> list[Row]:
             matches = await src.client.with_json.snooker.matches(int(tid)).collect()
@@ -290,8 +293,10 @@ def _makers(*, events: bool, snooker: bool) -> list[tuple[str, Maker]]:
     if events:
         makers.append(("events", _events))
     if snooker:
-        makers += [("snooker_tournaments", _snooker_tournaments),
-                   ("snooker_matches", _snooker_matches)]  # fmt: skip
+        makers += [
+            ("snooker_tournaments", _snooker_tournaments),
+            ("snooker_matches", _snooker_matches),
+        ]
     return makers
 
 
@@ -332,8 +337,7 @@ def sports_source(
         raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
     client = _client(client_or_settings)
     s = client.settings
-    src = Run(Bridge(client, running_loop()), sports, concurrency, page_size,
-                  progress)  # fmt: skip
+    src = Run(Bridge(client, running_loop()), sports, concurrency, page_size, progress)
     if events is None:
         events = bool(s.streaming_url and s.streaming_credentials)
     if snooker is None:

@@ -50,7 +50,8 @@ class Bridge:
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="asyncsports-dlt", daemon=True)
         thread.start()
-        self._own, self._thread = loop, thread
+        self._own = loop
+        self._thread = thread
         asyncio.run_coroutine_threadsafe(self.client.open(), loop).result()
 
     def _stop(self) -> None:
@@ -119,8 +120,10 @@ async def _cancel(task: asyncio.Future[None]) -> None:
     task.cancel()
 
 
-async def _feed(produce: Callable[[Callable[[Any], Awaitable[None]]], Awaitable[None]],
-                queue: asyncio.Queue[tuple[bool, Any]]) -> None:  # fmt: skip
+async def _feed(
+    produce: Callable[[Callable[[Any], Awaitable[None]]], Awaitable[None]],
+    queue: asyncio.Queue[tuple[bool, Any]],
+) -> None:
     async def put(item: Any) -> None:
         await queue.put((False, item))
 

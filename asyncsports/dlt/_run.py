@@ -32,8 +32,14 @@ class Run:
     """What the resources of a run share: the client's bridge, the options, the listings,
     the state as the run began."""
 
-    def __init__(self, bridge: Bridge, sports: Sequence[str], concurrency: int,
-                 page_size: int, progress: Progress | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        bridge: Bridge,
+        sports: Sequence[str],
+        concurrency: int,
+        page_size: int,
+        progress: Progress | None,
+    ) -> None:
         self.bridge = bridge
         self.client = bridge.client
         self.sports = list(dict.fromkeys(sports))

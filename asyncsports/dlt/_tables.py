@@ -24,14 +24,21 @@ _SNOOKER_MATCHES = Table(
 TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES, _SNOOKER_MATCHES)}
 """Each table the source loads, with its columns and primary key."""
 
-_DLT_TYPE = {"text": "text", "int": "bigint", "flag": "bool", "time": "timestamp",
-             "json": "json", "real": "double"}  # fmt: skip
+_DLT_TYPE = {
+    "text": "text",
+    "int": "bigint",
+    "flag": "bool",
+    "time": "timestamp",
+    "json": "json",
+    "real": "double",
+}
 
 
 def columns(table: Table) -> list[dict[str, Any]]:
     """``table``'s columns as dlt declares them."""
-    return [{"name": c.name, "data_type": _DLT_TYPE[c.kind], "nullable": c.null}
-            for c in table.columns]  # fmt: skip
+    return [
+        {"name": c.name, "data_type": _DLT_TYPE[c.kind], "nullable": c.null} for c in table.columns
+    ]
 
 
 def record(table: Table, row: Row) -> dict[str, Any]:

@@ -24,15 +24,22 @@ __all__ = ["BAD_RECORDING", "describe", "main", "serve"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="asyncsports-emulator", description=DESCRIPTION,
-                                epilog=EXIT_CODES)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="asyncsports-emulator", description=DESCRIPTION, epilog=EXIT_CODES
+    )
     for flag in FLAGS:
         text = flag.help.replace("%", "%%")  # argparse formats help with %
         if flag.kind is None:
             p.add_argument(flag.name, action="store_true", help=text)
         else:
-            p.add_argument(flag.name, type=flag.kind, default=flag.default, help=text,
-                           metavar=flag.metavar, choices=flag.choices or None)  # fmt: skip
+            p.add_argument(
+                flag.name,
+                type=flag.kind,
+                default=flag.default,
+                help=text,
+                metavar=flag.metavar,
+                choices=flag.choices or None,
+            )
     return p
 
 

@@ -242,17 +242,28 @@ class _Snooker:
             # A match suspended overnight: the resumed shot spans a day ("1.00:00:12...").
             if k == 0 and len(shots) == 0 and self.fixture.flag("overnight"):
                 length += 86_400_000
-            shots.append({"shotStart": iso_ms(t), "shotEnd": iso_ms(t + length),
-                          "duration": duration(length * 10_000)})  # fmt: skip
+            shots.append(
+                {
+                    "shotStart": iso_ms(t),
+                    "shotEnd": iso_ms(t + length),
+                    "duration": duration(length * 10_000),
+                }
+            )
             ticks.append(length * 10_000)
             t += length // 4
 
     def render(self) -> dict[str, Any]:
         reds = max(0, 15 - self.last_frame.get("redBalls", 0))
         colours = 1 if reds else 0
-        remaining = {"redBalls": reds, "yellowBalls": colours, "greenBalls": colours,
-                     "brownBalls": colours, "blueBalls": colours, "pinkBalls": colours,
-                     "blackBalls": colours}  # fmt: skip
+        remaining = {
+            "redBalls": reds,
+            "yellowBalls": colours,
+            "greenBalls": colours,
+            "brownBalls": colours,
+            "blueBalls": colours,
+            "pinkBalls": colours,
+            "blackBalls": colours,
+        }
         return {
             "startingStriker": self.striker or self.fixture.home.id,
             "breaksStatistics": {"breaks": self.breaks},

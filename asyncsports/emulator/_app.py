@@ -141,23 +141,37 @@ class Service:
             ("ast/{tournament_id}", "ast", s.ast),
             ("ast/external/{external_id}", "ast", s.ast),
             ("tournament-players/{tournament_id}", "tournament-players", s.tournament_players),
-            ("tournament-players/external/{external_id}", "tournament-players",
-             s.tournament_players),
+            (
+                "tournament-players/external/{external_id}",
+                "tournament-players",
+                s.tournament_players,
+            ),
             ("tour-players", "tour-players", s.tour_players),
             ("centuries/{tournament_id}", "centuries", s.centuries),
             ("centuries/external/{external_id}", "centuries", s.centuries),
-            ("current-tournament-winner/{tournament_id}", "current-tournament-winner",
-             s.current_winner),
-            ("current-tournament-winner/external/{external_id}", "current-tournament-winner",
-             s.current_winner),
-            ("previous-tournament-winner/{tournament_id}", "previous-tournament-winner",
-             s.previous_winners),
-            ("previous-tournament-winner/external/{external_id}", "previous-tournament-winner",
-             s.previous_winners),
+            (
+                "current-tournament-winner/{tournament_id}",
+                "current-tournament-winner",
+                s.current_winner,
+            ),
+            (
+                "current-tournament-winner/external/{external_id}",
+                "current-tournament-winner",
+                s.current_winner,
+            ),
+            (
+                "previous-tournament-winner/{tournament_id}",
+                "previous-tournament-winner",
+                s.previous_winners,
+            ),
+            (
+                "previous-tournament-winner/external/{external_id}",
+                "previous-tournament-winner",
+                s.previous_winners,
+            ),
             ("player-info/{player_id}/{tournament_id}", "player-info", s.player_info),
-            ("player-info/external/{external_player}/{external_id}", "player-info",
-             s.player_info),
-        ]  # fmt: skip
+            ("player-info/external/{external_player}/{external_id}", "player-info", s.player_info),
+        ]
         for suffix, name, handler in snooker:
             add(f"/snooker/{self.feed}/{suffix}", self._route(f"snooker.{name}", "data", handler))
         data: list[tuple[str, str, Handler]] = [
@@ -176,8 +190,9 @@ class Service:
             add(path, route)
             add("/v2" + path, route)
         clock_routes(app, self.clock)
-        app.router.add_route("*", STREAMING_PREFIX + "/{tail:.*}",
-                             self._route("unknown", "stream", _not_found))  # fmt: skip
+        app.router.add_route(
+            "*", STREAMING_PREFIX + "/{tail:.*}", self._route("unknown", "stream", _not_found)
+        )
         app.router.add_route("*", "/{tail:.*}", self._route("unknown", "data", _not_found))
         app.on_response_prepare.append(self._date)
         return app

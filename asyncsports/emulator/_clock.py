@@ -47,7 +47,8 @@ class Clock:
         # Fold the time run so far into the offset: a new speed never makes the clock jump.
         mono = time.monotonic()
         self._offset += self._speed * (mono - self._t0)
-        self._t0, self._speed = mono, value
+        self._t0 = mono
+        self._speed = value
         self._notify()
 
     def time(self) -> float:

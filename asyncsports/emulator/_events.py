@@ -33,8 +33,20 @@ _SPORTS = (
     (None, "Darts", "Darts Live"),
 )
 _COUNTRIES = ("GB", "IE", "US", "CA", "DE", "FR", "ES", "IT", "NL", "SE", "AU", "NZ", "BR", "JP")
-_STATES = ("US-NY", "US-NJ", "US-PA", "US-CA", "US-NV", "US-CO", "US-IL", "US-MI", "US-TN",
-           "US-VA", "US-AZ", "US-IN")  # fmt: skip
+_STATES = (
+    "US-NY",
+    "US-NJ",
+    "US-PA",
+    "US-CA",
+    "US-NV",
+    "US-CO",
+    "US-IL",
+    "US-MI",
+    "US-TN",
+    "US-VA",
+    "US-AZ",
+    "US-IN",
+)
 
 
 @dataclass(frozen=True, slots=True)

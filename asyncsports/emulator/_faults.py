@@ -289,8 +289,18 @@ class Faults:
             raise ValueError("byte counts and latency must not be negative")
         if (times is not None and times < 0) or skip < 0:
             raise ValueError("times and skip must not be negative")
-        rule = Fault(route, status, retry_after, latency, reset, truncate, malformed,
-                     repeat_page, times, skip)  # fmt: skip
+        rule = Fault(
+            route,
+            status,
+            retry_after,
+            latency,
+            reset,
+            truncate,
+            malformed,
+            repeat_page,
+            times,
+            skip,
+        )
         self.rules.append(rule)
         return rule
 

@@ -107,7 +107,8 @@ class _Order:
     ) -> None:
         self.season = season
         self.number = number
-        self.lo, self.hi = lo, hi
+        self.lo = lo
+        self.hi = hi
         self.size = hi - lo
         self.name_first = sort[0][0] == "name"
         desc = dict(sort)

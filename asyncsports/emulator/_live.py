@@ -96,7 +96,9 @@ class LiveConfig:
             raise ValueError("live_seq must be 'connection' or 'fixture'")
 
 
-Packet = tuple[int, Callable[[], dict[str, Any]]]
+Make = Callable[[], dict[str, Any]]
+"""Makes a packet's record when it is sent (none is built before it is due)."""
+Packet = tuple[int, Make]
 """When a record is due (ms of fixture time) and how to make it (decimals quoted)."""
 
 
@@ -201,8 +203,11 @@ class LiveApi:
                     pass
                 return ws
             if self.config.dialect == "golf":
-                status = {"eventElementType": "Alarm", "alarm": "Feed open",
-                          "timestamp": iso_ms(self.clock.time_ms())}  # fmt: skip
+                status = {
+                    "eventElementType": "Alarm",
+                    "alarm": "Feed open",
+                    "timestamp": iso_ms(self.clock.time_ms()),
+                }
                 await ws.send_str(encode(status).decode())
             await _Connection(self, ws, request, fixture, feed, fault).run(start, speed)
         finally:
@@ -263,6 +268,12 @@ class LiveApi:
             prefix.append(a)
             if a.finished or (a.team is not None and a.type is not LINEUPS):
                 yield a.ts_ms, functools.partial(_stats, fixture, prefix, len(prefix))
+
+
+def _numbered(record: dict[str, Any], feed: str, seq: int) -> dict[str, Any]:
+    """``record`` with its ``fixtureSeqNum``: in its action on the actions feed."""
+    (record["fixtureAction"] if feed == "actions" else record)["fixtureSeqNum"] = seq
+    return record
 
 
 def _notice(text: str, level: str = "INFO") -> str:
@@ -337,57 +348,65 @@ class _Connection:
                 await reader
 
     async def _pump(self, start: int, speed: str | None) -> None:
-        clock, config = self.api.clock, self.api.config
-        f = self.fixture
-        now_ms = clock.time_ms()
-        over = f.status(now_ms / 1000) == "completed"
-        source = itertools.islice(self.api.packets(f, self.feed), start, None)
-        nxt = next(source, None)
-        if nxt is None:
-            return  # nothing beyond startPosition, or no timeline (postponed): over
-        offset: float = 0
+        """Send the feed's packets from ``start`` as each falls due, until it is over or
+        the peer has gone; between them, what :meth:`_idle` does."""
+        timed = self._due(start, speed)
+        nxt = next(timed, None)
+        seq = start if self.api.config.seq == "fixture" else 0
+        while nxt is not None and not self.ws.closed and not self.peer_gone:
+            due, make = nxt
+            if due > self.api.clock.time_ms():
+                await self._idle(due)
+                continue
+            seq += 1
+            if not await self._packet(encode(_numbered(make(), self.feed, seq)).decode()):
+                return
+            nxt = next(timed, None)
+            if nxt is None:
+                if self.held is not None:
+                    await self._send(self.held)
+            elif self.produced % 32 == 0:
+                await asyncio.sleep(0)
+
+    def _due(self, start: int, speed: str | None) -> Iterator[tuple[float, Make]]:
+        """The packets from ``start`` (none past the end, none without a timeline: a
+        postponed fixture), each at the clock's millisecond it is due. A fixture already
+        over is a replay: ``fast`` sends at once, ``normal`` keeps the gaps from now."""
+        now_ms = self.api.clock.time_ms()
+        over = self.fixture.status(now_ms / 1000) == "completed"
+        source = itertools.islice(self.api.packets(self.fixture, self.feed), start, None)
+        first = next(source, None)
+        if first is None:
+            return
+        offset = 0.0
         if over:
-            # A replay: fast sends at once, normal keeps the gaps from the moment of connecting.
-            offset = float("-inf") if speed == "fast" else now_ms - nxt[0]
-        seq = start if config.seq == "fixture" else 0
-        while not self.ws.closed and not self.peer_gone:
-            now_ms = clock.time_ms()
-            due = nxt[0] + offset
-            if due <= now_ms:
-                seq += 1
-                record = nxt[1]()
-                if self.feed == "actions":
-                    record["fixtureAction"]["fixtureSeqNum"] = seq
-                else:
-                    record["fixtureSeqNum"] = seq
-                if not await self._packet(encode(record).decode()):
-                    return
-                nxt = next(source, None)
-                if nxt is None:
-                    if self.held is not None:
-                        await self._send(self.held)
-                    return
-                if self.produced % 32 == 0:
-                    await asyncio.sleep(0)
-                continue
-            if self.held is not None:
-                # A reorder whose second packet is not due yet: the held one goes late,
-                # before the wait, rather than never (the clock may not move again).
-                held, self.held = self.held, None
-                await self._send(held)
-                continue
-            idle = self.loop.time() - self.last_out
-            if idle >= config.heartbeat:
-                await self._send(self.api.heartbeat())
-                continue
-            timeout = config.heartbeat - idle
-            until = clock.until(due / 1000)  # wall-clock seconds, at the clock's speed
-            if until is not None:
-                timeout = min(timeout, until)
-            self.wake.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
-                    await self.wake.wait()
+            offset = float("-inf") if speed == "fast" else now_ms - first[0]
+        for due, make in itertools.chain([first], source):
+            yield due + offset, make
+
+    async def _idle(self, due: float) -> None:
+        """One step while no packet is due: a held packet goes, or a heartbeat after
+        ``heartbeat`` seconds of silence, or a wait for the clock, the peer or the
+        heartbeat."""
+        if self.held is not None:
+            # A reorder whose second packet is not due yet: the held one goes late,
+            # before the wait, rather than never (the clock may not move again).
+            held, self.held = self.held, None
+            await self._send(held)
+            return
+        heartbeat = self.api.config.heartbeat
+        idle = self.loop.time() - self.last_out
+        if idle >= heartbeat:
+            await self._send(self.api.heartbeat())
+            return
+        timeout = heartbeat - idle
+        until = self.api.clock.until(due / 1000)  # wall-clock seconds, at the clock's speed
+        if until is not None:
+            timeout = min(timeout, until)
+        self.wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.wake.wait()
 
     async def _send(self, text: str) -> None:
         await self.ws.send_str(text)

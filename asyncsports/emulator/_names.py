@@ -18,6 +18,11 @@ class Country(NamedTuple):
     lon: float
 
 
+def _words(text: str) -> tuple[str, ...]:
+    """The words of ``text``: a pool written as prose, as many to a line as fit."""
+    return tuple(text.split())
+
+
 COUNTRIES: tuple[Country, ...] = (
     Country("GB", "GBR", "United Kingdom", "Europe", 52.5, -1.5),
     Country("IE", "IRL", "Ireland", "Europe", 53.3, -7.7),
@@ -53,47 +58,47 @@ COUNTRIES: tuple[Country, ...] = (
     Country("HK", "HKG", "Hong Kong", "Asia", 22.3, 114.2),
 )
 
-CITIES: tuple[str, ...] = (
-    "Aberdeen", "Ashford", "Bayside", "Belmont", "Brighton", "Bristol", "Camden", "Cardiff",
-    "Carlton", "Chester", "Clifton", "Coventry", "Dalton", "Denton", "Dover", "Dunmore",
-    "Easton", "Elmwood", "Fairview", "Fulton", "Glenwood", "Grafton", "Hamilton", "Harbor",
-    "Hartford", "Hastings", "Highland", "Kenton", "Kingston", "Lakeside", "Lancaster",
-    "Lexington", "Lincoln", "Marlow", "Melrose", "Milford", "Newport", "Northfield", "Oakland",
-    "Oxford", "Preston", "Queensbury", "Redwood", "Richmond", "Riverside", "Rockford",
-    "Salem", "Sheldon", "Southport", "Springfield", "Stanton", "Stratford", "Sutton",
-    "Thornbury", "Trenton", "Upton", "Valemont", "Warwick", "Wesley", "Westbrook", "Weston",
-    "Whitby", "Winchester", "Windsor", "Woodstock", "Yarmouth", "York", "Zenith",
-)  # fmt: skip
+CITIES: tuple[str, ...] = _words(
+    """
+    Aberdeen Ashford Bayside Belmont Brighton Bristol Camden Cardiff Carlton Chester
+    Clifton Coventry Dalton Denton Dover Dunmore Easton Elmwood Fairview Fulton Glenwood
+    Grafton Hamilton Harbor Hartford Hastings Highland Kenton Kingston Lakeside
+    Lancaster Lexington Lincoln Marlow Melrose Milford Newport Northfield Oakland Oxford
+    Preston Queensbury Redwood Richmond Riverside Rockford Salem Sheldon Southport
+    Springfield Stanton Stratford Sutton Thornbury Trenton Upton Valemont Warwick Wesley
+    Westbrook Weston Whitby Winchester Windsor Woodstock Yarmouth York Zenith
+    """
+)
 
-NICKNAMES: tuple[str, ...] = (
-    "Admirals", "Badgers", "Bears", "Bulls", "Chargers", "Comets", "Cougars", "Crusaders",
-    "Dragons", "Eagles", "Falcons", "Foxes", "Giants", "Hawks", "Hornets", "Huskies",
-    "Jets", "Kings", "Knights", "Lions", "Lynx", "Mariners", "Miners", "Owls", "Panthers",
-    "Pirates", "Raiders", "Rangers", "Ravens", "Rebels", "Rockets", "Rovers", "Royals",
-    "Sharks", "Spartans", "Stallions", "Storm", "Tigers", "Titans", "Vikings", "Wanderers",
-    "Warriors", "Wolves",
-)  # fmt: skip
+NICKNAMES: tuple[str, ...] = _words(
+    """
+    Admirals Badgers Bears Bulls Chargers Comets Cougars Crusaders Dragons Eagles
+    Falcons Foxes Giants Hawks Hornets Huskies Jets Kings Knights Lions Lynx Mariners
+    Miners Owls Panthers Pirates Raiders Rangers Ravens Rebels Rockets Rovers Royals
+    Sharks Spartans Stallions Storm Tigers Titans Vikings Wanderers Warriors Wolves
+    """
+)
 
-FIRST_NAMES: tuple[str, ...] = (
-    "Aaron", "Adam", "Adrian", "Alan", "Alex", "Andre", "Andrew", "Anthony", "Ben", "Bruno",
-    "Carl", "Carlos", "Chris", "Colin", "Daniel", "David", "Dean", "Diego", "Dominic", "Eric",
-    "Felix", "Gary", "George", "Graham", "Hugo", "Ian", "Ivan", "Jack", "Jake", "James",
-    "Jamie", "Joe", "John", "Jonas", "Jordan", "Jose", "Kevin", "Kyle", "Lars", "Leo", "Liam",
-    "Lucas", "Luke", "Marco", "Mark", "Martin", "Matteo", "Max", "Michael", "Neil", "Nick",
-    "Noah", "Oliver", "Omar", "Oscar", "Owen", "Paul", "Pedro", "Peter", "Rafael", "Ray",
-    "Ricky", "Robert", "Ronnie", "Ryan", "Sam", "Scott", "Sean", "Simon", "Stephen", "Steve",
-    "Thomas", "Tony", "Victor", "Will", "Xavier", "Yuri", "Zak",
-)  # fmt: skip
+FIRST_NAMES: tuple[str, ...] = _words(
+    """
+    Aaron Adam Adrian Alan Alex Andre Andrew Anthony Ben Bruno Carl Carlos Chris Colin
+    Daniel David Dean Diego Dominic Eric Felix Gary George Graham Hugo Ian Ivan Jack
+    Jake James Jamie Joe John Jonas Jordan Jose Kevin Kyle Lars Leo Liam Lucas Luke
+    Marco Mark Martin Matteo Max Michael Neil Nick Noah Oliver Omar Oscar Owen Paul
+    Pedro Peter Rafael Ray Ricky Robert Ronnie Ryan Sam Scott Sean Simon Stephen Steve
+    Thomas Tony Victor Will Xavier Yuri Zak
+    """
+)
 
-LAST_NAMES: tuple[str, ...] = (
-    "Allen", "Anderson", "Bailey", "Baker", "Barnes", "Bell", "Bennett", "Bingham", "Brooks",
-    "Brown", "Campbell", "Carter", "Clarke", "Collins", "Cook", "Cooper", "Davies", "Davis",
-    "Dixon", "Doherty", "Edwards", "Evans", "Fisher", "Foster", "Fraser", "Garcia", "Gibson",
-    "Gray", "Green", "Hall", "Harris", "Hawkins", "Higgins", "Hill", "Hughes", "Hunter",
-    "Jackson", "James", "Johnson", "Jones", "Kelly", "King", "Lee", "Lewis", "Lopez",
-    "Marshall", "Martin", "Mason", "Miller", "Mitchell", "Moore", "Morgan", "Morris",
-    "Murphy", "Murray", "Nelson", "Novak", "Parker", "Perry", "Phillips", "Price", "Reed",
-    "Reynolds", "Roberts", "Robertson", "Robinson", "Rossi", "Russell", "Scott", "Selby",
-    "Shaw", "Silva", "Smith", "Stevens", "Stewart", "Taylor", "Thompson", "Trump", "Turner",
-    "Walker", "Ward", "Watson", "White", "Williams", "Wilson", "Wood", "Wright", "Young",
-)  # fmt: skip
+LAST_NAMES: tuple[str, ...] = _words(
+    """
+    Allen Anderson Bailey Baker Barnes Bell Bennett Bingham Brooks Brown Campbell Carter
+    Clarke Collins Cook Cooper Davies Davis Dixon Doherty Edwards Evans Fisher Foster
+    Fraser Garcia Gibson Gray Green Hall Harris Hawkins Higgins Hill Hughes Hunter
+    Jackson James Johnson Jones Kelly King Lee Lewis Lopez Marshall Martin Mason Miller
+    Mitchell Moore Morgan Morris Murphy Murray Nelson Novak Parker Perry Phillips Price
+    Reed Reynolds Roberts Robertson Robinson Rossi Russell Scott Selby Shaw Silva Smith
+    Stevens Stewart Taylor Thompson Trump Turner Walker Ward Watson White Williams
+    Wilson Wood Wright Young
+    """
+)

@@ -10,8 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BAD_RECORDING", "DEFAULT_NOW", "DESCRIPTION", "DIALECTS", "EXIT_CODES", "FLAGS",
-           "Flag", "moment"]  # fmt: skip
+__all__ = [
+    "BAD_RECORDING",
+    "DEFAULT_NOW",
+    "DESCRIPTION",
+    "DIALECTS",
+    "EXIT_CODES",
+    "FLAGS",
+    "Flag",
+    "moment",
+]
 
 DEFAULT_NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 """Where the clock starts and the data is centred unless ``now`` says."""
@@ -63,32 +71,71 @@ class Flag:
 
 FLAGS = (
     Flag("--host", str, "127.0.0.1", "Address to bind (default 127.0.0.1).", "ADDRESS"),
-    Flag("--port", int, 8080, "Port of the services (default 8080; 0 picks a free one).",
-         "PORT"),
-    Flag("--live-port", int, None, "Port of the live feeds' websockets (default --port + 1; "
-         "0 with --port 0).", "PORT"),
-    Flag("--live-heartbeat", float, 20.0, "Seconds of silence before a live feed sends a "
-         "heartbeat (default 20).", "SECONDS"),
-    Flag("--live-dialect", str, "emulator", "How the live feeds speak besides packets: "
-         "emulator (default), vendor or golf (the vendor's documented messages).",
-         choices=DIALECTS),
+    Flag("--port", int, 8080, "Port of the services (default 8080; 0 picks a free one).", "PORT"),
+    Flag(
+        "--live-port",
+        int,
+        None,
+        "Port of the live feeds' websockets (default --port + 1; 0 with --port 0).",
+        "PORT",
+    ),
+    Flag(
+        "--live-heartbeat",
+        float,
+        20.0,
+        "Seconds of silence before a live feed sends a heartbeat (default 20).",
+        "SECONDS",
+    ),
+    Flag(
+        "--live-dialect",
+        str,
+        "emulator",
+        "How the live feeds speak besides packets: "
+        "emulator (default), vendor or golf (the vendor's documented messages).",
+        choices=DIALECTS,
+    ),
     Flag("--seed", int, 0, "Data seed: the same seed, the same data (default 0).", "N"),
-    Flag("--now", moment, DEFAULT_NOW, "Start time, ISO 8601, UTC unless it names its zone "
-         f"(default {DEFAULT_NOW.isoformat()}).", "TIME"),
+    Flag(
+        "--now",
+        moment,
+        DEFAULT_NOW,
+        f"Start time, ISO 8601, UTC unless it names its zone (default {DEFAULT_NOW.isoformat()}).",
+        "TIME",
+    ),
     Flag("--frozen", None, False, "Keep the clock still (as --speed 0)."),
-    Flag("--speed", float, None, "Run the clock X times faster than real time (default 1).",
-         "X"),
-    Flag("--token", str, "emulator-token", "Bearer token it accepts (default emulator-token).",
-         "TOKEN"),
+    Flag("--speed", float, None, "Run the clock X times faster than real time (default 1).", "X"),
+    Flag(
+        "--token",
+        str,
+        "emulator-token",
+        "Bearer token it accepts (default emulator-token).",
+        "TOKEN",
+    ),
     Flag("--fixtures-per-season", int, 24, "Fixtures in each season (default 24).", "N"),
-    Flag("--actions-per-fixture", int, 120, "Actions in a fixture's whole timeline "
-         "(default 120).", "N"),
+    Flag(
+        "--actions-per-fixture",
+        int,
+        120,
+        "Actions in a fixture's whole timeline (default 120).",
+        "N",
+    ),
     Flag("--big-fixture-list", int, 0, "Add a basketball season of N fixtures.", "N"),
     Flag("--big-timeline", int, 0, "Add an american-football fixture of N actions.", "N"),
     Flag("--latency", float, 0.0, "Seconds added to each response (default 0).", "SECONDS"),
-    Flag("--rate-limit", int, None, "Requests a second it answers; beyond, 429 with "
-         "Retry-After (default: no limit).", "N"),
-    Flag("--replay", str, None, "Serve this recording (asyncsports --record FILE) instead "
-         "of generated data; live feeds keep their recorded gaps, at --speed.", "FILE"),
-)  # fmt: skip
+    Flag(
+        "--rate-limit",
+        int,
+        None,
+        "Requests a second it answers; beyond, 429 with Retry-After (default: no limit).",
+        "N",
+    ),
+    Flag(
+        "--replay",
+        str,
+        None,
+        "Serve this recording (asyncsports --record FILE) instead "
+        "of generated data; live feeds keep their recorded gaps, at --speed.",
+        "FILE",
+    ),
+)
 """Every option, in the order --help lists them."""

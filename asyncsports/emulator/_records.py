@@ -223,8 +223,13 @@ class Fixture:
         return self.season.rules.period_scores(random.Random(mix64(self.season.key ^ ~self.index)))
 
 
-_FLAGS = {"v1_colours": 42, "tiny_sequence": 45, "null_first_names": 48, "overnight": 51,
-          "suspended": 54}  # fmt: skip
+_FLAGS = {
+    "v1_colours": 42,
+    "tiny_sequence": 45,
+    "null_first_names": 48,
+    "overnight": 51,
+    "suspended": 54,
+}
 _TYPES = ((13, "training"), (38, "simulation"), (256, "official"))
 _COVERAGE = (
     (26, "noCoverage"),

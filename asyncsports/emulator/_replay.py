@@ -238,7 +238,8 @@ def _reply(answer: Exchange) -> tuple[Reply, Fault | None]:
     ctype = next((headers.pop(k) for k in list(headers) if k.lower() == "content-type"), "")
     media, _, params = ctype.partition(";")
     charset = params.partition("charset=")[2].strip() or None
-    reply = Reply(answer.body, answer.status, media.strip() or "application/octet-stream",
-                  headers, charset)  # fmt: skip
+    reply = Reply(
+        answer.body, answer.status, media.strip() or "application/octet-stream", headers, charset
+    )
     cut = not answer.complete and answer.status < 400
     return reply, Fault(truncate=len(answer.body)) if cut else None

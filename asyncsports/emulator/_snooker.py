@@ -189,8 +189,11 @@ class SnookerWorld:
     @staticmethod
     def tournament_external(t: Tournament) -> dict[str, str]:
         """externalTournamentId."""
-        return {"competitionId": t.competition_id, "seasonId": t.season_uuid,
-                "stageId": t.stage_uuid}  # fmt: skip
+        return {
+            "competitionId": t.competition_id,
+            "seasonId": t.season_uuid,
+            "stageId": t.stage_uuid,
+        }
 
     def tournament_record(self, t: Tournament) -> dict[str, Any]:
         """Tournament."""
@@ -435,8 +438,11 @@ class SnookerWorld:
         r = rng(self.seed, "draw", t.id)
         field = len(t.draw)
         # Seeds meet the weakest first: 1 v 32, 2 v 31...
-        alive = [t.draw[k] for pair in zip(range(field // 2), range(field - 1, field // 2 - 1, -1),
-                                           strict=True) for k in pair]  # fmt: skip
+        alive = [
+            t.draw[k]
+            for pair in zip(range(field // 2), range(field - 1, field // 2 - 1, -1), strict=True)
+            for k in pair
+        ]
         rounds = len(t.best_of)
         day_step = (t.end - t.start) // rounds
         out: list[Match] = []
@@ -489,5 +495,15 @@ class SnookerWorld:
             shots[side] += r.randint(12, 30)
             shots[1 - side] += r.randint(8, 25)
         winner = 0 if won[0] > won[1] else 1
-        return Match(number, rnd, pair, when, False, (won[0], won[1]), (points[0], points[1]),
-                     tuple(breaks), (shots[0], shots[1]), winner)  # fmt: skip
+        return Match(
+            number,
+            rnd,
+            pair,
+            when,
+            False,
+            (won[0], won[1]),
+            (points[0], points[1]),
+            tuple(breaks),
+            (shots[0], shots[1]),
+            winner,
+        )

@@ -133,9 +133,8 @@ def _lineup_entry(p: Player, null_first: bool) -> dict[str, Any]:
 
 def _potted(points: int) -> dict[str, int]:
     """Balls that make a break of ``points``: a red and a colour per visit, then colours."""
-    balls = {"redBalls": 0, "yellowBalls": 0, "greenBalls": 0, "brownBalls": 0,
-             "blueBalls": 0, "pinkBalls": 0, "blackBalls": 0}  # fmt: skip
     names = ("yellowBalls", "greenBalls", "brownBalls", "blueBalls", "pinkBalls", "blackBalls")
+    balls = dict.fromkeys(("redBalls", *names), 0)
     rest = points
     while rest >= 8 and balls["redBalls"] < 15:
         balls["redBalls"] += 1
@@ -370,9 +369,11 @@ class _Writer:
 
     def suspension(self, start_ms: int, end_ms: int) -> Iterator[Action]:
         """Collection suspended (with its reason) at ``start_ms``, resumed at ``end_ms``."""
-        self.collection, self.reason = "CollectionSuspended", _SUSPENSION
+        self.collection = "CollectionSuspended"
+        self.reason = _SUSPENSION
         yield self.emit(STATUS_UPDATED, start_ms, draw=False)
-        self.collection, self.reason = "CollectingLive", None
+        self.collection = "CollectingLive"
+        self.reason = None
         yield self.emit(STATUS_UPDATED, end_ms, draw=False)
         self.delayed = _DELAYED
 

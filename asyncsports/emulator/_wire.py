@@ -54,25 +54,41 @@ CHUNK = 64 * 1024
 encode = msgspec.json.Encoder().encode
 _Raw = msgspec.Raw
 
-_STATUS = {"scheduled": b"Scheduled", "live": b"Live", "completed": b"Completed",
-           "postponed": b"Postponed"}  # fmt: skip
-COLLECTION_STATUS = {"scheduled": "CollectionScheduled", "live": "CollectingLive",
-                     "completed": "PostMatchChecked", "postponed": "CollectionScheduled"}  # fmt: skip
+_STATUS = {
+    "scheduled": b"Scheduled",
+    "live": b"Live",
+    "completed": b"Completed",
+    "postponed": b"Postponed",
+}
+COLLECTION_STATUS = {
+    "scheduled": "CollectionScheduled",
+    "live": "CollectingLive",
+    "completed": "PostMatchChecked",
+    "postponed": "CollectionScheduled",
+}
 """A volleyball fixture's ``collectionStatus`` by its status (the vendor's values)."""
 _VOLLEYBALL = {
     status: b',"collectionStatus":"%s","sport":"volleyball"' % collection.encode()
     for status, collection in COLLECTION_STATUS.items()
 }
 _SOCCER_RULES = b',"rules":' + msgspec.json.encode(
-    [{"rule": "ExtraTime", "value": "false"}, {"rule": "PeriodLength", "value": "45"},
-     {"rule": "ExtraTimeLength", "value": "null"}, {"rule": "PenaltyShootout", "value": "false"},
-     {"rule": "PenaltyShootoutType", "value": "null"}]
-)  # fmt: skip
+    [
+        {"rule": "ExtraTime", "value": "false"},
+        {"rule": "PeriodLength", "value": "45"},
+        {"rule": "ExtraTimeLength", "value": "null"},
+        {"rule": "PenaltyShootout", "value": "false"},
+        {"rule": "PenaltyShootoutType", "value": "null"},
+    ]
+)
 _CUP_RULES = b',"rules":' + msgspec.json.encode(
-    [{"rule": "ExtraTime", "value": "true"}, {"rule": "PeriodLength", "value": "45"},
-     {"rule": "ExtraTimeLength", "value": "15"}, {"rule": "PenaltyShootout", "value": "true"},
-     {"rule": "PenaltyShootoutType", "value": "ABBA"}]
-)  # fmt: skip
+    [
+        {"rule": "ExtraTime", "value": "true"},
+        {"rule": "PeriodLength", "value": "45"},
+        {"rule": "ExtraTimeLength", "value": "15"},
+        {"rule": "PenaltyShootout", "value": "true"},
+        {"rule": "PenaltyShootoutType", "value": "ABBA"},
+    ]
+)
 """Soccer fixtures' rules: a league's, and a cup's (extra time, then a shootout)."""
 _TYPE = {"official": b"Official", "simulation": b"Simulation", "training": b"Training"}
 COVERAGE_TEXT = {
@@ -229,8 +245,11 @@ class FixtureWriter:
         pair_key = (f.home.id, f.away.id)
         parts = self._pairs.get(pair_key)
         if parts is None:
-            venue = {"id": f.home.venue.id, "name": f.home.venue.name,
-                     "location": location(f.home.venue.location)}  # fmt: skip
+            venue = {
+                "id": f.home.venue.id,
+                "name": f.home.venue.name,
+                "location": location(f.home.venue.location),
+            }
             parts = (
                 encode(f"{f.home.name} v {f.away.name}"),
                 encode([_team(f.home, True), _team(f.away, False)]),
@@ -258,12 +277,17 @@ class FixtureWriter:
                 b'{"id":"%s","name":%s,"status":"%s","type":"%s","coverageLevel":"%s"'
                 % (f.id.encode(), name, _STATUS[status], _TYPE[f.type], _COVERAGE[f.coverage]),
                 b',"startDateUTC":"%s","teams":%s,"stage":%s,"venue":%s,"fixtureDeleted":%s'
-                % (naive(f.start).encode(), teams, self._stage(f.season), venue,
-                   b"true" if f.deleted else b"false"),
+                % (
+                    naive(f.start).encode(),
+                    teams,
+                    self._stage(f.season),
+                    venue,
+                    b"true" if f.deleted else b"false",
+                ),
                 extra,
                 b',"updateCount":%d}' % f.update_count,
             )
-        )  # fmt: skip
+        )
 
 
 def envelope(items: list[bytes], page: int, size: int, total: int, sorted_: bool) -> bytes:

@@ -145,9 +145,14 @@ class World:
         """Rank of every possible fixture name of a sport in sorted order."""
         if sport not in self._ranks:
             names = sorted(
-                {f"{a.name} v {b.name}" for c in self.competitions(sport) for a in c.teams
-                 for b in c.teams if a is not b}
-            )  # fmt: skip
+                {
+                    f"{a.name} v {b.name}"
+                    for c in self.competitions(sport)
+                    for a in c.teams
+                    for b in c.teams
+                    if a is not b
+                }
+            )
             self._ranks[sport] = {name: rank for rank, name in enumerate(names)}
         return self._ranks[sport]
 
@@ -163,8 +168,17 @@ class World:
         if rules.individual:
             first, _, last = team.name.partition(" ")
             loc = self._nationality(rng(self.seed, "nat", team.id))
-            return (Player(uuid_from(key(self.seed, "player", team.id)), team.name, first, last,
-                           "1", loc, True),)  # fmt: skip
+            return (
+                Player(
+                    uuid_from(key(self.seed, "player", team.id)),
+                    team.name,
+                    first,
+                    last,
+                    "1",
+                    loc,
+                    True,
+                ),
+            )
         r = rng(self.seed, "squad", team.id)
         numbers = r.sample(range(1, 100), rules.squad_size)
         # Some quirks are pinned to slots, so that every squad list shows them.
@@ -217,10 +231,12 @@ class World:
             country = cr.choice(COUNTRIES)
             quirk = cr.random()
             location = (
-                Location(None, None, None, empty=True) if quirk < 0.15
-                else Location(None, None, country.continent) if quirk < 0.3
+                Location(None, None, None, empty=True)
+                if quirk < 0.15
+                else Location(None, None, country.continent)
+                if quirk < 0.3
                 else Location(country.name, country.name, country.continent)
-            )  # fmt: skip
+            )
             teams = tuple(
                 self._make_team(rules, c, t, picks[c * t_count + t], category)
                 for t in range(t_count)
@@ -258,10 +274,12 @@ class World:
         country = r.choice(COUNTRIES)
         quirk = (r.random(), 0.05, r.random(), 0.15)[index % 4]  # pinned in every fourth team
         location = (
-            Location(None, None, None, empty=True) if quirk < 0.1
-            else Location(city, None, None) if quirk < 0.2
+            Location(None, None, None, empty=True)
+            if quirk < 0.1
+            else Location(city, None, None)
+            if quirk < 0.2
             else Location(city, country.name, country.continent)
-        )  # fmt: skip
+        )
         venue_name = f"{city} {r.choice(('Arena', 'Stadium', 'Park', 'Centre', 'Hall'))}"
         if rules.individual:
             venue_name = f"{r.choice(CITIES)} Snooker Centre"

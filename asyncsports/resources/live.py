@@ -120,8 +120,12 @@ async def _warned(session: Any, sport: Sport | str, fixture_id: uuid.UUID, text:
         exc.add_note(f"the live feed's server warned: {text}")
         raise
     except AsyncSportsError as exc:
-        log.warning("live feed %s: the server warned (%s); asking the service failed: %s",
-                    fixture_id, text, exc)  # fmt: skip
+        log.warning(
+            "live feed %s: the server warned (%s); asking the service failed: %s",
+            fixture_id,
+            text,
+            exc,
+        )
         return
     log.warning("live feed %s: the server warned: %s", fixture_id, text)
 
@@ -189,8 +193,9 @@ class LiveResource:
         ``fixtureSeqNum`` as the socket numbers it).
         """
         replay = renamed("replay", replay, "speed", speed)
-        feed: Feed[Action] = self._feed("actions", sport, fixture_id, start_position, replay,
-                                       media, idle_timeout, extra)  # fmt: skip
+        feed: Feed[Action] = self._feed(
+            "actions", sport, fixture_id, start_position, replay, media, idle_timeout, extra
+        )
         return feed
 
     @traced
@@ -211,8 +216,9 @@ class LiveResource:
         The arguments are those of :meth:`actions`; ``start_position`` counts packets.
         """
         replay = renamed("replay", replay, "speed", speed)
-        feed: Feed[Statistics] = self._feed("statistics", sport, fixture_id, start_position, replay,
-                                       media, idle_timeout, extra)  # fmt: skip
+        feed: Feed[Statistics] = self._feed(
+            "statistics", sport, fixture_id, start_position, replay, media, idle_timeout, extra
+        )
         return feed
 
     def merge(self, feeds: Iterable[Feed[Any]] = (), *, per_feed: int = 64) -> Merged:

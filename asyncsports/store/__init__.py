@@ -151,8 +151,9 @@ def engine(
     its own), or a ``postgresql://`` URL (reconnecting for up to ``patience`` seconds to
     a database it had reached; one never reached fails within ``connect_timeout``)."""
     if is_postgres(db):
-        return PgEngine(str(db), job, restart=restart, patience=patience,
-                        connect_timeout=connect_timeout)  # fmt: skip
+        return PgEngine(
+            str(db), job, restart=restart, patience=patience, connect_timeout=connect_timeout
+        )
     return SqliteEngine(Path(db), job, restart=restart)
 
 

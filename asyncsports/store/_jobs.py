@@ -69,8 +69,13 @@ class JobProgress:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
-        return {"job": self.job, "scope": self.scope, "finished": self.finished,
-                "units": self.units, "workers": self.workers}  # fmt: skip
+        return {
+            "job": self.job,
+            "scope": self.scope,
+            "finished": self.finished,
+            "units": self.units,
+            "workers": self.workers,
+        }
 
 
 class Shards:

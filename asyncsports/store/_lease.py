@@ -48,7 +48,8 @@ class Election:
     def __init__(
         self, db: str | Path, name: str, who: str, connect_timeout: float = CONNECT_TIMEOUT
     ) -> None:
-        self.name, self.who = name, who
+        self.name = name
+        self.who = who
         self.seat: Seat
         if is_postgres(db):
             self.seat = PgSeat(str(db), name, who, connect_timeout)

@@ -93,9 +93,16 @@ class PgSeat:
     def __init__(
         self, url: str, name: str, who: str, connect_timeout: float = CONNECT_TIMEOUT
     ) -> None:
-        self.url, self.name, self.who = url, name, who
-        self.link = PgLink(url, patience=None, settings=ELECTION_SETTINGS, setup=_create,
-                           connect_timeout=connect_timeout)  # fmt: skip
+        self.url = url
+        self.name = name
+        self.who = who
+        self.link = PgLink(
+            url,
+            patience=None,
+            settings=ELECTION_SETTINGS,
+            setup=_create,
+            connect_timeout=connect_timeout,
+        )
 
     async def _call(self, how: str, query: str, *args: Any) -> Any:
         async def op(conn: asyncpg.Connection) -> Any:

@@ -105,7 +105,9 @@ class SqliteSeat:
     """
 
     def __init__(self, path: Path, name: str, who: str) -> None:
-        self.path, self.name, self.who = path, name, who
+        self.path = path
+        self.name = name
+        self.who = who
         self._thread: SqliteThread[sqlite3.Connection] | None = None
 
     def _open(self) -> sqlite3.Connection:
@@ -131,8 +133,9 @@ class SqliteSeat:
 
     async def free(self) -> bool:
         """Whether there is no lease, it lapsed, or its holder on this host is gone."""
-        return await self._call(lambda db: gone(db.execute(_ROW, (self.name,)).fetchone(),
-                                                time.time()))  # fmt: skip
+        return await self._call(
+            lambda db: gone(db.execute(_ROW, (self.name,)).fetchone(), time.time())
+        )
 
     async def take(self, ttl: float) -> int | None:
         """The new term; None: held (or the write lock held past :data:`BUSY`)."""

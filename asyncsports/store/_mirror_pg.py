@@ -75,8 +75,15 @@ T = TypeVar("T")
 
 _TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES)}
 # What a row's value travels as, in an array parameter of unnest().
-_ARRAY = {"text": "text", "int": "bigint", "flag": "integer", "time": "text", "json": "text",
-          "real": "double precision", "seq": "bigint"}  # fmt: skip
+_ARRAY = {
+    "text": "text",
+    "int": "bigint",
+    "flag": "integer",
+    "time": "text",
+    "json": "text",
+    "real": "double precision",
+    "seq": "bigint",
+}
 _KEY_TYPE = {"text": "text", "int": "bigint"}
 
 

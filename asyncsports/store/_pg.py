@@ -266,16 +266,18 @@ class PgLink:
                         f"cannot reach the database at {where}: "
                         f"{_reason(exc, self.connect_timeout)} ({redact_url(self.url)})"
                     ) from exc
-                log.warning("database %s: %s; trying again in %.1f s", redact_url(self.url),
-                            exc, delay)  # fmt: skip
+                log.warning(
+                    "database %s: %s; trying again in %.1f s", redact_url(self.url), exc, delay
+                )
                 self.reconnects += 1
                 await anyio.sleep(delay)
                 delay = min(2 * delay, 2.0)
 
     async def _connection(self) -> asyncpg.Connection:
         if self.conn is None or self.conn.is_closed():
-            conn = await connect(self.url, connect_timeout=self.connect_timeout,
-                                 settings=self._settings)  # fmt: skip
+            conn = await connect(
+                self.url, connect_timeout=self.connect_timeout, settings=self._settings
+            )
             self.conn = conn
             if self._setup is not None:
                 await self._setup(conn)

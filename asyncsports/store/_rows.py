@@ -130,9 +130,16 @@ def fixture_row(sport: str, fixture: Fixture, json: bytes | None = None) -> Row:
     """The ``fixtures`` row of a fixture; ``json`` is its wire JSON when known."""
     stage = fixture.stage
     season = stage.season if stage is not None else None
-    return (str(fixture.id), sport, _id(season), utc_text(fixture.start_date_utc),
-            fixture.status, fixture.name, int(fixture.fixture_deleted),
-            _text(fixture, json))  # fmt: skip
+    return (
+        str(fixture.id),
+        sport,
+        _id(season),
+        utc_text(fixture.start_date_utc),
+        fixture.status,
+        fixture.name,
+        int(fixture.fixture_deleted),
+        _text(fixture, json),
+    )
 
 
 def action_row(
@@ -144,9 +151,16 @@ def action_row(
     websocket numbers each connection's packets from 1).
     """
     fa = action.fixture_action
-    return (fixture_id, str(fa.action_id), sport,
-            seq if seq is not None else fa.fixture_seq_num, fa.fixture_action_type,
-            fa.send_type, utc_text(fa.timestamp), _text(action, json))  # fmt: skip
+    return (
+        fixture_id,
+        str(fa.action_id),
+        sport,
+        seq if seq is not None else fa.fixture_seq_num,
+        fa.fixture_action_type,
+        fa.send_type,
+        utc_text(fa.timestamp),
+        _text(action, json),
+    )
 
 
 def statistics_row(
@@ -158,8 +172,14 @@ def statistics_row(
 
 def standings_row(sport: str, season_id: str, p: Standings, json: bytes | None = None) -> Row:
     """The ``standings`` row of a season's standings packet (stage and group '' if none)."""
-    return (season_id, _id(p.stage) or "", _id(p.group) or "", sport, utc_text(p.timestamp),
-            _text(p, json))  # fmt: skip
+    return (
+        season_id,
+        _id(p.stage) or "",
+        _id(p.group) or "",
+        sport,
+        utc_text(p.timestamp),
+        _text(p, json),
+    )
 
 
 def squad_row(sport: str, season_id: str, s: Squad, json: bytes | None = None) -> Row:
@@ -169,11 +189,16 @@ def squad_row(sport: str, season_id: str, s: Squad, json: bytes | None = None) -
 
 def event_row(e: Event, json: bytes | None = None, live: bool = False) -> Row:
     """The ``events`` row of a live stream event; ``live``: listed as live now."""
-    return (e.id, e.title, utc_text(e.start_date), utc_text(e.end_date), int(live),
-            _text(e, json))  # fmt: skip
+    return (e.id, e.title, utc_text(e.start_date), utc_text(e.end_date), int(live), _text(e, json))
 
 
 def tournament_row(t: Tournament, json: bytes | None = None) -> Row:
     """The ``snooker_tournaments`` row of a tournament."""
-    return (t.tournament_id, t.season_id, t.tournament_name, utc_text(t.start_date),
-            utc_text(t.end_date), _text(t, json))  # fmt: skip
+    return (
+        t.tournament_id,
+        t.season_id,
+        t.tournament_name,
+        utc_text(t.start_date),
+        utc_text(t.end_date),
+        _text(t, json),
+    )

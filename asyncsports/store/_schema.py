@@ -44,16 +44,34 @@ SCHEMA_VERSION = 2
 Kind = Literal["text", "int", "flag", "time", "json", "real", "seq"]
 """``seq``: a number the database gives each new row, ascending in insertion order."""
 
-_SQLITE: dict[Kind, str] = {"text": "TEXT", "int": "INTEGER", "flag": "INTEGER", "time": "TEXT",
-                            "json": "TEXT", "real": "REAL",
-                            "seq": "INTEGER PRIMARY KEY AUTOINCREMENT"}  # fmt: skip
-_PG: dict[Kind, str] = {"text": "text", "int": "bigint", "flag": "boolean", "time": "timestamptz",
-                        "json": "json", "real": "double precision",
-                        "seq": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"}  # fmt: skip
+_SQLITE: dict[Kind, str] = {
+    "text": "TEXT",
+    "int": "INTEGER",
+    "flag": "INTEGER",
+    "time": "TEXT",
+    "json": "TEXT",
+    "real": "REAL",
+    "seq": "INTEGER PRIMARY KEY AUTOINCREMENT",
+}
+_PG: dict[Kind, str] = {
+    "text": "text",
+    "int": "bigint",
+    "flag": "boolean",
+    "time": "timestamptz",
+    "json": "json",
+    "real": "double precision",
+    "seq": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+}
 # What a row's value arrives as, in a PostgreSQL staging table (COPY in binary format).
-_PG_CARRIER: dict[Kind, str] = {"text": "text", "int": "bigint", "flag": "integer",
-                                "time": "text", "json": "text", "real": "double precision",
-                                "seq": "bigint"}  # fmt: skip
+_PG_CARRIER: dict[Kind, str] = {
+    "text": "text",
+    "int": "bigint",
+    "flag": "integer",
+    "time": "text",
+    "json": "text",
+    "real": "double precision",
+    "seq": "bigint",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,11 +48,21 @@ application's, whatever tables and ``user_version`` that one has."""
 # Files written before the application id: a layout is ours when every one of its tables
 # is there (tables the user added beside them are kept).
 _LAYOUTS: dict[int, frozenset[str]] = {
-    0: frozenset({"fixtures", "actions", "statistics", "changes", "cursors", "marks",
-                  "positions", _OLD_MIRROR}),  # the mirror's, before version 2
+    0: frozenset(
+        {
+            "fixtures",
+            "actions",
+            "statistics",
+            "changes",
+            "cursors",
+            "marks",
+            "positions",
+            _OLD_MIRROR,
+        }
+    ),  # the mirror's, before version 2
     1: frozenset({"fixtures", "actions", "statistics", "jobs", "checkpoints", "job_fixtures"}),
     2: frozenset(t.name for t in ALL_TABLES),
-}  # fmt: skip
+}
 
 # SQLite's primary result codes (sqlite3.h) that say what the user has to do.
 _IOERR, _CORRUPT, _FULL, _NOTADB = 10, 11, 13, 26
@@ -333,7 +343,9 @@ class SqliteThread(Generic[R]):
         interrupt: Callable[[R], object] | None = None,
     ) -> None:
         self.name = name
-        self._opener, self._closer, self._interrupt = opener, closer, interrupt
+        self._opener = opener
+        self._closer = closer
+        self._interrupt = interrupt
         self._calls: queue.SimpleQueue[tuple[Callable[[R], Any], asyncio.Future[Any]] | None]
         self._calls = queue.SimpleQueue()
         self._abandoned = threading.Event()

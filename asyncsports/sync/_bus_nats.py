@@ -372,8 +372,13 @@ class Acks:
     def expect(self, n: int, inbox: str) -> str:
         """A new batch of ``n`` messages: the reply subject its acks come to."""
         self._batch += 1
-        self._want, self._got, self.duplicates, self.last = n, 0, 0, 0
-        self.error, self.refused, self.away = None, [], None
+        self._want = n
+        self._got = 0
+        self.duplicates = 0
+        self.last = 0
+        self.error = None
+        self.refused = []
+        self.away = None
         self.done.clear()
         self._reply = f"{inbox}.{self._batch}"
         return self._reply
@@ -428,9 +433,16 @@ def classify(exc: BaseException) -> Trouble | None:
     request, a limit) or error of the library (credentials refused) does not."""
     errors = need("nats.errors", FEATURE)
     js = need("nats.js.errors", FEATURE)
-    away = (errors.TimeoutError, errors.NoRespondersError, errors.StaleConnectionError,
-            errors.OutboundBufferLimitError, errors.ConnectionClosedError, errors.NoServersError,
-            errors.ConnectionDrainingError, errors.ConnectionReconnectingError)  # fmt: skip
+    away = (
+        errors.TimeoutError,
+        errors.NoRespondersError,
+        errors.StaleConnectionError,
+        errors.OutboundBufferLimitError,
+        errors.ConnectionClosedError,
+        errors.NoServersError,
+        errors.ConnectionDrainingError,
+        errors.ConnectionReconnectingError,
+    )
     if isinstance(exc, away):
         return "away"
     if isinstance(exc, js.ServiceUnavailableError | js.ServerError):

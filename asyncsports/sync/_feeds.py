@@ -118,7 +118,8 @@ class Feeds:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.tasks.clear()
-        self._pending, self._positions = [], {}
+        self._pending = []
+        self._positions = {}
 
     # ------------------------------------------------------------------ committing
 
@@ -141,7 +142,8 @@ class Feeds:
             await self._kick.wait()
             self._kick.clear()
             batch, positions, upto = self._pending, self._positions, self._given
-            self._pending, self._positions = [], {}
+            self._pending = []
+            self._positions = {}
             self._room.set()
             try:
                 await self.commit(Done("live", writes=_last_packets(batch), positions=positions))
@@ -153,7 +155,8 @@ class Feeds:
                     if task is not asyncio.current_task():
                         task.cancel()
                         del self.tasks[key]
-                self._pending, self._positions = [], {}
+                self._pending = []
+                self._positions = {}
             else:
                 self.fresh["live"] = loop.time()
             self._done = upto
@@ -184,8 +187,13 @@ class Feeds:
         n = await self.position(key, fid)
         feed = self.actions
         assert feed is not None
-        ok = await self._drain(key, fid, feed(sport, fid, n), n, lambda a, j, n: Write(
-            "actions", [action_row(sport, fid, a, j, seq=n)]))  # fmt: skip
+        ok = await self._drain(
+            key,
+            fid,
+            feed(sport, fid, n),
+            n,
+            lambda a, j, n: Write("actions", [action_row(sport, fid, a, j, seq=n)]),
+        )
         if ok:
             await self._flush(self._given)  # before the final read, which replaces them
             # The feed ended after the finishing record (or the service said the fixture is
@@ -200,8 +208,13 @@ class Feeds:
         n = await self.position(key, "")
         feed = self.statistics
         assert feed is not None
-        await self._drain(key, fid, feed(sport, fid, n), n, lambda p, j, n: Write(
-            "statistics", [statistics_row(sport, fid, p, j)]))  # fmt: skip
+        await self._drain(
+            key,
+            fid,
+            feed(sport, fid, n),
+            n,
+            lambda p, j, n: Write("statistics", [statistics_row(sport, fid, p, j)]),
+        )
 
     async def _drain(
         self,
@@ -228,8 +241,9 @@ class Feeds:
             if not finished and getattr(records, "ended", None) is None:
                 raise _Unfinished("it ended without the fixture's finishing record")
         except (AsyncSportsError, _Unfinished) as exc:
-            log.warning("mirror: %s feed of %s broke off (%s): polling until it reopens",
-                        kind, fid, exc)  # fmt: skip
+            log.warning(
+                "mirror: %s feed of %s broke off (%s): polling until it reopens", kind, fid, exc
+            )
             if kind == "live.actions":
                 self._broken.add(fid)
             return False

@@ -113,7 +113,8 @@ class Jobs:
     ) -> None:
         self.client = client
         self.clock = clock
-        self.back, self.ahead = back, ahead
+        self.back = back
+        self.ahead = ahead
         self.every = every
         self.marks = marks  # the marks as committed so far
 

@@ -56,8 +56,10 @@ def healthy(
         }
     last = max(mirror.fresh.values(), default=mirror.started)
     age = now - last if last == last else None  # NaN: never started
-    failing = {key: {"seconds": now - since, "error": " ".join(str(exc).split())}
-               for key, (since, exc) in sorted(mirror.failing.items())}  # fmt: skip
+    failing = {
+        key: {"seconds": now - since, "error": " ".join(str(exc).split())}
+        for key, (since, exc) in sorted(mirror.failing.items())
+    }
     stuck = any(now - since > HEALTHY_WITHIN for since, _ in mirror.failing.values())
     ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.plan.tasks) and not stuck
     return ok, {
@@ -88,22 +90,25 @@ class _Collector:
         now = asyncio.get_event_loop().time()
         role = self.standby.role if self.standby is not None else "writer"
         roles = GaugeMetricFamily(
-            "asyncsports_sync_role", "1 for this process's role: writer (it writes the "
+            "asyncsports_sync_role",
+            "1 for this process's role: writer (it writes the "
             "database) or standby (another process does; this one takes over when it stops).",
             labels=["role"],
-        )  # fmt: skip
+        )
         for r in ("writer", "standby"):
             roles.add_metric([r], 1.0 if r == role else 0.0)
         yield roles
         if self.standby is not None:
             yield CounterMetricFamily(
-                "asyncsports_sync_takeovers", "Times this process became the writer.",
+                "asyncsports_sync_takeovers",
+                "Times this process became the writer.",
                 value=self.standby.takeovers,
-            )  # fmt: skip
+            )
         requests = CounterMetricFamily(
-            "asyncsports_sync_requests", "Reads by resource and HTTP status.",
+            "asyncsports_sync_requests",
+            "Reads by resource and HTTP status.",
             labels=["resource", "status"],
-        )  # fmt: skip
+        )
         for (resource, status), n in sorted(m.requests.items()):
             requests.add_metric([resource, str(status)], n)
         for kind, n in sorted(m.live.connections.items()):
@@ -125,33 +130,38 @@ class _Collector:
         elapsed = max(1e-9, time.monotonic() - self.t0)
         used = (m.client.requests_sent - self.sent0) / elapsed / rate if rate else 0.0
         yield GaugeMetricFamily(
-            "asyncsports_sync_budget_used", "Requests per second over rate_limit, since start.",
+            "asyncsports_sync_budget_used",
+            "Requests per second over rate_limit, since start.",
             value=used,
-        )  # fmt: skip
+        )
         yield GaugeMetricFamily(
             "asyncsports_sync_queue_depth", "Tasks due and waiting.", value=m.plan.depth(now)
         )
         late = m.plan.late(now)
         yield GaugeMetricFamily(
-            "asyncsports_sync_tasks_behind", "Tasks later than their own cadence: the "
-            "budget is too small for what is followed.", value=len(late),
-        )  # fmt: skip
+            "asyncsports_sync_tasks_behind",
+            "Tasks later than their own cadence: the budget is too small for what is followed.",
+            value=len(late),
+        )
         yield GaugeMetricFamily(
-            "asyncsports_sync_feeds_open", "Live websocket feeds open.",
+            "asyncsports_sync_feeds_open",
+            "Live websocket feeds open.",
             value=m.live.open(),
-        )  # fmt: skip
+        )
         found = GaugeMetricFamily(
-            "asyncsports_sync_window_fixtures", "Fixtures in each sport's window (days back "
+            "asyncsports_sync_window_fixtures",
+            "Fixtures in each sport's window (days back "
             "to days ahead of the service's now) at its last listing: 0, nothing to follow.",
             labels=["sport"],
-        )  # fmt: skip
+        )
         for sport, n in sorted(m.found.items()):
             found.add_metric([sport], n)
         yield found
         lag = GaugeMetricFamily(
-            "asyncsports_sync_freshness_seconds", "Seconds since the last good read, by resource.",
+            "asyncsports_sync_freshness_seconds",
+            "Seconds since the last good read, by resource.",
             labels=["resource"],
-        )  # fmt: skip
+        )
         for resource, at in sorted(m.fresh.items()):
             lag.add_metric([resource], now - at)
         yield lag
@@ -254,26 +264,30 @@ class _PublisherCollector:
         core, p = self.core, self.publisher
         role = self.standby.role if self.standby is not None else "writer"
         roles = core.GaugeMetricFamily(
-            "asyncsports_bus_role", "1 for this process's role: publisher (it publishes the "
+            "asyncsports_bus_role",
+            "1 for this process's role: publisher (it publishes the "
             "change feed) or standby (another process does; this one takes over when it stops).",
             labels=["role"],
-        )  # fmt: skip
+        )
         for name, r in (("publisher", "writer"), ("standby", "standby")):
             roles.add_metric([name], 1.0 if r == role else 0.0)
         yield roles
         if self.standby is not None:
             yield core.CounterMetricFamily(
-                "asyncsports_bus_takeovers", "Times this process became the publisher.",
+                "asyncsports_bus_takeovers",
+                "Times this process became the publisher.",
                 value=self.standby.takeovers,
-            )  # fmt: skip
+            )
         yield core.CounterMetricFamily(
-            "asyncsports_bus_published", "Changes this process stored on the bus.",
+            "asyncsports_bus_published",
+            "Changes this process stored on the bus.",
             value=p.published,
-        )  # fmt: skip
+        )
         yield core.CounterMetricFamily(
-            "asyncsports_bus_duplicates", "Changes the bus already held (refused or dropped).",
+            "asyncsports_bus_duplicates",
+            "Changes the bus already held (refused or dropped).",
             value=p.duplicates,
-        )  # fmt: skip
+        )
         yield core.CounterMetricFamily(
             "asyncsports_bus_outages", "Times the bus was lost and waited for.", value=p.outages
         )
@@ -281,15 +295,19 @@ class _PublisherCollector:
             "asyncsports_bus_connected", "1 while the bus is reached.", value=float(p.connected)
         )
         yield core.GaugeMetricFamily(
-            "asyncsports_bus_position", "The last change (seq) acked on the bus.",
+            "asyncsports_bus_position",
+            "The last change (seq) acked on the bus.",
             value=p.position or 0,
-        )  # fmt: skip
+        )
         yield core.GaugeMetricFamily(
-            "asyncsports_bus_behind", "Changes committed but not yet acked on the bus.",
+            "asyncsports_bus_behind",
+            "Changes committed but not yet acked on the bus.",
             value=max(0, p.head - (p.position or 0)),
-        )  # fmt: skip
+        )
         lag = core.HistogramMetricFamily(
-            "asyncsports_bus_lag_seconds", "Seconds from a change's commit to its ack on the bus.",
-            buckets=p.lags.cumulative(), sum_value=p.lags.total,
-        )  # fmt: skip
+            "asyncsports_bus_lag_seconds",
+            "Seconds from a change's commit to its ack on the bus.",
+            buckets=p.lags.cumulative(),
+            sum_value=p.lags.total,
+        )
         yield lag

@@ -116,24 +116,37 @@ class Mirror:
         self.committed: collections.Counter[str] = collections.Counter()
         self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
         self.found: dict[str, int] = {}  # sport -> fixtures in its window, last listed
-        self.live = Feeds(live_feed, statistics_feed, commit=self._commit,
-                          position=self._position, ended=self._ended, fresh=self.fresh)  # fmt: skip
+        self.live = Feeds(
+            live_feed,
+            statistics_feed,
+            commit=self._commit,
+            position=self._position,
+            ended=self._ended,
+            fresh=self.fresh,
+        )
         self.feeds = self.live.tasks  # the feeds running, by live:<id> and stats:<id>
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: MirrorStore | None = None
         self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
-        # Asked to stop; a task to wake the loop; the run over; started; a commit made.
-        self._stopping, self._wake, self._finished, self._ready, self._changed = (
-            asyncio.Event() for _ in range(5)
-        )
+        self._stopping = asyncio.Event()  # asked to stop
+        self._wake = asyncio.Event()  # a task is due: wake the loop
+        self._finished = asyncio.Event()  # the run is over
+        self._ready = asyncio.Event()  # started
+        self._changed = asyncio.Event()  # a commit made
         self._once = False
         self._error: BaseException | None = None
         self.failing: dict[str, tuple[float, AsyncSportsError]] = {}
         """Tasks whose last turn failed: key -> (loop time of the first failure in a row,
         the last error). A pass of :meth:`once` that leaves any could not complete."""
-        self.jobs = Jobs(client, clock=self.clock, back=days_back, ahead=days_ahead,
-                         every=self.every, marks=lambda: self._marks)  # fmt: skip
+        self.jobs = Jobs(
+            client,
+            clock=self.clock,
+            back=days_back,
+            ahead=days_ahead,
+            every=self.every,
+            marks=lambda: self._marks,
+        )
 
     # ------------------------------------------------------------------ public
 
@@ -189,8 +202,15 @@ class Mirror:
         A named ``consumer``'s cursor moves past a change when the next one is asked
         for (the consumer is done with it): one that restarts resumes from there.
         """
-        async for change in feed(self.db, after, consumer=consumer, follow=follow, until=until,
-                                 wake=self._changed, connect_timeout=self.connect_timeout):  # fmt: skip
+        async for change in feed(
+            self.db,
+            after,
+            consumer=consumer,
+            follow=follow,
+            until=until,
+            wake=self._changed,
+            connect_timeout=self.connect_timeout,
+        ):
             yield change
 
     # ------------------------------------------------------------------ the loop
@@ -343,8 +363,13 @@ class Mirror:
         before, self.found[sport] = self.found.get(sport), n
         if n == 0 and before != 0:
             start, end = window(self.clock(), self.jobs.back, self.jobs.ahead)
-            log.warning("mirror: no %s fixture from %s to %s by the service's clock: "
-                        "nothing of it to follow", sport, start, end)  # fmt: skip
+            log.warning(
+                "mirror: no %s fixture from %s to %s by the service's clock: "
+                "nothing of it to follow",
+                sport,
+                start,
+                end,
+            )
 
     async def _commit(self, done: Done) -> None:
         if not done.writes and not done.marks and not done.unmarks:

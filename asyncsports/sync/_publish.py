@@ -84,7 +84,9 @@ class Publisher:
         self.db = db
         self.target: Target = parse_target(to)
         self.name = redact_url(str(db)) if is_postgres(db) else str(db)
-        self.batch, self.connect_timeout, self.backoff = batch, connect_timeout, backoff
+        self.batch = batch
+        self.connect_timeout = connect_timeout
+        self.backoff = backoff
         self.fence: Lease | None = None  # set by a Standby; the bus refuses doubles itself
         self.position: int | None = None
         """The last change acked on the bus (None: not yet read from it)."""
@@ -145,8 +147,12 @@ class Publisher:
                 if not follow:
                     raise BusError(f"cannot publish to {self.target.shown}: {why}") from exc
                 if not self._tries:  # the first failure of an outage: said once
-                    log.warning("%s: cannot reach %s (%s); waiting for it, nothing is lost",
-                                self.label, self.target.shown, why)  # fmt: skip
+                    log.warning(
+                        "%s: cannot reach %s (%s); waiting for it, nothing is lost",
+                        self.label,
+                        self.target.shown,
+                        why,
+                    )
                     self.outages += 1
             if self._stop.is_set():
                 return
@@ -175,8 +181,15 @@ class Publisher:
                     await asyncio.wait_for(bus.ping(), self.connect_timeout)
                     self._back()
 
-                walk = batches(reader, self.position, follow=follow, until=self._stop,
-                               limit=self.batch, idle=idle, recheck=IDLE)  # fmt: skip
+                walk = batches(
+                    reader,
+                    self.position,
+                    follow=follow,
+                    until=self._stop,
+                    limit=self.batch,
+                    idle=idle,
+                    recheck=IDLE,
+                )
                 async for batch in _ahead(walk):
                     if self.origin is None:  # the first change ever: it names the database
                         self.origin = origin(batch[0].committed_at)
@@ -201,8 +214,14 @@ class Publisher:
             )
         was, self.position, self.connected = self.position, seq, True
         if was is None:
-            log.info("%s: publishing the changes of %s to %s after change %d (of %d)",
-                     self.label, self.name, self.target.shown, seq, self.head)  # fmt: skip
+            log.info(
+                "%s: publishing the changes of %s to %s after change %d (of %d)",
+                self.label,
+                self.name,
+                self.target.shown,
+                seq,
+                self.head,
+            )
 
     def _back(self) -> None:
         """The bus took a batch or answered an idle look: an outage, if any, is over.

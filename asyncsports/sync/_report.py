@@ -27,13 +27,19 @@ async def report(plan: Plan, committed: Counter[str], stopping: asyncio.Event) -
         late = plan.late(now)
         live = sum(1 for t in plan.tasks.values() if t.kind == "live")
         ended = stopping.is_set()
-        log.info("mirror: %d changes committed %s; %d live fixtures followed; %d tasks "
-                 "due", total - (0 if ended else last),
-                 "in all" if ended else "in the last minute", live,
-                 plan.depth(now))  # fmt: skip
+        log.info(
+            "mirror: %d changes committed %s; %d live fixtures followed; %d tasks due",
+            total - (0 if ended else last),
+            "in all" if ended else "in the last minute",
+            live,
+            plan.depth(now),
+        )
         last = total
         if late:
             worst = max(behind for _, behind in late)
-            log.warning("mirror: the budget is too small: %d tasks behind their cadence, "
-                        "up to %.1f s: raise --rate-limit or lengthen --every",
-                        len(late), worst)  # fmt: skip
+            log.warning(
+                "mirror: the budget is too small: %d tasks behind their cadence, "
+                "up to %.1f s: raise --rate-limit or lengthen --every",
+                len(late),
+                worst,
+            )

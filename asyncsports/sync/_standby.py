@@ -85,7 +85,8 @@ class Standby:
         self.label = mirror.label
         self.url = mirror.name  # as messages name it: no password
         self.lease = name
-        self.ttl, self.poll = ttl, poll
+        self.ttl = ttl
+        self.poll = poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
         self.election = Election(mirror.db, name, self.who, mirror.connect_timeout)
         self.role = "standby"
@@ -152,14 +153,23 @@ class Standby:
                 raise  # not the mirror's database, refused, ...: nothing to wait for
             except Exception as exc:  # unreachable for now: look again
                 if self.reachable or said is None:
-                    log.warning("%s: standby: cannot reach %s (%s); trying again", self.label,
-                                self.url, " ".join(str(exc).split()))  # fmt: skip
+                    log.warning(
+                        "%s: standby: cannot reach %s (%s); trying again",
+                        self.label,
+                        self.url,
+                        " ".join(str(exc).split()),
+                    )
                 self.reachable = False
                 said = "unreachable"
             else:
                 if said != self.holder:
-                    log.info("%s: standby for %s: %s %s; taking over when it stops",
-                             self.label, self._what, self.holder, self._does)  # fmt: skip
+                    log.info(
+                        "%s: standby for %s: %s %s; taking over when it stops",
+                        self.label,
+                        self._what,
+                        self.holder,
+                        self._does,
+                    )
                     said = self.holder
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll):
@@ -193,9 +203,13 @@ class Standby:
             with contextlib.suppress(Exception):
                 await self.election.release(lease)
         if lost:
-            log.warning("%s: lost the lease of %s (term %d): not renewed in time, or "
-                        "another process took it; standing by", self.label, self.url,
-                        lease.term)  # fmt: skip
+            log.warning(
+                "%s: lost the lease of %s (term %d): not renewed in time, or "
+                "another process took it; standing by",
+                self.label,
+                self.url,
+                lease.term,
+            )
         return not lost
 
     async def _halt(self, running: asyncio.Task[None]) -> None:
@@ -213,8 +227,13 @@ class Standby:
         if not running.done():
             self._left.add(running)  # a reference: a pending task is not collected
             running.add_done_callback(self._ended)
-            log.error("%s: the writer of %s did not stop within %g s of its cancel; "
-                      "standing by without it", self.label, self.url, GRACE)  # fmt: skip
+            log.error(
+                "%s: the writer of %s did not stop within %g s of its cancel; "
+                "standing by without it",
+                self.label,
+                self.url,
+                GRACE,
+            )
 
     def _ended(self, running: asyncio.Task[None]) -> None:
         """A mirror left behind has ended at last: its error is of no use now."""
@@ -239,8 +258,12 @@ class Standby:
                         return True
                 self._valid = t0 + self.ttl
             except Exception as exc:
-                log.warning("%s: cannot renew the lease of %s (%s)", self.label,
-                            self.url, " ".join(str(exc).split()) or "no answer")  # fmt: skip
+                log.warning(
+                    "%s: cannot renew the lease of %s (%s)",
+                    self.label,
+                    self.url,
+                    " ".join(str(exc).split()) or "no answer",
+                )
             if loop.time() >= self._valid:
                 return True
 

@@ -6,11 +6,11 @@ Every import counts, at the top of a module, inside a function (lazy) or under
 - no import cycle in the package;
 - the core (``_wire/``, ``models/``, ``jsonstream``, ``errors``, ``auth``) never reaches
   ``_http/``, directly or through another module;
-- ``store/`` imports nothing above it;
-- no function is over 60 lines, counted from its ``def`` to its end, its docstring left
-  out (prose): a signature counts, so a command declares its options as named
-  ``Annotated`` aliases (declared once, shared where the idea is the same) rather than
-  inline, and a constructor hands its keywords on by name.
+- ``store/`` imports nothing above it.
+
+A function's size is ruff's to hold, not a line count (issue 42, point 6): statements,
+branches and McCabe complexity (PLR0915, PLR0912, C901 in pyproject.toml), which packing
+lines cannot fool; the last test here checks that those rules stay selected.
 
 The checker reads sources from a dict (module name -> source), so that the tests at the
 end feed it small made-up packages and show that each rule fails when it is broken.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import tomllib
 from pathlib import Path
 
 PACKAGE = "asyncsports"
@@ -29,7 +30,8 @@ ABOVE_STORE = (
     *("client", "resources", "_iter", "live", "sync", "backfill", "dlt", "cli"),
     *("emulator", "telemetry", "views"),
 )
-MAX_LINES = 60
+SIZE_RULES = {"C901", "PLR0912", "PLR0915"}
+"""ruff's rules on a function's size: McCabe complexity, branches, statements."""
 
 # Known cycles that other parts of issue 31 remove: each import (importer, imported),
 # names under the package, is left out of the cycle check until its owner's branch lands.
@@ -153,22 +155,6 @@ def upward(graph: Graph, package: str, low: str, above: tuple[str, ...]) -> list
     ]
 
 
-def long_functions(sources: dict[str, str], limit: int) -> list[str]:
-    """Each function over ``limit`` lines from its ``def`` to its end, its docstring aside."""
-    found = []
-    for module, source in sources.items():
-        for node in ast.walk(ast.parse(source)):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            lines = (node.end_lineno or node.lineno) - node.lineno + 1
-            first = node.body[0]
-            if len(node.body) > 1 and ast.get_docstring(node, clean=False) is not None:
-                lines -= (first.end_lineno or first.lineno) - first.lineno + 1
-            if lines > limit:
-                found.append(f"{module}:{node.lineno} {node.name} ({lines} lines)")
-    return found
-
-
 @functools.cache
 def house() -> tuple[dict[str, str], Graph]:
     """The package's sources and its import graph, read once."""
@@ -206,9 +192,24 @@ def test_store_imports_nothing_above_it() -> None:
     assert upward(graph, PACKAGE, "store", ABOVE_STORE) == []
 
 
-def test_no_function_over_60_lines() -> None:
-    sources, _ = house()
-    assert long_functions(sources, MAX_LINES) == []
+def test_ruff_holds_each_function_size() -> None:
+    # The rules that replaced the 60-line count: selected, each at a documented number.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lint = config["tool"]["ruff"]["lint"]
+    assert set(lint["select"]) >= SIZE_RULES
+    assert SIZE_RULES.isdisjoint(lint.get("ignore", []))
+    assert lint["mccabe"]["max-complexity"] <= 12
+    assert lint["pylint"]["max-branches"] <= 12
+    assert lint["pylint"]["max-statements"] <= 40
+    # A function over them gets a simpler design, not a file-wide ignore; the two here wait
+    # for issue 42's seam and settings branches, which rewrite those functions.
+    waiting = {"asyncsports/_http/session.py", "asyncsports/_http/config.py"}
+    ignored = {
+        name
+        for name, codes in lint.get("per-file-ignores", {}).items()
+        if name.startswith(PACKAGE) and SIZE_RULES & set(codes)
+    }
+    assert ignored <= waiting
 
 
 def test_the_whole_package_is_read() -> None:
@@ -274,12 +275,3 @@ def test_store_importing_above_it_is_found() -> None:
         errors="",
     )
     assert upward(graph, "pkg", "store", ("client",)) == ["pkg.store.s -> pkg.client"]
-
-
-def test_a_long_function_is_found_its_signature_counted_its_docstring_aside() -> None:
-    docstring = '    """Doc.\n\n' + "    More.\n" * 10 + '    """\n'
-    fits = "def f(\n" + "    a: int,\n" * 20 + ") -> None:\n" + docstring + "    x = 1\n" * 38
-    long_signature = "def h(\n" + "    a: int,\n" * 20 + ") -> None:\n" + "    x = 1\n" * 39
-    over = "async def g() -> None:\n" + "    x = 1\n" * 60
-    found = long_functions({"pkg.a": fits, "pkg.b": over, "pkg.c": long_signature}, 60)
-    assert found == ["pkg.b:1 g (61 lines)", "pkg.c:1 h (61 lines)"]

@@ -113,8 +113,10 @@ class ArrayCutter:
         pieces, base, after, guessed_len = self._undo
         self._undo = None
         self.guessed = False
-        self._pieces, self._plen = [], 0
-        self._base, self._after_comma = base, after
+        self._pieces = []
+        self._plen = 0
+        self._base = base
+        self._after_comma = after
         self._ex = bytearray(b"".join(pieces))
         self._exp = 0
         self._sk = Skim()
@@ -143,7 +145,8 @@ class ArrayCutter:
 
     def _to_exact(self) -> None:
         self._ex = bytearray(b"".join(self._pieces))
-        self._pieces, self._plen = [], 0
+        self._pieces = []
+        self._plen = 0
         self._exp = 0
         self._sk = Skim()
 

@@ -80,7 +80,9 @@ class Envelope:
         self._st = _NEXT if self.key is not None else _TRAIL
         self.parse(final)
 
-    def parse(self, final: bool) -> Array | Element | None:
+    # A state machine, one arm per place in the envelope, resumable at any byte: split
+    # into a method per state, each would pass back where it stopped and what it found.
+    def parse(self, final: bool) -> Array | Element | None:  # noqa: C901, PLR0912, PLR0915
         """Parse what has arrived; raise DecodeError if it is wrong (or, if ``final``, cut short)."""
         tb = self._tb
         p = self._tp

@@ -51,7 +51,11 @@ class Skim:
         self.last = -1
         self.commas = commas
 
-    def scan(self, buf: bytes | bytearray, pos: int, stop_first: bool = False) -> tuple[int, int]:
+    # The loop over every byte of a streamed page (array.py frames with it): its state in
+    # locals, no call per token; a helper per kind of byte would cost a call each.
+    def scan(  # noqa: C901, PLR0912, PLR0915
+        self, buf: bytes | bytearray, pos: int, stop_first: bool = False
+    ) -> tuple[int, int]:
         """Scan ``buf[pos:]``; return (index of the closer at depth 0 or -1, position reached)."""
         n = len(buf)
         depth, in_str, esc = self.depth, self.in_str, self.esc
