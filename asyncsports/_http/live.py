@@ -136,9 +136,27 @@ class Conn:
     refused token, a malformed packet, the close) is noted and the feed's task woken.
     """
 
-    __slots__ = ("_deliver", "_feed", "_state", "closing", "done", "end", "error", "idle",
-                 "inbox", "paused", "quiet", "start", "stop", "token", "unknown", "url",
-                 "valve", "warnings", "ws")  # fmt: skip
+    __slots__ = (
+        "_deliver",
+        "_feed",
+        "_state",
+        "closing",
+        "done",
+        "end",
+        "error",
+        "idle",
+        "inbox",
+        "paused",
+        "quiet",
+        "start",
+        "stop",
+        "token",
+        "unknown",
+        "url",
+        "valve",
+        "warnings",
+        "ws",
+    )
 
     def __init__(
         self, state: FeedState, url: str, deliver: Deliver, valve: Valve, pulled: bool = False
