@@ -278,7 +278,7 @@ class Session:
         whole call; the deadline bounds getting responses and waiting, not the caller's
         time between items.
         """
-        call = self.call()
+        call = self._new_call()
         failed: Failure | None = None
         while True:
             resp = await self._exchange(req, _opened, call, failed)
@@ -295,7 +295,7 @@ class Session:
             finally:
                 resp.release()
 
-    def call(self) -> Call:
+    def _new_call(self) -> Call:
         """A new call's budget: its attempts, retries and ``Timeout.total`` deadline."""
         total = self._total
         return Call() if total is None else Call(total, time.monotonic())
@@ -321,7 +321,7 @@ class Session:
         if not base:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
         if call is None:
-            call = self.call()
+            call = self._new_call()
         attempt = self._attempt if self.observer is None else self.observer.attempt(self._attempt)
         while True:
             if failed is not None:
