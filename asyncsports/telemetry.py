@@ -37,9 +37,9 @@ import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from asyncsports._http.observer import Attempt
+from asyncsports._http.observer import Send
 from asyncsports._http.request import Request
-from asyncsports._http.session import Response, Session, _Failed
+from asyncsports._http.session import Failure, Response, Session
 from asyncsports._optional import need
 from asyncsports._version import __version__
 from asyncsports._wire.secrets import hide_url
@@ -82,7 +82,7 @@ def instrument(
     was made: the client's methods hand what they return to the session's observer
     (:func:`~asyncsports.resources._base.traced`), which this sets.
     """
-    session: Session = client._session
+    session: Session = client.session
     if session.observer is not None:
         return
     trace = need("opentelemetry.trace", "Tracing")
@@ -122,11 +122,11 @@ class _Telemetry:
 
     # -- the session's observer
 
-    def attempt(self, send: Attempt[T]) -> Attempt[T]:
+    def attempt(self, send: Send[T]) -> Send[T]:
         return functools.partial(self._observed, send)
 
     async def _observed(
-        self, send: Attempt[T], net: Any, base: str, req: Request, call: Call, consume: Any
+        self, send: Send[T], net: Any, base: str, req: Request, call: Call, consume: Any
     ) -> T:
         server = self._server(base)
         # The metric's attributes: low cardinality (no URL, no retry number).
@@ -166,7 +166,7 @@ class _Telemetry:
 
     def _outcome(self, span: Span, result: object) -> dict[str, Any]:
         """The status and error type of an attempt that came back (and its body's size)."""
-        if isinstance(result, _Failed):
+        if isinstance(result, Failure):
             span.set_status(self._status(self._error, self._session.hide(str(result.error))))
             status = result.outcome.status
             if status is None:

@@ -21,7 +21,6 @@ openai-python's ``with_raw_response`` does: a method is written (and documented)
 
 from __future__ import annotations
 
-import copy
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
@@ -84,8 +83,7 @@ def with_json(method: Callable[P, Any]) -> Callable[P, Any]:
     resources' ``_raw``): a call costs what the plain one does, and the plain resource is
     untouched.
     """
-    twin = copy.copy(getattr(method, "__self__"))  # noqa: B009 - not every callable has it
-    twin._raw = True
+    twin = getattr(method, "__self__").paired()  # noqa: B009 - not every callable has it
     paired: Callable[P, Any] = getattr(twin, getattr(method, "__name__"))  # noqa: B009
     return paired
 

@@ -13,21 +13,19 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import yarl
 
 from asyncsports._http.bodies import transport
-from asyncsports._http.config import RequestInfo
-from asyncsports._http.session import _call, _Failed
+from asyncsports._http.session import Attempt, Failure
 from asyncsports._http.transports.base import Handshake, Listener, Pushed, Transport
 from asyncsports._wire.retry import Call, Outcome
-from asyncsports._wire.secrets import hide_url
 from asyncsports.errors import error_from
 
 if TYPE_CHECKING:
+    from asyncsports._http.request import Request
     from asyncsports._http.session import Session
 
 __all__ = [
@@ -57,87 +55,55 @@ NOT_WAITING = math.inf
 
 
 async def connect(
-    session: Session,
-    net: Transport,
-    url: str,
-    call: Call,
-    headers: tuple[tuple[str, str | None], ...],
-    listener: Listener,
-) -> tuple[Pushed, str] | _Failed:
-    """One connection attempt: wait for the client's turn, connect, send the token.
+    session: Session, net: Transport, req: Request, base: str, call: Call, listener: Listener
+) -> tuple[Pushed, str] | Failure:
+    """One connection attempt of ``req`` at ``base``: begun as any attempt of the session
+    (:meth:`Session.begin`: the client's turn, the token, the hooks), then the handshake
+    and the token message.
 
-    ``headers``: the feed's ``extra_headers`` (a None drops nothing the transport sends).
-    A refused handshake or a failed connect is a :class:`_Failed` for the retry engine,
-    counted in ``call.attempts``; an open one is counted when it ends (``reconnect``).
+    ``req``'s headers are the feed's ``extra_headers`` (a None drops nothing the transport
+    sends). A refused handshake or a failed connect is a :class:`Failure` for the retry
+    engine, counted in ``call.attempts``; an open one is counted when it ends
+    (``reconnect``).
     """
-    token = session._token.current
-    if token is None:
-        token = await session._token.get()
-        if token is None:
-            raise ValueError("token: the live feeds need one: Client(token=...)")
-    if session._paused_until or session._limiter is not None:
-        await session._wait_turn()
-    attempt = call.attempts + 1
-    sent = {k: v for k, v in headers if v is not None} or None
-    shown = hide_url(url)  # what the hooks, the logs and the errors see, as for requests
-    opened = await _hooked(session, shown, attempt, _handshake(session, net, url, shown, attempt,
-                                                               sent, listener, token))  # fmt: skip
-    if isinstance(opened, _Failed):
+    a = await session.begin(req, base, call.attempts + 1, live=True)
+    opened = await _handshake(session, net, a, listener)
+    await a.answered(opened.outcome.status if isinstance(opened, Failure) else 101)
+    if isinstance(opened, Failure):
         call.attempts += 1
         return opened
+    token = a.token
+    assert token is not None  # live=True: a token or a ValueError
     try:
         await opened.send_str(_auth(token))
     except (*net.errors, ConnectionError) as exc:  # type: ignore[misc]
         await close(opened, net)
         call.attempts += 1
-        return _Failed(transport(exc, shown, attempt, None), Outcome(), token)
+        return Failure(transport(exc, a.shown, a.number, None), Outcome(), token)
     return opened, token
 
 
-async def _hooked(
-    session: Session, url: str, attempt: int, handshake: Awaitable[Pushed | _Failed]
-) -> Pushed | _Failed:
-    """``handshake`` awaited between the client's hooks (given ``url`` as shown), counted
-    in ``requests_sent``."""
-    if session._on_request is not None:
-        await _call(session._on_request, RequestInfo("GET", url, attempt))
-    session.requests += 1
-    started = time.monotonic()
-    opened = await handshake
-    if session._on_response is not None:
-        status = opened.outcome.status if isinstance(opened, _Failed) else 101
-        elapsed = time.monotonic() - started
-        await _call(session._on_response, RequestInfo("GET", url, attempt, status, elapsed))
-    return opened
-
-
 async def _handshake(
-    session: Session,
-    net: Transport,
-    url: str,
-    shown: str,
-    attempt: int,
-    headers: dict[str, str] | None,
-    listener: Listener,
-    token: str,
-) -> Pushed | _Failed:
+    session: Session, net: Transport, a: Attempt, listener: Listener
+) -> Pushed | Failure:
     """The socket, or why it did not open (a status, or a failed connect, its error
-    naming ``shown``: the URL with its query's secrets hidden)."""
+    naming the URL as shown: its query's secrets hidden)."""
     try:
-        return await net.listen(url, headers, session.settings.max_element_size or 0, listener)
+        return await net.listen(a.url, a.headers, session.settings.max_element_size or 0, listener)
     except Handshake as exc:
         status = exc.status
         refusal = b"websocket handshake refused"
         if 300 <= status < 400:
             refusal = _redirected(status, exc.headers)
-        error = error_from(status, exc.headers or {}, refusal, method="GET", url=shown,
-                           attempts=attempt)  # fmt: skip
-        return _Failed(error, Outcome(status, getattr(error, "retry_after", None)), token)
+        error = error_from(
+            status, exc.headers or {}, refusal, method="GET", url=a.shown, attempts=a.number
+        )
+        return Failure(error, Outcome(status, getattr(error, "retry_after", None)), a.token)
     except net.errors as exc:
         # Only a wrong certificate or address is final here: anything else, even an
         # unreadable answer, is a connection that may open next time.
         final = net.failure(exc)[0] == "final"
-        return _Failed(transport(exc, shown, attempt, None), Outcome(final=final), token)
+        return Failure(transport(exc, a.shown, a.number, None), Outcome(final=final), a.token)
 
 
 def _auth(token: str) -> str:

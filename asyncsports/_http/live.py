@@ -36,9 +36,9 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asyncsports._http import connection as c
-from asyncsports._http.request import Request, target
-from asyncsports._http.session import _Failed, own_secrets
-from asyncsports._wire.live import ConnectionEnd, FeedState, Step, reconnect
+from asyncsports._http.request import Request
+from asyncsports._http.session import Failure, own_secrets
+from asyncsports._wire.live import ConnectionEnd, FeedState, Step
 from asyncsports._wire.live.order import UNKNOWN, Delivered
 from asyncsports._wire.retry import Call
 from asyncsports._wire.secrets import clip, hide_url
@@ -136,9 +136,27 @@ class Conn:
     refused token, a malformed packet, the close) is noted and the feed's task woken.
     """
 
-    __slots__ = ("_deliver", "_feed", "_state", "closing", "done", "end", "error", "idle",
-                 "inbox", "paused", "quiet", "start", "stop", "token", "unknown", "url",
-                 "valve", "warnings", "ws")  # fmt: skip
+    __slots__ = (
+        "_deliver",
+        "_feed",
+        "_state",
+        "closing",
+        "done",
+        "end",
+        "error",
+        "idle",
+        "inbox",
+        "paused",
+        "quiet",
+        "start",
+        "stop",
+        "token",
+        "unknown",
+        "url",
+        "valve",
+        "warnings",
+        "ws",
+    )
 
     def __init__(
         self, state: FeedState, url: str, deliver: Deliver, valve: Valve, pulled: bool = False
@@ -437,11 +455,13 @@ async def _connect(
     while True:
         if not net.is_open:
             raise RuntimeError("the client was closed while a live feed was following it")
-        url = base + target(feed.req, (("startPosition", str(state.connect())),))
-        conn = Conn(state, url, deliver, valve, pulled)
-        opened = await c.connect(session, net, url, call, feed.req.headers, conn)
-        if isinstance(opened, _Failed):
-            await session._after(opened, call)
+        req = feed.req
+        start = ("startPosition", str(state.connect()))
+        at = Request(req.path, (start, *req.params), req.host, req.headers, req.route)
+        conn = Conn(state, base + at.target, deliver, valve, pulled)
+        opened = await c.connect(session, net, at, base, call, conn)
+        if isinstance(opened, Failure):
+            await session.after(opened, call)
             continue
         conn.ws, conn.token = opened
         conn.idle = c.Idle(net, conn.ws, feed.idle_timeout)
@@ -490,14 +510,7 @@ async def _after_end(
     session: Session, end: ConnectionEnd, call: Call, url: str, token: str
 ) -> None:
     """After a connection ended before the fixture did: reconnect (after a wait) or raise."""
-    decision = reconnect(
-        end,
-        call,
-        session.retry,
-        now=time.monotonic(),
-        refreshable=session._token.refreshable,
-        rng=session._rng,
-    )
+    decision = session.reconnect(end, call)
     if decision.action == "raise":
         raise _ended(end, url, call.attempts)
     await session.act(decision, call, url, end.error, token, "live feed")

@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     from asyncsports._wire.live import ConnectionEnd
     from asyncsports._wire.retry import Call
 
-__all__ = ["Attempt", "Connection", "Observer"]
+__all__ = ["Connection", "Observer", "Send"]
 
 T = TypeVar("T")
 
-Attempt = Callable[[Any, str, "Request", "Call", Any], Awaitable[T]]
-"""The session's attempt: ``(transport, base URL, request, call, consume)``."""
+Send = Callable[[Any, str, "Request", "Call", Any], Awaitable[T]]
+"""The session's attempt of a request: ``(transport, base URL, request, call, consume)``."""
 
 
 class Connection(Protocol):
@@ -34,7 +34,7 @@ class Observer(Protocol):
     """Sees each call of a public method, each attempt of it, each wait for the client's
     turn, each live connection."""
 
-    def attempt(self, send: Attempt[T]) -> Attempt[T]:
+    def attempt(self, send: Send[T]) -> Send[T]:
         """``send`` (the session's attempt) observed: called once per call."""
 
     def waited(self, seconds: float) -> None:

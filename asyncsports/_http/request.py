@@ -103,8 +103,12 @@ class Request:
         word such as ``page``): the listing's target, rendered once, and the number (a page
         number needs no encoding)."""
         path, params, host, headers, route = (
-            self.path, self.params, self.host, self.headers, self.route
-        )  # fmt: skip
+            self.path,
+            self.params,
+            self.host,
+            self.headers,
+            self.route,
+        )
         lead = f"{self.target}{'&' if params else '?'}{name}="
 
         def page(number: int) -> Request:

@@ -5,24 +5,27 @@ only (aiohttp's by default). Every call goes through one loop,
 :meth:`Session._exchange`, a plain coroutine parameterised by how a good response's body
 is consumed (``consume``). The loop has two steps, each in one place:
 
-- an attempt is sent in :meth:`Session._attempt` (and its ``_send``): wait for the
-  client's turn (a 429 pause, the rate limit), send, classify what came back (an error
-  status, a connection failure) and hand a good response to ``consume``; a body that
+- an attempt is begun in :meth:`Session.begin` (the client's turn, the token or the
+  stream credentials, URL and headers, the ``on_request`` hook, the count), sent in
+  :meth:`Session._attempt` (and its ``_send``), what came back classified (an error
+  status, a connection failure) and a good response handed to ``consume``; a body that
   breaks off while consumed is a failed attempt like any other. ``Timeout.total`` is
   one ``asyncio`` timeout around the attempt, entered only when a deadline is set;
-- a failure is decided in :meth:`Session._after`, which asks the pure
+- a failure is decided in :meth:`Session.after`, which asks the pure
   :func:`asyncsports._wire.retry.decide`: wait (and pause the client after a 429), refresh
   the token, or raise. One :class:`~asyncsports._wire.retry.Call` carries the attempts,
   retries and deadline of the whole call.
 
-A whole body (:meth:`Session.get`) is ``_exchange`` with a ``consume`` that reads it
+A whole body (:meth:`Session.read`) is ``_exchange`` with a ``consume`` that reads it
 (:meth:`StreamResponse.whole`): one coroutine per request, no generator or context
 manager on the way. A streamed body (:meth:`Session.stream`) is ``_exchange`` with a
 ``consume`` that keeps the response open; the generator reads it, and when reading
 breaks off it hands the failure back to ``_exchange`` with the same ``Call``, which
 decides and sends again: resuming mid-body is another turn of the same loop under the
-same budget. The live feeds' reconnects (:mod:`asyncsports._http.live`) ask the same pure
-decision (:mod:`asyncsports._wire.live.reconnect` over :mod:`asyncsports._wire.retry`).
+same budget. A live connection (:mod:`asyncsports._http.connection`) is begun by the same
+:meth:`Session.begin` and its failures decided by the same :meth:`Session.after`; its
+reconnects ask the same pure decision (:meth:`Session.reconnect`, over
+:mod:`asyncsports._wire.live.reconnect`).
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from typing import TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from asyncsports._http.bodies import Response, StreamResponse, builtin_timeout, transport
 from asyncsports._http.config import Hook, Limits, RequestInfo, Settings, Timeout
@@ -42,12 +45,25 @@ from asyncsports._http.request import Request, merged_headers, target
 from asyncsports._http.transports.aiohttp import AiohttpTransport
 from asyncsports._http.transports.base import Reply, Transport
 from asyncsports._wire.clock import parse_date
+from asyncsports._wire.live import reconnect as live_reconnect
 from asyncsports._wire.retry import Call, Decision, Outcome, decide, parse_retry_after
 from asyncsports._wire.secrets import Secrets, hide_url, is_credential
 from asyncsports.auth import TokenProvider
 from asyncsports.errors import AsyncSportsError, TransportError, error_from
 
-__all__ = ["Hook", "RequestInfo", "Response", "Session", "StreamResponse", "Timeout"]
+if TYPE_CHECKING:
+    from asyncsports._wire.live import ConnectionEnd
+
+__all__ = [
+    "Attempt",
+    "Failure",
+    "Hook",
+    "RequestInfo",
+    "Response",
+    "Session",
+    "StreamResponse",
+    "Timeout",
+]
 
 log = logging.getLogger("asyncsports")
 T = TypeVar("T")
@@ -58,11 +74,15 @@ _BROKEN = Outcome()
 _FINAL = Outcome(final=True)
 _STALE = Outcome(stale=True)
 _OUTCOMES = {"final": _FINAL, "unreadable": _FINAL, "stale": _STALE, "broken": _BROKEN}
+_NO_TOKEN = {
+    False: "token: the sports data service needs one: Client(token=...)",
+    True: "token: the live feeds need one: Client(token=...)",
+}
 
 
-class _Failed:
+class Failure:
     """An attempt (a request, or a live connection) that got no good response: the error
-    to raise and what the retry sees."""
+    to raise, what the retry sees, and the token it sent (None: none)."""
 
     __slots__ = ("error", "outcome", "token")
 
@@ -70,6 +90,41 @@ class _Failed:
         self.error = error
         self.outcome = outcome
         self.token = token
+
+
+class Attempt:
+    """What one attempt needs, from :meth:`Session.begin`: its number in the call, its
+    URL (``shown``: as hooks, logs and errors see it, its query's secrets hidden), its
+    headers, and the secrets it sends (``token``, the stream credentials' ``auth``)."""
+
+    __slots__ = ("_session", "auth", "headers", "number", "shown", "started", "token", "url")
+
+    def __init__(
+        self,
+        session: Session,
+        number: int,
+        url: str,
+        headers: Mapping[str, str] | None,
+        token: str | None,
+        auth: str | None,
+    ) -> None:
+        self._session = session
+        self.number = number
+        self.url = url
+        self.shown = hide_url(url)
+        self.headers = headers
+        self.token = token
+        self.auth = auth
+        self.started = 0.0
+        """When it was sent (time.monotonic()), read only with an ``on_response`` hook."""
+
+    async def answered(self, status: int | None, at: float | None = None) -> None:
+        """The answer came (``status``, None for a failed connect; ``at``: when,
+        time.monotonic(), now if None): the client's ``on_response`` hook sees it, if any."""
+        hook = self._session.settings.on_response
+        if hook is not None:
+            elapsed = (time.monotonic() if at is None else at) - self.started
+            await _call(hook, RequestInfo("GET", self.shown, self.number, status, elapsed))
 
 
 async def _opened(resp: StreamResponse) -> StreamResponse:
@@ -175,16 +230,12 @@ class Session:
         """How many pooled connections are acquired right now (0 when closed)."""
         return self.transport.in_use()
 
-    def get(self, req: Request) -> Coroutine[None, None, Response]:
-        """Send ``req`` and read the whole body, retrying as the policy allows (await it).
-
-        ``Timeout.total`` bounds everything: attempts, waits and reading the body.
-        """
-        return self._exchange(req, _WHOLE)
-
     async def read(self, req: Request, parse: Callable[[Response], T]) -> T:
-        """:meth:`get`, and ``parse`` the response: what it raises (a DecodeError quoting
-        the body) carries none of the client's secrets (:meth:`scrub`)."""
+        """Send ``req``, read the whole body (retrying as the policy allows) and ``parse``
+        it: what ``parse`` raises (a DecodeError quoting the body) carries none of the
+        client's secrets (:meth:`scrub`). ``Timeout.total`` bounds the attempts, the waits
+        and reading the body.
+        """
         resp = await self._exchange(req, _WHOLE)
         # Held until the next body replaces it: a large body freed before the next one of
         # its size is read lets the C allocator hand that memory back to the system and
@@ -227,8 +278,8 @@ class Session:
         whole call; the deadline bounds getting responses and waiting, not the caller's
         time between items.
         """
-        call = self._call()
-        failed: _Failed | None = None
+        call = self._new_call()
+        failed: Failure | None = None
         while True:
             resp = await self._exchange(req, _opened, call, failed)
             try:
@@ -236,7 +287,7 @@ class Session:
                     yield item
                 return
             except TransportError as exc:
-                failed = _Failed(self.scrub(exc, *own_secrets(req)), _BROKEN, None)
+                failed = Failure(self.scrub(exc, *own_secrets(req)), _BROKEN, None)
             except AsyncSportsError as exc:
                 # A DecodeError quoting the body.
                 self.scrub(exc, *own_secrets(req))
@@ -244,7 +295,8 @@ class Session:
             finally:
                 resp.release()
 
-    def _call(self) -> Call:
+    def _new_call(self) -> Call:
+        """A new call's budget: its attempts, retries and ``Timeout.total`` deadline."""
         total = self._total
         return Call() if total is None else Call(total, time.monotonic())
 
@@ -253,7 +305,7 @@ class Session:
         req: Request,
         consume: Consume[T],
         call: Call | None = None,
-        failed: _Failed | None = None,
+        failed: Failure | None = None,
     ) -> T:
         """The one loop: attempts of ``req`` until one is consumed, a decision after each failure.
 
@@ -269,15 +321,62 @@ class Session:
         if not base:
             raise ValueError(f"{req.host}_url: not configured for {req.path}")
         if call is None:
-            call = self._call()
+            call = self._new_call()
         attempt = self._attempt if self.observer is None else self.observer.attempt(self._attempt)
         while True:
             if failed is not None:
-                await self._after(failed, call)
+                await self.after(failed, call)
             result = await attempt(net, base, req, call, consume)
-            if not isinstance(result, _Failed):
+            if not isinstance(result, Failure):
                 return result
             failed = result
+
+    async def begin(self, req: Request, base: str, number: int, *, live: bool = False) -> Attempt:
+        """Begin attempt ``number`` of ``req`` at ``base``: the one step every attempt takes,
+        a request's or a live connection's (``live``).
+
+        Waits for the client's turn (a 429 pause, the rate limit: first, as stream
+        credentials are signed for the moment they are sent, valid 30 s), takes the token
+        (the data and live hosts) or signs the stream credentials, builds the URL and
+        headers (a live connection's are its request's own: the transport adds the rest),
+        runs the ``on_request`` hook and counts it in ``requests_sent``. The caller sends
+        it, tells :meth:`Attempt.answered` what came back and hands a failure to
+        :meth:`after`.
+        """
+        if self._paused_until or self._limiter is not None:
+            await self._wait_turn()
+        auth: str | None = None
+        headers: Mapping[str, str] | None
+        if live or req.host == "data":
+            token = self._token.current
+            if token is None:
+                token = await self._token.get()
+                if token is None:
+                    raise ValueError(_NO_TOKEN[live])
+            if live:
+                headers = {k: v for k, v in req.headers if v is not None} or None
+                url = base + req.target
+            else:
+                headers = self._auth_headers if token is self._auth_token else self._headers(token)
+                if req.headers:
+                    headers = merged_headers(headers, req.headers)
+                url = base + (target(req, self._defaults(req)) if self._query else req.target)
+        else:
+            if self._credentials is None:
+                raise ValueError("streaming_credentials: required for the live stream events")
+            token, headers = None, self._stream_headers
+            if req.headers:
+                headers = merged_headers(headers, req.headers)
+            params = self._credentials.params()
+            auth = dict(params).get("auth")
+            url = base + target(req, [*params, *self._defaults(req)])
+        attempt = Attempt(self, number, url, headers, token, auth)
+        if self._on_request is not None:
+            await _call(self._on_request, RequestInfo("GET", attempt.shown, number))
+        self.requests += 1
+        if self._on_response is not None:
+            attempt.started = time.monotonic()
+        return attempt
 
     async def _attempt(
         self,
@@ -286,98 +385,61 @@ class Session:
         req: Request,
         call: Call,
         consume: Consume[T],
-    ) -> T | _Failed:
-        """One attempt, the only place a request is sent: wait for the turn, send, consume.
+    ) -> T | Failure:
+        """One attempt, the only place a request is sent: begin, send, consume.
 
         Returns what ``consume`` made of a good response, or the attempt's failure.
         """
-        if self._paused_until or self._limiter is not None:
-            # The turn first: stream credentials are signed for the moment they are sent
-            # (valid 30 s), not for when the request joined the queue.
-            await self._wait_turn()
-        auth: str | None = None
-        if req.host == "data":
-            token = self._token.current
-            if token is None:
-                token = await self._token.get()
-                if token is None:
-                    raise ValueError("token: the sports data service needs one: Client(token=...)")
-            headers = self._auth_headers if token is self._auth_token else self._headers(token)
-            url = base + (target(req, self._defaults(req)) if self._query else req.target)
-            shown = hide_url(url)
-        else:
-            if self._credentials is None:
-                raise ValueError("streaming_credentials: required for the live stream events")
-            token, headers = None, self._stream_headers
-            params = self._credentials.params()
-            auth = dict(params).get("auth")
-            url = base + target(req, [*params, *self._defaults(req)])
-            shown = hide_url(url)
-        if req.headers:
-            headers = merged_headers(headers, req.headers)
-        call.attempts += 1
-        attempt = call.attempts
-        if self._on_request is not None:
-            await _call(self._on_request, RequestInfo("GET", shown, attempt))
-        self.requests += 1
-        deadline = call.deadline
+        a = await self.begin(req, base, call.attempts + 1)
+        call.attempts = a.number
+        token, shown, deadline = a.token, a.shown, call.deadline
         try:
             if deadline is None:
-                result = await self._send(net, url, headers, shown, attempt, token, consume)
+                result = await self._send(net, a, consume)
             else:
                 async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                    result = await self._send(net, url, headers, shown, attempt, token, consume)
+                    result = await self._send(net, a, consume)
         except TransportError as exc:
             # The body broke off while consumed.
-            result = _Failed(exc, _BROKEN, token)
+            result = Failure(exc, _BROKEN, token)
         except builtin_timeout as exc:
             # Timeout.total ran out (the transport's own time limits are TransportErrors by now).
-            result = _Failed(transport(exc, shown, attempt, deadline), _BROKEN, token)
+            result = Failure(transport(exc, shown, a.number, deadline), _BROKEN, token)
         except AsyncSportsError as exc:
-            self.scrub(exc, token, auth, *own_secrets(req))
+            self.scrub(exc, token, a.auth, *own_secrets(req))
             raise
-        if isinstance(result, _Failed):
+        if isinstance(result, Failure):
             # Before it is logged ("retrying ...") or raised.
-            self.scrub(result.error, token, auth, *own_secrets(req))
+            self.scrub(result.error, token, a.auth, *own_secrets(req))
         return result
 
-    async def _send(
-        self,
-        net: Transport,
-        url: str,
-        headers: Mapping[str, str],
-        shown: str,
-        attempt: int,
-        token: str | None,
-        consume: Consume[T],
-    ) -> T | _Failed:
+    async def _send(self, net: Transport, a: Attempt, consume: Consume[T]) -> T | Failure:
         """Send, classify the answer and consume a good one (inside the deadline, if any)."""
-        started = time.monotonic() if self._on_response is not None else 0.0
+        assert a.headers is not None  # a request's, never None
+        shown, number, token = a.shown, a.number, a.token
         try:
-            resp = await net.send(url, headers, consume is _WHOLE)
+            resp = await net.send(a.url, a.headers, consume is _WHOLE)
         except net.errors as exc:
             kind, what = net.failure(exc)
-            return _Failed(transport(exc, shown, attempt, None, what), _OUTCOMES[kind], token)
+            return Failure(transport(exc, shown, number, None, what), _OUTCOMES[kind], token)
         # One clock reading serves the service's clock and the body's pace.
         seen = self.last_headers = resp.headers
         arrived = self.last_at = time.monotonic()
         try:
             if self._on_response is not None:
-                elapsed = arrived - started
-                await _call(
-                    self._on_response, RequestInfo("GET", shown, attempt, resp.status, elapsed)
-                )
+                await a.answered(resp.status, arrived)
             if resp.status < 300:
                 return await consume(
-                    StreamResponse(resp, seen, shown, attempt, self._limits, arrived, net.errors)
+                    StreamResponse(resp, seen, shown, number, self._limits, arrived, net.errors)
                 )
-            return await self._failure(net, resp, shown, attempt, token)
+            return await self._failure(net, resp, shown, number, token)
         except BaseException:
             resp.release()
             raise
 
-    async def _after(self, failed: _Failed, call: Call) -> None:
-        """The one place a failure is decided: wait (maybe pausing the client), refresh or raise."""
+    async def after(self, failed: Failure, call: Call) -> None:
+        """The one place a failed attempt of ``call`` (a request's, or a live connection's)
+        is decided: wait (maybe pausing the client), refresh the token, or raise its error."""
         decision = decide(
             failed.outcome,
             call,
@@ -391,6 +453,19 @@ class Session:
             raise error
         call.apply(decision)
         await self.act(decision, call, getattr(error, "url", ""), str(error), failed.token)
+
+    def reconnect(self, end: ConnectionEnd, call: Call) -> Decision:
+        """What to do after a live connection of ``call`` ended before its feed did
+        (``end``), by the client's retry policy: carry it out with :meth:`act`, unless it
+        is ``raise``."""
+        return live_reconnect(
+            end,
+            call,
+            self.retry,
+            now=time.monotonic(),
+            refreshable=self._token.refreshable,
+            rng=self._rng,
+        )
 
     async def act(
         self,
@@ -429,7 +504,7 @@ class Session:
 
     async def _failure(
         self, net: Transport, resp: Reply, shown: str, attempt: int, token: str | None
-    ) -> _Failed:
+    ) -> Failure:
         try:
             raw = await resp.content.read(_ERROR_BODY_LIMIT)
         except net.errors:
@@ -446,7 +521,7 @@ class Session:
             attempts=attempt,
             retry_after=retry_after,
         )
-        return _Failed(error, Outcome(resp.status, retry_after), token)
+        return Failure(error, Outcome(resp.status, retry_after), token)
 
     def _defaults(self, req: Request) -> list[tuple[str, str]]:
         """``default_query`` less what ``req`` sets itself: the request's own win."""

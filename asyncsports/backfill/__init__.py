@@ -40,6 +40,7 @@ from asyncsports.errors import (
     TransportError,
 )
 from asyncsports.paging import ResumeToken
+from asyncsports.resources.actions import timeline_rows
 from asyncsports.store import (
     CONNECT_TIMEOUT,
     ActionRows,
@@ -441,7 +442,7 @@ async def fetch_unit(client: Client, kind: str, sport: str, fid: str) -> tuple[U
         try:
             # Rows straight from the wire (asyncsports.store.ActionRows): the sink's columns and
             # each record's JSON, without building the full models.
-            actions = await client.actions._rows(sport, fid, ActionRows(sport, fid))
+            actions = await timeline_rows(client.session, sport, fid, ActionRows(sport, fid))
         except NotFoundError:
             actions = []  # a sport without timelines
         # A timeline may hold an action more than once (a later version of it): the

@@ -55,6 +55,7 @@ from asyncsports.dlt._run import Run
 from asyncsports.dlt._state import digest, loaded_digests, new_or_changed, settled
 from asyncsports.dlt._tables import TABLES, columns, record
 from asyncsports.errors import NotFoundError
+from asyncsports.resources.actions import timeline_rows
 from asyncsports.store._rows import (
     ActionRows,
     Row,
@@ -134,7 +135,7 @@ def _actions(src: Run) -> Iterator[list[dict[str, Any]]]:
 
         async def timeline(sport: str, fid: str) -> list[Row]:
             try:
-                rows = await src.client.actions._rows(sport, fid, ActionRows(sport, fid))
+                rows = await timeline_rows(src.client.session, sport, fid, ActionRows(sport, fid))
             except NotFoundError:
                 return []  # a sport without timelines
             # A timeline may hold an action more than once: the last is the action as it is.

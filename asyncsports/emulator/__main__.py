@@ -47,7 +47,7 @@ def describe(emu: Emulator) -> str:
     """What a caller needs to reach ``emu``, with curl examples."""
     accept = f"application/vnd.{emu.vendor}.dde.api+json;version=1"
     static = emu.static_streaming_credentials
-    replay = emu._replay
+    replay = emu.replay
     lines = [
         f"asyncsports emulator, replaying {replay.path}"
         if replay is not None

@@ -120,7 +120,8 @@ class DataApi:
             raise HttpError(404, f"Fixture not found: {ident}")
         return fixture
 
-    def _timeline(self, f: Fixture) -> Iterator[Action]:
+    def timeline(self, f: Fixture) -> Iterator[Action]:
+        """Every action of ``f``'s timeline, in order (also what its live feed sends)."""
         squads = tuple(self.world.squad(t, f.season.rules.name) for t in (f.home, f.away))
         return timeline(f, squads, f.season.actions or self.world.scale.actions_per_fixture)
 
@@ -159,7 +160,7 @@ class DataApi:
         """``/{sport}/fixtures/{fixtureId}/actions``: the timeline up to the clock's time."""
         f = self._fixture(request)
         now_ms = self.clock.time_ms()
-        sent = itertools.takewhile(lambda a: a.ts_ms <= now_ms, self._timeline(f))
+        sent = itertools.takewhile(lambda a: a.ts_ms <= now_ms, self.timeline(f))
         return Reply(json_array(map(ActionWriter(f.id, f.home.id), sent)))
 
     def statistics(self, request: web.Request, fault: Fault | None) -> Reply:
@@ -167,7 +168,7 @@ class DataApi:
         f = self._fixture(request)
         if f.status(self.clock.time()) != "completed":
             raise HttpError(404, f"No statistics yet: fixture {f.id} has not ended")
-        return Reply(self._packet((f.id, 0.0), lambda: statistics(f, self._timeline(f))))
+        return Reply(self._packet((f.id, 0.0), lambda: statistics(f, self.timeline(f))))
 
     def _packet(self, cache_key: tuple[str, float], make: Callable[[], object]) -> bytes:
         body = self._packets.get(cache_key)

@@ -109,6 +109,11 @@ class Emulator:
         self._runner: web.AppRunner | None = None
         self._live_runner: web.AppRunner | None = None
 
+    @property
+    def replay(self) -> Replay | None:
+        """The recording it serves (``replay=``), or None: it serves its made-up world."""
+        return self._replay
+
     def _open_replay(self, replay: str | os.PathLike[str] | None) -> Replay | None:
         """The recording to serve, read and checked now (RecordingError), or None."""
         if replay is None:

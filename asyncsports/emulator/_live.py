@@ -257,7 +257,7 @@ class LiveApi:
 
     def packets(self, fixture: Fixture, feed: str) -> Iterator[Packet]:
         """Every packet of a feed, in order, with the fixture time it is due at."""
-        actions = self.data._timeline(fixture)
+        actions = self.data.timeline(fixture)
         if feed == "actions":
             write = ActionWriter(fixture.id, fixture.home.id)
             for a in actions:

@@ -8,6 +8,7 @@ the form, so that each method is written once; on the plain form nothing of the 
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections.abc import (
@@ -21,7 +22,7 @@ from collections.abc import (
 )
 from contextlib import aclosing
 from operator import itemgetter
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Self, TypeVar, cast
 
 from asyncsports._http import request as arg
 from asyncsports._http.request import Param, Request
@@ -123,11 +124,22 @@ def _same(record: Any) -> Any:
 _VALUE = itemgetter(0)  # a RawRecord's value
 
 
-class Resource:
-    """A namespace of endpoints over one session; builds requests, sends nothing itself."""
+class Pairable:
+    """A namespace whose records can come each with its JSON as sent (``with_json``)."""
 
     _raw = False
     """Whether records come as RawRecord pairs: only on the twins of ``with_json``."""
+
+    def paired(self) -> Self:
+        """A twin of this namespace whose records come each with its JSON as sent (what
+        :func:`asyncsports.views.with_json` binds); this one is untouched."""
+        twin = copy.copy(self)
+        twin._raw = True
+        return twin
+
+
+class Resource(Pairable):
+    """A namespace of endpoints over one session; builds requests, sends nothing itself."""
 
     def __init__(self, session: Session) -> None:
         self._session = session

@@ -10,7 +10,7 @@ from typing import Any, TypeVar, Unpack
 
 from asyncsports._http import request as arg
 from asyncsports._http.request import Request, RequestOptions
-from asyncsports._http.session import Response
+from asyncsports._http.session import Response, Session
 from asyncsports._http.sports import Sport, sport_path
 from asyncsports._iter.watch import Change, Tracker
 from asyncsports._wire.decoding import FAILURES, Source, body_error, type_name
@@ -48,22 +48,6 @@ class ActionsResource(Resource):
         req = arg.options(list_request(sport, fixture_id), extra)
         return self._stream_list(req, Action, resume=resume)
 
-    async def _rows(self, sport: str, fixture_id: str, rows: ListDecoder[T]) -> builtins.list[T]:
-        """The timeline as ``rows`` decodes it: the backfill's sink rows.
-
-        The body is read whole and decoded in one call, without the element framing of
-        :meth:`list` (the backfill keeps a fixture's rows until they are written anyway).
-        """
-
-        def parse(resp: Response) -> builtins.list[T]:
-            try:
-                return rows.decode(resp.body)
-            except FAILURES as exc:
-                where = Source(type_name(rows.type), resp.url, resp.status)
-                raise body_error(where, exc, resp.body) from exc
-
-        return await self._session.read(list_request(sport, fixture_id), parse)
-
     @traced
     async def follow(
         self,
@@ -100,3 +84,24 @@ def _same(body: Sequence[Action]) -> Sequence[Action]:
 
 
 _TIMELINE: Body[list[Action]] = Body(list[Action])
+
+
+async def timeline_rows(
+    session: Session, sport: str, fixture_id: str, rows: ListDecoder[T]
+) -> builtins.list[T]:
+    """A fixture's timeline as ``rows`` decodes it (the backfill's sink rows), read through
+    ``session`` (a client's :attr:`~asyncsports.resources.namespaces.Namespaces.session`).
+
+    The body is read whole and decoded in one call, without the element framing of
+    :meth:`ActionsResource.list` (the backfill keeps a fixture's rows until they are
+    written anyway).
+    """
+
+    def parse(resp: Response) -> builtins.list[T]:
+        try:
+            return rows.decode(resp.body)
+        except FAILURES as exc:
+            where = Source(type_name(rows.type), resp.url, resp.status)
+            raise body_error(where, exc, resp.body) from exc
+
+    return await session.read(list_request(sport, fixture_id), parse)

@@ -19,7 +19,7 @@ from asyncsports._iter.merge import Merged
 from asyncsports._wire.live import FeedKind
 from asyncsports.errors import AsyncSportsError, AuthenticationError, NotFoundError
 from asyncsports.models import Action, Statistics
-from asyncsports.resources._base import renamed, traced
+from asyncsports.resources._base import Pairable, renamed, traced
 from asyncsports.resources.actions import ActionsResource
 from asyncsports.resources.fixtures import FixturesResource
 
@@ -130,11 +130,8 @@ async def _warned(session: Any, sport: Sport | str, fixture_id: uuid.UUID, text:
     log.warning("live feed %s: the server warned: %s", fixture_id, text)
 
 
-class LiveResource:
+class LiveResource(Pairable):
     """``client.live``: the actions and statistics websockets (needs ``live_url``)."""
-
-    _raw = False
-    """Whether records come as RawRecord pairs: only on the twin of ``with_json``."""
 
     def __init__(self, session: Any) -> None:
         self._session = session

@@ -42,3 +42,9 @@ class Namespaces:
         """Live stream events."""
         self.live: LiveResource = LiveResource(session)
         """The live feeds (websockets of the streams host, ``live_url``)."""
+
+    @property
+    def session(self) -> Session:
+        """The session every namespace sends through (what
+        :func:`~asyncsports.telemetry.instrument` observes)."""
+        return self._session

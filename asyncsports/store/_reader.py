@@ -33,7 +33,7 @@ class Reader:
 
     async def counts(self) -> dict[str, int]:
         """Rows per table."""
-        return {t: await self._value(f"SELECT count(*) FROM {t}") for t in self.tables}
+        return {t: await self.value(f"SELECT count(*) FROM {t}") for t in self.tables}
 
     def rows(self, table: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         """The rows of ``table`` in key order, ``chunk`` at a time, as tuples in the
@@ -42,17 +42,19 @@ class Reader:
             raise SinkError(f"{self.name} has no table {table!r}")
         t = TABLES[table]
         sql = f"SELECT {', '.join(t.names)} FROM {table} ORDER BY {', '.join(t.key)}"
-        return self._query(sql, chunk=chunk)
+        return self.query(sql, chunk=chunk)
 
-    def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
-        """The rows ``sql`` selects, ``chunk`` at a time (for this package's export)."""
+    def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
+        """The rows a read-only ``sql`` selects in the snapshot, ``chunk`` at a time (the
+        export's joins: :meth:`rows` reads one table)."""
         raise NotImplementedError
 
     async def close(self) -> None:
         """Close the connection (the snapshot ends with it)."""
         raise NotImplementedError
 
-    async def _value(self, sql: str) -> Any:
-        async for rows in self._query(sql, chunk=1):
+    async def value(self, sql: str) -> Any:
+        """The first column of the first row ``sql`` selects (None: no row)."""
+        async for rows in self.query(sql, chunk=1):
             return rows[0][0]
         return None

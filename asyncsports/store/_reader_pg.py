@@ -36,7 +36,7 @@ class PgReader(Reader):
             raise
         return cls(url, conn, version, names)
 
-    async def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
+    async def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         try:
             cursor = await self._conn.cursor(sql)  # in the snapshot's transaction
             while rows := await cursor.fetch(chunk):

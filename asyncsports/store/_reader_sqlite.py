@@ -44,7 +44,7 @@ class SqliteReader(Reader):
             raise
         return cls(path, thread, version, names)
 
-    async def _query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
+    async def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         # The connection's errors are SinkErrors naming the file already (store._sqlite).
         cursor = await self._thread.call(lambda db: db.execute(sql))
         try:

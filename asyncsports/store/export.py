@@ -167,8 +167,8 @@ async def export_parquet(
         if missing:
             raise SinkError(f"{store.name} has no table {missing[0]}: not a store to export")
         mirrored = [t for t in MIRROR_TABLES if t.name in store.tables]
-        with_rows = [t for t in mirrored if await store._value(f"SELECT count(*) FROM {t.name}")]
+        with_rows = [t for t in mirrored if await store.value(f"SELECT count(*) FROM {t.name}")]
         for table in (*RESOURCE_TABLES, *with_rows):
-            chunks = store._query(_select(table), chunk=CHUNK)
+            chunks = store.query(_select(table), chunk=CHUNK)
             counts[table.name] = await _write_table(pa, table, chunks, directory / table.name)
     return counts

@@ -83,7 +83,7 @@ async def listen(
     except BaseException:
         socket.abandon()
         raise
-    if socket._transport is None:
+    if not socket.connected:
         # picows hands back a transport whose connection was lost during the handshake.
         _drop(transport)
         raise ConnectionResetError("the connection closed during the websocket handshake")
@@ -105,7 +105,7 @@ async def _connect(
         # Pings are answered here, so that a server that pings and never reads is
         # cut off (MAX_UNSENT) rather than answered into memory without end.
         enable_auto_pong=False,
-        max_frame_size=socket._max_frame,
+        max_frame_size=socket.max_frame,
         extra_headers=dict(headers or {}),  # the User-Agent among them
         max_redirects=0,
         # A packet is a kilobyte or two and the buffer grows for a bigger one: an
@@ -257,6 +257,17 @@ class PushedSocket(picows.WSListener):
         # else: told after the held messages (resume)
 
     # ---------------------------------------------------------------- the Pushed socket
+
+    @property
+    def connected(self) -> bool:
+        """Whether picows handed the socket its connection (one lost during the handshake
+        never is)."""
+        return self._transport is not None
+
+    @property
+    def max_frame(self) -> int:
+        """The largest frame the socket takes (its message limit)."""
+        return self._max_frame
 
     @property
     def closed(self) -> bool:

@@ -24,7 +24,7 @@ What differs from aiohttp's transport:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -51,10 +51,10 @@ class _Reply:
     """A response whose headers came, read as the session reads aiohttp's (:class:`Reply`
     and its :class:`Body` in one object)."""
 
-    __slots__ = ("_left", "_owner", "_reader", "_req", "content_length", "headers", "status")
+    __slots__ = ("_left", "_let_go", "_reader", "_req", "content_length", "headers", "status")
 
-    def __init__(self, owner: PyreqwestTransport, req: Any, resp: Any) -> None:
-        self._owner = owner
+    def __init__(self, let_go: Callable[[], None], req: Any, resp: Any) -> None:
+        self._let_go = let_go  # the transport's count of responses held, one less
         self._req = req  # the StreamRequest: dropping it closes the body (see release)
         self._reader = resp.body_reader
         self.status: int = resp.status
@@ -105,7 +105,7 @@ class _Reply:
         would, which is a coroutine and release is not."""
         if self._req is not None:
             self._req = self._reader = None
-            self._owner._held -= 1
+            self._let_go()
 
 
 class PyreqwestTransport:
@@ -174,7 +174,10 @@ class PyreqwestTransport:
         req = b.build_streamed()
         resp = await req.__aenter__()
         self._held += 1
-        return _Reply(self, req, resp)
+        return _Reply(self._released, req, resp)
+
+    def _released(self) -> None:
+        self._held -= 1
 
     def failure(self, exc: BaseException) -> tuple[Kind, str]:
         """pyreqwest's failures sorted as aiohttp's are (aiohttp's: the websockets')."""
@@ -210,8 +213,6 @@ def _tls(exc: BaseException) -> bool:
 
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from asyncsports._http.transports.base import Transport
 
     _FITS: Callable[[Settings], Transport] = PyreqwestTransport

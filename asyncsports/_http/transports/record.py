@@ -290,8 +290,12 @@ class _Recorder:
 
     def open(self) -> None:
         started = dt.datetime.now(dt.UTC).isoformat()
-        head = {"format": FORMAT, "version": VERSION, "started": started,
-                "client": f"asyncsports/{__version__}"}  # fmt: skip
+        head = {
+            "format": FORMAT,
+            "version": VERSION,
+            "started": started,
+            "client": f"asyncsports/{__version__}",
+        }
         self.writer.open(encode(head))
 
     def event(self, kind: str, ident: int, **fields: Any) -> None:
