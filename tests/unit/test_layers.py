@@ -7,10 +7,9 @@ Every import counts, at the top of a module, inside a function (lazy) or under
 - the core (``_wire/``, ``models/``, ``jsonstream``, ``errors``, ``auth``) never reaches
   ``_http/``, directly or through another module;
 - ``store/`` imports nothing above it;
-- no function is over 60 lines, counted from its ``def`` to its end, its docstring left
-  out (prose): a signature counts, so a command declares its options as named
-  ``Annotated`` aliases (declared once, shared where the idea is the same) rather than
-  inline, and a constructor hands its keywords on by name.
+- no function's body is over 60 lines, its docstring left out (prose). The signature does
+  not count (issue 42): a constructor writes its keywords out and hands each on by name,
+  so that a reader can follow one (``Client(token=)`` into ``Settings``).
 
 The checker reads sources from a dict (module name -> source), so that the tests at the
 end feed it small made-up packages and show that each rule fails when it is broken.
@@ -154,16 +153,16 @@ def upward(graph: Graph, package: str, low: str, above: tuple[str, ...]) -> list
 
 
 def long_functions(sources: dict[str, str], limit: int) -> list[str]:
-    """Each function over ``limit`` lines from its ``def`` to its end, its docstring aside."""
+    """Each function whose body is over ``limit`` lines, its docstring aside."""
     found = []
     for module, source in sources.items():
         for node in ast.walk(ast.parse(source)):
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            lines = (node.end_lineno or node.lineno) - node.lineno + 1
-            first = node.body[0]
-            if len(node.body) > 1 and ast.get_docstring(node, clean=False) is not None:
-                lines -= (first.end_lineno or first.lineno) - first.lineno + 1
+            body = node.body
+            if len(body) > 1 and ast.get_docstring(node, clean=False) is not None:
+                body = body[1:]
+            lines = (node.end_lineno or node.lineno) - body[0].lineno + 1
             if lines > limit:
                 found.append(f"{module}:{node.lineno} {node.name} ({lines} lines)")
     return found
@@ -276,10 +275,10 @@ def test_store_importing_above_it_is_found() -> None:
     assert upward(graph, "pkg", "store", ("client",)) == ["pkg.store.s -> pkg.client"]
 
 
-def test_a_long_function_is_found_its_signature_counted_its_docstring_aside() -> None:
+def test_a_long_body_is_found_its_signature_and_docstring_aside() -> None:
     docstring = '    """Doc.\n\n' + "    More.\n" * 10 + '    """\n'
-    fits = "def f(\n" + "    a: int,\n" * 20 + ") -> None:\n" + docstring + "    x = 1\n" * 38
-    long_signature = "def h(\n" + "    a: int,\n" * 20 + ") -> None:\n" + "    x = 1\n" * 39
-    over = "async def g() -> None:\n" + "    x = 1\n" * 60
-    found = long_functions({"pkg.a": fits, "pkg.b": over, "pkg.c": long_signature}, 60)
+    fits = "def f(\n" + "    a: int,\n" * 40 + ") -> None:\n" + docstring + "    x = 1\n" * 60
+    over = "async def g() -> None:\n" + "    x = 1\n" * 61
+    documented = "def h() -> None:\n" + docstring + "    x = 1\n" * 61
+    found = long_functions({"pkg.a": fits, "pkg.b": over, "pkg.c": documented}, 60)
     assert found == ["pkg.b:1 g (61 lines)", "pkg.c:1 h (61 lines)"]
