@@ -103,3 +103,24 @@ def test_client_kwargs_hand_each_setting_on_by_its_name() -> None:
     assert {name: getattr(made, name) for name in SETTINGS} == {
         name: value for name, (_, value) in GIVEN.items()
     }
+
+
+def test_a_backfill_worker_process_is_given_every_setting() -> None:
+    # backfill --workers N starts N processes of `asyncsports worker`: each reads the
+    # settings the command was given (a --snooker-feed, a --rate-limit-sharers) from its
+    # argv or its environment, argv first, as any command does.
+    from asyncsports.cli.workers import _child_argv, _child_env
+
+    cfg = Globals(**{name: value for name, (_, value) in GIVEN.items()})
+    argv, env = _child_argv(cfg, "db", "j", 4, 8), _child_env(cfg)
+    seen = {}
+    for name in SETTINGS:
+        flag = "--" + name.replace("_", "-")
+        given = (
+            argv[argv.index(flag) + 1] if flag in argv else env.get(f"ASYNCSPORTS_{name.upper()}")
+        )
+        seen[name] = given
+    # The budget is one, shared in Redis: while Redis is away, each of the 4 keeps to
+    # its share of the 3 sharers' budget.
+    expected = {name: str(value) for name, (_, value) in GIVEN.items()}
+    assert seen == {**expected, "rate_limit_sharers": "12"}
