@@ -2,7 +2,8 @@
 
 :class:`Settings` is built once by :class:`~asyncsports.Client` from its keyword arguments;
 every number is checked to be finite and in range, every URL to be http(s), so a mistake
-is a ValueError naming the argument before anything is sent.
+is a ValueError naming the argument before anything is sent. Each setting is declared
+here once, with what the command line needs to offer it as a global option (:class:`CliOption`).
 """
 
 from __future__ import annotations
@@ -146,7 +147,9 @@ def _count(name: str, value: int | None, low: int) -> None:
 
 
 CONNECTION = "Connection"
+"""The section of ``asyncsports --help`` that lists most settings' options."""
 STREAMING = "Live stream events"
+"""The section of the live stream events listing's options."""
 
 
 @dataclass(frozen=True, slots=True)
