@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import functools
 import os
@@ -15,16 +14,21 @@ from asyncsports._http.request import QueryValue
 from asyncsports._http.session import Session
 from asyncsports._http.sharedlimit import SharedPacer
 from asyncsports._http.transports.base import Transport
+from asyncsports._wire.defaults import (
+    DNS_TTL,
+    MAX_BODY_SIZE,
+    MAX_CONNECTIONS,
+    MAX_ELEMENT_SIZE,
+    RATE_LIMIT_KEY,
+    SNOOKER_FEED,
+    VENDOR,
+)
 from asyncsports._wire.retry import RetryPolicy
 from asyncsports.auth import StreamingCredentials, Token
 from asyncsports.resources.namespaces import Namespaces
 from asyncsports.views import ClientWithJSON
 
 __all__ = ["Client"]
-
-
-_SETTINGS = tuple(f.name for f in dataclasses.fields(Settings))
-"""The keywords of ``Client`` that are :class:`Settings` fields, passed on as given."""
 
 
 def _timeout(timeout: Timeout | float | None) -> Timeout:
@@ -36,7 +40,9 @@ def _timeout(timeout: Timeout | float | None) -> Timeout:
 def _retry(retry: RetryPolicy | None, max_retries: int | None) -> RetryPolicy:
     if retry is not None and max_retries is not None:
         raise ValueError("max_retries, retry: pass one (retry=RetryPolicy(max_retries=...))")
-    return retry or RetryPolicy(max_retries=3 if max_retries is None else max_retries)
+    if max_retries is not None:
+        return RetryPolicy(max_retries=max_retries)
+    return retry or RetryPolicy()
 
 
 class Client(Namespaces):
@@ -83,8 +89,8 @@ class Client(Namespaces):
         base_url: str,
         *,
         token: Token | None = None,
-        vendor: str = "imggaming",
-        snooker_feed: str = "tvfeed",
+        vendor: str = VENDOR,
+        snooker_feed: str = SNOOKER_FEED,
         streaming_url: str | None = None,
         streaming_credentials: StreamingCredentials | None = None,
         live_url: str | None = None,
@@ -93,12 +99,12 @@ class Client(Namespaces):
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
         rate_limit_url: str | None = None,
-        rate_limit_key: str = "asyncsports",
+        rate_limit_key: str = RATE_LIMIT_KEY,
         rate_limit_sharers: int = 1,
-        max_connections: int = 100,
-        dns_ttl: int = 10,
-        max_body_size: int | None = 64 * 1024 * 1024,
-        max_element_size: int | None = 16 * 1024 * 1024,
+        max_connections: int = MAX_CONNECTIONS,
+        dns_ttl: int = DNS_TTL,
+        max_body_size: int | None = MAX_BODY_SIZE,
+        max_element_size: int | None = MAX_ELEMENT_SIZE,
         on_request: Hook | None = None,
         on_response: Hook | None = None,
         verify_ssl: bool = True,
@@ -109,11 +115,31 @@ class Client(Namespaces):
         tracing: bool = False,
         transport: Callable[[Settings], Transport] | None = None,
     ) -> None:
-        given = locals()  # the keywords Settings shares with this signature, by name
+        # Settings' fields, by name and in its order (tests/client/test_settings_declared.py
+        # checks this signature against them); timeout and retry take friendlier forms here.
         self.settings = Settings(
-            **{name: given[name] for name in _SETTINGS if name not in ("timeout", "retry")},
+            base_url=base_url,
+            token=token,
+            vendor=vendor,
+            snooker_feed=snooker_feed,
+            streaming_url=streaming_url,
+            streaming_credentials=streaming_credentials,
+            live_url=live_url,
             timeout=_timeout(timeout),
             retry=_retry(retry, max_retries),
+            rate_limit=rate_limit,
+            rate_limit_url=rate_limit_url,
+            rate_limit_key=rate_limit_key,
+            rate_limit_sharers=rate_limit_sharers,
+            max_connections=max_connections,
+            dns_ttl=dns_ttl,
+            max_body_size=max_body_size,
+            max_element_size=max_element_size,
+            on_request=on_request,
+            on_response=on_response,
+            verify_ssl=verify_ssl,
+            default_query=default_query,
+            default_headers=default_headers,
         )
         """The client's validated settings."""
         s = self.settings

@@ -2,7 +2,8 @@
 
 :class:`Settings` is built once by :class:`~asyncsports.Client` from its keyword arguments;
 every number is checked to be finite and in range, every URL to be http(s), so a mistake
-is a ValueError naming the argument before anything is sent.
+is a ValueError naming the argument before anything is sent. Each setting is declared
+here once, with what the command line needs to offer it as a global option (:class:`CliOption`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,25 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asyncsports._http.request import Header, Param, QueryValue, extra_headers, extra_query
+from asyncsports._wire.defaults import (
+    DNS_TTL,
+    MAX_BODY_SIZE,
+    MAX_CONNECTIONS,
+    MAX_ELEMENT_SIZE,
+    RATE_LIMIT_KEY,
+    SNOOKER_FEED,
+    VENDOR,
+)
 from asyncsports._wire.retry import RetryPolicy
 from asyncsports._wire.secrets import HIDDEN, hide_url, is_credential, split_userinfo
-from asyncsports.auth import StreamingCredentials, Token
 
-__all__ = ["Hook", "Limits", "Pace", "RequestInfo", "Settings", "Timeout"]
+if TYPE_CHECKING:  # annotations only: the command line's --help reads Settings without auth
+    from asyncsports.auth import StreamingCredentials, Token
+
+__all__ = ["CliOption", "Hook", "Limits", "Pace", "RequestInfo", "Settings", "Timeout"]
 
 _UNSET: Any = object()
 
@@ -134,32 +146,107 @@ def _count(name: str, value: int | None, low: int) -> None:
         raise ValueError(f"{name}: must be >= {low}, got {value}")
 
 
+CONNECTION = "Connection"
+"""The section of ``asyncsports --help`` that lists most settings' options."""
+STREAMING = "Live stream events"
+"""The section of the live stream events listing's options."""
+
+
+@dataclass(frozen=True, slots=True)
+class CliOption:
+    """How the command line takes a setting: ``--rate-limit-key`` (``ASYNCSPORTS_RATE_LIMIT_KEY``)
+    for ``rate_limit_key``. ``help`` and ``panel`` are its --help text and section, ``kind``
+    what its text is read as, ``min`` its lowest value. A setting's option is optional on
+    the command line even where the setting is required (``base_url``: ``--emulator``)."""
+
+    help: str
+    panel: str = CONNECTION
+    kind: type = str
+    min: float | None = None
+
+
+def _cli(help: str, **kw: Any) -> dict[str, CliOption]:
+    return {"cli": CliOption(help, **kw)}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
-    """Everything a client is configured with, validated; URLs without a trailing slash."""
+    """Everything a client is configured with, validated; URLs without a trailing slash.
 
-    base_url: str
-    token: Token | None = None
-    vendor: str = "imggaming"
-    snooker_feed: str = "tvfeed"
-    streaming_url: str | None = None
+    The one declaration of each setting: its type, its default, what it means and, in its
+    metadata (``"cli"``: a :class:`CliOption`), the global option of ``asyncsports`` that
+    sets it. :class:`~asyncsports.Client` takes the same names in its signature, checked
+    against these fields by a test.
+    """
+
+    base_url: str = field(metadata=_cli("Data service address."))
+    """The data service's URL (the snooker proxy's too)."""
+    token: Token | None = field(default=None, metadata=_cli("Bearer token of the data service."))
+    """The bearer token, or a sync or async callable returning one (asked again after a 401)."""
+    vendor: str = field(default=VENDOR, metadata=_cli("Vendor of the Accept media type."))
+    """The vendor in the media types asked for: ``application/vnd.<vendor>.dde.api+json``."""
+    snooker_feed: str = field(default=SNOOKER_FEED, metadata=_cli("Snooker feed path segment."))
+    """The snooker proxy's feed, the path segment after ``/snooker/``."""
+    streaming_url: str | None = field(
+        default=None, metadata=_cli("Live stream host address.", panel=STREAMING)
+    )
+    """The live stream events host."""
     streaming_credentials: StreamingCredentials | None = field(default=None, repr=False)
-    live_url: str | None = None
+    """The operator's credentials for the live stream events listing."""
+    live_url: str | None = field(
+        default=None, metadata=_cli("Live feeds' websocket host (wss://...): --follow uses it.")
+    )
+    """The streams host of the live feeds (``client.live``, websockets)."""
     timeout: Timeout = field(default_factory=Timeout)
+    """Time limits (``Client`` also takes a number of seconds, or None for the default)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    rate_limit: float | None = None
-    rate_limit_url: str | None = None
-    rate_limit_key: str = "asyncsports"
-    rate_limit_sharers: int = 1
-    max_connections: int = 100
-    dns_ttl: int = 10
-    max_body_size: int | None = 64 * 1024 * 1024
-    max_element_size: int | None = 16 * 1024 * 1024
+    """How failed attempts are retried (``Client`` also takes ``max_retries``)."""
+    rate_limit: float | None = field(
+        default=None,
+        metadata=_cli(
+            "Requests per second at most (backfill and sync: 5 unless --emulator; 0: no limit).",
+            kind=float,
+            min=0,
+        ),
+    )
+    """Requests per second at most, across every call of the client."""
+    rate_limit_url: str | None = field(
+        default=None,
+        metadata=_cli("Redis URL: share the --rate-limit budget with every process naming it."),
+    )
+    """A ``redis://`` URL: ``rate_limit`` is one budget shared by every client naming it."""
+    rate_limit_key: str = field(
+        default=RATE_LIMIT_KEY,
+        metadata=_cli(f"Name of the shared budget in Redis (default: {RATE_LIMIT_KEY})."),
+    )
+    """The shared budget's name in Redis: clients naming another share another."""
+    rate_limit_sharers: int = field(
+        default=1,
+        metadata=_cli(
+            "Processes expected to share the budget: without Redis each keeps to budget / sharers.",
+            kind=int,
+            min=1,
+        ),
+    )
+    """Clients expected to share the budget: each keeps to its share while Redis is away."""
+    max_connections: int = MAX_CONNECTIONS
+    """Pooled connections at most."""
+    dns_ttl: int = DNS_TTL
+    """Seconds a resolved address is kept (0: not cached)."""
+    max_body_size: int | None = MAX_BODY_SIZE
+    """Bytes of a whole body at most, after content decoding (None: no bound)."""
+    max_element_size: int | None = MAX_ELEMENT_SIZE
+    """Bytes of one element of a streamed list at most (None: no bound)."""
     on_request: Hook | None = None
+    """Called before each attempt with its :class:`RequestInfo`."""
     on_response: Hook | None = None
+    """Called after each answered attempt with its :class:`RequestInfo` (status, elapsed)."""
     verify_ssl: bool = True
+    """Whether TLS certificates are checked."""
     default_query: Mapping[str, QueryValue] | None = None
+    """Query parameters sent with every request (a method's own take precedence)."""
     default_headers: Mapping[str, str | None] | None = None
+    """Headers sent with every request, replacing the client's own of the same name."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", _http_url("base_url", self.base_url))
@@ -170,11 +257,25 @@ class Settings:
         if self.live_url is not None:
             object.__setattr__(self, "live_url", _ws_url("live_url", self.live_url))
         if not isinstance(self.vendor, str) or not self.vendor.replace("-", "").isalnum():
-            raise ValueError(f"vendor: expected a short name like 'imggaming', got {self.vendor!r}")
+            raise ValueError(f"vendor: expected a short name like {VENDOR!r}, got {self.vendor!r}")
         if not isinstance(self.timeout, Timeout):
             raise TypeError(f"timeout: expected a Timeout or a number, got {self.timeout!r}")
         if not isinstance(self.retry, RetryPolicy):
             raise TypeError(f"retry: expected a RetryPolicy, got {self.retry!r}")
+        self._check_rate()
+        _count("max_connections", self.max_connections, 1)
+        _count("dns_ttl", self.dns_ttl, 0)
+        _count("max_body_size", self.max_body_size, 1)
+        _count("max_element_size", self.max_element_size, 1)
+        for name in ("on_request", "on_response"):
+            hook = getattr(self, name)
+            if hook is not None and not callable(hook):
+                raise TypeError(f"{name}: expected a callable, got {hook!r}")
+        self.query()
+        self.headers()
+
+    def _check_rate(self) -> None:
+        """The rate budget's settings: a limit, and where and under what key it is shared."""
         if self.rate_limit is not None:
             rate = self.rate_limit
             if isinstance(rate, bool) or not isinstance(rate, int | float):
@@ -192,16 +293,6 @@ class Settings:
         if not isinstance(self.rate_limit_key, str) or not self.rate_limit_key:
             raise ValueError(f"rate_limit_key: expected a name, got {self.rate_limit_key!r}")
         _count("rate_limit_sharers", self.rate_limit_sharers, 1)
-        _count("max_connections", self.max_connections, 1)
-        _count("dns_ttl", self.dns_ttl, 0)
-        _count("max_body_size", self.max_body_size, 1)
-        _count("max_element_size", self.max_element_size, 1)
-        for name in ("on_request", "on_response"):
-            hook = getattr(self, name)
-            if hook is not None and not callable(hook):
-                raise TypeError(f"{name}: expected a callable, got {hook!r}")
-        self.query()
-        self.headers()
 
     def __repr__(self) -> str:
         # The secrets policy: the token, credential headers and query values and a URL's

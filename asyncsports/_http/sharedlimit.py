@@ -23,6 +23,7 @@ from typing import Any
 
 from asyncsports._http.ratelimit import Pacer, spacing
 from asyncsports._optional import need
+from asyncsports._wire.defaults import RATE_LIMIT_KEY
 
 __all__ = ["MARGIN_SHARED", "RETRY_AFTER", "SharedPacer"]
 
@@ -82,7 +83,7 @@ class SharedPacer:
     """
 
     def __init__(
-        self, rate: float, url: str, key: str = "asyncsports", *, sharers: int = 1
+        self, rate: float, url: str, key: str = RATE_LIMIT_KEY, *, sharers: int = 1
     ) -> None:
         self.rate = rate
         self.url = url

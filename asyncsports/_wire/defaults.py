@@ -1,6 +1,29 @@
-"""Defaults of the engines that the command line shows in its --help (a default, an
-epilog), kept in a module that imports nothing: ``asyncsports --help`` reads them
-without importing the store, the backfill or the mirror, which use them from here."""
+"""Defaults shared by more than one module, each in one place, in a module that imports
+nothing: the client's (read by :class:`~asyncsports.Client`'s signature, its ``Settings``
+and the emulator), and those of the engines that the command line shows in its --help
+(a default, an epilog): ``asyncsports --help`` reads them without importing the store,
+the backfill or the mirror, which use them from here."""
+
+VENDOR = "imggaming"
+"""The vendor of the service's media types (``application/vnd.imggaming.dde.api+json``)."""
+
+SNOOKER_FEED = "tvfeed"
+"""The snooker proxy's feed, the path segment after ``/snooker/``."""
+
+RATE_LIMIT_KEY = "asyncsports"
+"""The name in Redis of the rate limit budget clients share (``rate_limit_url``)."""
+
+MAX_CONNECTIONS = 100
+"""Pooled connections a client holds at most."""
+
+DNS_TTL = 10
+"""Seconds a client keeps a resolved address: short, as the streaming host's change."""
+
+MAX_BODY_SIZE = 64 * 1024 * 1024
+"""Bytes of a whole response body at most, after content decoding."""
+
+MAX_ELEMENT_SIZE = 16 * 1024 * 1024
+"""Bytes of one element of a streamed list at most."""
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to connect to a PostgreSQL database (TCP, TLS, logging in) before giving up."""

@@ -16,10 +16,12 @@ from typing import Annotated, Any
 
 import typer
 
+# Light: Settings' module imports neither aiohttp nor the credentials (--help reads it).
+from asyncsports._http.config import CONNECTION, STREAMING, CliOption, Settings
+from asyncsports._wire.defaults import RATE_LIMIT_KEY, SNOOKER_FEED, VENDOR
+
 from .names import PATH_MAX, check_length, check_sport, check_sports
 
-CONNECTION = "Connection"
-STREAMING = "Live stream events"
 OUTPUT = "Output"
 EMULATOR = "Emulator"
 
@@ -33,23 +35,28 @@ SYNC_SPEED = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Globals:
-    """The global options of one invocation, merged from both places they may appear."""
+    """The global options of one invocation, merged from both places they may appear.
+
+    The options of :data:`SETTINGS` are fields here under their own names (typed, for the
+    commands that read them), with the defaults of Settings (tests/cli/test_cli_settings.py
+    holds them to it); the rest are the command line's own.
+    """
 
     base_url: str | None = None
     token: str | None = None
-    vendor: str = "imggaming"
-    snooker_feed: str = "tvfeed"
+    vendor: str = VENDOR
+    snooker_feed: str = SNOOKER_FEED
     streaming_url: str | None = None
     live_url: str | None = None
+    rate_limit: float | None = None
+    rate_limit_url: str | None = None
+    rate_limit_key: str = RATE_LIMIT_KEY
+    rate_limit_sharers: int = 1
     operator_id: int | None = None
     stream_secret: str | None = None
     stream_ip: str | None = None
     stream_auth: str | None = None
     stream_timestamp: int | None = None
-    rate_limit: float | None = None
-    rate_limit_url: str | None = None
-    rate_limit_key: str = "asyncsports"
-    rate_limit_sharers: int = 1
     emulator: bool = False
     seed: int = 0
     emulator_scale: str | None = None
@@ -85,56 +92,35 @@ def _option(*decls: str, env: str, help: str, panel: str, **kw: Any) -> Any:
     )
 
 
+SETTINGS: dict[str, dataclasses.Field[Any]] = {
+    f.name: f for f in dataclasses.fields(Settings) if "cli" in f.metadata
+}
+"""The settings the command line takes, by name: each is a global option made from its
+field (:class:`~asyncsports._http.config.CliOption`) and handed to the Client as it is."""
+
+
+def _settings(*names: str) -> dict[str, tuple[Any, Any, Any]]:
+    # Each setting's option: --rate-limit-key, ASYNCSPORTS_RATE_LIMIT_KEY, for rate_limit_key;
+    # optional even where the setting is required (base_url: --emulator serves its own).
+    made = {}
+    for name in names:
+        f = SETTINGS[name]
+        cli: CliOption = f.metadata["cli"]
+        default = None if f.default is dataclasses.MISSING else f.default
+        kind = cli.kind if default is not None else cli.kind | None
+        bounds = {} if cli.min is None else {"min": cli.min}
+        flag = "--" + name.replace("_", "-")
+        option = _option(flag, env=name.upper(), help=cli.help, panel=cli.panel, **bounds)
+        made[name] = (kind, default, option)
+    return made
+
+
+_FIRST = ("base_url", "token", "vendor", "snooker_feed", "rate_limit", "live_url")
+"""Settings listed before --query in --help; the others follow it, in Settings' order."""
+
 # name -> (type, default, typer.Option); added to the root and to every command.
 GLOBALS: dict[str, tuple[Any, Any, Any]] = {
-    "base_url": (
-        str | None,
-        None,
-        _option("--base-url", env="BASE_URL", help="Data service address.", panel=CONNECTION),
-    ),
-    "token": (
-        str | None,
-        None,
-        _option("--token", env="TOKEN", help="Bearer token of the data service.", panel=CONNECTION),
-    ),
-    "vendor": (
-        str,
-        "imggaming",
-        _option(
-            "--vendor", env="VENDOR", help="Vendor of the Accept media type.", panel=CONNECTION
-        ),
-    ),
-    "snooker_feed": (
-        str,
-        "tvfeed",
-        _option(
-            "--snooker-feed",
-            env="SNOOKER_FEED",
-            help="Snooker feed path segment.",
-            panel=CONNECTION,
-        ),
-    ),
-    "rate_limit": (
-        float | None,
-        None,
-        _option(
-            "--rate-limit",
-            env="RATE_LIMIT",
-            help="Requests per second at most (backfill and sync: 5 unless --emulator; 0: no limit).",
-            panel=CONNECTION,
-            min=0,
-        ),
-    ),
-    "live_url": (
-        str | None,
-        None,
-        _option(
-            "--live-url",
-            env="LIVE_URL",
-            help="Live feeds' websocket host (wss://...): --follow uses it.",
-            panel=CONNECTION,
-        ),
-    ),
+    **_settings(*_FIRST),
     "query": (
         list[str] | None,
         None,
@@ -148,48 +134,7 @@ GLOBALS: dict[str, tuple[Any, Any, Any]] = {
             callback=lambda items: [_query_item(item) for item in items or ()],
         ),
     ),
-    "rate_limit_url": (
-        str | None,
-        None,
-        _option(
-            "--rate-limit-url",
-            env="RATE_LIMIT_URL",
-            help="Redis URL: share the --rate-limit budget with every process naming it.",
-            panel=CONNECTION,
-        ),
-    ),
-    "rate_limit_key": (
-        str,
-        "asyncsports",
-        _option(
-            "--rate-limit-key",
-            env="RATE_LIMIT_KEY",
-            help="Name of the shared budget in Redis (default: asyncsports).",
-            panel=CONNECTION,
-        ),
-    ),
-    "rate_limit_sharers": (
-        int,
-        1,
-        _option(
-            "--rate-limit-sharers",
-            env="RATE_LIMIT_SHARERS",
-            help="Processes expected to share the budget: without Redis each keeps to "
-            "budget / sharers.",
-            panel=CONNECTION,
-            min=1,
-        ),
-    ),
-    "streaming_url": (
-        str | None,
-        None,
-        _option(
-            "--streaming-url",
-            env="STREAMING_URL",
-            help="Live stream host address.",
-            panel=STREAMING,
-        ),
-    ),
+    **_settings(*(name for name in SETTINGS if name not in _FIRST)),
     "operator_id": (
         int | None,
         None,

@@ -23,7 +23,7 @@ from asyncsports._wire.shown import printable
 from .extra import MISSING_EXTRA
 from .interrupts import interrupts
 from .names import PATH_MAX, check_length, sport_hint
-from .options import Globals, query_params
+from .options import SETTINGS, Globals, query_params
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
     from aiohttp import web
@@ -167,14 +167,17 @@ def exit_code_table() -> list[tuple[int, str, str]]:
     return [(c, ", ".join(texts[c]), USED_BY.get(c, SERVICE)) for c in sorted(texts)]
 
 
+class _SyncLines(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler :func:`sync_logging` adds (found again by its class: added once)."""
+
+
 def sync_logging(verbose: bool) -> None:
     """The mirror's and the publisher's minute-by-minute lines on stderr even without
     --verbose."""
     log = logging.getLogger("asyncsports.sync")
-    if verbose or any(getattr(h, "_sync", False) for h in log.handlers):
+    if verbose or any(isinstance(h, _SyncLines) for h in log.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
-    handler._sync = True  # type: ignore[attr-defined]
+    handler = _SyncLines(sys.stderr)
     handler.setFormatter(_Printable("asyncsports: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
@@ -272,8 +275,24 @@ def _credentials(cfg: Globals) -> StreamingCredentials | None:
     )
 
 
+SHARED = ("rate_limit_url", "rate_limit_key", "rate_limit_sharers")
+"""The settings of a budget shared through Redis: given only with a --rate-limit."""
+
+
+def _rate(cfg: Globals) -> dict[str, Any]:
+    """``--rate-limit`` (0: no limit) and, with ``--rate-limit-url``, how it is shared."""
+    rate = cfg.rate_limit or None
+    if rate is None or not cfg.rate_limit_url:
+        return {"rate_limit": rate}
+    return {"rate_limit": rate, **{name: getattr(cfg, name) for name in SHARED}}
+
+
 def client_kwargs(cfg: Globals, *, streaming: bool = False) -> dict[str, Any]:
-    """The Client arguments the settings give, or ConfigError saying what is missing."""
+    """The Client arguments the settings give, or ConfigError saying what is missing.
+
+    Every setting the command line takes (:data:`~.options.SETTINGS`) by its own name,
+    its addresses checked, and the streaming credentials its options make.
+    """
     creds = _credentials(cfg)
     streaming_url = _url("--streaming-url", cfg.streaming_url) if cfg.streaming_url else None
     if streaming:
@@ -296,11 +315,11 @@ def client_kwargs(cfg: Globals, *, streaming: bool = False) -> dict[str, Any]:
     _url("--base-url", base_url)
     if not streaming and not cfg.token:
         raise ConfigError("no token: pass --token TOKEN or set ASYNCSPORTS_TOKEN")
+    given = {name: getattr(cfg, name) for name in SETTINGS if name not in SHARED}
     return {
+        **given,
+        **_rate(cfg),
         "base_url": base_url,
-        "token": cfg.token,
-        "vendor": cfg.vendor,
-        "snooker_feed": cfg.snooker_feed,
         "streaming_url": streaming_url,
         "streaming_credentials": creds,
         "live_url": _live_url(cfg.live_url) if cfg.live_url else None,
@@ -368,33 +387,27 @@ async def _session(
 ) -> int | None:
     from asyncsports.client import Client
 
-    rate = cfg.rate_limit if cfg.rate_limit else None
     if cfg.query:
         options = {**options, "default_query": query_params(cfg.query)}
     if cfg.record:
         _check_record(cfg.record, cfg.record_overwrite)
         options = {**options, "record": cfg.record, "record_overwrite": cfg.record_overwrite}
-    if rate is not None and cfg.rate_limit_url:
-        options = {
-            **options,
-            "rate_limit_url": cfg.rate_limit_url,
-            "rate_limit_key": cfg.rate_limit_key,
-            "rate_limit_sharers": cfg.rate_limit_sharers,
-        }
     if cfg.emulator:
         from asyncsports.emulator import Emulator
 
+        # The emulator serves its own addresses and credentials: of the settings, only
+        # how fast to ask is the command line's.
         scale: dict[str, Any] = emulator_scale(cfg.emulator_scale)
         speed = emulator_speed(cfg, follows)
         emulator = Emulator(seed=cfg.seed, speed=speed, **scale)
-        async with emulator, emulator.client(rate_limit=rate, **options) as client:
+        async with emulator, emulator.client(**_rate(cfg), **options) as client:
             token = EMULATOR.set(emulator)
             try:
                 return await job(client)
             finally:
                 EMULATOR.reset(token)
     kwargs = client_kwargs(cfg, streaming=streaming)
-    async with Client(**kwargs, rate_limit=rate, **options) as client:
+    async with Client(**kwargs, **options) as client:
         return await job(client)
 
 

@@ -18,7 +18,7 @@ from asyncsports.errors import SinkError
 
 from .app import command
 from .names import PATH_MAX, check_length
-from .options import ConnectTimeout, Globals
+from .options import SETTINGS, ConnectTimeout, Globals
 from .running import EMULATOR, WORKER_KILLED, fail, run, say, stderr
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
@@ -151,11 +151,15 @@ def _child_env(cfg: Globals) -> dict[str, str]:
     # A recording is the parent's own: workers writing to one file would interleave.
     skip = ("ASYNCSPORTS_EMULATOR", "ASYNCSPORTS_RECORD")
     env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    # Every setting the command was given, as it read it (typed or from its variable);
+    # in the environment, not in argv, which ps shows: the token is one of them.
+    for name in SETTINGS:
+        value = getattr(cfg, name)
+        if value is not None:
+            env[f"ASYNCSPORTS_{name.upper()}"] = str(value)
     emulator = EMULATOR.get()
-    base_url, token = (emulator.base_url, emulator.token) if emulator else (cfg.base_url, cfg.token)
-    for name, value in (("BASE_URL", base_url), ("TOKEN", token)):  # not in argv: ps shows it
-        if value:
-            env[f"ASYNCSPORTS_{name}"] = value
+    if emulator:
+        env |= {"ASYNCSPORTS_BASE_URL": emulator.base_url, "ASYNCSPORTS_TOKEN": emulator.token}
     return env
 
 
@@ -185,7 +189,10 @@ def _child_argv(
     rate = cfg.rate_limit or 0.0
     argv += ["--rate-limit", str(rate if cfg.rate_limit_url else rate / n)]
     if cfg.rate_limit_url:
+        # Each keeps to its share of what each of the sharers may take while Redis is away.
+        sharers = str(cfg.rate_limit_sharers * n)
         argv += ["--rate-limit-url", cfg.rate_limit_url, "--rate-limit-key", cfg.rate_limit_key]
+        argv += ["--rate-limit-sharers", sharers]
     for item in cfg.query or ():  # every process sends what the command was told to
         argv += ["--query", item]
     return argv

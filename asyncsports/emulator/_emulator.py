@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import dataclasses
 import datetime as dt
 import os
 import types
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from asyncsports._wire.defaults import SNOOKER_FEED, VENDOR
 from asyncsports.auth import StreamingCredentials
 from asyncsports.emulator._app import (
     SERVER_LOG,
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from asyncsports.emulator._replay import Replay
 
 __all__ = ["DEFAULT_NOW", "Emulator"]
-
-"""Where the emulator's clock starts unless told otherwise (the data is built around it)."""
 
 
 def _check(now: dt.datetime, stream_secret: str) -> None:
@@ -55,8 +53,8 @@ class Emulator:
         *,
         now: dt.datetime = DEFAULT_NOW,
         token: str = "emulator-token",
-        vendor: str = "imggaming",
-        snooker_feed: str = "tvfeed",
+        vendor: str = VENDOR,
+        snooker_feed: str = SNOOKER_FEED,
         operator_id: int = 1,
         stream_secret: str = "emulator-secret",
         static_stream_auth: tuple[str, int] | None = ("emulator-static-auth", 1385554442935),
@@ -82,8 +80,17 @@ class Emulator:
         replay: str | os.PathLike[str] | None = None,
     ) -> None:
         _check(now, stream_secret)
-        given = locals()  # the keywords that are Scale's fields, by name
-        scale = Scale(**{f.name: given[f.name] for f in dataclasses.fields(Scale)})
+        # Scale's fields, by name and in its order (tests/client/test_settings_declared.py
+        # checks this signature against them).
+        scale = Scale(
+            competitions=competitions,
+            seasons=seasons,
+            teams=teams,
+            fixtures_per_season=fixtures_per_season,
+            actions_per_fixture=actions_per_fixture,
+            big_fixture_list=big_fixture_list,
+            big_timeline=big_timeline,
+        )
         self.seed, self.host, self.port, self.live_port = seed, host, port, live_port
         # A replay's live feeds keep their recorded gaps: its clock runs unless told.
         running_clock = running_clock or (replay is not None and speed is None)

@@ -201,15 +201,13 @@ def test_ruff_holds_each_function_size() -> None:
     assert lint["mccabe"]["max-complexity"] <= 12
     assert lint["pylint"]["max-branches"] <= 12
     assert lint["pylint"]["max-statements"] <= 40
-    # A function over them gets a simpler design, not a file-wide ignore; the two here wait
-    # for issue 42's seam and settings branches, which rewrite those functions.
-    waiting = {"asyncsports/_http/session.py", "asyncsports/_http/config.py"}
+    # A function over them gets a simpler design, not a file-wide ignore.
     ignored = {
         name
         for name, codes in lint.get("per-file-ignores", {}).items()
         if name.startswith(PACKAGE) and SIZE_RULES & set(codes)
     }
-    assert ignored <= waiting
+    assert not ignored
 
 
 def test_the_whole_package_is_read() -> None:

@@ -56,12 +56,7 @@ ALLOWED: dict[tuple[str, str], str] = {
 }
 """(module, ``x._name`` as written) -> why a third-party library leaves no public way."""
 
-PENDING: dict[tuple[str, str], str] = {
-    ("asyncsports.cli.running", "handler._sync"): "asyncsports' own marker on a logging "
-    "handler, to fix (a StreamHandler subclass found by isinstance) in the split of "
-    "cli/running.py that another part of issue 42 (point 4) makes: delete this entry then",
-    ("asyncsports.cli.running", "h._sync"): "the same marker read back: see handler._sync",
-}
+PENDING: dict[tuple[str, str], str] = {}
 """asyncsports' own privates read from outside, left only until the branch that rewrites
 their module lands; :func:`test_each_allowance_is_still_used` names the stale ones."""
 
