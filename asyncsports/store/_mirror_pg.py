@@ -35,7 +35,13 @@ from asyncsports.store._mirror import (
 )
 from asyncsports.store._pg import PgLink
 from asyncsports.store._rows import utc_text
-from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES, Table, pg_convert
+from asyncsports.store._schema import (
+    MIRROR_TABLES,
+    PG_CARRIER,
+    RESOURCE_TABLES,
+    Table,
+    pg_convert,
+)
 from asyncsports.store._sql import (
     CHANGES,
     COUNT_ACTIONS,
@@ -74,22 +80,12 @@ FEED_LOCK = 0x6173_7370_6F72_7466  # "asportf": one writer of the change feed at
 T = TypeVar("T")
 
 _TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES)}
-# What a row's value travels as, in an array parameter of unnest().
-_ARRAY = {
-    "text": "text",
-    "int": "bigint",
-    "flag": "integer",
-    "time": "text",
-    "json": "text",
-    "real": "double precision",
-    "seq": "bigint",
-}
 _KEY_TYPE = {"text": "text", "int": "bigint"}
 
 
 def _unnest(t: Table) -> str:
     """The rows as arrays, one per column (``$1``...), turned into the columns' types."""
-    arrays = ", ".join(f"${i}::{_ARRAY[c.kind]}[]" for i, c in enumerate(t.columns, 1))
+    arrays = ", ".join(f"${i}::{PG_CARRIER[c.kind]}[]" for i, c in enumerate(t.columns, 1))
     return f"SELECT {', '.join(pg_convert(c) for c in t.columns)} FROM unnest({arrays}) AS v({', '.join(t.names)})"
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "JOB_TABLES",
     "LEASE_DDL",
     "MIRROR_TABLES",
+    "PG_CARRIER",
     "RESOURCE_TABLES",
     "SCHEMA_VERSION",
     "SHARD_DDL",
@@ -62,8 +63,9 @@ _PG: dict[Kind, str] = {
     "real": "double precision",
     "seq": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 }
-# What a row's value arrives as, in a PostgreSQL staging table (COPY in binary format).
-_PG_CARRIER: dict[Kind, str] = {
+# What a row's value travels as on PostgreSQL: in a staging table (COPY in binary
+# format), and in an array parameter of unnest().
+PG_CARRIER: dict[Kind, str] = {
     "text": "text",
     "int": "bigint",
     "flag": "integer",
@@ -342,7 +344,7 @@ def pg_ddl() -> list[str]:
 
 def pg_staging(table: Table) -> str:
     """A session's staging table for ``table``: rows are COPYed in, then upserted."""
-    cols = ", ".join(f"{c.name} {_PG_CARRIER[c.kind]}" for c in table.columns)
+    cols = ", ".join(f"{c.name} {PG_CARRIER[c.kind]}" for c in table.columns)
     return f"CREATE TEMPORARY TABLE IF NOT EXISTS stage_{table.name} ({cols}) ON COMMIT DELETE ROWS"
 
 

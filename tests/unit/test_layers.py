@@ -23,6 +23,8 @@ import functools
 import tomllib
 from pathlib import Path
 
+from support.sources import package_sources
+
 PACKAGE = "asyncsports"
 ROOT = Path(__file__).parents[2]
 CORE = ("_wire", "models", "jsonstream", "errors", "auth")
@@ -40,17 +42,6 @@ ALLOWED: set[tuple[str, str]] = set()
 """Imports left out of the cycle check, each with the issue that removes it (none now)."""
 
 Graph = dict[str, set[str]]
-
-
-def package_sources(root: Path, package: str) -> dict[str, str]:
-    """Each module of ``package`` under ``root`` by its dotted name (a package by its own)."""
-    found = {}
-    for path in sorted((root / package).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path.read_text(encoding="utf-8")
-    return found
 
 
 def import_graph(sources: dict[str, str]) -> Graph:

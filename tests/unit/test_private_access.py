@@ -23,6 +23,8 @@ import ast
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
+from support.sources import package_sources
+
 PACKAGE = "asyncsports"
 ROOT = Path(__file__).parents[2]
 
@@ -62,17 +64,6 @@ their module lands; :func:`test_each_allowance_is_still_used` names the stale on
 
 NAMED_TUPLE = frozenset({"_replace", "_asdict", "_make", "_fields", "_field_defaults"})
 """A named tuple's public methods and attributes (underscored so as not to clash with fields)."""
-
-
-def package_sources(root: Path, package: str) -> dict[str, str]:
-    """Each module of ``package`` under ``root`` by its dotted name (a package by its own)."""
-    found = {}
-    for path in sorted((root / package).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path.read_text(encoding="utf-8")
-    return found
 
 
 def _folder(module: str, is_package: bool) -> str:
