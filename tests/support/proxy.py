@@ -1,0 +1,111 @@
+"""A loopback TCP proxy to a server, to cut: the bus "away" without stopping it.
+
+:class:`Proxy` passes bytes both ways between its clients and the server at ``port``.
+:meth:`Proxy.down` drops every connection at once (the client sees an abrupt end, the
+server half of whatever was under way) and stops listening, so that new ones are
+refused, as by a server stopped, until :meth:`Proxy.up`; :meth:`Proxy.cut` drops the
+connections of now and lets new ones through; with :attr:`Proxy.dropping` set, each new
+connection is accepted and dropped at once (a proxy or load balancer whose server is
+gone). Far faster than stopping and starting the server, so a test can do it often.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class Proxy:
+    """``async with Proxy(port) as proxy``: ``proxy.port`` is where to connect instead."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.server: asyncio.Server | None = None
+        self.is_down = False
+        self.dropping = False
+        self.listen = 0
+        self.cuts = 0  # connections dropped
+        self._pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> Proxy:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.listen = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.server is not None:
+            self.server.close()
+        self.cut()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    @property
+    def port(self) -> int:
+        """Where to connect (the same across :meth:`down` and :meth:`up`)."""
+        return self.listen
+
+    def down(self) -> None:
+        """Drop every connection and refuse new ones, until :meth:`up`."""
+        self.is_down = True
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        self.cut()
+
+    async def up(self) -> None:
+        """Listen again (on the same port)."""
+        self.is_down = False
+        if self.server is None:
+            self.server = await asyncio.start_server(self._serve, "127.0.0.1", self.listen)
+
+    def cut(self) -> None:
+        """Drop every connection of now (new ones pass, unless down)."""
+        for pair in list(self._pairs):
+            for w in pair:
+                w.transport.abort()
+            self.cuts += 1
+        self._pairs.clear()
+
+    async def _serve(self, down_r: asyncio.StreamReader, down_w: asyncio.StreamWriter) -> None:
+        if self.is_down or self.dropping:
+            down_w.transport.abort()
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            try:
+                up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target)
+            except OSError:
+                down_w.transport.abort()
+                return
+            pair = (down_w, up_w)
+            if self.is_down:  # went down while this one connected
+                for w in pair:
+                    w.transport.abort()
+                return
+            self._pairs.add(pair)
+            ups = asyncio.ensure_future(_pipe(down_r, up_w))
+            downs = asyncio.ensure_future(_pipe(up_r, down_w))
+            try:
+                await asyncio.wait([ups, downs], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (ups, downs):
+                    t.cancel()
+                await asyncio.gather(ups, downs, return_exceptions=True)
+                for w in pair:
+                    w.transport.abort()
+                self._pairs.discard(pair)
+        finally:
+            self._tasks.discard(task)
+
+
+async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    while True:
+        data = await src.read(65536)
+        if not data:
+            return
+        dst.write(data)
+        await dst.drain()
