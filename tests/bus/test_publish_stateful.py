@@ -231,28 +231,32 @@ class World(RuleBasedStateMachine):
             )
 
     async def _close(self) -> None:
-        # Every task of the loop: the publishers, and what one killed mid-connect left
-        # behind (nats-py's subscription tasks); bounded, one may not end (said by kill).
+        """Everything of the example closed, each step bounded (a publisher that does not
+        end on its cancel is said by ``kill``; here it is left behind)."""
+        running = [t.task for t in self.all if not t.task.done()]
+        for task in running:
+            task.cancel()
+        await _bounded(*running)
+        await _bounded(self.proxy.__aexit__(None, None, None))
+        await _bounded(*(store.close() for store in self.stores.values()))
+        if self.server.kind == "redis":
+            await _bounded(self._clean_redis())
+            await _bounded(self.redis.aclose())
+        else:
+            await _bounded(self.js.delete_stream(self.stream))
+            await _bounded(self.nc.close())
+        # What a publisher killed mid-connect left behind (nats-py's subscription tasks).
         left = asyncio.all_tasks() - {asyncio.current_task()}
         for task in left:
             task.cancel()
-        if left:
-            await asyncio.wait(left, timeout=WITHIN)
-        await self.proxy.__aexit__(None, None, None)
-        for store in self.stores.values():
-            await store.close()
-        if self.server.kind == "redis":
-            with contextlib.suppress(Exception):
-                await self.redis.config_set("maxmemory", 0)
-                keys = [k async for k in self.redis.scan_iter(f"{self.prefix}:*")]
-                if keys:
-                    await self.redis.delete(*keys)
-                await self.redis.execute_command("ACL", "DELUSER", self.user)
-            await self.redis.aclose()
-        else:
-            with contextlib.suppress(Exception):
-                await self.js.delete_stream(self.stream)
-            await self.nc.close()
+        await _bounded(*left)
+
+    async def _clean_redis(self) -> None:
+        await self.redis.config_set("maxmemory", 0)
+        keys = [k async for k in self.redis.scan_iter(f"{self.prefix}:*")]
+        if keys:
+            await self.redis.delete(*keys)
+        await self.redis.execute_command("ACL", "DELUSER", self.user)
 
     async def store(self, db: str) -> MirrorStore:
         if db not in self.stores:
@@ -835,6 +839,17 @@ class World(RuleBasedStateMachine):
                     f"changes of {owner}, not {self.heads[db]}"
                 )
         await self.check()
+
+
+async def _bounded(*waits: Awaitable[object]) -> None:
+    """Each of ``waits`` run to its end, or left after :data:`WITHIN` seconds (its
+    errors are not the example's: it is over)."""
+    futures = [asyncio.ensure_future(w) for w in waits]
+    if futures:
+        await asyncio.wait(futures, timeout=WITHIN)
+    for f in futures:
+        if f.done() and not f.cancelled():
+            f.exception()  # retrieved: not logged as never retrieved
 
 
 def _awaiting(task: asyncio.Task[None]) -> list[str]:
