@@ -7,11 +7,11 @@ emulator as a standalone process (``standalone``), tests run once per live diale
 modules: hand-written JSON of the service (``samples``), loopback stub servers (``stub``),
 the emulator read with plain aiohttp (``api``), the live feed tests' helpers (``live``,
 ``hostile_servers``, ``bounds_child``), the throwaway PostgreSQL, Redis and NATS
-(``servers``), a TCP proxy that cuts (``proxy``), long-running command processes to
-signal and kill (``procs``), stored rows compared across engines and runs (``rows``), the mirror's (``mirror``), rates
-at the server (``ratelimit``, ``shared_limit``), the Markdown pages' blocks run
-(``docblocks``), call sites mypy checks (``typed_with_json``), and the plugin that prints
-the fast suite's time (``timing``)."""
+(``servers``), a TCP proxy that cuts (``proxy``), long-running command processes to signal
+and kill (``procs``), stored rows compared across engines and runs (``rows``), the mirror's
+(``mirror``), rates at the server (``ratelimit``, ``shared_limit``), the Markdown pages'
+blocks run (``docblocks``), call sites mypy checks (``typed_with_json``), and the plugin
+that prints the fast suite's time (``timing``)."""
 
 import pytest
 
