@@ -768,12 +768,12 @@ class World(RuleBasedStateMachine):
             return
         t = writers[0]
         assert t.standby is not None
-        t.deposals += 1
         for x in self.tasks:
             x.deposals += x.standby is not None and x.db == t.db
-        self.run(self._depose(t.db), within=WITHIN + 10)
+        self.run(self._depose(t.db, t.standby), within=3 * WITHIN)
 
-    async def _depose(self, db: str) -> None:
+    async def _depose(self, db: str, standby: Standby) -> None:
+        before = standby.takeovers
         conn = sqlite3.connect(self.path(db), timeout=WITHIN, check_same_thread=False)
         try:
             await asyncio.to_thread(conn.execute, "BEGIN IMMEDIATE")
@@ -785,6 +785,14 @@ class World(RuleBasedStateMachine):
         finally:
             await asyncio.to_thread(conn.rollback)
             conn.close()
+        # The only standby of the file takes the lease again once it has stood by: one
+        # new term. Then a lease's life for a loop of terms to show (``bounded``).
+        deadline = time.monotonic() + 2 * WITHIN
+        while standby.takeovers == before:
+            if time.monotonic() > deadline:
+                return  # still stepping down (or another standby took it): said at the end
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(TTL)
 
     @invariant()
     def consistent(self) -> None:
