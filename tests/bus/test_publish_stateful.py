@@ -902,7 +902,8 @@ NATS_CUTS = (
 KNOWN = (
     "issue 41, until its fixes are merged (all seen here on main at 4782f50): a second "
     "database's changes mixed in (NATS, Redis), a foreign Redis entry <n>-0 making "
-    "changes 1-n skipped, Redis OOM ending a follower with BusError, a full JetStream "
+    "changes 1-n skipped, a standby that lost its lease taking terms in a loop, Redis "
+    "OOM ending a follower with BusError, a full JetStream "
     "stream (discard=new) retried for ever; and " + NATS_CUTS
 )
 
