@@ -6,12 +6,12 @@ emulator as a standalone process (``standalone``), tests run once per live diale
 (``dialects``), a bounded wait for a condition (``wait``). The others, imported from their
 modules: hand-written JSON of the service (``samples``), loopback stub servers (``stub``),
 the emulator read with plain aiohttp (``api``), the live feed tests' helpers (``live``,
-``hostile_servers``, ``bounds_child``), the throwaway PostgreSQL, Redis and NATS (``servers``),
-long-running command processes to signal and kill (``procs``),
-stored rows compared across engines and runs (``rows``), the mirror's (``mirror``), rates
-at the server (``ratelimit``, ``shared_limit``), the Markdown pages' blocks run
-(``docblocks``), call sites mypy checks (``typed_with_json``), and the plugin that prints
-the fast suite's time (``timing``)."""
+``hostile_servers``, ``bounds_child``), the throwaway PostgreSQL, Redis and NATS
+(``servers``), a TCP proxy that cuts (``proxy``), long-running command processes to signal
+and kill (``procs``), stored rows compared across engines and runs (``rows``), the mirror's
+(``mirror``), rates at the server (``ratelimit``, ``shared_limit``), the Markdown pages'
+blocks run (``docblocks``), call sites mypy checks (``typed_with_json``), and the plugin
+that prints the fast suite's time (``timing``)."""
 
 import pytest
 
