@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
 
 from asyncsports._optional import need
 from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, Trouble, msg_id, seq_of_msg_id
@@ -27,6 +27,9 @@ __all__ = ["NatsBus", "classify"]
 
 FEATURE = "publishing the change feed to NATS JetStream (--to nats://...)"
 ID = "Nats-Msg-Id"
+T = TypeVar("T")
+# What nats-py (2.15 to 2.16) says of a connection that ends before the server's INFO.
+_NO_INFO = "empty response from server when expecting INFO"
 LAST_SEQ = "Nats-Expected-Last-Sequence"
 LAST_ID = "Nats-Expected-Last-Msg-Id"
 
@@ -88,6 +91,14 @@ class NatsBus:
         except need("nats.errors", FEATURE).NoServersError:
             why = " ".join(str(seen[-1]).split()) if seen else "no server answered"
             raise ConnectionError(why) from (seen[-1] if seen else None)
+        except plain as exc:
+            # nats-py says both a server's refusal (-ERR 'Authorization Violation') and a
+            # connection ended before the server's INFO (a server going down, a proxy with
+            # none behind it) with a bare Error, so its own words for the second are read:
+            # that one is an outage.
+            if type(exc) is plain and _NO_INFO in str(exc):
+                raise ConnectionError(" ".join(str(exc).split())) from exc
+            raise
         bus = cls(target, nc)
         try:
             try:
@@ -106,12 +117,29 @@ class NatsBus:
             raise
         return bus
 
+    async def _ask(self, request: Awaitable[T]) -> T:
+        """``request``'s answer, or ConnectionError as soon as the connection is seen
+        lost: nats-py fails no request pending on a connection that ends, so one would
+        wait out its time-out (10 s) before the publisher could stop or reconnect."""
+        asking = asyncio.ensure_future(request)
+        lost = asyncio.ensure_future(self.lost.wait())
+        try:
+            await asyncio.wait([asking, lost], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            lost.cancel()
+            if not asking.done():
+                asking.cancel()
+                await asyncio.gather(asking, return_exceptions=True)
+        if asking.cancelled():
+            raise ConnectionError("the connection to the NATS server is closed")
+        return asking.result()
+
     async def _ensure_stream(self) -> None:
         errors = need("nats.js.errors", FEATURE)
         api = need("nats.js.api", FEATURE)
         subjects = f"{self.target.prefix}.>"
         try:
-            info = await self.js.stream_info(self.target.stream)
+            info = await self._ask(self.js.stream_info(self.target.stream))
         except errors.NotFoundError:
             config = api.StreamConfig(
                 name=self.target.stream,
@@ -120,7 +148,7 @@ class NatsBus:
                 duplicate_window=self.target.duplicate_window,
             )
             try:
-                await self.js.add_stream(config)
+                await self._ask(self.js.add_stream(config))
             except errors.APIError as exc:
                 if (exc.code or 0) >= 500:
                     raise  # JetStream away for now
@@ -156,12 +184,12 @@ class NatsBus:
         """``(change, stream seq)`` of the stream's last message, checked to be of
         ``origin``; ``(0, last seq)`` when it holds none."""
         errors = need("nats.js.errors", FEATURE)
-        info = await self.js.stream_info(self.target.stream)
+        info = await self._ask(self.js.stream_info(self.target.stream))
         last = info.state.last_seq or 0
         if not last or not info.state.messages:
             return 0, last  # empty, or purged: nothing there says where the feed stood
         try:
-            msg = await self.js.get_msg(self.target.stream, seq=last)
+            msg = await self._ask(self.js.get_msg(self.target.stream, seq=last))
         except errors.NotFoundError:  # deleted meanwhile: the stream is purged or trimmed
             return 0, last
         where = f"its last message ({msg.subject}, stream seq {last})"
@@ -313,7 +341,7 @@ class NatsBus:
         """Which of the stream's limits (discard new) refuses a message of ``size``
         bytes now; None: none (the store failed otherwise)."""
         api = need("nats.js.api", FEATURE)
-        info = await self.js.stream_info(self.target.stream)
+        info = await self._ask(self.js.stream_info(self.target.stream))
         config, state = info.config, info.state
         if config.discard != api.DiscardPolicy.NEW:
             return None
@@ -331,7 +359,7 @@ class NatsBus:
         """A PING answered (nats-py's flush), on a connection not seen lost."""
         if self.lost.is_set():
             raise ConnectionError("the connection to the NATS server is closed")
-        await self.nc.flush(timeout=ACK_TIMEOUT)
+        await self._ask(self.nc.flush(timeout=ACK_TIMEOUT))
 
     async def close(self) -> None:
         """Close the connection (what is pending is dropped: its acks are not awaited)."""

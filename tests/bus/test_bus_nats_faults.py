@@ -533,3 +533,65 @@ async def test_a_message_slipped_in_under_a_follower_stops_it_naming_the_message
     assert f"stream seq {seq}" in text and "asyncsports.basketball.actions" in text, text
     held = await stored(server.url, "ASYNCSPORTS")
     assert len(held) == len(first) + 1 and held[-1][0] == "x:1"  # nothing of ours after it
+
+
+async def test_a_request_under_way_when_the_connection_is_lost_ends_at_once(
+    server: NatsBus, two: list[str]
+) -> None:
+    """A JetStream API request (where the stream stands) in flight when the connection
+    is cut ends with it, an outage, rather than waiting out its 10 s time-out: so a
+    publisher told to stop while its bus went away stops at once (nats-py fails no
+    pending request when a connection closes)."""
+    from support.proxy import Proxy
+
+    from asyncsports._wire.bus import ACK_TIMEOUT, parse_target
+    from asyncsports.sync._bus import classify, connect
+
+    async with Proxy(server.port) as proxy:
+        bus = await connect(parse_target(f"nats://127.0.0.1:{proxy.port}"), 5.0)
+        try:
+            proxy.hold()
+            asking = asyncio.ensure_future(bus.position(None))
+            await asyncio.sleep(0)  # the request written, its answer held
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            proxy.cut()
+            with pytest.raises(Exception) as caught:
+                await asyncio.wait_for(asking, ACK_TIMEOUT + 5)
+            took = loop.time() - began
+        finally:
+            proxy.release()
+            await bus.close()
+    assert classify(caught.value) == "away", repr(caught.value)
+    assert took < ACK_TIMEOUT / 2, f"the request waited {took:.1f} s after the connection ended"
+
+
+@pytest.mark.parametrize("how", ["reset", "closed"])
+async def test_a_connection_dropped_in_its_handshake_is_an_outage(
+    server: NatsBus, how: str
+) -> None:
+    """A server (or a proxy before it) that accepts and drops the connection before its
+    INFO, with a reset or a plain close: nats-py says the close with a bare ``Error``
+    ("empty response ... expecting INFO"), which is an outage here (waited for), not a
+    refusal that would end a follower."""
+    from support.proxy import Proxy
+
+    from asyncsports._wire.bus import parse_target
+    from asyncsports.sync._bus import classify, connect
+
+    async def close(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    async with contextlib.AsyncExitStack() as stack:
+        if how == "reset":
+            proxy = await stack.enter_async_context(Proxy(server.port))
+            proxy.dropping = True
+            port = proxy.port
+        else:
+            closing = await asyncio.start_server(close, "127.0.0.1", 0)
+            stack.push_async_callback(closing.wait_closed)
+            stack.callback(closing.close)
+            port = closing.sockets[0].getsockname()[1]
+        with pytest.raises(Exception) as caught:
+            await connect(parse_target(f"nats://127.0.0.1:{port}"), 5.0)
+    assert classify(caught.value) == "away", repr(caught.value)

@@ -6,7 +6,8 @@ server half of whatever was under way) and stops listening, so that new ones are
 refused, as by a server stopped, until :meth:`Proxy.up`; :meth:`Proxy.cut` drops the
 connections of now and lets new ones through; with :attr:`Proxy.dropping` set, each new
 connection is accepted and dropped at once (a proxy or load balancer whose server is
-gone). Far faster than stopping and starting the server, so a test can do it often.
+gone); :meth:`Proxy.hold` stops passing bytes on (a request under way, its answer held)
+until :meth:`Proxy.release`. Far faster than stopping and starting the server, so a test can do it often.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Proxy:
         self._accepting: asyncio.Task[None] | None = None
         self._pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.flowing = asyncio.Event()
+        self.flowing.set()
 
     async def __aenter__(self) -> Proxy:
         self._open()
@@ -80,6 +83,14 @@ class Proxy:
         if self._sock is None:
             self._open()
 
+    def hold(self) -> None:
+        """Pass no byte on, either way, until :meth:`release` (connections kept open)."""
+        self.flowing.clear()
+
+    def release(self) -> None:
+        """Pass bytes on again."""
+        self.flowing.set()
+
     def cut(self) -> None:
         """Drop every connection of now (new ones pass, unless down)."""
         for pair in list(self._pairs):
@@ -117,8 +128,8 @@ class Proxy:
                 w.transport.abort()
             return
         self._pairs.add(pair)
-        ups = asyncio.ensure_future(_pipe(down_r, up_w))
-        downs = asyncio.ensure_future(_pipe(up_r, down_w))
+        ups = asyncio.ensure_future(_pipe(down_r, up_w, self.flowing))
+        downs = asyncio.ensure_future(_pipe(up_r, down_w, self.flowing))
         try:
             await asyncio.wait([ups, downs], return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -130,10 +141,13 @@ class Proxy:
             self._pairs.discard(pair)
 
 
-async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+async def _pipe(
+    src: asyncio.StreamReader, dst: asyncio.StreamWriter, flowing: asyncio.Event
+) -> None:
     while True:
         data = await src.read(65536)
         if not data:
             return
+        await flowing.wait()
         dst.write(data)
         await dst.drain()
