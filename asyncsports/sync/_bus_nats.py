@@ -100,6 +100,8 @@ class NatsBus:
                 raise ConnectionError(" ".join(str(exc).split())) from exc
             raise
         bus = cls(target, nc)
+        if not nc.is_connected:  # lost before there was a bus to tell
+            bus.lost.set()
         try:
             try:
                 await bus._ensure_stream()

@@ -30,7 +30,6 @@ class Proxy:
         self.listen = 0
         self.cuts = 0  # connections dropped
         self._sock: socket.socket | None = None
-        self._accepting: asyncio.Task[None] | None = None
         self._pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self.flowing = asyncio.Event()
@@ -60,15 +59,15 @@ class Proxy:
         sock.setblocking(False)
         self.listen = sock.getsockname()[1]
         self._sock = sock
-        self._accepting = asyncio.ensure_future(self._accept(sock))
+        # Accepted in a reader callback, not by loop.sock_accept: a sock_accept cancelled
+        # as a connection came in lost that connection, accepted, open and never served
+        # (asyncio 3.13.0's InvalidStateError), so its client waited out its time-out.
+        asyncio.get_running_loop().add_reader(sock, self._accept, sock)
 
     async def _close(self) -> None:
-        sock, task = self._sock, self._accepting
-        self._sock = self._accepting = None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        sock, self._sock = self._sock, None
         if sock is not None:
+            asyncio.get_running_loop().remove_reader(sock)
             sock.close()
 
     async def down(self) -> None:
@@ -99,10 +98,13 @@ class Proxy:
             self.cuts += 1
         self._pairs.clear()
 
-    async def _accept(self, sock: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
+    def _accept(self, sock: socket.socket) -> None:
         while True:
-            conn, _ = await loop.sock_accept(sock)
+            try:
+                conn, _ = sock.accept()
+            except OSError:  # none waiting (BlockingIOError), or the socket closed
+                return
+            conn.setblocking(False)
             if self.dropping:
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 conn.close()  # a reset, before the server's first word
