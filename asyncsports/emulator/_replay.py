@@ -2,7 +2,7 @@
 
 The emulator keeps its ports, clock, counters and request log; only the two applications
 change. REST: each request is matched by host, path and query (credentials aside, see
-:func:`~asyncsports._wire.recording.key`) and answered as recorded, the answers to one
+:func:`~asyncsports._wire.recording.format.key`) and answered as recorded, the answers to one
 key in the order they were recorded, the last repeated once they run out; a body the
 recording client stopped reading is sent as far as it was read, then cut. A request not
 in the recording is a 404 whose body names the nearest recorded one.
@@ -31,23 +31,15 @@ from collections.abc import Callable, Iterator
 
 from aiohttp import WSMsgType, web
 
-from asyncsports._wire.recording import (
-    CUT,
-    Exchange,
-    Lines,
-    Nearest,
-    Plan,
-    Recording,
-    key,
-    position,
-    read,
-    schedule,
-)
+from asyncsports._wire.recording.feeds import CUT
+from asyncsports._wire.recording.format import key, position
+from asyncsports._wire.recording.reading import Exchange, Lines, Recording, read
 from asyncsports.emulator._app import STREAMING_PREFIX, RequestRecord
 from asyncsports.emulator._clock import Clock
 from asyncsports.emulator._control import clock_routes
 from asyncsports.emulator._faults import Fault
 from asyncsports.emulator._http import Reply, error_reply, send
+from asyncsports.emulator._match import Nearest, Script, schedule
 from asyncsports.errors import RecordingError
 
 __all__ = ["Replay", "load"]
@@ -161,18 +153,18 @@ class Replay:
                 if first.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     for text in feed.preamble:
                         await ws.send_str(text)
-                    plan = schedule(feed, start)
-                    if await self._pump(ws, plan, fast):
-                        await _end(request, ws, plan.code)
+                    script = schedule(feed, start)
+                    if await self._pump(ws, script, fast):
+                        await _end(request, ws, script.code)
         except ConnectionError:
             pass  # the client went away mid-send
         finally:
             self.sockets.discard(ws)
         return ws
 
-    async def _pump(self, ws: web.WebSocketResponse, plan: Plan, fast: bool) -> bool:
-        """Send ``plan``'s messages at their gaps on the clock while the client is there;
-        then whether it still is when the plan's end is due. A plan without an end waits
+    async def _pump(self, ws: web.WebSocketResponse, script: Script, fast: bool) -> bool:
+        """Send ``script``'s messages at their gaps on the clock while the client is there;
+        then whether it still is when the script's end is due. A script without an end waits
         for the client to leave (or the emulator to close): the recorded service ended no
         connection there."""
         loop = asyncio.get_running_loop()
@@ -198,14 +190,14 @@ class Replay:
             return not ws.closed and not reader.done()
 
         try:
-            for gap, text in plan.messages:
+            for gap, text in script.messages:
                 if not await there_at(gap):
                     return False
                 await ws.send_str(text)
-            if plan.code is None:
+            if script.code is None:
                 await reader
                 return False
-            return await there_at(plan.at)
+            return await there_at(script.at)
         finally:
             unwatch()
             reader.cancel()

@@ -34,8 +34,8 @@ from asyncsports.models._types import decode
 
 
 def _step(state: FeedState, data: Any) -> Step:
-    """:meth:`FeedState.feed` as a Step always (its hot path returns the bare record)."""
-    got = state.feed(data)
+    """:meth:`FeedState.step` as a Step always (its hot path returns the bare record)."""
+    got = state.step(data)
     return got if isinstance(got, Step) else Step("deliver", (got,))
 
 
@@ -195,7 +195,7 @@ def _rec(i: int, last: bool = False) -> Action:
     return decode(Action, msgspec.json.encode(dict(samples.action(i + 1), finished=last)))
 
 
-def _feed(state: FeedState, seqs: list[int | None], records: list[Action]) -> list[str]:
+def _verdicts(state: FeedState, seqs: list[int | None], records: list[Action]) -> list[str]:
     verdicts = []
     for seq, rec in zip(seqs, records, strict=True):
         verdicts.append(state.packet(rec, seq).verdict)
@@ -228,14 +228,14 @@ def test_gap_by_patience_and_window() -> None:
     assert s.connect() == 1
     s2 = FeedState(window=2)
     s2.connect()
-    assert _feed(s2, [2, 3, 4], r[1:4]) == ["hold", "hold", "gap"]
+    assert _verdicts(s2, [2, 3, 4], r[1:4]) == ["hold", "hold", "gap"]
 
 
 def test_restart_numbering_learned() -> None:
     r = [_rec(i) for i in range(6)]
     s = FeedState()
     s.connect()
-    _feed(s, [1, 2, 3], r[:3])
+    _verdicts(s, [1, 2, 3], r[:3])
     assert s.connect() == 3
     assert s.packet(r[3], 1).records == (r[3],)
     assert s.numbering == "restart"
@@ -245,7 +245,7 @@ def test_continue_numbering_learned() -> None:
     r = [_rec(i) for i in range(6)]
     s = FeedState()
     s.connect()
-    _feed(s, [1, 2, 3], r[:3])
+    _verdicts(s, [1, 2, 3], r[:3])
     s.connect()
     # seq 4 first at 3: a restarting server's index 6 as well (seqs 1 to 3 late): ask again
     assert s.packet(r[3], 4).verdict == "gap"
@@ -467,7 +467,7 @@ def test_feed_hot_path_releases_held_and_counts_patience_afresh() -> None:
     wire = [_action_bytes(seq) for seq in range(1, 8)]
     s = FeedState(patience=1)
     s.connect()
-    assert type(s.feed(wire[0])) is Action  # the hot path: the record itself, no Step
+    assert type(s.step(wire[0])) is Action  # the hot path: the record itself, no Step
     assert _step(s, wire[2]).verdict == "hold"
     assert _step(s, HEARTBEAT).verdict == "drop"  # patience 1: one other message is fine
     assert [r.fixture_action.fixture_seq_num for r in _step(s, wire[1]).records] == [2, 3]

@@ -11,22 +11,12 @@ from hypothesis import strategies as st
 from support.samples import action
 
 from asyncsports._wire.live.order import FeedState, Step
-from asyncsports._wire.recording import (
-    CUT,
-    REDACTED,
-    End,
-    Pieces,
-    Plan,
-    decode_payload,
-    encode,
-    kept_headers,
-    key,
-    nearest,
-    payload,
-    read,
-    schedule,
-)
+from asyncsports._wire.recording.feeds import CUT, End
+from asyncsports._wire.recording.format import REDACTED, decode_payload, encode, key, payload
+from asyncsports._wire.recording.reading import read
+from asyncsports._wire.recording.writing import Pieces, kept_headers
 from asyncsports._wire.secrets import Secrets
+from asyncsports.emulator._match import Nearest, Script, schedule
 
 SECRETS = ("tok-ABCDEFGH", "sig0123456789abcdef", "héllo-sécret")
 
@@ -90,9 +80,9 @@ def test_a_key_ignores_credentials_order_and_live_positions() -> None:
 def test_the_nearest_key_prefers_the_same_path() -> None:
     keys = ["data /basketball/fixtures?page=0&size=5", "data /basketball/fixtures/1/actions"]
     wanted = "data /basketball/fixtures?page=0&size=6"
-    assert nearest(wanted, keys) == keys[0]
-    assert nearest("data /soccer/fixtures/1/actions", keys) == keys[1]
-    assert nearest("live /x", keys) is None
+    assert Nearest(keys).find(wanted) == keys[0]
+    assert Nearest(keys).find("data /soccer/fixtures/1/actions") == keys[1]
+    assert Nearest(keys).find("live /x") is None
 
 
 def lines(*events: dict[str, Any]) -> list[bytes]:
@@ -131,10 +121,10 @@ def test_a_feed_merges_its_connections_by_position_and_renumbers_on_replay() -> 
     records = [e for e in feed.entries if e.index is not None]
     assert [e.index for e in records] == [0, 1, 2, 3, 4]
     assert feed.ends == {3: End(4.0, CUT), 5: End(13.0, 1000)}
-    plan = schedule(feed, 0)  # ends where the recorded service cut the first
-    assert seqs(plan) == [1, 2, 3]
-    assert [gap for gap, _ in plan.messages] == [0.0, 1.0, 3.0]
-    assert (plan.code, plan.at) == (CUT, 3.0)  # at its recorded time
+    script = schedule(feed, 0)  # ends where the recorded service cut the first
+    assert seqs(script) == [1, 2, 3]
+    assert [gap for gap, _ in script.messages] == [0.0, 1.0, 3.0]
+    assert (script.code, script.at) == (CUT, 3.0)  # at its recorded time
     later = schedule(feed, 1)
     assert seqs(later) == [1, 2] and later.code == CUT  # numbered from 1 on a connection
     again = schedule(feed, 3)
@@ -144,8 +134,8 @@ def test_a_feed_merges_its_connections_by_position_and_renumbers_on_replay() -> 
     assert seqs(schedule(feed, 4)) == [1]  # the record at 4, recorded as 2, renumbered
 
 
-def seqs(plan: Plan) -> list[int]:
-    return [msgspec.json.decode(t)["fixtureAction"]["fixtureSeqNum"] for _, t in plan.messages]
+def seqs(script: Script) -> list[int]:
+    return [msgspec.json.decode(t)["fixtureAction"]["fixtureSeqNum"] for _, t in script.messages]
 
 
 def test_rest_answers_are_kept_in_order_per_key_and_bodies_joined() -> None:
@@ -178,14 +168,14 @@ def test_the_service_ends_a_feed_after_its_finishing_record_unless_recorded_othe
     assert feed.numbering is None and feed.length == 3
     assert (schedule(feed, 0).code, schedule(feed, 0).at) == (1000, 2.0)
     past = schedule(feed, 3)  # at the end: nothing to send, closed at once
-    assert past == Plan([], 1000, 0.0) and schedule(feed, 9) == past
+    assert past == Script([], 1000, 0.0) and schedule(feed, 9) == past
     # A recorded close there wins; a feed cut short (no finishing record) is left open.
     by_server = {**by_client, "by": "server", "code": 1001}
     (feed,) = read(lines(*first, by_server)).feeds.values()
     assert schedule(feed, 0).code == 1001
     (feed,) = read(lines(*connection(1, 0, [1, 2], 0.0), by_client)).feeds.values()
-    assert schedule(feed, 0) == Plan(schedule(feed, 0).messages, None) and feed.ends == {}
-    assert schedule(feed, 2) == Plan([])
+    assert schedule(feed, 0) == Script(schedule(feed, 0).messages, None) and feed.ends == {}
+    assert schedule(feed, 2) == Script([])
 
 
 def test_a_continuing_servers_numbering_is_kept_and_empty_connections_end_nothing() -> None:
@@ -245,16 +235,16 @@ def test_every_start_position_replays_in_the_recorded_numbering_to_the_next_end(
     (feed,) = read(lines(*events)).feeds.values()
     assert feed.numbering == (("continue" if continuing else "restart") if n > bounds[1] else None)
     for start in range(n + 2):
-        plan = schedule(feed, start)
+        script = schedule(feed, start)
         state = FeedState(start, numbering="continue" if feed.numbering == "continue" else "auto")
         assert state.connect() == start
         got = []
-        for _, text in plan.messages:
-            step = state.feed(text)
+        for _, text in script.messages:
+            step = state.step(text)
             assert not isinstance(step, Step) or step.verdict == "deliver", step
             got += [step] if not isinstance(step, Step) else list(step.records)
         end = min((p for p in service_ends if p > start), default=n)
         ids = [int(str(r.fixture_action.action_id)[-12:]) - 1 for r in got]
-        assert ids == list(range(start, end)), (start, plan)
-        assert plan.code == service_ends[end]
+        assert ids == list(range(start, end)), (start, script)
+        assert script.code == service_ends[end]
         assert state.position == max(start, end)

@@ -16,7 +16,7 @@ from aiohttp import web
 from support.samples import FIXTURE_ID, action, envelope, fixture
 
 from asyncsports import Client
-from asyncsports._wire.recording import encode
+from asyncsports._wire.recording.format import encode
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.emulator import Emulator
 from asyncsports.errors import NotFoundError

@@ -33,7 +33,7 @@ from support.cli import CLI
 from support.procs import Command, child_env
 
 from asyncsports._http.transports.record import _Writer
-from asyncsports._wire.recording import encode
+from asyncsports._wire.recording.format import encode
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._replay import load
 from asyncsports.errors import AsyncSportsError, RecordingWriteError

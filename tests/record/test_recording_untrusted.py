@@ -22,10 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import clean_env
 
-from asyncsports._wire.recording import MAX_LINE, Lines, Nearest, encode, position, read
+from asyncsports._wire.recording.format import encode, position
+from asyncsports._wire.recording.reading import MAX_LINE, Lines, read
 from asyncsports.cli.running import EXIT_CODES
 from asyncsports.emulator import Emulator
 from asyncsports.emulator.__main__ import BAD_RECORDING
+from asyncsports.emulator._match import Nearest
 from asyncsports.errors import AsyncSportsError, RecordingError
 
 HEAD = {"format": "asyncsports-recording", "version": 1}

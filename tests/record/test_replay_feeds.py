@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from support.samples import FIXTURE_ID, action
 
-from asyncsports._wire.recording import encode
+from asyncsports._wire.recording.format import encode
 from asyncsports.emulator import Emulator
 
 SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,

@@ -8,8 +8,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from asyncsports._wire import recording
-from asyncsports._wire.recording import Lines, RecordingError, encode, read, split
+from asyncsports._wire.recording import reading
+from asyncsports._wire.recording.format import encode
+from asyncsports._wire.recording.reading import Lines, read
+from asyncsports._wire.recording.writing import split
+from asyncsports.errors import RecordingError
 
 
 def lines(*events: dict[str, Any]) -> list[bytes]:
@@ -39,7 +42,7 @@ def test_a_line_over_its_bound_is_refused_with_its_number(chunks: list[bytes]) -
 
 
 def test_a_line_over_the_largest_is_refused_by_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recording, "MAX_LINE", 64)
+    monkeypatch.setattr(reading, "MAX_LINE", 64)
     get = {"e": "get", "id": 1, "t": 0, "host": "data", "path": "/" + "a" * 80}
     with pytest.raises(RecordingError, match="a line longer than 64 bytes"):
         read(lines(get))

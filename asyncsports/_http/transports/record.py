@@ -33,15 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from asyncsports._http.transports.base import Handshake, Kind, Listener, Pushed, Reply, Transport
 from asyncsports._version import __version__
-from asyncsports._wire.recording import (
-    FORMAT,
-    VERSION,
-    Pieces,
-    encode,
-    kept_headers,
-    payload,
-    split,
-)
+from asyncsports._wire.recording.format import FORMAT, VERSION, encode, payload
+from asyncsports._wire.recording.writing import Pieces, kept_headers, split
 from asyncsports._wire.secrets import Secrets
 from asyncsports.errors import RecordingWriteError
 

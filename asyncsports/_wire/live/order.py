@@ -156,7 +156,7 @@ class FeedState:
         return self.position
 
     def _sync(self) -> None:
-        """Set the seq :meth:`feed`'s hot path takes: the next in order, when nothing
+        """Set the seq :meth:`step`'s hot path takes: the next in order, when nothing
         else is going on (an actions feed, its numbering known, nothing held or stopped)."""
         origin = self._origin
         if origin is None or self._decode is None or self._held or self._stopped:
@@ -173,8 +173,8 @@ class FeedState:
 
     # -- messages
 
-    def feed(self, data: bytes | bytearray | memoryview | str, url: str = "") -> Delivered | Step:
-        """After one websocket message: the record itself on the hot path, else a Step.
+    def step(self, data: bytes | bytearray | memoryview | str, url: str = "") -> Delivered | Step:
+        """The step after one websocket message: the record itself on the hot path.
 
         The hot path (an action packet, the next in order, not the finishing one) decodes
         once and returns the record (a RawRecord when ``raw``), making neither a Step nor a
