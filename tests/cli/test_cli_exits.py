@@ -24,19 +24,18 @@ from support.servers import free_port
 from asyncsports import Client
 from asyncsports._http.sports import KNOWN_SPORTS
 from asyncsports.cli.app import Root
-from asyncsports.cli.extra import MISSING_EXTRA
-from asyncsports.cli.names import check_sport, slip_of
-from asyncsports.cli.running import (
-    CAUSES_CAP,
+from asyncsports.cli.exits import (
     EXIT_CODES,
     INTERRUPTED,
+    MISSING_EXTRA,
     PIPE_CLOSED,
     TERMINATED,
     WORKER_KILLED,
     code_for,
-    describe,
     exit_code_table,
 )
+from asyncsports.cli.messages import CAUSES_CAP, describe
+from asyncsports.cli.names import check_sport, slip_of
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError, TransportError
 from asyncsports.sync import Mirror

@@ -13,8 +13,8 @@ import typer
 from typer.testing import CliRunner
 
 from asyncsports._http.config import CliOption, Settings
+from asyncsports.cli.clients import client_kwargs
 from asyncsports.cli.options import GLOBALS, SETTINGS, Globals, with_globals
-from asyncsports.cli.running import client_kwargs
 
 CLI_ONLY = {
     "operator_id": "with the next four, makes Settings.streaming_credentials",
@@ -112,7 +112,7 @@ def test_a_backfill_worker_process_is_given_every_setting() -> None:
     from asyncsports.cli.workers import _child_argv, _child_env
 
     cfg = Globals(**{name: value for name, (_, value) in GIVEN.items()})
-    argv, env = _child_argv(cfg, "db", "j", 4, 8), _child_env(cfg)
+    argv, env = _child_argv(cfg, "db", "j", 4, 8), _child_env(cfg, None)
     seen = {}
     for name in SETTINGS:
         flag = "--" + name.replace("_", "-")

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from support import clean_env
 
 from asyncsports._wire.recording import MAX_LINE, Lines, Nearest, encode, position, read
-from asyncsports.cli.running import EXIT_CODES
+from asyncsports.cli.exits import EXIT_CODES
 from asyncsports.emulator import Emulator
 from asyncsports.emulator.__main__ import BAD_RECORDING
 from asyncsports.errors import AsyncSportsError, RecordingError
