@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from asyncsports import errors
+from asyncsports._http.config import check_url
 
 from .exits import ConfigError, OutputFileError
 from .names import PATH_MAX, check_length
@@ -21,17 +21,12 @@ if TYPE_CHECKING:  # imported where used: --help and --version import none of th
 __all__ = ["client_kwargs", "emulator_scale", "emulator_speed", "opened"]
 
 
-def _url(name: str, value: str) -> str:
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{name}: expected an http(s) URL such as https://host, got {value!r}")
-    return value
-
-
-def _live_url(value: str) -> str:
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme not in ("ws", "wss", "http", "https") or not parts.hostname:
-        raise ConfigError(f"--live-url: expected a ws(s) URL such as wss://host, got {value!r}")
+def _address(option: str, value: str, *, websocket: bool = False) -> str:
+    """``value``, checked by the client's own rule, ConfigError naming ``option``."""
+    try:
+        check_url(option, value, websocket=websocket)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return value
 
 
@@ -73,7 +68,7 @@ def client_kwargs(cfg: Globals, *, streaming: bool = False) -> dict[str, Any]:
     its addresses checked, and the streaming credentials its options make.
     """
     creds = _credentials(cfg)
-    streaming_url = _url("--streaming-url", cfg.streaming_url) if cfg.streaming_url else None
+    streaming_url = _address("--streaming-url", cfg.streaming_url) if cfg.streaming_url else None
     if streaming:
         if streaming_url is None:
             raise ConfigError(
@@ -91,7 +86,7 @@ def client_kwargs(cfg: Globals, *, streaming: bool = False) -> dict[str, Any]:
             "no service address: pass --base-url URL (or set ASYNCSPORTS_BASE_URL), "
             "or add --emulator to try the embedded emulator"
         )
-    _url("--base-url", base_url)
+    _address("--base-url", base_url)
     if not streaming and not cfg.token:
         raise ConfigError("no token: pass --token TOKEN or set ASYNCSPORTS_TOKEN")
     given = {name: getattr(cfg, name) for name in SETTINGS if name not in SHARED}
@@ -101,7 +96,7 @@ def client_kwargs(cfg: Globals, *, streaming: bool = False) -> dict[str, Any]:
         "base_url": base_url,
         "streaming_url": streaming_url,
         "streaming_credentials": creds,
-        "live_url": _live_url(cfg.live_url) if cfg.live_url else None,
+        "live_url": _address("--live-url", cfg.live_url, websocket=True) if cfg.live_url else None,
     }
 
 
