@@ -166,14 +166,21 @@ def test_a_missing_argument_is_one_plain_line_too() -> None:
     assert _usage_error("fixtures").endswith("Missing argument 'SPORT'.")
 
 
+@pytest.mark.parametrize("command", ["sync", "changes"])
 @pytest.mark.slow  # the command in a subprocess
-def test_a_metrics_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_metrics_port_in_use_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    """``changes --to`` once ran its loop its own way, and said "internal error", exit 1."""
+    db = tmp_path / "m.sqlite"
+    db.write_bytes(b"")  # changes reads a mirror that is there; the port fails first
+    args = {
+        "sync": ["--emulator", "sync", "--once"],
+        "changes": ["changes", "--to", "redis://127.0.0.1:9"],
+    }[command]
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        proc = run("--emulator", "sync", "--once", "--db", str(tmp_path / "m.sqlite"),
-                   "--metrics-port", str(port))  # fmt: skip
+        proc = run(*args, "--db", str(db), "--metrics-port", str(port))
     assert proc.returncode == 2, proc.stderr
     line = _error_line(proc.stderr)
     assert line.startswith(f"asyncsports: error: Invalid value for '--metrics-port': cannot "
