@@ -301,3 +301,36 @@ async def test_a_task_that_works_again_leaves_failing_and_says_so(
     said = [r.getMessage() for r in caplog.records]
     assert "mirror: fixtures:soccer works again" in said
     assert "mirror: window:soccer works again" in said
+
+
+@pytest.mark.parametrize("command", [["jobs"], ["export", "--parquet", "out"]])
+@pytest.mark.slow  # the command in a subprocess
+def test_a_command_waiting_on_its_database_stops_at_sigterm(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """jobs and export ran their loop with a bare asyncio.run: a signal was only noted,
+    and the command waited out its --connect-timeout, then said the database failed."""
+    import subprocess
+
+    from support import CLI
+
+    with socket.socket() as silent:  # a "database" that accepts and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(TIMEOUT)
+        url = f"postgresql://u@127.0.0.1:{silent.getsockname()[1]}/x"
+        args = [*CLI, *command, "--db", url, "--connect-timeout", str(TIMEOUT)]
+        proc = subprocess.Popen(
+            args, cwd=tmp_path, stderr=subprocess.PIPE, text=True, env=clean_env()
+        )
+        try:
+            conn, _ = silent.accept()  # the command is waiting on its database now
+            with conn:
+                proc.send_signal(signal.SIGTERM)
+                _, err = proc.communicate(timeout=TIMEOUT / 2)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == TERMINATED, err
+    assert err.strip().splitlines()[-1] == "asyncsports: interrupted"
