@@ -80,10 +80,8 @@ def say_click_error(exc: Exception) -> None:
 
 
 def leaf(exc: BaseException) -> BaseException:
-    """The error a group stands for: ``exc`` unless a group of one error (or of the same
-    error several times), then that error."""
-    # A group of one error is that error; so is a group of the same error several times
-    # (tasks that met one failure at once: the mirror's workers each writing to a full disk).
+    """The error a group stands for: ``exc``, unless it is a group of one error, or of the
+    same error several times (the mirror's workers each writing to a full disk)."""
     while isinstance(exc, BaseExceptionGroup):
         first, *others = exc.exceptions
         if any(type(e) is not type(first) or str(e) != str(first) for e in others):
