@@ -9,6 +9,7 @@ here once, with what the command line needs to offer it as a global option (:cla
 from __future__ import annotations
 
 import math
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -107,21 +108,40 @@ Hook = Callable[[RequestInfo], Awaitable[None] | None]
 
 
 def _http_url(name: str, value: str) -> str:
-    return _url(name, value, ("http://", "https://"), "an http(s) URL")
+    return _url(name, value, websocket=False)
 
 
 def _ws_url(name: str, value: str) -> str:
-    schemes = ("ws://", "wss://", "http://", "https://")
-    return _url(name, value, schemes, "a ws(s):// (or http(s)://) URL")
+    return _url(name, value, websocket=True)
 
 
-def _url(name: str, value: str, schemes: tuple[str, ...], what: str) -> str:
-    # The messages show the URL as the secrets policy does: never a password.
-    if not isinstance(value, str):
-        raise ValueError(f"{name}: expected {what}, got {value!r}")
-    # One URL: hide_url takes its userinfo to its last "@", whatever the password holds.
-    if not value.startswith(schemes):
-        raise ValueError(f"{name}: expected {what}, got {hide_url(value)!r}")
+def check_url(name: str, value: str, *, websocket: bool = False) -> None:
+    """ValueError ``NAME: expected an http(s) URL such as https://host, got ...`` unless
+    ``value`` is an http(s) URL with a host (``websocket``: ws(s), or http(s)).
+
+    The rule of every address a client takes; the command line checks its options by it,
+    under their own names (``--base-url``).
+    """
+    schemes = ("ws://", "wss://", "http://", "https://") if websocket else ("http://", "https://")
+    if not isinstance(value, str) or not value.startswith(schemes) or not _host(value):
+        what = (
+            "a ws(s) URL such as wss://host" if websocket else "an http(s) URL such as https://host"
+        )
+        # The secrets policy: never a password (hide_url takes a URL's userinfo to its
+        # last "@", whatever the password holds).
+        shown = hide_url(value) if isinstance(value, str) else value
+        raise ValueError(f"{name}: expected {what}, got {shown!r}")
+
+
+def _host(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:  # an unclosed IPv6 bracket
+        return None
+
+
+def _url(name: str, value: str, *, websocket: bool) -> str:
+    check_url(name, value, websocket=websocket)
     if any(c.isspace() or ord(c) < 32 for c in value):
         raise ValueError(
             f"{name}: must not hold spaces or control characters, got {hide_url(value)!r}"

@@ -26,7 +26,7 @@ def printable(text: str) -> str:
     ``\\n``, ``\\u202e``; a byte that was not UTF-8 as ``\\xff``), the rest as it is.
 
     Everything the command and the standalone emulator say on stderr passes through it
-    (``asyncsports.cli.running.say``, the command's log lines): a path, a name or a URL
+    (``asyncsports.cli.messages.say``, the command's log lines): a path, a name or a URL
     they echo cannot move the cursor, recolour the terminal or split the line.
     """
     return _CONTROL.sub(_escape, text)

@@ -2,13 +2,14 @@
 
 Needs the ``cli`` extra (typer, rich): ``pip install -e '.[cli]'`` in a checkout.
 
-Modules: ``options`` (global options and settings), ``running`` (a client for the
-settings, exit codes, errors, logging), ``views`` (tables and JSON Lines), ``app`` (the
-typer app and the one way a command runs), ``helptext`` (--help laid out to the
-terminal's width), ``bars`` (progress bars), and the commands: ``data``, ``snooker``,
-``events``, ``backfill``, ``emulator``... A command module imports the client and the
-engines inside its functions, when the command runs: --help and --version import
-neither (tests/cli/test_cli_instant.py).
+Modules: ``options`` (global options and settings), ``running`` (the one way a command
+runs: its loop, signals, how it ends), ``exits`` (the exit codes), ``messages`` (what a
+command says on stderr), ``logs`` (logging), ``clients`` (a client for the settings),
+``views`` (tables and JSON Lines), ``app`` (the typer app and how commands register),
+``helptext`` (--help laid out to the terminal's width), ``bars`` (progress bars), and
+the commands: ``data``, ``snooker``, ``events``, ``backfill``, ``emulator``... A command
+module imports the client and the engines inside its functions, when the command runs:
+--help and --version import neither (tests/cli/test_cli_instant.py).
 """
 
 import atexit
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from asyncsports._optional import need
-from asyncsports.cli.extra import MISSING_EXTRA
+from asyncsports.cli.exits import MISSING_EXTRA
 from asyncsports.errors import MissingDependencyError
 
 try:
@@ -39,7 +40,8 @@ except MissingDependencyError as exc:  # the library is installed without its cl
 from . import data, snooker, events, emulator, backfill, workers, export, load, sync, changes  # noqa: F401, I001
 from .app import app
 from .interrupts import interrupts
-from .running import EXIT_CODES, ConfigError, say
+from .exits import EXIT_CODES, ConfigError
+from .messages import say
 
 __all__ = ["EXIT_CODES", "MISSING_EXTRA", "ConfigError", "app", "main"]
 

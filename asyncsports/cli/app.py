@@ -18,12 +18,15 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from asyncsports._version import __version__
+from asyncsports._wire.shown import printable
 
 from . import helptext
+from .exits import exit_code_table
 from .helptext import argument_name
+from .messages import ClickError, say, say_click_error
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
-from .running import ClickError, exit_code_table, printable, run, say, say_click_error
+from .running import run
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
     from asyncsports._iter.watch import Change

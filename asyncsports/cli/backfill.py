@@ -19,10 +19,12 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT, PATIENCE
 from asyncsports.errors import NotFoundError, SinkError
 
 from .app import command
+from .exits import INTERRUPTED, code_for
 from .interrupts import interrupts
+from .messages import fail_parts, say, stderr
 from .names import sport_hint
 from .options import ConnectTimeout, Db, Globals, PageSize, Sports, date_option, day
-from .running import INTERRUPTED, code_for, fail_parts, run, say, stderr
+from .running import run
 from .workers import WORKER_KILLED, spread
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them

@@ -2,7 +2,6 @@
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import os
 import signal
 import sys
 from pathlib import Path
@@ -14,9 +13,13 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT
 from asyncsports.errors import SinkError
 
 from .app import command
+from .exits import INTERRUPTED
 from .interrupts import interrupts
+from .logs import sync_logging
+from .messages import fail, say
+from .metrics import listen
 from .options import ConnectTimeout, Globals, MetricsPort, db_location
-from .running import INTERRUPTED, PIPE_CLOSED, fail, listen, say, setup_logging, sync_logging
+from .running import run_async
 
 __all__ = ["changes"]
 
@@ -79,29 +82,6 @@ async def _publish(db: str, to: str, follow: bool, reach: float, port: int | Non
         f"({publisher.duplicates} already there); it holds the feed up to change "
         f"{publisher.position or 0}"
     )
-
-
-async def _main(
-    db: str,
-    after: int,
-    consumer: str | None,
-    follow: bool,
-    reach: float,
-    to: str | None = None,
-    port: int | None = None,
-) -> None:
-    import asyncio
-
-    task = asyncio.current_task()
-    assert task is not None
-    interrupts.attach(task)
-    try:
-        if to is not None:
-            await _publish(db, to, follow, reach, port)
-        else:
-            await _print(db, after, consumer, follow, reach)
-    finally:
-        interrupts.detach()
 
 
 def _hidden(exc: BaseException, to: str) -> BaseException:
@@ -194,24 +174,18 @@ def changes(
     """Print a mirror database's change feed (asyncsports sync writes it) as JSON Lines,
     in commit order, without running a mirror: from this machine or any other; or
     publish it to a bus (--to)."""
-    import asyncio
-
-    setup_logging(cfg.verbose)
     _check(cfg, db, to, consumer, after, metrics_port)
-    with interrupts.installed():
+
+    async def main() -> None:
+        if to is None:
+            await _print(db, after, consumer, follow, connect_timeout)
+            return
         try:
-            if interrupts.received:
-                raise asyncio.CancelledError
-            with asyncio.Runner() as runner:
-                runner.run(_main(db, after, consumer, follow, connect_timeout, to, metrics_port))
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            say("asyncsports: interrupted")
-            raise typer.Exit(interrupts.code or INTERRUPTED) from None
-        except BrokenPipeError:
-            # The reader went away (`| head`): stop quietly, as `yes | head` does.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(PIPE_CLOSED) from None
+            await _publish(db, to, follow, connect_timeout, metrics_port)
         except Exception as exc:
-            fail(cfg, exc if to is None else _hidden(exc, to))
+            _hidden(exc, to)  # in place: the error as it was, less the bus URL's secrets
+            raise
+
+    run_async(cfg, main)
     if interrupts.received and interrupts.received[0] == signal.SIGINT:
         raise typer.Exit(INTERRUPTED)  # SIGTERM is how a follower is stopped: exit 0

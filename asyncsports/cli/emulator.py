@@ -14,7 +14,8 @@ from asyncsports.emulator._options import DESCRIPTION, EXIT_CODES, FLAGS, Flag
 
 from .app import Command, app, epilog_for
 from .interrupts import interrupts
-from .running import INTERRUPTED
+from .options import Globals
+from .running import run_async
 
 EXAMPLE = "emulator --port 8080 --seed 3 --speed 60"
 
@@ -59,15 +60,18 @@ def _parameter(flag: Flag) -> inspect.Parameter:
 
 def emulator_command(**given: Any) -> None:
     """Serve the emulator with the options given (``FLAGS``' keywords)."""
-    from asyncsports.emulator.__main__ import serve
+    from asyncsports.emulator.__main__ import serving
 
     args = argparse.Namespace(**{flag.dest: _value(flag, given[flag.dest]) for flag in FLAGS})
-    if interrupts.received:
-        raise typer.Exit(interrupts.code or INTERRUPTED)
-    # The emulator handles SIGINT and SIGTERM itself (stop serving, exit 0).
-    if interrupts.installed_here():
-        interrupts.uninstall()
-    raise typer.Exit(serve(args))
+
+    async def main() -> int:
+        import asyncio
+
+        stop = asyncio.Event()
+        with interrupts.stopping(stop.set):  # a signal stops serving: exit 0
+            return await serving(args, stop)
+
+    run_async(Globals(), main)  # it takes no global option
 
 
 _PARAMETERS = [_parameter(flag) for flag in FLAGS]

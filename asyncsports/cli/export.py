@@ -11,8 +11,9 @@ import typer
 from asyncsports._wire.defaults import CONNECT_TIMEOUT
 
 from .app import command
+from .messages import say
 from .options import ConnectTimeout, Globals, db_location
-from .running import fail, say
+from .running import run_async
 
 __all__ = ["export"]
 
@@ -39,17 +40,17 @@ def export(
 
     Each table's folder is replaced: the export is a snapshot of the database.
     """
-    import asyncio
-
     import msgspec
 
     from asyncsports.store import is_postgres, redact_url
     from asyncsports.store.export import export_parquet
 
-    try:
-        counts = asyncio.run(export_parquet(db, parquet, connect_timeout=connect_timeout))
-    except Exception as exc:
-        fail(cfg, exc)
+    counts: dict[str, int] = {}
+
+    async def main() -> None:
+        counts.update(await export_parquet(db, parquet, connect_timeout=connect_timeout))
+
+    run_async(cfg, main)
     shown = redact_url(db) if is_postgres(db) else db
     if cfg.as_json:
         line = {"db": shown, "parquet": str(parquet), "rows": counts}

@@ -20,8 +20,8 @@ from asyncsports.errors import NotFoundError, RateLimitError, ServerError, Trans
 from asyncsports.live import Feed
 from asyncsports.models import Action, Statistics
 
+from .exits import ConfigError, FeedEndedError
 from .options import Globals, Speed, Way
-from .running import ConfigError, FeedEndedError
 
 __all__ = [
     "How",

@@ -7,7 +7,7 @@ or cut that shutdown short before it tells a non-daemon worker thread to stop, s
 thread waits on its queue for ever and the interpreter waits for the thread at exit
 (the hang), or come after the work is done (a bare KeyboardInterrupt). So a command
 never lets either signal raise anything. :data:`interrupts` owns both signals for the
-whole life of the process (``main()`` installs it first thing; :func:`running.run`
+whole life of the process (``main()`` installs it first thing; :func:`~.running.run_async`
 installs it around a command run in a process whose handlers are someone else's, as
 tests do) and turns each signal into a decision taken on the event loop:
 
@@ -105,17 +105,12 @@ class Interrupts:
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
 
-    def uninstall(self) -> None:
-        """Give the signals back to Python's defaults (for a command with its own)."""
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
     # ------------------------------------------------- the command's event loop
 
     def attach(self, task: asyncio.Task[Any]) -> None:
         """Act on signals for ``task``, the command's main task (call it from that task).
 
-        Signals that came before (between the check in ``run`` and now) are acted on
+        Signals that came before (between the check in ``run_async`` and now) are acted on
         as if they came now.
         """
         self._loop = task.get_loop()

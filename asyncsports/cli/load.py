@@ -15,8 +15,9 @@ from asyncsports._optional import need
 from asyncsports.errors import AsyncSportsError, SinkError
 
 from .app import command
+from .messages import fail, stderr
 from .options import Globals, PageSize, Sports
-from .running import fail, run, stderr
+from .running import run
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
     from asyncsports.client import Client

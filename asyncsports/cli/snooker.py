@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .app import Query, command, snooker_app
+from .exits import OutputFileError
+from .messages import say
 from .options import Limit
-from .running import say, write_file
 
 if TYPE_CHECKING:  # imported when a command runs: --help imports none of them
     from asyncsports.client import Client
@@ -31,6 +32,14 @@ else:
             return lambda resource, *args, **kw: getattr(resource, name)(*args, **kw)
 
     Snooker = _Snooker()
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``; OutputFileError naming the path if the system refuses."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _id(value: str) -> int | str:

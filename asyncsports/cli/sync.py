@@ -13,14 +13,18 @@ import typer
 from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
 
 from .app import command
+from .clients import opened
+from .exits import INTERRUPTED
 from .interrupts import interrupts
+from .logs import sync_logging
+from .messages import fail_parts
+from .metrics import listen
 from .options import SYNC_SPEED, ConnectTimeout, Db, Globals, MetricsPort, Sports
-from .running import EMULATOR, INTERRUPTED, fail_parts, listen, run, sync_logging
+from .running import run_async
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
     import asyncio
 
-    from asyncsports.client import Client
     from asyncsports.sync import Mirror
 
 EPILOG = (
@@ -117,26 +121,28 @@ def sync(
     sync_logging(cfg.verbose)
     chosen = tuple(sports or ALL_SPORTS)
 
-    async def job(client: "Client") -> int | None:
-        emu = EMULATOR.get()
-        # The embedded emulator's clock, read directly; any other service's, from its Date.
-        mirror = Mirror(
-            client,
-            db,
-            sports=chosen,
-            every=cadences,
-            days_back=days_back,
-            days_ahead=days_ahead,
-            concurrency=concurrency,
-            clock=emu.clock.time if emu is not None else None,
-            connect_timeout=connect_timeout,
-        )
-        await _mirror(mirror, once, consumer if changes else None, metrics_port)
-        if once and mirror.failing and not interrupts.received:
-            # The pass could not complete: what was read is committed, the rest is not.
-            return fail_parts([(k, e) for k, (_, e) in mirror.failing.items()], "tasks")
-        return None
+    follows = None if once else SYNC_SPEED
 
-    run(cfg, job, follows=None if once else SYNC_SPEED, max_connections=concurrency)
+    async def main() -> int | None:
+        async with opened(cfg, follows=follows, max_connections=concurrency) as (client, emu):
+            # The embedded emulator's clock, read directly; any other service's, from its Date.
+            mirror = Mirror(
+                client,
+                db,
+                sports=chosen,
+                every=cadences,
+                days_back=days_back,
+                days_ahead=days_ahead,
+                concurrency=concurrency,
+                clock=emu.clock.time if emu is not None else None,
+                connect_timeout=connect_timeout,
+            )
+            await _mirror(mirror, once, consumer if changes else None, metrics_port)
+            if once and mirror.failing and not interrupts.received:
+                # The pass could not complete: what was read is committed, the rest is not.
+                return fail_parts([(k, e) for k, (_, e) in mirror.failing.items()], "tasks")
+            return None
+
+    run_async(cfg, main)
     if interrupts.received and interrupts.received[0] == signal.SIGINT:
         raise typer.Exit(INTERRUPTED)  # SIGTERM is how a service is stopped: exit 0

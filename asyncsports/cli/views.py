@@ -40,8 +40,8 @@ from asyncsports.models import (
 from asyncsports.paging import AsyncList
 
 from .columns import GAP, Fit, choose, prefix, total
+from .messages import stderr
 from .options import Globals
-from .running import stderr
 
 __all__ = [
     "VIEWS",

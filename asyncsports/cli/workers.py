@@ -17,14 +17,18 @@ from asyncsports._wire.defaults import CONNECT_TIMEOUT, LEASE
 from asyncsports.errors import SinkError
 
 from .app import command
+from .clients import opened
+from .exits import WORKER_KILLED
+from .messages import say, stderr
 from .names import PATH_MAX, check_length
 from .options import SETTINGS, ConnectTimeout, Globals
-from .running import EMULATOR, WORKER_KILLED, fail, run, say, stderr
+from .running import run, run_async
 
 if TYPE_CHECKING:  # imported where used: --help imports none of them
     from asyncsports.backfill import Scope
     from asyncsports.backfill.workers import JobProgress
     from asyncsports.client import Client
+    from asyncsports.emulator import Emulator
 
 __all__ = ["WORKER_KILLED", "ConnectTimeout", "jobs", "spread", "worker"]
 
@@ -83,14 +87,14 @@ def jobs(
 ) -> None:
     """Show the progress of sharded backfills (backfill --workers, worker): units done,
     held under a live lease, failed for good, and the workers holding leases now."""
-    import asyncio
-
     from asyncsports.backfill.workers import job_progress
 
-    try:
-        progress = asyncio.run(job_progress(_pg(db), job, connect_timeout=connect_timeout))
-    except Exception as exc:
-        fail(cfg, exc)
+    progress: list[JobProgress] = []
+
+    async def main() -> None:
+        progress.extend(await job_progress(_pg(db), job, connect_timeout=connect_timeout))
+
+    run_async(cfg, main)
     _show(cfg, progress)
 
 
@@ -147,7 +151,7 @@ def worker(
         raise typer.Exit(FAILED_UNITS)
 
 
-def _child_env(cfg: Globals) -> dict[str, str]:
+def _child_env(cfg: Globals, emulator: "Emulator | None") -> dict[str, str]:
     # A recording is the parent's own: workers writing to one file would interleave.
     skip = ("ASYNCSPORTS_EMULATOR", "ASYNCSPORTS_RECORD")
     env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
@@ -157,8 +161,7 @@ def _child_env(cfg: Globals) -> dict[str, str]:
         value = getattr(cfg, name)
         if value is not None:
             env[f"ASYNCSPORTS_{name.upper()}"] = str(value)
-    emulator = EMULATOR.get()
-    if emulator:
+    if emulator is not None:
         env |= {"ASYNCSPORTS_BASE_URL": emulator.base_url, "ASYNCSPORTS_TOKEN": emulator.token}
     return env
 
@@ -253,36 +256,39 @@ def spread(
     name = job or scope.key
     outcome: dict[str, Any] = {}
 
-    async def parent(client: "Client") -> None:
-        outcome["resumed"] = await plan_job(
-            _pg(db), name, scope, restart=restart, connect_timeout=connect_timeout
-        )
-        argv = _child_argv(cfg, db, name, n, concurrency, connect_timeout)
-        env = _child_env(cfg)
-        procs = [
-            await anyio.open_process(argv, env=env, stdout=subprocess.PIPE, stderr=None)
-            for _ in range(n)
-        ]
-        try:
-            async with anyio.create_task_group() as tg:
-                if stderr().is_terminal:
-                    tg.start_soon(_bar, db, name, connect_timeout)
-                reports = []
+    async def parent() -> None:
+        # The settings checked as for any command (a missing token is said before any
+        # worker starts); with --emulator, the workers are given its address.
+        async with opened(cfg) as (_, emulator):
+            outcome["resumed"] = await plan_job(
+                _pg(db), name, scope, restart=restart, connect_timeout=connect_timeout
+            )
+            argv = _child_argv(cfg, db, name, n, concurrency, connect_timeout)
+            env = _child_env(cfg, emulator)
+            procs = [
+                await anyio.open_process(argv, env=env, stdout=subprocess.PIPE, stderr=None)
+                for _ in range(n)
+            ]
+            try:
+                async with anyio.create_task_group() as tg:
+                    if stderr().is_terminal:
+                        tg.start_soon(_bar, db, name, connect_timeout)
+                    reports = []
+                    for proc in procs:
+                        assert proc.stdout is not None
+                        out = b"".join([chunk async for chunk in proc.stdout])
+                        await proc.wait()
+                        reports.append(msgspec.json.decode(out) if out.strip() else None)
+                    tg.cancel_scope.cancel()
+            finally:
                 for proc in procs:
-                    assert proc.stdout is not None
-                    out = b"".join([chunk async for chunk in proc.stdout])
-                    await proc.wait()
-                    reports.append(msgspec.json.decode(out) if out.strip() else None)
-                tg.cancel_scope.cancel()
-        finally:
-            for proc in procs:
-                if proc.returncode is None:
-                    proc.terminate()  # the child gives its leases back
-        outcome["codes"] = [p.returncode for p in procs]
-        outcome["workers"] = reports
-        outcome["progress"] = await job_progress(db, name, connect_timeout=connect_timeout)
+                    if proc.returncode is None:
+                        proc.terminate()  # the child gives its leases back
+            outcome["codes"] = [p.returncode for p in procs]
+            outcome["workers"] = reports
+            outcome["progress"] = await job_progress(db, name, connect_timeout=connect_timeout)
 
-    run(
+    run_async(
         cfg,
         parent,
         interrupted=f"asyncsports: interrupted; run the same command again "

@@ -20,7 +20,7 @@ from asyncsports.emulator._emulator import Emulator
 from asyncsports.emulator._options import BAD_RECORDING, DESCRIPTION, EXIT_CODES, FLAGS
 from asyncsports.errors import RecordingError
 
-__all__ = ["BAD_RECORDING", "describe", "main", "serve"]
+__all__ = ["BAD_RECORDING", "describe", "main", "serve", "serving"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,7 +87,7 @@ def describe(emu: Emulator) -> str:
     return "\n".join(lines)
 
 
-async def _serve(args: argparse.Namespace) -> None:
+async def _serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     emu = Emulator(
         args.seed,
         now=args.now,
@@ -106,14 +106,24 @@ async def _serve(args: argparse.Namespace) -> None:
         speed=0.0 if args.frozen else args.speed if args.speed is not None else 1.0,
         replay=args.replay,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):  # not on Windows
-            loop.add_signal_handler(sig, stop.set)
     async with emu:
         print(describe(emu), flush=True)
         await stop.wait()
+
+
+async def serving(args: argparse.Namespace, stop: asyncio.Event) -> int:
+    """Serve with ``args``, one attribute per option of ``FLAGS``, until ``stop`` is set;
+    the exit code, an error said on stderr. ``asyncsports emulator`` runs it on its own
+    loop, which stops it at a signal."""
+    try:
+        await _serve(args, stop)
+    except RecordingError as exc:  # file:line: what, and nothing served
+        print(printable(f"asyncsports-emulator: --replay: {exc}"), file=sys.stderr)
+        return BAD_RECORDING
+    except (OSError, ValueError) as exc:  # a port in use; a file that is not a recording
+        print(printable(f"asyncsports-emulator: {exc}"), file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,19 +132,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Serve until interrupted with ``args``, one attribute per option of ``FLAGS``
-    (``asyncsports emulator`` parses its own); the exit code."""
+    """Serve until interrupted (SIGINT, SIGTERM) with ``args``, one attribute per option
+    of ``FLAGS``; the exit code."""
+
+    async def until_a_signal() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):  # not on Windows
+                loop.add_signal_handler(sig, stop.set)
+        return await serving(args, stop)
+
     try:
-        asyncio.run(_serve(args))
+        return asyncio.run(until_a_signal())
     except KeyboardInterrupt:
-        pass
-    except RecordingError as exc:  # file:line: what, and nothing served
-        print(printable(f"asyncsports-emulator: --replay: {exc}"), file=sys.stderr)
-        return BAD_RECORDING
-    except (OSError, ValueError) as exc:  # a port in use; a file that is not a recording
-        print(printable(f"asyncsports-emulator: {exc}"), file=sys.stderr)
-        return 1
-    return 0
+        return 0
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ DIALECTS = ("emulator", "vendor", "golf")
 
 BAD_RECORDING = 21
 """The exit code of a --replay file that cannot be served (malformed, cut short, over a
-limit): the row of ``asyncsports``' exit codes (asyncsports.cli.running.EXIT_CODES)."""
+limit): the row of ``asyncsports``' exit codes (asyncsports.cli.exits.EXIT_CODES)."""
 
 DESCRIPTION = (
     "Serve the sports data service, the snooker proxy and the live stream events listing "

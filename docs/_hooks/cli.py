@@ -66,8 +66,8 @@ def render() -> str:
 
 
 def exit_codes() -> str:
-    """The exit codes as a Markdown table, from the command's own (running.EXIT_CODES)."""
-    from asyncsports.cli.running import exit_code_table
+    """The exit codes as a Markdown table, from the command's own (exits.EXIT_CODES)."""
+    from asyncsports.cli.exits import exit_code_table
 
     rows = [f"| {code} | {text} | {used} |" for code, text, used in exit_code_table()]
     return "\n".join(["| Code | Meaning | Used by |", "| --- | --- | --- |", *rows])

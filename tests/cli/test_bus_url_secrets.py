@@ -28,7 +28,7 @@ from support.procs import Command, child_env
 from support.servers import NatsBus, RedisBus, free_port, missing
 
 from asyncsports._wire.secrets import normalize_userinfo
-from asyncsports.cli.running import code_for
+from asyncsports.cli.exits import code_for
 from asyncsports.errors import BusError, SinkError
 from asyncsports.store import open_mirror
 

@@ -29,7 +29,8 @@ from support.cli import run_tty
 import asyncsports.emulator
 from asyncsports import errors
 from asyncsports.cli import main
-from asyncsports.cli.running import OutputFileError, describe, exit_code
+from asyncsports.cli.exits import OutputFileError, exit_code
+from asyncsports.cli.messages import describe
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
 from asyncsports.models import Action, Fixture, Standings, Statistics, decode

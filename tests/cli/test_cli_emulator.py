@@ -19,7 +19,12 @@ ARGV = ["--port", "0", "--seed", "3", "--now", "2026-01-02T03:04", "--live-diale
 
 def test_both_command_lines_read_the_same_options(monkeypatch: pytest.MonkeyPatch) -> None:
     served: list[argparse.Namespace] = []
-    monkeypatch.setattr(standalone, "serve", lambda args: served.append(args) or 0)
+
+    async def serving(args: argparse.Namespace, stop: object) -> int:
+        served.append(args)
+        return 0
+
+    monkeypatch.setattr(standalone, "serving", serving)
     for argv in (ARGV, []):
         result = invoke("emulator", *argv)
         assert result.exit_code == 0, result.output

@@ -22,7 +22,8 @@ from support.stub import Serve
 import asyncsports
 from asyncsports import errors
 from asyncsports._http.sports import KNOWN_SPORTS
-from asyncsports.cli.running import describe, sport_hint
+from asyncsports.cli.messages import describe
+from asyncsports.cli.names import sport_hint
 
 pytestmark = pytest.mark.slow  # the command in subprocesses
 

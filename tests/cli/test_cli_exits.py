@@ -24,19 +24,18 @@ from support.servers import free_port
 from asyncsports import Client
 from asyncsports._http.sports import KNOWN_SPORTS
 from asyncsports.cli.app import Root
-from asyncsports.cli.extra import MISSING_EXTRA
-from asyncsports.cli.names import check_sport, slip_of
-from asyncsports.cli.running import (
-    CAUSES_CAP,
+from asyncsports.cli.exits import (
     EXIT_CODES,
     INTERRUPTED,
+    MISSING_EXTRA,
     PIPE_CLOSED,
     TERMINATED,
     WORKER_KILLED,
     code_for,
-    describe,
     exit_code_table,
 )
+from asyncsports.cli.messages import CAUSES_CAP, describe
+from asyncsports.cli.names import check_sport, slip_of
 from asyncsports.emulator import Emulator
 from asyncsports.errors import SinkError, TransportError
 from asyncsports.sync import Mirror
@@ -167,14 +166,21 @@ def test_a_missing_argument_is_one_plain_line_too() -> None:
     assert _usage_error("fixtures").endswith("Missing argument 'SPORT'.")
 
 
+@pytest.mark.parametrize("command", ["sync", "changes"])
 @pytest.mark.slow  # the command in a subprocess
-def test_a_metrics_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_metrics_port_in_use_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    """``changes --to`` once ran its loop its own way, and said "internal error", exit 1."""
+    db = tmp_path / "m.sqlite"
+    db.write_bytes(b"")  # changes reads a mirror that is there; the port fails first
+    args = {
+        "sync": ["--emulator", "sync", "--once"],
+        "changes": ["changes", "--to", "redis://127.0.0.1:9"],
+    }[command]
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        proc = run("--emulator", "sync", "--once", "--db", str(tmp_path / "m.sqlite"),
-                   "--metrics-port", str(port))  # fmt: skip
+        proc = run(*args, "--db", str(db), "--metrics-port", str(port))
     assert proc.returncode == 2, proc.stderr
     line = _error_line(proc.stderr)
     assert line.startswith(f"asyncsports: error: Invalid value for '--metrics-port': cannot "
@@ -295,3 +301,36 @@ async def test_a_task_that_works_again_leaves_failing_and_says_so(
     said = [r.getMessage() for r in caplog.records]
     assert "mirror: fixtures:soccer works again" in said
     assert "mirror: window:soccer works again" in said
+
+
+@pytest.mark.parametrize("command", [["jobs"], ["export", "--parquet", "out"]])
+@pytest.mark.slow  # the command in a subprocess
+def test_a_command_waiting_on_its_database_stops_at_sigterm(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """jobs and export ran their loop with a bare asyncio.run: a signal was only noted,
+    and the command waited out its --connect-timeout, then said the database failed."""
+    import subprocess
+
+    from support import CLI
+
+    with socket.socket() as silent:  # a "database" that accepts and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(TIMEOUT)
+        url = f"postgresql://u@127.0.0.1:{silent.getsockname()[1]}/x"
+        args = [*CLI, *command, "--db", url, "--connect-timeout", str(TIMEOUT)]
+        proc = subprocess.Popen(
+            args, cwd=tmp_path, stderr=subprocess.PIPE, text=True, env=clean_env()
+        )
+        try:
+            conn, _ = silent.accept()  # the command is waiting on its database now
+            with conn:
+                proc.send_signal(signal.SIGTERM)
+                _, err = proc.communicate(timeout=TIMEOUT / 2)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == TERMINATED, err
+    assert err.strip().splitlines()[-1] == "asyncsports: interrupted"

@@ -6,6 +6,7 @@ line's own, listed here with why."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -13,8 +14,8 @@ import typer
 from typer.testing import CliRunner
 
 from asyncsports._http.config import CliOption, Settings
+from asyncsports.cli.clients import client_kwargs
 from asyncsports.cli.options import GLOBALS, SETTINGS, Globals, with_globals
-from asyncsports.cli.running import client_kwargs
 
 CLI_ONLY = {
     "operator_id": "with the next four, makes Settings.streaming_credentials",
@@ -112,7 +113,7 @@ def test_a_backfill_worker_process_is_given_every_setting() -> None:
     from asyncsports.cli.workers import _child_argv, _child_env
 
     cfg = Globals(**{name: value for name, (_, value) in GIVEN.items()})
-    argv, env = _child_argv(cfg, "db", "j", 4, 8), _child_env(cfg)
+    argv, env = _child_argv(cfg, "db", "j", 4, 8), _child_env(cfg, None)
     seen = {}
     for name in SETTINGS:
         flag = "--" + name.replace("_", "-")
@@ -124,3 +125,27 @@ def test_a_backfill_worker_process_is_given_every_setting() -> None:
     # its share of the 3 sharers' budget.
     expected = {name: str(value) for name, (_, value) in GIVEN.items()}
     assert seen == {**expected, "rate_limit_sharers": "12"}
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"base_url": "https://"}, "--base-url: expected an http(s) URL such as https://host"),
+        ({"base_url": "h.example"}, "--base-url: expected an http(s) URL such as https://host"),
+        ({"streaming_url": "ftp://h"}, "--streaming-url: expected an http(s) URL"),
+        ({"live_url": "wss://"}, "--live-url: expected a ws(s) URL such as wss://host"),
+    ],
+)
+def test_an_address_is_checked_by_the_client_s_rule_under_its_option(
+    given: dict[str, str], said: str
+) -> None:
+    """One rule for an address (the client's), said in the command line's words and
+    exit code (3, configuration): the option's name, not the keyword's."""
+    from asyncsports.cli.exits import ConfigError, exit_code
+
+    cfg = Globals(**{"base_url": "https://h.example", "token": "t", **given})
+    with pytest.raises(ConfigError) as caught:
+        client_kwargs(cfg)
+    assert str(caught.value).startswith(said) and exit_code(caught.value) == 3
+    with pytest.raises(ValueError, match=re.escape(said.split(":", 1)[1])):
+        Settings(**{"base_url": "https://h.example", **given})

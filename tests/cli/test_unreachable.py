@@ -20,7 +20,7 @@ import pytest
 from support import CLI, clean_env
 from support.servers import free_port
 
-from asyncsports.cli.running import code_for
+from asyncsports.cli.exits import code_for
 from asyncsports.errors import SinkError
 
 pytestmark = pytest.mark.slow  # the command in subprocesses, waiting out connect timeouts

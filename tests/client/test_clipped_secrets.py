@@ -22,7 +22,7 @@ from support.samples import FIXTURE, FIXTURE_ID
 from support.stub import Serve
 
 from asyncsports import Client, RetryPolicy
-from asyncsports.cli.running import describe
+from asyncsports.cli.messages import describe
 from asyncsports.errors import DecodeError
 
 pytest.importorskip("opentelemetry.sdk")

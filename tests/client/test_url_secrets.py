@@ -268,7 +268,7 @@ def test_a_client_url_with_userinfo_is_refused_without_showing_it(
 def test_the_command_s_line_is_capped_after_its_urls_are_hidden(at: int, secret: str) -> None:
     """The CLI's one line (an error and its causes, capped at 400 characters) quoting a URL
     with a password, cut where the password is."""
-    from asyncsports.cli.running import with_causes
+    from asyncsports.cli.messages import with_causes
 
     error = RuntimeError("x" * at + f" redis://u:{secret}@h.example/0 " + "y" * 100)
     assert shown(with_causes(error), secret) == []

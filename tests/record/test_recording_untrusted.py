@@ -24,7 +24,7 @@ from support import clean_env
 
 from asyncsports._wire.recording.format import encode, position
 from asyncsports._wire.recording.reading import MAX_LINE, Lines, read
-from asyncsports.cli.running import EXIT_CODES
+from asyncsports.cli.exits import EXIT_CODES
 from asyncsports.emulator import Emulator
 from asyncsports.emulator.__main__ import BAD_RECORDING
 from asyncsports.emulator._match import Nearest

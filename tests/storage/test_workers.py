@@ -360,7 +360,7 @@ async def test_backfill_workers_with_a_killed_worker_exits_with_the_documented_c
 
 
 def test_the_killed_worker_code_is_no_other_failure_s() -> None:
-    from asyncsports.cli.running import EXIT_CODES, INTERRUPTED, PIPE_CLOSED, TERMINATED
+    from asyncsports.cli.exits import EXIT_CODES, INTERRUPTED, PIPE_CLOSED, TERMINATED
 
     taken = {code for _, code, _ in EXIT_CODES} | {0, 1, 2, INTERRUPTED, PIPE_CLOSED, TERMINATED}
     assert WORKER_KILLED not in taken

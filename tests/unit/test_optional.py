@@ -17,7 +17,8 @@ import pytest
 from support import CLI, clean_env
 
 from asyncsports._optional import EXTRAS, need
-from asyncsports.cli.running import EXIT_CODES, code_for, describe, exit_code_table
+from asyncsports.cli.exits import EXIT_CODES, code_for, exit_code_table
+from asyncsports.cli.messages import describe
 from asyncsports.errors import AsyncSportsError, MissingDependencyError, install_hint
 
 pytestmark = pytest.mark.slow  # the command in subprocesses with modules hidden

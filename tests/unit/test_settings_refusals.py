@@ -68,3 +68,19 @@ def test_a_stream_without_a_slowest_pace_has_no_check() -> None:
     assert Limits(Settings(base_url=URL, timeout=Timeout(min_rate=None, body=None))).first == float(
         "inf"
     )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"base_url": "https://"}, "base_url: expected an http(s) URL such as https://host"),
+        ({"base_url": "http://:80/x"}, "base_url: expected an http(s) URL such as https://host"),
+        ({"streaming_url": "https:///"}, "streaming_url: expected an http(s) URL"),
+        ({"live_url": "wss://"}, "live_url: expected a ws(s) URL such as wss://host"),
+    ],
+)
+def test_a_url_without_a_host_is_refused(kwargs: dict[str, Any], message: str) -> None:
+    """Once accepted (the scheme alone was checked): every request then failed, far from
+    the mistake. The command line's options are checked by the same rule."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Settings(**{"base_url": URL, **kwargs})
