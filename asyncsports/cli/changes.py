@@ -65,7 +65,7 @@ async def _publish(db: str, to: str, follow: bool, reach: float, port: int | Non
     standby = Standby(publisher, name=f"bus {publisher.target.shown}")
     runner = None
     if port is not None:
-        from asyncsports.sync._metrics import serve_publisher_metrics
+        from asyncsports.bus import serve_publisher_metrics
 
         runner = await listen(serve_publisher_metrics(publisher, port, standby=standby), port)
     try:

@@ -1,4 +1,5 @@
-"""Prometheus metrics of a running mirror and ``/healthz``, served over HTTP (aiohttp).
+"""Prometheus metrics of a running mirror and ``/healthz``, served over HTTP
+(:func:`~asyncsports._serve.serve`).
 
 Read from the mirror at each scrape by a custom collector, so the mirror itself keeps
 plain counters and never imports prometheus-client.
@@ -8,31 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from asyncsports._optional import need
+from asyncsports._serve import FEATURE, serve
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from ._mirror import Mirror
-    from ._publish import Publisher
     from ._standby import Standby
 
-__all__ = [
-    "HEALTHY_WITHIN",
-    "healthy",
-    "publisher_healthy",
-    "serve",
-    "serve_metrics",
-    "serve_publisher_metrics",
-]
-
-FEATURE = "serving Prometheus metrics (--metrics-port)"
+__all__ = ["HEALTHY_WITHIN", "healthy", "serve_metrics"]
 
 HEALTHY_WITHIN = 120.0
 """Seconds without a good read (while something is planned), or of one task failing
@@ -178,136 +170,3 @@ async def serve_metrics(
     return await serve(
         _Collector(mirror, core, standby), lambda: healthy(mirror, loop.time(), standby), port, host
     )
-
-
-async def serve_publisher_metrics(
-    publisher: Publisher, port: int, host: str = "127.0.0.1", *, standby: Standby | None = None
-) -> web.AppRunner:
-    """:func:`serve_metrics` of a :class:`~asyncsports.sync.Publisher`: its position, lag
-    and role; ``/healthz`` is 200 while it reaches the bus (or stands by, reaching the
-    database)."""
-    core = need("prometheus_client.core", FEATURE)
-    return await serve(
-        _PublisherCollector(publisher, core, standby),
-        lambda: publisher_healthy(publisher, standby),
-        port,
-        host,
-    )
-
-
-async def serve(
-    collector: object,
-    health: Callable[[], tuple[bool, dict[str, object]]],
-    port: int,
-    host: str = "127.0.0.1",
-) -> web.AppRunner:
-    """The one metrics server: ``collector``'s metrics on ``/metrics`` (read at each
-    scrape), ``health()`` on ``/healthz`` (200 or 503, its state as JSON)."""
-    client = need("prometheus_client", FEATURE)
-    content_type = need("prometheus_client.exposition", FEATURE).CONTENT_TYPE_LATEST
-    registry = client.CollectorRegistry(auto_describe=False)
-    registry.register(collector)
-
-    async def metrics(request: web.Request) -> web.Response:
-        body = client.generate_latest(registry)
-        return web.Response(body=body, headers={"Content-Type": content_type})
-
-    async def healthz(request: web.Request) -> web.Response:
-        ok, state = health()
-        return web.json_response(state, status=200 if ok else 503)
-
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    return runner
-
-
-# ------------------------------------------------------------------------- the publisher
-
-
-def publisher_healthy(
-    publisher: Publisher, standby: Standby | None = None
-) -> tuple[bool, dict[str, object]]:
-    """Whether the publisher does its work: reaching the bus (a standby: the database)."""
-    if standby is not None and standby.role == "standby":
-        return standby.reachable, {
-            "ok": standby.reachable,
-            "role": "standby",
-            "publisher": standby.holder,
-            "takeovers": standby.takeovers,
-        }
-    p = publisher
-    ok = p.connected
-    return ok, {
-        "ok": ok,
-        "role": "publisher",
-        "bus": p.target.shown,
-        "connected": p.connected,
-        "position": p.position,
-        "head": p.head,
-        "published": p.published,
-        "lag_seconds": p.lags.last,
-    }
-
-
-class _PublisherCollector:
-    def __init__(self, publisher: Publisher, core: ModuleType, standby: Standby | None) -> None:
-        self.publisher = publisher
-        self.core = core
-        self.standby = standby
-
-    def collect(self) -> Iterator[Metric]:
-        """Every metric, read from the publisher as the scrape comes."""
-        core, p = self.core, self.publisher
-        role = self.standby.role if self.standby is not None else "writer"
-        roles = core.GaugeMetricFamily(
-            "asyncsports_bus_role",
-            "1 for this process's role: publisher (it publishes the "
-            "change feed) or standby (another process does; this one takes over when it stops).",
-            labels=["role"],
-        )
-        for name, r in (("publisher", "writer"), ("standby", "standby")):
-            roles.add_metric([name], 1.0 if r == role else 0.0)
-        yield roles
-        if self.standby is not None:
-            yield core.CounterMetricFamily(
-                "asyncsports_bus_takeovers",
-                "Times this process became the publisher.",
-                value=self.standby.takeovers,
-            )
-        yield core.CounterMetricFamily(
-            "asyncsports_bus_published",
-            "Changes this process stored on the bus.",
-            value=p.published,
-        )
-        yield core.CounterMetricFamily(
-            "asyncsports_bus_duplicates",
-            "Changes the bus already held (refused or dropped).",
-            value=p.duplicates,
-        )
-        yield core.CounterMetricFamily(
-            "asyncsports_bus_outages", "Times the bus was lost and waited for.", value=p.outages
-        )
-        yield core.GaugeMetricFamily(
-            "asyncsports_bus_connected", "1 while the bus is reached.", value=float(p.connected)
-        )
-        yield core.GaugeMetricFamily(
-            "asyncsports_bus_position",
-            "The last change (seq) acked on the bus.",
-            value=p.position or 0,
-        )
-        yield core.GaugeMetricFamily(
-            "asyncsports_bus_behind",
-            "Changes committed but not yet acked on the bus.",
-            value=max(0, p.head - (p.position or 0)),
-        )
-        lag = core.HistogramMetricFamily(
-            "asyncsports_bus_lag_seconds",
-            "Seconds from a change's commit to its ack on the bus.",
-            buckets=p.lags.cumulative(),
-            sum_value=p.lags.total,
-        )
-        yield lag

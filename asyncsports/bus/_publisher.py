@@ -1,7 +1,7 @@
 """The mirror's change feed published to a bus, exactly once, in commit order: :class:`Publisher`.
 
 Where the feed stands is read back from the bus itself whenever the publisher
-(re)connects: the last change there (:meth:`~asyncsports.sync._bus.Bus.position`). It then
+(re)connects: the last change there (:meth:`~asyncsports.bus.Bus.position`). It then
 publishes every change after it, a batch at a time, each batch stored on the bus
 before the next is sent (Redis: one transaction; JetStream: each message acked). So a
 publisher killed at any point and started again publishes each change once: what
@@ -33,13 +33,13 @@ from asyncsports.store import (
     ChangeLine,
     Lease,
     MirrorStore,
+    change_batches,
     is_postgres,
     open_mirror,
     redact_url,
 )
 
 from ._bus import Bus, classify, connect
-from ._changes import batches
 
 __all__ = ["BACKOFF", "BATCH", "IDLE", "Publisher"]
 
@@ -181,7 +181,7 @@ class Publisher:
                     await asyncio.wait_for(bus.ping(), self.connect_timeout)
                     self._back()
 
-                walk = batches(
+                walk = change_batches(
                     reader,
                     self.position,
                     follow=follow,
