@@ -204,7 +204,7 @@ class Publisher:
         self.head = await store.head()
         if self.origin is None and self.head:
             first = await store.change_rows(0, 1)
-            self.origin = origin(first[0][5]) if first else None
+            self.origin = origin(first[0].committed_at) if first else None
         seq = await bus.position(self.origin)  # a BusError if a stream holds another's
         if seq > self.head:
             raise BusError(

@@ -62,6 +62,8 @@ from asyncsports.store._reader_pg import PgReader
 from asyncsports.store._reader_sqlite import SqliteReader
 from asyncsports.store._rows import (
     ActionRows,
+    EventRow,
+    FixtureRow,
     Row,
     action_row,
     event_row,
@@ -108,6 +110,8 @@ __all__ = [
     "Deposed",
     "Election",
     "Engine",
+    "EventRow",
+    "FixtureRow",
     "JobProgress",
     "JobState",
     "Lease",

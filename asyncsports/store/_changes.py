@@ -41,7 +41,7 @@ async def change_batches(
         lines = await reader.change_rows(after, limit)
         if lines:
             yield lines
-            after = lines[-1][0]
+            after = lines[-1].seq
             continue
         if not follow or (until is not None and until.is_set()):
             return

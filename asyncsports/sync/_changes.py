@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from asyncsports.store import CONNECT_TIMEOUT, RowChange, change_batches, open_mirror
-from asyncsports.store._mirror import as_change
 
 __all__ = ["feed"]
 
@@ -42,9 +41,9 @@ async def feed(
             after = await reader.cursor(consumer)
         async for lines in change_batches(reader, after, follow=follow, until=until, wake=wake):
             for line in lines:
-                yield as_change(*line)
+                yield line.decoded()
                 if consumer is not None:
-                    await reader.save_cursor(consumer, line[0])
+                    await reader.save_cursor(consumer, line.seq)
         ended = True
     finally:
         if ended:

@@ -17,6 +17,7 @@ from asyncsports.errors import NotFoundError
 from asyncsports.models import Action, Fixture, Statistics, Tournament
 from asyncsports.raw import RawRecord
 from asyncsports.store import (
+    EventRow,
     Row,
     Write,
     action_row,
@@ -88,10 +89,6 @@ class Done:
     status: int = 200
 
 
-def _season(row: Row) -> str | None:
-    return row[2]  # type: ignore[no-any-return]
-
-
 def _year(now: float) -> Dates:
     """A year back to a year ahead of ``now`` (UTC dates)."""
     today = dt.datetime.fromtimestamp(now, dt.UTC).date()
@@ -150,10 +147,10 @@ class Jobs:
         marks = self.marks()
         seasons: dict[str, None] = {}
         for row in rows:
-            fid, season = row[0], _season(row)
+            fid, season = row.id, row.season_id
             if season is not None:
                 seasons[season] = None
-            need = wanted(row[4], bool(row[6]), f"final:{fid}" in marks)
+            need = wanted(row.status, bool(row.deleted), f"final:{fid}" in marks)
             if need == "live":
                 done.follow.append(Next(f"live:{fid}", "live", (sport, fid, season or "")))
             else:
@@ -237,8 +234,9 @@ class Jobs:
         done = Done("events")
         events = await self.client.with_json.events.list(live=True).collect()
         rows = [event_row(e, json, True) for e, json in events]
-        listed = {r[0] for r in rows}
-        ended = [(*r[:4], 0, r[5]) for r in live_before if r[4] and r[0] not in listed]
+        listed = {r.id for r in rows}
+        before = [EventRow(*r) for r in live_before]
+        ended = [r._replace(live=0) for r in before if r.live and r.id not in listed]
         done.writes.append(Write("events", rows + ended))
         return done
 

@@ -190,7 +190,7 @@ def _messages(db: Path) -> tuple[list[Any], str]:
         "SELECT seq, op, tbl, key, row, committed_at FROM changes ORDER BY seq"
     ).fetchall()
     con.close()
-    return [message(*line) for line in lines], origin(lines[0][5])
+    return [message(*line) for line in lines], origin(lines[0].committed_at)
 
 
 async def _ours(db: Path, url: str) -> int:

@@ -95,7 +95,7 @@ def one_origin_in_order(held: list[tuple[str, str, bytes]], want: dict[str, list
 async def origin_of(db: str) -> str:
     store = await open_mirror(db)
     try:
-        return origin((await store.change_rows(0, 1))[0][5])
+        return origin((await store.change_rows(0, 1))[0].committed_at)
     finally:
         await store.close()
 
@@ -292,7 +292,7 @@ async def test_a_change_over_the_servers_max_payload_is_refused_before_it_is_sen
 async def bodies(db: str) -> list[tuple[int, bytes]]:
     store = await open_mirror(db)
     try:
-        return [(line[0], message(*line).body) for line in await store.change_rows(0, 10**9)]
+        return [(line.seq, message(*line).body) for line in await store.change_rows(0, 10**9)]
     finally:
         await store.close()
 

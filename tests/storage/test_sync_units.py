@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsports.store import Write
+from asyncsports.store import ChangeLine, EventRow, FixtureRow, Write
 from asyncsports.sync import DEFAULT_EVERY, TABLES, Store, parse_every
 from asyncsports.sync._plan import Plan, wanted
 
@@ -21,6 +21,26 @@ def action(fid: str, aid: str, seq: int, text: str = "x") -> tuple[object, ...]:
 def fixture(fid: str, status: str, deleted: int = 0) -> tuple[object, ...]:
     return (fid, "basketball", "s1", "2026-06-01T12:00:00Z", status, "A v B", deleted,
             f'{{"id": "{fid}", "status": "{status}"}}')  # fmt: skip
+
+
+def test_the_named_rows_are_the_tables_columns_in_order() -> None:
+    # Rows are read by name (row.status), written by position: the two must agree.
+    assert FixtureRow._fields == TABLES["fixtures"]
+    assert EventRow._fields == TABLES["events"]
+
+
+def test_a_change_line_is_read_by_name_and_decoded(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.sqlite")
+    store.write([Write("fixtures", [fixture("f1", "Live")])])
+    (line,) = store.change_rows(0)
+    assert isinstance(line, ChangeLine) and (line.seq, line.op, line.table) == (
+        1,
+        "insert",
+        "fixtures",
+    )
+    change = line.decoded()
+    assert change.key == ("f1",) and change.row["status"] == "Live"
+    assert change.committed_at == line.committed_at and store.changes(0) == [change]
 
 
 def test_a_row_is_written_only_when_its_content_changed(tmp_path: Path) -> None:
