@@ -34,6 +34,7 @@ from ._changes import feed
 from ._clock import ServiceClock
 from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
+from ._keys import Events, Final, Fixtures, Key, Live, Owed, Snooker, Standings, Window
 from ._plan import PRIORITY, Plan, Task, wanted, window
 from ._report import report
 
@@ -124,7 +125,7 @@ class Mirror:
             ended=self._ended,
             fresh=self.fresh,
         )
-        self.feeds = self.live.tasks  # the feeds running, by live:<id> and stats:<id>
+        self.feeds = self.live.tasks  # the feeds running, by Live and Stats of the fixture
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: MirrorStore | None = None
@@ -137,8 +138,8 @@ class Mirror:
         self._once = False
         self._error: BaseException | None = None
         self.failing: dict[str, tuple[float, AsyncSportsError]] = {}
-        """Tasks whose last turn failed: key -> (loop time of the first failure in a row,
-        the last error). A pass of :meth:`once` that leaves any could not complete."""
+        """Tasks whose last turn failed: the key's text (as the log and ``/healthz`` name
+        it) -> (loop time of the first failure in a row, the last error). A pass of :meth:`once` that leaves any could not complete."""
         self.jobs = Jobs(
             client,
             clock=self.clock,
@@ -249,27 +250,26 @@ class Mirror:
         self._marks = await self._db().marks()
         plan = self.plan
         for sport in self.sports:
-            plan.add(f"fixtures:{sport}", "fixtures", (sport, "near"), at=now)
-            plan.add(f"window:{sport}", "window", (sport, "window"), at=now)
+            plan.add(Fixtures(sport), "fixtures", (sport, "near"), at=now)
+            plan.add(Window(sport), "window", (sport, "window"), at=now)
         if self.follow_events:
-            plan.add("events", "events", at=now)
+            plan.add(Events(), "events", at=now)
         if self.follow_snooker:
-            plan.add("snooker", "snooker", at=self._due_after("snooker", "snooker", now))
+            plan.add(Snooker(), "snooker", at=self._due_after(Snooker(), "snooker", now))
         for mark in self._marks:
-            kind, _, rest = mark.partition(":")
-            owed_sport, _, owed_season = rest.partition(":")
-            if kind == "standings" and owed_sport in self.sports:
+            owed = Owed.parse(mark)
+            if owed is not None and owed.sport in self.sports:
                 # Owed by a fixture that ended before a stop.
-                key = f"standings:{owed_season}"
-                plan.add(key, "standings", (owed_sport, owed_season), at=now)
+                args = (owed.sport, owed.season)
+                plan.add(Standings(owed.season), "standings", args, at=now)
         for fid, sport, season, status, deleted in await self._db().fixtures():
             if sport not in self.sports:
                 continue
-            need = wanted(status, deleted, f"final:{fid}" in self._marks)
+            need = wanted(status, deleted, str(Final(fid)) in self._marks)
             if need == "live":
-                plan.add(f"live:{fid}", "live", (sport, fid, season or ""), at=now)
+                plan.add(Live(fid), "live", (sport, fid, season or ""), at=now)
             elif need == "final":
-                plan.add(f"final:{fid}", "backlog", (sport, fid, season or ""), at=now)
+                plan.add(Final(fid), "backlog", (sport, fid, season or ""), at=now)
 
     def _say_start(self, once: bool) -> None:
         rate = self.client.settings.rate_limit
@@ -284,9 +284,9 @@ class Mirror:
             kinds["backlog"],
         )
 
-    def _due_after(self, mark: str, kind: str, now: float) -> float:
+    def _due_after(self, mark: Key, kind: str, now: float) -> float:
         """When work marked ``mark`` is due again: its cadence after it was last done."""
-        done = self._marks.get(mark)
+        done = self._marks.get(str(mark))
         if done is None:
             return now
         return now + max(0.0, done + self.every[kind] - time.time())
@@ -324,7 +324,7 @@ class Mirror:
                 # The events listing is another host with its own credentials: its
                 # refusal must not stop the data service's mirror.
                 log.warning("mirror: live stream events refused (%s); trying again later", exc)
-                self._failed(task.key, exc, loop.time())
+                self._failed(task, exc, loop.time())
                 self.plan.finish(task, loop.time())
                 return
             log.error("mirror: %s failed: %s; stopping", task.key, exc)
@@ -336,10 +336,10 @@ class Mirror:
             status = getattr(exc, "status", 0) or 0
             self.requests[(task.kind, status)] += 1
             log.warning("mirror: %s failed (%s); trying again later", task.key, exc)
-            self._failed(task.key, exc, loop.time())
+            self._failed(task, exc, loop.time())
             again = min(task.every or self.every["retry"], self.every["retry"])
         else:
-            if self.failing.pop(task.key, None) is not None:
+            if self.failing.pop(str(task.key), None) is not None:
                 log.info("mirror: %s works again", task.key)
             if done.status:
                 self.requests[(done.resource, done.status)] += 1
@@ -353,7 +353,8 @@ class Mirror:
             again = math.inf  # once: each task once per pass
         self.plan.finish(task, loop.time(), again=again)
 
-    def _failed(self, key: str, exc: AsyncSportsError, now: float) -> None:
+    def _failed(self, task: Task, exc: AsyncSportsError, now: float) -> None:
+        key = str(task.key)
         since = self.failing[key][0] if key in self.failing else now
         self.failing[key] = (since, exc)
 
@@ -375,10 +376,11 @@ class Mirror:
         if not done.writes and not done.marks and not done.unmarks:
             return
         at = time.time()
-        n = await self._db().write(done.writes, done.marks, at, done.unmarks, done.positions)
-        for mark in done.unmarks:
+        marks, unmarks = [str(m) for m in done.marks], [str(m) for m in done.unmarks]
+        n = await self._db().write(done.writes, marks, at, unmarks, done.positions)
+        for mark in unmarks:
             self._marks.pop(mark, None)
-        for mark in done.marks:
+        for mark in marks:
             self._marks[mark] = at
         if n.total():
             self.committed.update(n)
@@ -391,12 +393,13 @@ class Mirror:
         for n in done.follow:
             if n.kind == "squads":
                 self.plan.add(n.key, n.kind, n.args, at=self._due_after(n.key, "squads", now))
-            elif n.kind == "final" and n.key in self._marks:
+            elif n.kind == "final" and str(n.key) in self._marks:
                 continue  # read in full since the job that calls for it began
             elif n.kind == "final" and n.key not in self.plan.tasks:
                 # Watched while live: its end comes first; one found ended: the backlog.
-                kind = "final" if f"live:{n.args[1]}" in self.plan.tasks else "backlog"
-                self._unfollow(f"live:{n.args[1]}")
+                live = Live(n.args[1])
+                kind = "final" if live in self.plan.tasks else "backlog"
+                self._unfollow(live)
                 self.plan.add(n.key, kind, n.args, at=now + n.delay * delay)
             elif n.kind == "standings" and self._once:
                 # Once: after every ended fixture of the pass, one read per season.
@@ -404,9 +407,9 @@ class Mirror:
             else:
                 self.plan.add(n.key, n.kind, n.args, at=now + n.delay * delay)
 
-    def _unfollow(self, key: str) -> None:
+    def _unfollow(self, key: Live) -> None:
         self.plan.drop(key)
-        self.live.close(key.partition(":")[2])
+        self.live.close(key.fixture)
 
     async def _job(self, task: Task) -> Done:
         j, a = self.jobs, task.args

@@ -11,6 +11,19 @@ from hypothesis import strategies as st
 
 from asyncsports.store import ChangeLine, EventRow, FixtureRow, Write
 from asyncsports.sync import DEFAULT_EVERY, TABLES, Store, parse_every
+from asyncsports.sync._keys import (
+    Events,
+    Final,
+    Fixtures,
+    Live,
+    NoStandings,
+    Owed,
+    Snooker,
+    Squads,
+    Standings,
+    Stats,
+    Window,
+)
 from asyncsports.sync._plan import Plan, wanted
 
 
@@ -196,3 +209,35 @@ def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -
     kept = [(x.table, x.rows[0]) for x in _last_packets(batch)]
     assert kept == [("actions", ("a", 1)), ("statistics", ("b", 1)), ("actions", ("a", 2)),
                     ("statistics", ("a", 2))]  # fmt: skip
+
+
+def test_the_names_of_the_work_keep_the_texts_stored_in_databases() -> None:
+    # Marks and positions are read back by text across versions: each text as before.
+    assert [str(k) for k in (Fixtures("soccer"), Window("soccer"), Events(), Snooker())] == [
+        "fixtures:soccer",
+        "window:soccer",
+        "events",
+        "snooker",
+    ]
+    assert [str(k) for k in (Live("f1"), Stats("f1"), Final("f1"), Standings("s1"))] == [
+        "live:f1",
+        "stats:f1",
+        "final:f1",
+        "standings:s1",
+    ]
+    assert str(Owed("soccer", "s1")) == "standings:soccer:s1"
+    assert str(NoStandings("s1")) == "nostandings:s1"
+    assert str(Squads("soccer", "s1")) == "squads:soccer:s1"
+    # One fixture's live task, feed and final read are three keys, not one.
+    assert len({Live("f1"), Stats("f1"), Final("f1")}) == 3
+
+
+@given(st.text().filter(lambda t: ":" not in t), st.text())
+def test_an_owed_mark_reads_back_as_written(sport: str, season: str) -> None:
+    assert Owed.parse(str(Owed(sport, season))) == Owed(sport, season)
+
+
+@given(st.text(), st.text())
+def test_no_other_mark_reads_as_owed_standings(fixture: str, season: str) -> None:
+    for mark in (Final(fixture), NoStandings(season), Snooker(), Squads(fixture, season)):
+        assert Owed.parse(str(mark)) is None
