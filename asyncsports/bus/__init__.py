@@ -13,7 +13,7 @@ wire format (:mod:`asyncsports._wire.bus`): never the mirror, nor a client.
 """
 
 from asyncsports.bus._bus import Bus, classify, connect
-from asyncsports.bus._metrics import publisher_healthy, serve_publisher_metrics
+from asyncsports.bus._metrics import serve_publisher_metrics
 from asyncsports.bus._publisher import BACKOFF, BATCH, IDLE, Publisher
 
 __all__ = [
@@ -24,6 +24,5 @@ __all__ = [
     "Publisher",
     "classify",
     "connect",
-    "publisher_healthy",
     "serve_publisher_metrics",
 ]

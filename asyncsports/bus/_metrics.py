@@ -1,5 +1,6 @@
-"""Prometheus metrics of a running :class:`~asyncsports.bus.Publisher` and ``/healthz``,
-served over HTTP (:func:`~asyncsports._serve.serve`), read from the publisher at each scrape."""
+"""Prometheus metrics of a running :class:`~asyncsports.bus.Publisher` and its
+``/healthz``, served over HTTP (:func:`~asyncsports._serve.serve_job`), read from the
+publisher's figures (:class:`Figures`) at each scrape."""
 
 from __future__ import annotations
 
@@ -9,54 +10,71 @@ from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
-from asyncsports._optional import need
-from asyncsports._serve import FEATURE, serve
+from asyncsports._serve import Served, Standing, serve_job
+from asyncsports._wire.bus import Lags, Target
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-    from ._publisher import Publisher
-
-__all__ = ["Standing", "publisher_healthy", "serve_publisher_metrics"]
+__all__ = ["Figures", "PublisherMetrics", "publisher_healthy", "serve_publisher_metrics"]
 
 
-class Standing(Protocol):
-    """What the metrics tell of the :class:`~asyncsports.sync.Standby` a publisher runs
-    under."""
+class Figures(Protocol):
+    """What a running :class:`~asyncsports.bus.Publisher` shows its metrics, read-only."""
 
-    role: str
-    holder: str | None
-    reachable: bool
-    takeovers: int
+    @property
+    def target(self) -> Target:
+        """The bus."""
+        ...
+
+    @property
+    def connected(self) -> bool:
+        """Whether the bus is reached."""
+        ...
+
+    @property
+    def position(self) -> int | None:
+        """The last change acked on the bus (None: not read yet)."""
+        ...
+
+    @property
+    def head(self) -> int:
+        """The last change committed to the database, as last read."""
+        ...
+
+    @property
+    def published(self) -> int:
+        """Changes this process stored on the bus."""
+        ...
+
+    @property
+    def duplicates(self) -> int:
+        """Changes the bus already held."""
+        ...
+
+    @property
+    def outages(self) -> int:
+        """Times the bus was lost and waited for."""
+        ...
+
+    @property
+    def lags(self) -> Lags:
+        """Seconds from each change's commit to its ack on the bus."""
+        ...
 
 
 async def serve_publisher_metrics(
-    publisher: Publisher, port: int, host: str = "127.0.0.1", *, standby: Standing | None = None
+    publisher: Served, port: int, host: str = "127.0.0.1", *, standby: Standing | None = None
 ) -> web.AppRunner:
     """Serve the ``/metrics`` and ``/healthz`` of a :class:`~asyncsports.bus.Publisher`
     on ``host:port`` (0: a free port), as the mirror's are served: its position, lag
     and role; ``/healthz`` is 200 while it reaches the bus (or stands by, reaching the
     database)."""
-    core = need("prometheus_client.core", FEATURE)
-    return await serve(
-        _PublisherCollector(publisher, core, standby),
-        lambda: publisher_healthy(publisher, standby),
-        port,
-        host,
-    )
+    return await serve_job(publisher, port, host, standby=standby)
 
 
-def publisher_healthy(
-    publisher: Publisher, standby: Standing | None = None
-) -> tuple[bool, dict[str, object]]:
-    """Whether the publisher does its work: reaching the bus (a standby: the database)."""
-    if standby is not None and standby.role == "standby":
-        return standby.reachable, {
-            "ok": standby.reachable,
-            "role": "standby",
-            "publisher": standby.holder,
-            "takeovers": standby.takeovers,
-        }
+def publisher_healthy(publisher: Figures) -> tuple[bool, dict[str, object]]:
+    """Whether the publisher does its work: reaching the bus."""
     p = publisher
     ok = p.connected
     return ok, {
@@ -71,31 +89,16 @@ def publisher_healthy(
     }
 
 
-class _PublisherCollector:
-    def __init__(self, publisher: Publisher, core: ModuleType, standby: Standing | None) -> None:
+class PublisherMetrics:
+    """The publisher's metrics (those of its role aside), read at each scrape."""
+
+    def __init__(self, publisher: Figures, core: ModuleType) -> None:
         self.publisher = publisher
-        self.core = core
-        self.standby = standby
+        self.core = core  # prometheus_client.core
 
     def collect(self) -> Iterator[Metric]:
         """Every metric, read from the publisher as the scrape comes."""
         core, p = self.core, self.publisher
-        role = self.standby.role if self.standby is not None else "writer"
-        roles = core.GaugeMetricFamily(
-            "asyncsports_bus_role",
-            "1 for this process's role: publisher (it publishes the "
-            "change feed) or standby (another process does; this one takes over when it stops).",
-            labels=["role"],
-        )
-        for name, r in (("publisher", "writer"), ("standby", "standby")):
-            roles.add_metric([name], 1.0 if r == role else 0.0)
-        yield roles
-        if self.standby is not None:
-            yield core.CounterMetricFamily(
-                "asyncsports_bus_takeovers",
-                "Times this process became the publisher.",
-                value=self.standby.takeovers,
-            )
         yield core.CounterMetricFamily(
             "asyncsports_bus_published",
             "Changes this process stored on the bus.",

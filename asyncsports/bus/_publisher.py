@@ -24,6 +24,8 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from asyncsports._wire.bus import Lags, Message, Target, message, origin, parse_target
 from asyncsports._wire.retry import RetryPolicy
@@ -40,6 +42,9 @@ from asyncsports.store import (
 )
 
 from ._bus import Bus, classify, connect
+
+if TYPE_CHECKING:
+    from ._metrics import PublisherMetrics
 
 __all__ = ["BACKOFF", "BATCH", "IDLE", "Publisher"]
 
@@ -68,7 +73,15 @@ class Publisher:
     """
 
     label = "publisher"
-    """How the log names it (as a :class:`~asyncsports.sync.Standby`'s job)."""
+    """How the log names it."""
+    title = "publisher"
+    """What ``/healthz`` and the role metric call the process publishing the feed."""
+    duty = "publishes the change feed"
+    """What that process does, as the role metric's help says it."""
+    does = "is the publisher"
+    """What another process holding its lease does, as a standby's log says it."""
+    metrics = "asyncsports_bus"
+    """The prefix of its metrics' names."""
 
     def __init__(
         self,
@@ -87,7 +100,6 @@ class Publisher:
         self.batch = batch
         self.connect_timeout = connect_timeout
         self.backoff = backoff
-        self.fence: Lease | None = None  # set by a Standby; the bus refuses doubles itself
         self.position: int | None = None
         """The last change acked on the bus (None: not yet read from it)."""
         self.head = 0
@@ -126,6 +138,33 @@ class Publisher:
             await self._publish(follow=False)
         finally:
             self._stop.clear()
+
+    # ------------------------------------------------------------------ as a job
+
+    def held(self, lease: str) -> str:
+        """What the lease ``lease`` stands for, as a standby's log says it: the lease
+        itself (one per bus stream) of the database."""
+        return f"{lease!r} of {self.name}"
+
+    def doing(self, lease: str) -> str:
+        """What this process does while it holds ``lease``, as the log says it."""
+        return f"holding the lease {self.held(lease)}"
+
+    def hold(self, lease: Lease | None) -> None:
+        """Work under ``lease``: nothing to fence, the bus refuses a second copy itself
+        (a standby only keeps a second publisher waiting)."""
+
+    def health(self) -> tuple[bool, dict[str, object]]:
+        """Whether it reaches the bus, and what ``/healthz`` answers."""
+        from ._metrics import publisher_healthy
+
+        return publisher_healthy(self)
+
+    def collector(self, core: ModuleType) -> PublisherMetrics:
+        """Its metrics, made with ``core`` (``prometheus_client.core``)."""
+        from ._metrics import PublisherMetrics
+
+        return PublisherMetrics(self, core)
 
     # ------------------------------------------------------------------ the loop
 

@@ -10,6 +10,8 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from asyncsports._http.sports import Sport
 from asyncsports.client import Client
@@ -37,6 +39,9 @@ from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._keys import Events, Final, Fixtures, Key, Live, Owed, Snooker, Standings, Window
 from ._plan import PRIORITY, Plan, Task, wanted, window
 from ._report import report
+
+if TYPE_CHECKING:
+    from ._metrics import MirrorMetrics
 
 __all__ = ["ALL_SPORTS", "Mirror"]
 
@@ -73,7 +78,15 @@ class Mirror:
     """
 
     label = "mirror"
-    """How the log names it (as a :class:`~asyncsports.sync.Standby`'s job)."""
+    """How the log names it."""
+    title = "writer"
+    """What ``/healthz`` and the role metric call the process writing its database."""
+    duty = "writes the database"
+    """What that process does, as the role metric's help says it."""
+    does = "writes it"
+    """What another process holding its lease does, as a standby's log says it."""
+    metrics = "asyncsports_sync"
+    """The prefix of its metrics' names."""
 
     def __init__(
         self,
@@ -129,7 +142,7 @@ class Mirror:
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: MirrorStore | None = None
-        self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
+        self.fence: Lease | None = None  # set by hold() (a Standby): each write checks it is ours
         self._stopping = asyncio.Event()  # asked to stop
         self._wake = asyncio.Event()  # a task is due: wake the loop
         self._finished = asyncio.Event()  # the run is over
@@ -213,6 +226,68 @@ class Mirror:
             connect_timeout=self.connect_timeout,
         ):
             yield change
+
+    # ------------------------------------------------------------------ as a job
+
+    def held(self, lease: str) -> str:
+        """What the lease ``lease`` stands for, as a standby's log says it: the database."""
+        return self.name
+
+    def doing(self, lease: str) -> str:
+        """What this process does while it holds ``lease``, as the log says it."""
+        return f"writing {self.name}"
+
+    def hold(self, lease: Lease | None) -> None:
+        """Work under ``lease`` (None: none): each write checks that it is still ours."""
+        self.fence = lease
+
+    def health(self) -> tuple[bool, dict[str, object]]:
+        """Whether it does its work, and what ``/healthz`` answers (see
+        :func:`~asyncsports.sync._metrics.healthy`)."""
+        from ._metrics import healthy
+
+        return healthy(self, asyncio.get_running_loop().time())
+
+    def collector(self, core: ModuleType) -> MirrorMetrics:
+        """Its metrics, made with ``core`` (``prometheus_client.core``)."""
+        from ._metrics import MirrorMetrics
+
+        return MirrorMetrics(self, core)
+
+    # ------------------------------------------------------------------ its figures
+
+    @property
+    def planned(self) -> int:
+        """Tasks in the plan."""
+        return len(self.plan.tasks)
+
+    def due(self, now: float) -> int:
+        """Tasks due at ``now`` (the loop's time) and waiting for a worker."""
+        return self.plan.depth(now)
+
+    def behind(self, now: float) -> int:
+        """Tasks later than their own cadence at ``now``: the budget is too small."""
+        return len(self.plan.late(now))
+
+    @property
+    def feeds_open(self) -> int:
+        """Live feeds open now."""
+        return self.live.open()
+
+    @property
+    def connections(self) -> Mapping[str, int]:
+        """Websocket connections of the live feeds that ended, by kind."""
+        return self.live.connections
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests its client sent so far."""
+        return self.client.requests_sent
+
+    @property
+    def rate_limit(self) -> float | None:
+        """Its client's requests a second (None: no limit)."""
+        return self.client.settings.rate_limit
 
     # ------------------------------------------------------------------ the loop
 
