@@ -1,5 +1,5 @@
 """Prometheus metrics of a running :class:`~asyncsports.bus.Publisher` and its
-``/healthz``, served over HTTP (:func:`~asyncsports._serve.serve_job`), read from the
+``/healthz``, served over HTTP (:func:`~asyncsports._http.serve.serve_job`), read from the
 publisher's figures (:class:`Figures`) at each scrape."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
-from asyncsports._serve import Served, Standing, serve_job
+from asyncsports._http.serve import Served, Standing, serve_job
 from asyncsports._wire.bus import Lags, Target
 
 if TYPE_CHECKING:

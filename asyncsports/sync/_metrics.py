@@ -1,5 +1,5 @@
 """Prometheus metrics of a running mirror and its ``/healthz``, served over HTTP
-(:func:`~asyncsports._serve.serve_job`).
+(:func:`~asyncsports._http.serve.serve_job`).
 
 Read at each scrape from the mirror's read-only figures (:class:`Figures`) by a custom
 collector, so the mirror itself keeps plain counters and never imports prometheus-client.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
-from asyncsports._serve import Served, Standing, serve_job
+from asyncsports._http.serve import Served, Standing, serve_job
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric

@@ -24,7 +24,7 @@ import socket
 from pathlib import Path
 from typing import Protocol
 
-from asyncsports._serve import Served
+from asyncsports._http.serve import Served
 from asyncsports.errors import AsyncSportsError
 from asyncsports.store import Deposed, Election, Lease
 
@@ -48,7 +48,7 @@ class Held(Served, Protocol):
     (:meth:`run`, :meth:`once`) under the lease it is given (:meth:`hold`) until
     :meth:`stop`; it says how the log names it and what its lease stands for; its
     ``/healthz`` and metrics (:meth:`health`, :meth:`collector`) are served with the
-    standby's role (:func:`~asyncsports._serve.serve_job`)."""
+    standby's role (:func:`~asyncsports._http.serve.serve_job`)."""
 
     label: str
     """How log lines name it (``mirror``, ``publisher``)."""
