@@ -138,7 +138,7 @@ class Conn:
 
     __slots__ = (
         "_deliver",
-        "_feed",
+        "_on_message",
         "_state",
         "closing",
         "done",
@@ -162,7 +162,7 @@ class Conn:
         self, state: FeedState, url: str, deliver: Deliver, valve: Valve, pulled: bool = False
     ) -> None:
         self._state = state
-        self._feed = state.feed
+        self._on_message = state.on_message
         self.start = state.position  # this connection's startPosition
         self._deliver = deliver
         # Pulled: messages wait here as bytes, checked in the consumer's turn (a record
@@ -202,7 +202,7 @@ class Conn:
                 self.pause()
             return
         try:
-            step = self._feed(data, self.url)
+            step = self._on_message(data, self.url)
         except Exception as exc:  # a malformed packet: the feed raises it, from its task
             self._over(error=exc)
             return
@@ -317,7 +317,7 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
     out = _Out()  # the records of one message (a held batch, say)
     feed.progress.queue = out
     valve = Valve()
-    check = feed.state.feed
+    check = feed.state.on_message
     async with contextlib.aclosing(connections(feed, out.put, valve, True)) as conns:
         async for conn in conns:
             inbox, url = conn.inbox, conn.url

@@ -329,7 +329,7 @@ def sketch_loops(m: dict[str, Any], http: aiohttp.ClientSession) -> dict[str, Lo
                 while (msg := await ws.receive()).type in _TEXT:
                     if lazy:
                         last = loop.time()
-                    step = state.feed(msg.data, url)
+                    step = state.on_message(msg.data, url)
                     if type(step) is not Step:
                         yield step
                         continue

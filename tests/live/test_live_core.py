@@ -34,8 +34,8 @@ from asyncsports.models._types import decode
 
 
 def _step(state: FeedState, data: Any) -> Step:
-    """:meth:`FeedState.feed` as a Step always (its hot path returns the bare record)."""
-    got = state.feed(data)
+    """:meth:`FeedState.on_message` as a Step always (its hot path returns the bare record)."""
+    got = state.on_message(data)
     return got if isinstance(got, Step) else Step("deliver", (got,))
 
 
@@ -467,7 +467,7 @@ def test_feed_hot_path_releases_held_and_counts_patience_afresh() -> None:
     wire = [_action_bytes(seq) for seq in range(1, 8)]
     s = FeedState(patience=1)
     s.connect()
-    assert type(s.feed(wire[0])) is Action  # the hot path: the record itself, no Step
+    assert type(s.on_message(wire[0])) is Action  # the hot path: the record itself, no Step
     assert _step(s, wire[2]).verdict == "hold"
     assert _step(s, HEARTBEAT).verdict == "drop"  # patience 1: one other message is fine
     assert [r.fixture_action.fixture_seq_num for r in _step(s, wire[1]).records] == [2, 3]

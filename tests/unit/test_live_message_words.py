@@ -69,8 +69,8 @@ def test_a_gap_by_patience_says_why() -> None:
     state = FeedState(patience=0)
     state.connect()
     first, third = (msgspec.json.encode(samples.action(n)) for n in (1, 3))
-    state.feed(first)
-    assert state.feed(third).verdict == "hold"  # type: ignore[union-attr]
+    state.on_message(first)
+    assert state.on_message(third).verdict == "hold"  # type: ignore[union-attr]
     step = state.receive(classify(b'{"x": 1}', "actions"))  # not a packet
     assert step.verdict == "gap"
     assert step.reason == (

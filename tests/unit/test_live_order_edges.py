@@ -41,7 +41,7 @@ def test_a_raw_text_frame_keeps_its_bytes_as_sent() -> None:
     state = FeedState(raw=True)
     state.connect()
     text = msgspec.json.encode(samples.action(1)).decode()
-    got = state.feed(text)
+    got = state.on_message(text)
     assert isinstance(got, RawRecord)
     assert got.json == text.encode() and got.value == action(1)
 

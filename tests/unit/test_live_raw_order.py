@@ -19,9 +19,9 @@ def packet(seq: int, finished: bool = False) -> bytes:
 def test_a_raw_feed_ends_at_its_finishing_record() -> None:
     state = FeedState(raw=True)
     state.connect()
-    first = state.feed(packet(1))
+    first = state.on_message(packet(1))
     assert isinstance(first, RawRecord) and not state.finished
-    step = state.feed(packet(2, finished=True))
+    step = state.on_message(packet(2, finished=True))
     assert step.verdict == "deliver" and step.finished  # type: ignore[union-attr]
     assert state.finished
 
@@ -29,9 +29,9 @@ def test_a_raw_feed_ends_at_its_finishing_record() -> None:
 def test_a_raw_feed_goes_on_past_a_record_not_finishing() -> None:
     state = FeedState(raw=True)
     state.connect()
-    state.feed(packet(1))
-    assert state.feed(packet(3)).verdict == "hold"  # type: ignore[union-attr]
-    step = state.feed(packet(2))
+    state.on_message(packet(1))
+    assert state.on_message(packet(3)).verdict == "hold"  # type: ignore[union-attr]
+    step = state.on_message(packet(2))
     assert step.verdict == "deliver" and not step.finished  # type: ignore[union-attr]
     assert len(step.records) == 2 and not state.finished  # type: ignore[union-attr]
 
@@ -40,5 +40,5 @@ def test_a_malformed_packet_fed_without_a_url_names_none() -> None:
     state = FeedState()
     state.connect()
     with pytest.raises(DecodeError) as raised:
-        state.feed(b'{"fixtureAction": ')
+        state.on_message(b'{"fixtureAction": ')
     assert raised.value.url == ""

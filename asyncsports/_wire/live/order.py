@@ -156,7 +156,7 @@ class FeedState:
         return self.position
 
     def _sync(self) -> None:
-        """Set the seq :meth:`feed`'s hot path takes: the next in order, when nothing
+        """Set the seq :meth:`on_message`'s hot path takes: the next in order, when nothing
         else is going on (an actions feed, its numbering known, nothing held or stopped)."""
         origin = self._origin
         if origin is None or self._decode is None or self._held or self._stopped:
@@ -173,7 +173,9 @@ class FeedState:
 
     # -- messages
 
-    def feed(self, data: bytes | bytearray | memoryview | str, url: str = "") -> Delivered | Step:
+    def on_message(
+        self, data: bytes | bytearray | memoryview | str, url: str = ""
+    ) -> Delivered | Step:
         """After one websocket message: the record itself on the hot path, else a Step.
 
         The hot path (an action packet, the next in order, not the finishing one) decodes
