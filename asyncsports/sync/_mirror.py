@@ -34,9 +34,9 @@ from asyncsports.store import (
 
 from ._changes import feed
 from ._clock import ServiceClock
-from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._keys import Events, Final, Fixtures, Key, Live, Owed, Snooker, Standings, Window
+from ._live import LiveFeeds, sockets
 from ._plan import PRIORITY, Plan, Task, wanted, window
 from ._report import report
 
@@ -130,7 +130,7 @@ class Mirror:
         self.committed: collections.Counter[str] = collections.Counter()
         self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
         self.found: dict[str, int] = {}  # sport -> fixtures in its window, last listed
-        self.live = Feeds(
+        self.live = LiveFeeds(
             live_feed,
             statistics_feed,
             commit=self._commit,
@@ -508,7 +508,7 @@ class Mirror:
     # ------------------------------------------------------------------ live actions
 
     async def _live(self, sport: str, fid: str, season: str) -> Done:
-        """A live fixture: its feeds kept open (see :class:`~asyncsports.sync._feeds.Feeds`);
+        """A live fixture: its feeds kept open (see :class:`~asyncsports.sync._live.LiveFeeds`);
         its actions polled when no feed carries them (and once a pass)."""
         if self._once or self.live.follow(sport, fid, season):
             return await self.jobs.actions(sport, fid, season)

@@ -199,7 +199,7 @@ def test_every_parses_and_refuses_nonsense() -> None:
 
 def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -> None:
     from asyncsports.store import Write
-    from asyncsports.sync._feeds import _last_packets
+    from asyncsports.sync._live import _last_packets
 
     def w(table: str, fid: str, n: int) -> tuple[str, Write]:
         return fid, Write(table, [(fid, n)])

@@ -27,7 +27,7 @@ from asyncsports.store import Write, action_row, statistics_row
 from ._jobs import ActionFeed, Done, Next, StatisticsFeed
 from ._keys import FeedKey, Final, Live, Stats
 
-__all__ = ["Feeds", "sockets"]
+__all__ = ["LiveFeeds", "sockets"]
 
 log = logging.getLogger("asyncsports.sync")
 _BATCH = 2000  # records pending at most: the feeds wait (their sockets are not read) beyond
@@ -46,7 +46,7 @@ def sockets(client: Client) -> tuple[ActionFeed, StatisticsFeed]:
     return actions, statistics
 
 
-class Feeds:
+class LiveFeeds:
     """The live feeds of a running mirror.
 
     ``commit`` commits a :class:`Done`; ``position(name, fixture_id)`` is where a feed
@@ -258,7 +258,7 @@ class Feeds:
 
 
 class _Unfinished(Exception):
-    """A feed that ended without the fixture's end (see :meth:`Feeds._drain`)."""
+    """A feed that ended without the fixture's end (see :meth:`LiveFeeds._drain`)."""
 
 
 def _said(task: asyncio.Task[None]) -> None:
