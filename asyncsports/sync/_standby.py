@@ -83,8 +83,8 @@ class Held(Served, Protocol):
 
 
 class Standby:
-    """Runs ``mirror`` (or any :class:`Held` job) while this process holds the lease
-    ``name`` of the mirror's database (either engine), and stands by while another
+    """Runs ``job`` (a mirror, a publisher: any :class:`Held`) while this process holds
+    the lease ``name`` of the job's database (either engine), and stands by while another
     process does.
 
     ``role`` is ``"standby"`` or ``"writer"``; ``holder`` names the writer (as its
@@ -93,32 +93,32 @@ class Standby:
 
     def __init__(
         self,
-        mirror: Held,
+        job: Held,
         *,
         name: str = "sync",
         ttl: float = TTL,
         poll: float = POLL,
     ) -> None:
-        self.mirror = mirror
-        self.label = mirror.label
-        self.url = mirror.name  # as messages name it: no password
+        self.job = job
+        self.label = job.label
+        self.url = job.name  # as messages name it: no password
         self.lease = name
         self.ttl = ttl
         self.poll = poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
-        self.election = Election(mirror.db, name, self.who, mirror.connect_timeout)
+        self.election = Election(job.db, name, self.who, job.connect_timeout)
         self.role = "standby"
         self.holder: str | None = None
         self.reachable = False  # whether the last look at the lease got an answer
         self.takeovers = 0
         self._valid = 0.0  # the loop's time until which the lease is surely ours
         self._stopping = asyncio.Event()
-        self._left: set[asyncio.Task[None]] = set()  # mirrors that would not stop
+        self._left: set[asyncio.Task[None]] = set()  # jobs that would not stop
 
     def stop(self) -> None:
         """Stop standing by, or stop the mirror (which then gives the lease up)."""
         self._stopping.set()
-        self.mirror.stop()
+        self.job.stop()
 
     async def run(self, *, once: bool = False) -> None:
         """Stand by, write while the lease is ours, until :meth:`stop` (``once``: one
@@ -170,9 +170,9 @@ class Standby:
                     log.info(
                         "%s: standby for %s: %s %s; taking over when it stops",
                         self.label,
-                        self.mirror.held(self.lease),
+                        self.job.held(self.lease),
                         self.holder,
-                        self.mirror.does,
+                        self.job.does,
                     )
                     said = self.holder
             with contextlib.suppress(TimeoutError):
@@ -185,15 +185,15 @@ class Standby:
         mirror ended of itself (a stop, or ``once``'s pass)."""
         self.role, self.holder, self.reachable = "writer", self.who, True
         self.takeovers += 1
-        log.info("%s: %s (lease term %d)", self.label, self.mirror.doing(self.lease), lease.term)
-        self.mirror.hold(lease)
-        running = asyncio.create_task(self.mirror.once() if once else self.mirror.run())
+        log.info("%s: %s (lease term %d)", self.label, self.job.doing(self.lease), lease.term)
+        self.job.hold(lease)
+        running = asyncio.create_task(self.job.once() if once else self.job.run())
         lost = False
         try:
             lost = await self._renew(lease, running)
         finally:
             await self._halt(running)
-            self.mirror.hold(None)
+            self.job.hold(None)
             self.role = "standby"
         error = None
         if running.done() and not running.cancelled():
@@ -222,7 +222,7 @@ class Standby:
         write is fenced off)."""
         if running.done():
             return
-        self.mirror.stop()
+        self.job.stop()
         await asyncio.wait([running], timeout=GRACE)
         if running.done():
             return
