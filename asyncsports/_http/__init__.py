@@ -8,5 +8,7 @@
   websocket loop);
 - :mod:`.transports`: the seam under the session (:mod:`.transports.base`, the
   protocols only) and the transports: aiohttp's, the default (with picows' websockets),
-  pyreqwest's and the recording one that wraps another.
+  pyreqwest's and the recording one that wraps another;
+- :mod:`.serve`: the server side, one only: a long-running job's ``/metrics`` and
+  ``/healthz`` (the mirror's, the bus publisher's).
 """

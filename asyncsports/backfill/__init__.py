@@ -45,6 +45,7 @@ from asyncsports.store import (
     CONNECT_TIMEOUT,
     ActionRows,
     JobState,
+    Row,
     Unit,
     Writer,
     engine,
@@ -137,7 +138,7 @@ async def fixture_pages(
     )
     async with listing:
         async for page in listing.pages():
-            rows = [fixture_row(sport, f, json) for f, json in page]
+            rows: list[Row] = [fixture_row(sport, f, json) for f, json in page]
             yield listing.resume_token.page, rows
 
 

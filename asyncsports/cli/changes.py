@@ -61,14 +61,15 @@ async def _print(db: str, after: int, consumer: str | None, follow: bool, reach:
 
 
 async def _publish(db: str, to: str, follow: bool, reach: float, port: int | None) -> None:
-    from asyncsports.sync import Publisher, Standby
+    from asyncsports.bus import Publisher
+    from asyncsports.sync import Standby
 
     publisher = Publisher(db, to, connect_timeout=reach)
     # Publishers of one stream elect one through the database's lease; the others wait.
     standby = Standby(publisher, name=f"bus {publisher.target.shown}")
     runner = None
     if port is not None:
-        from asyncsports.sync._metrics import serve_publisher_metrics
+        from asyncsports.bus import serve_publisher_metrics
 
         runner = await listen(serve_publisher_metrics(publisher, port, standby=standby), port)
     try:

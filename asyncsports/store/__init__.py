@@ -19,7 +19,8 @@ modules of its own. The factories that choose an engine are here (:func:`engine`
 - ``_writer``: the batching :class:`Writer`; ``_backfill_sqlite`` / ``_backfill_pg``: the
   backfill's sinks and writer engines; ``_jobs``: the sharded workers' job tables
   (PostgreSQL only).
-- ``_mirror`` / ``_mirror_sqlite`` / ``_mirror_pg``: the mirror and its change feed.
+- ``_mirror`` / ``_mirror_sqlite`` / ``_mirror_pg``: the mirror and its change log;
+  ``_changes``: the one walk of a change log, for the change feed and the bus publisher.
 - ``_lease`` / ``_lease_sqlite`` / ``_lease_pg``: the mirror's writer lease.
 - ``_reader`` / ``_reader_sqlite`` / ``_reader_pg`` and ``export``: reading a store, and
   the Parquet export on it.
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from asyncsports.store._backfill_pg import PgEngine
 from asyncsports.store._backfill_sqlite import SqliteEngine
+from asyncsports.store._changes import change_batches
 from asyncsports.store._jobs import (
     MAX_ATTEMPTS,
     JobProgress,
@@ -60,6 +62,8 @@ from asyncsports.store._reader_pg import PgReader
 from asyncsports.store._reader_sqlite import SqliteReader
 from asyncsports.store._rows import (
     ActionRows,
+    EventRow,
+    FixtureRow,
     Row,
     action_row,
     event_row,
@@ -106,6 +110,8 @@ __all__ = [
     "Deposed",
     "Election",
     "Engine",
+    "EventRow",
+    "FixtureRow",
     "JobProgress",
     "JobState",
     "Lease",
@@ -125,6 +131,7 @@ __all__ = [
     "Write",
     "Writer",
     "action_row",
+    "change_batches",
     "engine",
     "event_row",
     "fixture_row",

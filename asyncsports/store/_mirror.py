@@ -22,7 +22,6 @@ connection on a thread of its own; a follower polls) and
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +29,6 @@ import asyncsports.store._sql as _sql
 from asyncsports.store._types import TABLES, Row, RowChange
 
 __all__ = [
-    "as_change",
     "as_count",
     "as_fixture",
     "bookkeeping",
@@ -62,11 +60,6 @@ def last_states(changes: Iterable[RowChange]) -> dict[tuple[str, tuple[Any, ...]
     """The last change of each row: replaying a feed leaves each row as its last change
     says (written, or gone), whatever came before."""
     return {(c.table, tuple(c.key)): c for c in changes}
-
-
-def as_change(seq: int, op: str, table: str, key: str, row: str, at: str) -> RowChange:
-    """A line of ``changes`` as read (``at``: ``committed_at`` as text)."""
-    return RowChange(seq, op, table, tuple(json.loads(key)), json.loads(row), at)
 
 
 def as_count(row: Sequence[Any] | None) -> int | None:

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.store._lease_pg import fence
 from asyncsports.store._mirror import (
-    as_change,
     as_count,
     as_fixture,
     bookkeeping,
@@ -310,7 +309,7 @@ class PgMirror:
 
     async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """As :meth:`~asyncsports.store._types.MirrorStore.changes`."""
-        return [as_change(*r) for r in await self.change_rows(after, limit)]
+        return [line.decoded() for line in await self.change_rows(after, limit)]
 
     async def change_rows(self, after: int, limit: int = 500) -> list[ChangeLine]:
         """As :meth:`~asyncsports.store._types.MirrorStore.change_rows`."""
@@ -318,7 +317,7 @@ class PgMirror:
         async def op(conn: asyncpg.Connection) -> list[ChangeLine]:
             self._woken.clear()  # a NOTIFY from now on wakes the next wait()
             got = await conn.fetch(_CHANGES, after, limit)
-            return [(r[0], r[1], r[2], r[3], r[4], time_text(r[5])) for r in got]
+            return [ChangeLine(r[0], r[1], r[2], r[3], r[4], time_text(r[5])) for r in got]
 
         return await self._do(op)
 

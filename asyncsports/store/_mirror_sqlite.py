@@ -15,7 +15,6 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 import asyncsports.store._sql as _sql
 from asyncsports.store._lease_sqlite import fence as sqlite_fence
 from asyncsports.store._mirror import (
-    as_change,
     as_count,
     as_fixture,
     bookkeeping,
@@ -115,11 +114,11 @@ class Store:
 
     def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """Committed changes with ``seq > after``, in commit order."""
-        return [as_change(*r) for r in self.change_rows(after, limit)]
+        return [line.decoded() for line in self.change_rows(after, limit)]
 
     def change_rows(self, after: int, limit: int = 500) -> list[ChangeLine]:
         """:meth:`changes` as stored: key and row as their JSON texts."""
-        return self._db.execute(_sql.CHANGES, (after, limit)).fetchall()
+        return [ChangeLine(*r) for r in self._db.execute(_sql.CHANGES, (after, limit))]
 
     def head(self) -> int:
         """The last change's seq (0: none yet)."""

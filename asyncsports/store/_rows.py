@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -34,6 +34,8 @@ from asyncsports.store._types import Row
 
 __all__ = [
     "ActionRows",
+    "EventRow",
+    "FixtureRow",
     "Row",
     "action_row",
     "event_row",
@@ -46,6 +48,32 @@ __all__ = [
 ]
 
 _UTC = dt.UTC
+
+
+class FixtureRow(NamedTuple):
+    """A ``fixtures`` row, its columns by name (``deleted``: 0 or 1)."""
+
+    id: str
+    sport: str
+    season_id: str | None
+    start_date_utc: str | None
+    status: str | None
+    name: str | None
+    deleted: int
+    json: str
+
+
+class EventRow(NamedTuple):
+    """An ``events`` row, its columns by name (``live``: 1 while listed as live)."""
+
+    id: int
+    title: str | None
+    start_date: str | None
+    end_date: str | None
+    live: int
+    json: str
+
+
 _to_builtins = msgspec.to_builtins
 
 
@@ -126,11 +154,11 @@ def _id(ref: Any) -> str | None:
     return str(ref.id) if ref is not None else None
 
 
-def fixture_row(sport: str, fixture: Fixture, json: bytes | None = None) -> Row:
+def fixture_row(sport: str, fixture: Fixture, json: bytes | None = None) -> FixtureRow:
     """The ``fixtures`` row of a fixture; ``json`` is its wire JSON when known."""
     stage = fixture.stage
     season = stage.season if stage is not None else None
-    return (
+    return FixtureRow(
         str(fixture.id),
         sport,
         _id(season),
@@ -187,9 +215,10 @@ def squad_row(sport: str, season_id: str, s: Squad, json: bytes | None = None) -
     return (str(s.id), sport, season_id, _id(s.team), _text(s, json))
 
 
-def event_row(e: Event, json: bytes | None = None, live: bool = False) -> Row:
+def event_row(e: Event, json: bytes | None = None, live: bool = False) -> EventRow:
     """The ``events`` row of a live stream event; ``live``: listed as live now."""
-    return (e.id, e.title, utc_text(e.start_date), utc_text(e.end_date), int(live), _text(e, json))
+    start, end = utc_text(e.start_date), utc_text(e.end_date)
+    return EventRow(e.id, e.title, start, end, int(live), _text(e, json))
 
 
 def tournament_row(t: Tournament, json: bytes | None = None) -> Row:

@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -151,8 +151,23 @@ class Write:
     scope: tuple[str, Any] | None = None
 
 
-ChangeLine = tuple[int, str, str, str, str, str]
-"""A line of ``changes`` as stored: seq, op, table, key and row (JSON texts), committed_at."""
+class ChangeLine(NamedTuple):
+    """A line of ``changes`` as stored: ``key`` and ``row`` as their JSON texts,
+    ``committed_at`` as text (ISO 8601 UTC); :meth:`decoded` is the :class:`RowChange`."""
+
+    seq: int
+    op: str
+    table: str
+    key: str
+    row: str
+    committed_at: str
+
+    def decoded(self) -> RowChange:
+        """The change this line logs, its key and row decoded."""
+        key = tuple(json.loads(self.key))
+        return RowChange(
+            self.seq, self.op, self.table, key, json.loads(self.row), self.committed_at
+        )
 
 
 @dataclass(frozen=True, slots=True)

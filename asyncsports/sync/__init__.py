@@ -16,10 +16,11 @@ transactions that only change rows whose content changed; each change is logged 
 served by :meth:`Mirror.changes` in commit order, resumable by cursor. The database is a
 SQLite file or a ``postgresql://`` URL; :func:`feed` follows any mirror database's changes
 from another process (on PostgreSQL, woken by each commit's ``NOTIFY``);
-:class:`Publisher` puts that feed on a bus (Redis Streams, NATS JetStream), each change
-once, in commit order.
+:class:`Publisher` (of :mod:`asyncsports.bus`, named here too) puts that feed on a bus
+(Redis Streams, NATS JetStream), each change once, in commit order.
 """
 
+from asyncsports.bus import Publisher
 from asyncsports.store import MIRROR_COLUMNS as TABLES
 from asyncsports.store import MIRROR_KEYS as KEYS
 from asyncsports.store import MirrorFile as Store
@@ -28,7 +29,6 @@ from asyncsports.sync._changes import feed
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror
 from asyncsports.sync._plan import DEFAULT_EVERY, PRIORITY, parse_every
-from asyncsports.sync._publish import Publisher
 from asyncsports.sync._standby import Standby
 
 __all__ = [

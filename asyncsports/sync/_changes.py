@@ -4,18 +4,12 @@ followed from any process (:func:`feed`, behind ``Mirror.changes`` and ``asyncsp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
-from asyncsports.store import CONNECT_TIMEOUT, ChangeLine, MirrorStore, RowChange, open_mirror
-from asyncsports.store._mirror import as_change
+from asyncsports.store import CONNECT_TIMEOUT, RowChange, change_batches, open_mirror
 
-__all__ = ["RECHECK", "batches", "feed"]
-
-RECHECK = 10.0
-"""Seconds a follower of a PostgreSQL feed waits for a NOTIFY before it looks anyway (a
-connection cut without a word tells nothing)."""
+__all__ = ["feed"]
 
 
 async def feed(
@@ -45,11 +39,11 @@ async def feed(
     try:
         if consumer is not None and after == 0:
             after = await reader.cursor(consumer)
-        async for lines in batches(reader, after, follow=follow, until=until, wake=wake):
+        async for lines in change_batches(reader, after, follow=follow, until=until, wake=wake):
             for line in lines:
-                yield as_change(*line)
+                yield line.decoded()
                 if consumer is not None:
-                    await reader.save_cursor(consumer, line[0])
+                    await reader.save_cursor(consumer, line.seq)
         ended = True
     finally:
         if ended:
@@ -58,48 +52,3 @@ async def feed(
             # Not awaited: a consumer that leaves its loop early leaves this generator
             # to the garbage collector, whose finalizer must not have to wait.
             reader.abort()
-
-
-async def batches(
-    reader: MirrorStore,
-    after: int,
-    *,
-    follow: bool,
-    until: asyncio.Event | None = None,
-    wake: asyncio.Event | None = None,
-    limit: int = 500,
-    idle: Callable[[], Awaitable[None]] | None = None,
-    recheck: float = RECHECK,
-) -> AsyncGenerator[list[ChangeLine], None]:
-    """The lines of ``changes`` after ``after`` as stored, at most ``limit`` at a time,
-    in commit order: the one walk of a change log (:func:`feed` decodes them, a
-    publisher passes them on). ``follow``, ``until`` and ``wake`` as :func:`feed` says;
-    ``idle`` is awaited after each wait that found nothing (waits of at most
-    ``recheck`` seconds)."""
-    while True:
-        if wake is not None:
-            wake.clear()  # before the read: a commit during it sets it again
-        lines = await reader.change_rows(after, limit)
-        if lines:
-            yield lines
-            after = lines[-1][0]
-            continue
-        if not follow or (until is not None and until.is_set()):
-            return
-        await _wait(reader, recheck, until, wake)
-        if idle is not None:
-            await idle()
-
-
-async def _wait(reader: MirrorStore, at_most: float, *events: asyncio.Event | None) -> None:
-    """Until the store says changes may be there (``at_most`` seconds), or one of
-    ``events`` is set."""
-    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(at_most))]
-    waits += [asyncio.ensure_future(e.wait()) for e in events if e is not None]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for w in waits:
-            w.cancel()
-        # The reader's connection is free again only once its wait has unwound.
-        await asyncio.gather(*waits, return_exceptions=True)

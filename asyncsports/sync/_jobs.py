@@ -8,7 +8,7 @@ No database and no scheduling here: the mirror commits and plans.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -17,6 +17,7 @@ from asyncsports.errors import NotFoundError
 from asyncsports.models import Action, Fixture, Statistics, Tournament
 from asyncsports.raw import RawRecord
 from asyncsports.store import (
+    EventRow,
     Row,
     Write,
     action_row,
@@ -28,6 +29,7 @@ from asyncsports.store import (
     tournament_row,
 )
 
+from ._keys import Final, Key, Live, Mark, NoStandings, Owed, Snooker, Squads, Standings
 from ._plan import near_window, wanted, window
 
 __all__ = ["ActionFeed", "Done", "Jobs", "Next", "StatisticsFeed"]
@@ -64,7 +66,7 @@ class StatisticsFeed(Protocol):
 class Next:
     """A task a job calls for: ``kind``, ``args``, and ``delay`` seconds from now."""
 
-    key: str
+    key: Key
     kind: str
     args: tuple[str, ...]
     delay: float = 0.0
@@ -79,17 +81,13 @@ class Done:
 
     resource: str
     writes: list[Write] = field(default_factory=list)
-    marks: list[str] = field(default_factory=list)
-    unmarks: list[str] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    unmarks: list[Mark] = field(default_factory=list)
     positions: dict[str, int] = field(default_factory=dict)
     follow: list[Next] = field(default_factory=list)
-    stop: list[str] = field(default_factory=list)
+    stop: list[Live] = field(default_factory=list)
     again: float | None = None
     status: int = 200
-
-
-def _season(row: Row) -> str | None:
-    return row[2]  # type: ignore[no-any-return]
 
 
 def _year(now: float) -> Dates:
@@ -109,14 +107,14 @@ class Jobs:
         back: int,
         ahead: int,
         every: dict[str, float],
-        marks: Callable[[], dict[str, float]],
+        marks: Callable[[], Mapping[str, float]],
     ) -> None:
         self.client = client
         self.clock = clock
         self.back = back
         self.ahead = ahead
         self.every = every
-        self.marks = marks  # the marks as committed so far
+        self.marks = marks  # the marks as committed so far (by their text)
 
     async def _dated(
         self, dates: Callable[[float], Dates], read: Callable[[Dates], Awaitable[T]]
@@ -150,18 +148,18 @@ class Jobs:
         marks = self.marks()
         seasons: dict[str, None] = {}
         for row in rows:
-            fid, season = row[0], _season(row)
+            fid, season = row.id, row.season_id
             if season is not None:
                 seasons[season] = None
-            need = wanted(row[4], bool(row[6]), f"final:{fid}" in marks)
+            need = wanted(row.status, bool(row.deleted), str(Final(fid)) in marks)
             if need == "live":
-                done.follow.append(Next(f"live:{fid}", "live", (sport, fid, season or "")))
+                done.follow.append(Next(Live(fid), "live", (sport, fid, season or "")))
             else:
-                done.stop.append(f"live:{fid}")
+                done.stop.append(Live(fid))
             if need == "final":
-                done.follow.append(Next(f"final:{fid}", "final", (sport, fid, season or "")))
+                done.follow.append(Next(Final(fid), "final", (sport, fid, season or "")))
         for season in seasons:
-            done.follow.append(Next(f"squads:{sport}:{season}", "squads", (sport, season)))
+            done.follow.append(Next(Squads(sport, season), "squads", (sport, season)))
         return done
 
     async def actions(self, sport: str, fid: str, season: str) -> Done:
@@ -170,8 +168,8 @@ class Jobs:
         done = Done("actions")
         rows, finished = await self._timeline(sport, fid)
         done.writes.append(Write("actions", rows, ("fixture_id", fid)))
-        if finished and f"final:{fid}" not in self.marks():
-            done.follow.append(Next(f"final:{fid}", "final", (sport, fid, season)))
+        if finished and str(Final(fid)) not in self.marks():
+            done.follow.append(Next(Final(fid), "final", (sport, fid, season)))
         return done
 
     async def _timeline(self, sport: str, fid: str) -> tuple[list[Row], bool]:
@@ -197,24 +195,24 @@ class Jobs:
             done.status, done.again = 404, self.every["retry"]
             return done
         done.writes.append(Write("statistics", [statistics_row(sport, fid, packet, json)]))
-        done.marks.append(f"final:{fid}")
-        done.stop.append(f"live:{fid}")
-        if season and f"nostandings:{season}" not in self.marks():
+        done.marks.append(Final(fid))
+        done.stop.append(Live(fid))
+        if season and str(NoStandings(season)) not in self.marks():
             # Committed with the fixture's end, so that a restart still reads them; and
             # coalesced: the fixtures ending about together are followed by one read.
-            done.marks.append(f"standings:{sport}:{season}")
+            done.marks.append(Owed(sport, season))
             delay = self.every["fixtures"]
-            done.follow.append(Next(f"standings:{season}", "standings", (sport, season), delay))
+            done.follow.append(Next(Standings(season), "standings", (sport, season), delay))
         return done
 
     async def standings(self, sport: str, season: str) -> Done:
         """A season's standings (after a match of it ended)."""
-        done = Done("standings", unmarks=[f"standings:{sport}:{season}"])
+        done = Done("standings", unmarks=[Owed(sport, season)])
         try:
             packets = await self.client.with_json.standings.get(sport, season_id=season)
         except NotFoundError:
             done.status = 404
-            done.marks.append(f"nostandings:{season}")  # a competition without standings
+            done.marks.append(NoStandings(season))  # a competition without standings
             return done
         rows = [standings_row(sport, season, p, json) for p, json in packets]
         done.writes.append(Write("standings", rows, ("season_id", season)))
@@ -222,7 +220,7 @@ class Jobs:
 
     async def squads(self, sport: str, season: str) -> Done:
         """A season's squads (daily)."""
-        done = Done("squads", marks=[f"squads:{sport}:{season}"])
+        done = Done("squads", marks=[Squads(sport, season)])
         try:
             squads = await self.client.with_json.squads.list(sport, season_id=season).collect()
         except NotFoundError:
@@ -237,8 +235,9 @@ class Jobs:
         done = Done("events")
         events = await self.client.with_json.events.list(live=True).collect()
         rows = [event_row(e, json, True) for e, json in events]
-        listed = {r[0] for r in rows}
-        ended = [(*r[:4], 0, r[5]) for r in live_before if r[4] and r[0] not in listed]
+        listed = {r.id for r in rows}
+        before = [EventRow(*r) for r in live_before]
+        ended = [r._replace(live=0) for r in before if r.live and r.id not in listed]
         done.writes.append(Write("events", rows + ended))
         return done
 
@@ -248,7 +247,7 @@ class Jobs:
         def read(span: Dates) -> Awaitable[list[RawRecord[Tournament]]]:
             return self.client.with_json.snooker.tournaments(start=span[0], end=span[1]).collect()
 
-        done = Done("snooker", marks=["snooker"])
+        done = Done("snooker", marks=[Snooker()])
         rows = [tournament_row(t, json) for t, json in await self._dated(_year, read)]
         done.writes.append(Write("snooker_tournaments", rows))
         return done

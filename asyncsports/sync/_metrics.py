@@ -1,59 +1,104 @@
-"""Prometheus metrics of a running mirror and ``/healthz``, served over HTTP (aiohttp).
+"""Prometheus metrics of a running mirror and its ``/healthz``, served over HTTP
+(:func:`~asyncsports._http.serve.serve_job`).
 
-Read from the mirror at each scrape by a custom collector, so the mirror itself keeps
-plain counters and never imports prometheus-client.
+Read at each scrape from the mirror's read-only figures (:class:`Figures`) by a custom
+collector, so the mirror itself keeps plain counters and never imports prometheus-client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
-from asyncsports._optional import need
+from asyncsports._http.serve import Served, Standing, serve_job
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-    from ._mirror import Mirror
-    from ._publish import Publisher
-    from ._standby import Standby
-
-__all__ = [
-    "HEALTHY_WITHIN",
-    "healthy",
-    "publisher_healthy",
-    "serve",
-    "serve_metrics",
-    "serve_publisher_metrics",
-]
-
-FEATURE = "serving Prometheus metrics (--metrics-port)"
+__all__ = ["HEALTHY_WITHIN", "Figures", "MirrorMetrics", "healthy", "serve_metrics"]
 
 HEALTHY_WITHIN = 120.0
 """Seconds without a good read (while something is planned), or of one task failing
 every turn, before /healthz says 503."""
 
 
-def healthy(
-    mirror: Mirror, now: float, standby: Standby | None = None
-) -> tuple[bool, dict[str, object]]:
-    """Whether the mirror is doing its work, and what ``/healthz`` answers. A standby
-    (``role``: ``standby``) is healthy while it can reach the database: it can take over.
-    ``failing`` names the tasks whose last turn failed, with their error; one failing
-    for over :data:`HEALTHY_WITHIN` makes the mirror unhealthy (one failure that the
-    next turn mends does not)."""
-    if standby is not None and standby.role == "standby":
-        return standby.reachable, {
-            "ok": standby.reachable,
-            "role": "standby",
-            "writer": standby.holder,
-            "takeovers": standby.takeovers,
-        }
+class Figures(Protocol):
+    """What a running :class:`~asyncsports.sync.Mirror` shows its metrics, read-only."""
+
+    @property
+    def started(self) -> float:
+        """The loop's time its run started (NaN: never)."""
+        ...
+
+    @property
+    def fresh(self) -> Mapping[str, float]:
+        """The loop's time of each resource's last good read."""
+        ...
+
+    @property
+    def failing(self) -> Mapping[str, tuple[float, BaseException]]:
+        """The tasks whose last turn failed: since when, and the last error."""
+        ...
+
+    @property
+    def committed(self) -> Mapping[str, int]:
+        """Rows changed, by table."""
+        ...
+
+    @property
+    def requests(self) -> Mapping[tuple[str, int], int]:
+        """Reads by resource and HTTP status."""
+        ...
+
+    @property
+    def found(self) -> Mapping[str, int]:
+        """Fixtures in each sport's window at its last listing."""
+        ...
+
+    @property
+    def connections(self) -> Mapping[str, int]:
+        """Websocket connections of the live feeds that ended, by kind."""
+        ...
+
+    @property
+    def feeds_open(self) -> int:
+        """Live feeds open now."""
+        ...
+
+    @property
+    def planned(self) -> int:
+        """Tasks in the plan."""
+        ...
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests its client sent so far."""
+        ...
+
+    @property
+    def rate_limit(self) -> float | None:
+        """Its client's requests a second (None: no limit)."""
+        ...
+
+    def due(self, now: float) -> int:
+        """Tasks due at ``now`` and waiting for a worker."""
+        ...
+
+    def behind(self, now: float) -> int:
+        """Tasks later than their own cadence at ``now``."""
+        ...
+
+
+def healthy(mirror: Figures, now: float) -> tuple[bool, dict[str, object]]:
+    """Whether the mirror is doing its work, and what ``/healthz`` answers. ``failing``
+    names the tasks whose last turn failed, with their error; one failing for over
+    :data:`HEALTHY_WITHIN` makes the mirror unhealthy (one failure that the next turn
+    mends does not)."""
     last = max(mirror.fresh.values(), default=mirror.started)
     age = now - last if last == last else None  # NaN: never started
     failing = {
@@ -61,49 +106,34 @@ def healthy(
         for key, (since, exc) in sorted(mirror.failing.items())
     }
     stuck = any(now - since > HEALTHY_WITHIN for since, _ in mirror.failing.values())
-    ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.plan.tasks) and not stuck
+    ok = age is not None and (age <= HEALTHY_WITHIN or not mirror.planned) and not stuck
     return ok, {
         "ok": ok,
         "role": "writer",
         "seconds_since_last_read": age,
-        "tasks": len(mirror.plan.tasks),
-        "due": mirror.plan.depth(now),
-        "feeds_open": mirror.live.open(),
+        "tasks": mirror.planned,
+        "due": mirror.due(now),
+        "feeds_open": mirror.feeds_open,
         "committed": dict(mirror.committed),
         "failing": failing,
     }
 
 
-class _Collector:
-    def __init__(self, mirror: Mirror, core: ModuleType, standby: Standby | None) -> None:
+class MirrorMetrics:
+    """The mirror's metrics (those of its role aside), read from ``mirror`` at each
+    scrape; its budget counted from when this is made."""
+
+    def __init__(self, mirror: Figures, core: ModuleType) -> None:
         self.mirror = mirror
-        self.standby = standby
         self.core = core  # prometheus_client.core
         self.t0 = time.monotonic()
-        self.sent0 = mirror.client.requests_sent
+        self.sent0 = mirror.requests_sent
 
     def collect(self) -> Iterator[Metric]:
         """Every metric, read from the mirror as the scrape comes."""
         CounterMetricFamily = self.core.CounterMetricFamily
-        GaugeMetricFamily = self.core.GaugeMetricFamily
         m = self.mirror
         now = asyncio.get_event_loop().time()
-        role = self.standby.role if self.standby is not None else "writer"
-        roles = GaugeMetricFamily(
-            "asyncsports_sync_role",
-            "1 for this process's role: writer (it writes the "
-            "database) or standby (another process does; this one takes over when it stops).",
-            labels=["role"],
-        )
-        for r in ("writer", "standby"):
-            roles.add_metric([r], 1.0 if r == role else 0.0)
-        yield roles
-        if self.standby is not None:
-            yield CounterMetricFamily(
-                "asyncsports_sync_takeovers",
-                "Times this process became the writer.",
-                value=self.standby.takeovers,
-            )
         requests = CounterMetricFamily(
             "asyncsports_sync_requests",
             "Reads by resource and HTTP status.",
@@ -111,7 +141,7 @@ class _Collector:
         )
         for (resource, status), n in sorted(m.requests.items()):
             requests.add_metric([resource, str(status)], n)
-        for kind, n in sorted(m.live.connections.items()):
+        for kind, n in sorted(m.connections.items()):
             requests.add_metric([kind, "101"], n)  # websocket connections of ended feeds
         yield requests
         changes = CounterMetricFamily(
@@ -126,27 +156,26 @@ class _Collector:
         """The gauges of how the mirror keeps up: budget, queue, feeds, windows, freshness."""
         GaugeMetricFamily = self.core.GaugeMetricFamily
         m = self.mirror
-        rate = m.client.settings.rate_limit
+        rate = m.rate_limit
         elapsed = max(1e-9, time.monotonic() - self.t0)
-        used = (m.client.requests_sent - self.sent0) / elapsed / rate if rate else 0.0
+        used = (m.requests_sent - self.sent0) / elapsed / rate if rate else 0.0
         yield GaugeMetricFamily(
             "asyncsports_sync_budget_used",
             "Requests per second over rate_limit, since start.",
             value=used,
         )
         yield GaugeMetricFamily(
-            "asyncsports_sync_queue_depth", "Tasks due and waiting.", value=m.plan.depth(now)
+            "asyncsports_sync_queue_depth", "Tasks due and waiting.", value=m.due(now)
         )
-        late = m.plan.late(now)
         yield GaugeMetricFamily(
             "asyncsports_sync_tasks_behind",
             "Tasks later than their own cadence: the budget is too small for what is followed.",
-            value=len(late),
+            value=m.behind(now),
         )
         yield GaugeMetricFamily(
             "asyncsports_sync_feeds_open",
             "Live websocket feeds open.",
-            value=m.live.open(),
+            value=m.feeds_open,
         )
         found = GaugeMetricFamily(
             "asyncsports_sync_window_fixtures",
@@ -168,146 +197,9 @@ class _Collector:
 
 
 async def serve_metrics(
-    mirror: Mirror, port: int, host: str = "127.0.0.1", *, standby: Standby | None = None
+    mirror: Served, port: int, host: str = "127.0.0.1", *, standby: Standing | None = None
 ) -> web.AppRunner:
-    """Serve ``/metrics`` and ``/healthz`` on ``host:port`` (0: a free port); returns the
-    runner (``runner.addresses`` says where; ``await runner.cleanup()`` stops it).
-    ``standby``: the mirror runs under it, whose role they report."""
-    core = need("prometheus_client.core", FEATURE)
-    loop = asyncio.get_running_loop()
-    return await serve(
-        _Collector(mirror, core, standby), lambda: healthy(mirror, loop.time(), standby), port, host
-    )
-
-
-async def serve_publisher_metrics(
-    publisher: Publisher, port: int, host: str = "127.0.0.1", *, standby: Standby | None = None
-) -> web.AppRunner:
-    """:func:`serve_metrics` of a :class:`~asyncsports.sync.Publisher`: its position, lag
-    and role; ``/healthz`` is 200 while it reaches the bus (or stands by, reaching the
-    database)."""
-    core = need("prometheus_client.core", FEATURE)
-    return await serve(
-        _PublisherCollector(publisher, core, standby),
-        lambda: publisher_healthy(publisher, standby),
-        port,
-        host,
-    )
-
-
-async def serve(
-    collector: object,
-    health: Callable[[], tuple[bool, dict[str, object]]],
-    port: int,
-    host: str = "127.0.0.1",
-) -> web.AppRunner:
-    """The one metrics server: ``collector``'s metrics on ``/metrics`` (read at each
-    scrape), ``health()`` on ``/healthz`` (200 or 503, its state as JSON)."""
-    client = need("prometheus_client", FEATURE)
-    content_type = need("prometheus_client.exposition", FEATURE).CONTENT_TYPE_LATEST
-    registry = client.CollectorRegistry(auto_describe=False)
-    registry.register(collector)
-
-    async def metrics(request: web.Request) -> web.Response:
-        body = client.generate_latest(registry)
-        return web.Response(body=body, headers={"Content-Type": content_type})
-
-    async def healthz(request: web.Request) -> web.Response:
-        ok, state = health()
-        return web.json_response(state, status=200 if ok else 503)
-
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    return runner
-
-
-# ------------------------------------------------------------------------- the publisher
-
-
-def publisher_healthy(
-    publisher: Publisher, standby: Standby | None = None
-) -> tuple[bool, dict[str, object]]:
-    """Whether the publisher does its work: reaching the bus (a standby: the database)."""
-    if standby is not None and standby.role == "standby":
-        return standby.reachable, {
-            "ok": standby.reachable,
-            "role": "standby",
-            "publisher": standby.holder,
-            "takeovers": standby.takeovers,
-        }
-    p = publisher
-    ok = p.connected
-    return ok, {
-        "ok": ok,
-        "role": "publisher",
-        "bus": p.target.shown,
-        "connected": p.connected,
-        "position": p.position,
-        "head": p.head,
-        "published": p.published,
-        "lag_seconds": p.lags.last,
-    }
-
-
-class _PublisherCollector:
-    def __init__(self, publisher: Publisher, core: ModuleType, standby: Standby | None) -> None:
-        self.publisher = publisher
-        self.core = core
-        self.standby = standby
-
-    def collect(self) -> Iterator[Metric]:
-        """Every metric, read from the publisher as the scrape comes."""
-        core, p = self.core, self.publisher
-        role = self.standby.role if self.standby is not None else "writer"
-        roles = core.GaugeMetricFamily(
-            "asyncsports_bus_role",
-            "1 for this process's role: publisher (it publishes the "
-            "change feed) or standby (another process does; this one takes over when it stops).",
-            labels=["role"],
-        )
-        for name, r in (("publisher", "writer"), ("standby", "standby")):
-            roles.add_metric([name], 1.0 if r == role else 0.0)
-        yield roles
-        if self.standby is not None:
-            yield core.CounterMetricFamily(
-                "asyncsports_bus_takeovers",
-                "Times this process became the publisher.",
-                value=self.standby.takeovers,
-            )
-        yield core.CounterMetricFamily(
-            "asyncsports_bus_published",
-            "Changes this process stored on the bus.",
-            value=p.published,
-        )
-        yield core.CounterMetricFamily(
-            "asyncsports_bus_duplicates",
-            "Changes the bus already held (refused or dropped).",
-            value=p.duplicates,
-        )
-        yield core.CounterMetricFamily(
-            "asyncsports_bus_outages", "Times the bus was lost and waited for.", value=p.outages
-        )
-        yield core.GaugeMetricFamily(
-            "asyncsports_bus_connected", "1 while the bus is reached.", value=float(p.connected)
-        )
-        yield core.GaugeMetricFamily(
-            "asyncsports_bus_position",
-            "The last change (seq) acked on the bus.",
-            value=p.position or 0,
-        )
-        yield core.GaugeMetricFamily(
-            "asyncsports_bus_behind",
-            "Changes committed but not yet acked on the bus.",
-            value=max(0, p.head - (p.position or 0)),
-        )
-        lag = core.HistogramMetricFamily(
-            "asyncsports_bus_lag_seconds",
-            "Seconds from a change's commit to its ack on the bus.",
-            buckets=p.lags.cumulative(),
-            sum_value=p.lags.total,
-        )
-        yield lag
+    """Serve the mirror's ``/metrics`` and ``/healthz`` on ``host:port`` (0: a free port);
+    returns the runner (``runner.addresses`` says where; ``await runner.cleanup()`` stops
+    it). ``standby``: the mirror runs under it, whose role they report."""
+    return await serve_job(mirror, port, host, standby=standby)

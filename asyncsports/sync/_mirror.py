@@ -10,6 +10,8 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from asyncsports._http.sports import Sport
 from asyncsports.client import Client
@@ -32,10 +34,14 @@ from asyncsports.store import (
 
 from ._changes import feed
 from ._clock import ServiceClock
-from ._feeds import Feeds, sockets
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
+from ._keys import Events, Final, Fixtures, Key, Live, Owed, Snooker, Standings, Window
+from ._live import LiveFeeds, sockets
 from ._plan import PRIORITY, Plan, Task, wanted, window
 from ._report import report
+
+if TYPE_CHECKING:
+    from ._metrics import MirrorMetrics
 
 __all__ = ["ALL_SPORTS", "Mirror"]
 
@@ -72,7 +78,15 @@ class Mirror:
     """
 
     label = "mirror"
-    """How the log names it (as a :class:`~asyncsports.sync.Standby`'s job)."""
+    """How the log names it."""
+    title = "writer"
+    """What ``/healthz`` and the role metric call the process writing its database."""
+    duty = "writes the database"
+    """What that process does, as the role metric's help says it."""
+    does = "writes it"
+    """What another process holding its lease does, as a standby's log says it."""
+    metrics = "asyncsports_sync"
+    """The prefix of its metrics' names."""
 
     def __init__(
         self,
@@ -116,7 +130,7 @@ class Mirror:
         self.committed: collections.Counter[str] = collections.Counter()
         self.fresh: dict[str, float] = {}  # resource -> loop time of its last good read
         self.found: dict[str, int] = {}  # sport -> fixtures in its window, last listed
-        self.live = Feeds(
+        self.live = LiveFeeds(
             live_feed,
             statistics_feed,
             commit=self._commit,
@@ -124,11 +138,11 @@ class Mirror:
             ended=self._ended,
             fresh=self.fresh,
         )
-        self.feeds = self.live.tasks  # the feeds running, by live:<id> and stats:<id>
+        self.feeds = self.live.tasks  # the feeds running, by Live and Stats of the fixture
         self.started = math.nan
         self._marks: dict[str, float] = {}
         self._store: MirrorStore | None = None
-        self.fence: Lease | None = None  # set by a Standby: each write checks it is ours
+        self.fence: Lease | None = None  # set by hold() (a Standby): each write checks it is ours
         self._stopping = asyncio.Event()  # asked to stop
         self._wake = asyncio.Event()  # a task is due: wake the loop
         self._finished = asyncio.Event()  # the run is over
@@ -137,8 +151,8 @@ class Mirror:
         self._once = False
         self._error: BaseException | None = None
         self.failing: dict[str, tuple[float, AsyncSportsError]] = {}
-        """Tasks whose last turn failed: key -> (loop time of the first failure in a row,
-        the last error). A pass of :meth:`once` that leaves any could not complete."""
+        """Tasks whose last turn failed: the key's text (as the log and ``/healthz`` name
+        it) -> (loop time of the first failure in a row, the last error). A pass of :meth:`once` that leaves any could not complete."""
         self.jobs = Jobs(
             client,
             clock=self.clock,
@@ -213,6 +227,68 @@ class Mirror:
         ):
             yield change
 
+    # ------------------------------------------------------------------ as a job
+
+    def held(self, lease: str) -> str:
+        """What the lease ``lease`` stands for, as a standby's log says it: the database."""
+        return self.name
+
+    def doing(self, lease: str) -> str:
+        """What this process does while it holds ``lease``, as the log says it."""
+        return f"writing {self.name}"
+
+    def hold(self, lease: Lease | None) -> None:
+        """Work under ``lease`` (None: none): each write checks that it is still ours."""
+        self.fence = lease
+
+    def health(self) -> tuple[bool, dict[str, object]]:
+        """Whether it does its work, and what ``/healthz`` answers (see
+        :func:`~asyncsports.sync._metrics.healthy`)."""
+        from ._metrics import healthy
+
+        return healthy(self, asyncio.get_running_loop().time())
+
+    def collector(self, core: ModuleType) -> MirrorMetrics:
+        """Its metrics, made with ``core`` (``prometheus_client.core``)."""
+        from ._metrics import MirrorMetrics
+
+        return MirrorMetrics(self, core)
+
+    # ------------------------------------------------------------------ its figures
+
+    @property
+    def planned(self) -> int:
+        """Tasks in the plan."""
+        return len(self.plan.tasks)
+
+    def due(self, now: float) -> int:
+        """Tasks due at ``now`` (the loop's time) and waiting for a worker."""
+        return self.plan.depth(now)
+
+    def behind(self, now: float) -> int:
+        """Tasks later than their own cadence at ``now``: the budget is too small."""
+        return len(self.plan.late(now))
+
+    @property
+    def feeds_open(self) -> int:
+        """Live feeds open now."""
+        return self.live.open()
+
+    @property
+    def connections(self) -> Mapping[str, int]:
+        """Websocket connections of the live feeds that ended, by kind."""
+        return self.live.connections
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests its client sent so far."""
+        return self.client.requests_sent
+
+    @property
+    def rate_limit(self) -> float | None:
+        """Its client's requests a second (None: no limit)."""
+        return self.client.settings.rate_limit
+
     # ------------------------------------------------------------------ the loop
 
     async def _main(self, once: bool) -> None:
@@ -249,27 +325,26 @@ class Mirror:
         self._marks = await self._db().marks()
         plan = self.plan
         for sport in self.sports:
-            plan.add(f"fixtures:{sport}", "fixtures", (sport, "near"), at=now)
-            plan.add(f"window:{sport}", "window", (sport, "window"), at=now)
+            plan.add(Fixtures(sport), "fixtures", (sport, "near"), at=now)
+            plan.add(Window(sport), "window", (sport, "window"), at=now)
         if self.follow_events:
-            plan.add("events", "events", at=now)
+            plan.add(Events(), "events", at=now)
         if self.follow_snooker:
-            plan.add("snooker", "snooker", at=self._due_after("snooker", "snooker", now))
+            plan.add(Snooker(), "snooker", at=self._due_after(Snooker(), "snooker", now))
         for mark in self._marks:
-            kind, _, rest = mark.partition(":")
-            owed_sport, _, owed_season = rest.partition(":")
-            if kind == "standings" and owed_sport in self.sports:
+            owed = Owed.parse(mark)
+            if owed is not None and owed.sport in self.sports:
                 # Owed by a fixture that ended before a stop.
-                key = f"standings:{owed_season}"
-                plan.add(key, "standings", (owed_sport, owed_season), at=now)
+                args = (owed.sport, owed.season)
+                plan.add(Standings(owed.season), "standings", args, at=now)
         for fid, sport, season, status, deleted in await self._db().fixtures():
             if sport not in self.sports:
                 continue
-            need = wanted(status, deleted, f"final:{fid}" in self._marks)
+            need = wanted(status, deleted, str(Final(fid)) in self._marks)
             if need == "live":
-                plan.add(f"live:{fid}", "live", (sport, fid, season or ""), at=now)
+                plan.add(Live(fid), "live", (sport, fid, season or ""), at=now)
             elif need == "final":
-                plan.add(f"final:{fid}", "backlog", (sport, fid, season or ""), at=now)
+                plan.add(Final(fid), "backlog", (sport, fid, season or ""), at=now)
 
     def _say_start(self, once: bool) -> None:
         rate = self.client.settings.rate_limit
@@ -284,9 +359,9 @@ class Mirror:
             kinds["backlog"],
         )
 
-    def _due_after(self, mark: str, kind: str, now: float) -> float:
+    def _due_after(self, mark: Key, kind: str, now: float) -> float:
         """When work marked ``mark`` is due again: its cadence after it was last done."""
-        done = self._marks.get(mark)
+        done = self._marks.get(str(mark))
         if done is None:
             return now
         return now + max(0.0, done + self.every[kind] - time.time())
@@ -324,7 +399,7 @@ class Mirror:
                 # The events listing is another host with its own credentials: its
                 # refusal must not stop the data service's mirror.
                 log.warning("mirror: live stream events refused (%s); trying again later", exc)
-                self._failed(task.key, exc, loop.time())
+                self._failed(task, exc, loop.time())
                 self.plan.finish(task, loop.time())
                 return
             log.error("mirror: %s failed: %s; stopping", task.key, exc)
@@ -336,10 +411,10 @@ class Mirror:
             status = getattr(exc, "status", 0) or 0
             self.requests[(task.kind, status)] += 1
             log.warning("mirror: %s failed (%s); trying again later", task.key, exc)
-            self._failed(task.key, exc, loop.time())
+            self._failed(task, exc, loop.time())
             again = min(task.every or self.every["retry"], self.every["retry"])
         else:
-            if self.failing.pop(task.key, None) is not None:
+            if self.failing.pop(str(task.key), None) is not None:
                 log.info("mirror: %s works again", task.key)
             if done.status:
                 self.requests[(done.resource, done.status)] += 1
@@ -353,7 +428,8 @@ class Mirror:
             again = math.inf  # once: each task once per pass
         self.plan.finish(task, loop.time(), again=again)
 
-    def _failed(self, key: str, exc: AsyncSportsError, now: float) -> None:
+    def _failed(self, task: Task, exc: AsyncSportsError, now: float) -> None:
+        key = str(task.key)
         since = self.failing[key][0] if key in self.failing else now
         self.failing[key] = (since, exc)
 
@@ -375,10 +451,11 @@ class Mirror:
         if not done.writes and not done.marks and not done.unmarks:
             return
         at = time.time()
-        n = await self._db().write(done.writes, done.marks, at, done.unmarks, done.positions)
-        for mark in done.unmarks:
+        marks, unmarks = [str(m) for m in done.marks], [str(m) for m in done.unmarks]
+        n = await self._db().write(done.writes, marks, at, unmarks, done.positions)
+        for mark in unmarks:
             self._marks.pop(mark, None)
-        for mark in done.marks:
+        for mark in marks:
             self._marks[mark] = at
         if n.total():
             self.committed.update(n)
@@ -391,12 +468,13 @@ class Mirror:
         for n in done.follow:
             if n.kind == "squads":
                 self.plan.add(n.key, n.kind, n.args, at=self._due_after(n.key, "squads", now))
-            elif n.kind == "final" and n.key in self._marks:
+            elif n.kind == "final" and str(n.key) in self._marks:
                 continue  # read in full since the job that calls for it began
             elif n.kind == "final" and n.key not in self.plan.tasks:
                 # Watched while live: its end comes first; one found ended: the backlog.
-                kind = "final" if f"live:{n.args[1]}" in self.plan.tasks else "backlog"
-                self._unfollow(f"live:{n.args[1]}")
+                live = Live(n.args[1])
+                kind = "final" if live in self.plan.tasks else "backlog"
+                self._unfollow(live)
                 self.plan.add(n.key, kind, n.args, at=now + n.delay * delay)
             elif n.kind == "standings" and self._once:
                 # Once: after every ended fixture of the pass, one read per season.
@@ -404,9 +482,9 @@ class Mirror:
             else:
                 self.plan.add(n.key, n.kind, n.args, at=now + n.delay * delay)
 
-    def _unfollow(self, key: str) -> None:
+    def _unfollow(self, key: Live) -> None:
         self.plan.drop(key)
-        self.live.close(key.partition(":")[2])
+        self.live.close(key.fixture)
 
     async def _job(self, task: Task) -> Done:
         j, a = self.jobs, task.args
@@ -430,7 +508,7 @@ class Mirror:
     # ------------------------------------------------------------------ live actions
 
     async def _live(self, sport: str, fid: str, season: str) -> Done:
-        """A live fixture: its feeds kept open (see :class:`~asyncsports.sync._feeds.Feeds`);
+        """A live fixture: its feeds kept open (see :class:`~asyncsports.sync._live.LiveFeeds`);
         its actions polled when no feed carries them (and once a pass)."""
         if self._once or self.live.follow(sport, fid, season):
             return await self.jobs.actions(sport, fid, season)

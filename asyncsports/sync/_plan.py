@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from asyncsports._wire import defaults
 
+from ._keys import Key
+
 __all__ = [
     "DEFAULT_EVERY",
     "PRIORITY",
@@ -101,7 +103,7 @@ def wanted(status: str | None, deleted: bool, finished: bool) -> str | None:
 class Task:
     """One piece of work: ``kind`` (a key of :data:`PRIORITY`), its ``args``, and when."""
 
-    key: str
+    key: Key
     kind: str
     args: tuple[str, ...] = ()
     every: float | None = None  # None: once, then dropped
@@ -118,11 +120,11 @@ class Plan:
 
     def __init__(self, every: Mapping[str, float] | None = None) -> None:
         self.every = {**DEFAULT_EVERY, **(every or {})}
-        self.tasks: dict[str, Task] = {}
+        self.tasks: dict[Key, Task] = {}
 
     def add(
         self,
-        key: str,
+        key: Key,
         kind: str,
         args: tuple[str, ...] = (),
         *,
@@ -139,7 +141,7 @@ class Plan:
         self.tasks[key] = task
         return task
 
-    def drop(self, key: str) -> None:
+    def drop(self, key: Key) -> None:
         """Forget ``key`` (a run in progress finishes; it is not rescheduled)."""
         self.tasks.pop(key, None)
 

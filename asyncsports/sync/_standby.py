@@ -24,6 +24,7 @@ import socket
 from pathlib import Path
 from typing import Protocol
 
+from asyncsports._http.serve import Served
 from asyncsports.errors import AsyncSportsError
 from asyncsports.store import Deposed, Election, Lease
 
@@ -41,18 +42,35 @@ GRACE = 5.0
 """Seconds a deposed writer's mirror has to stop before it is cancelled."""
 
 
-class Held(Protocol):
-    """What a :class:`Standby` runs: a :class:`~asyncsports.sync.Mirror` or a
-    :class:`~asyncsports.sync.Publisher`."""
+class Held(Served, Protocol):
+    """What a :class:`Standby` runs, one protocol for any job (a
+    :class:`~asyncsports.sync.Mirror`, a :class:`~asyncsports.bus.Publisher`): it works
+    (:meth:`run`, :meth:`once`) under the lease it is given (:meth:`hold`) until
+    :meth:`stop`; it says how the log names it and what its lease stands for; its
+    ``/healthz`` and metrics (:meth:`health`, :meth:`collector`) are served with the
+    standby's role (:func:`~asyncsports._http.serve.serve_job`)."""
 
     label: str
     """How log lines name it (``mirror``, ``publisher``)."""
+    does: str
+    """What another process holding its lease does, as the log says it (``writes it``)."""
     name: str
     """Its database as messages name it (no password)."""
     db: str | Path
     connect_timeout: float
-    fence: Lease | None
-    """The lease it works under (its writes are fenced by it), set by the standby."""
+
+    def held(self, lease: str) -> str:
+        """What the lease named ``lease`` stands for, as the log says it."""
+        ...
+
+    def doing(self, lease: str) -> str:
+        """What this process does while it holds ``lease``, as the log says it."""
+        ...
+
+    def hold(self, lease: Lease | None) -> None:
+        """Work under ``lease`` from now on (None: no more). A job that writes the
+        database fences each write by it (the mirror); one whose output refuses a second
+        copy itself need not (the publisher)."""
 
     async def run(self) -> None:
         """Work until stopped."""
@@ -65,8 +83,8 @@ class Held(Protocol):
 
 
 class Standby:
-    """Runs ``mirror`` (or any :class:`Held` job) while this process holds the lease
-    ``name`` of the mirror's database (either engine), and stands by while another
+    """Runs ``job`` (a mirror, a publisher: any :class:`Held`) while this process holds
+    the lease ``name`` of the job's database (either engine), and stands by while another
     process does.
 
     ``role`` is ``"standby"`` or ``"writer"``; ``holder`` names the writer (as its
@@ -75,46 +93,32 @@ class Standby:
 
     def __init__(
         self,
-        mirror: Held,
+        job: Held,
         *,
         name: str = "sync",
         ttl: float = TTL,
         poll: float = POLL,
     ) -> None:
-        self.mirror = mirror
-        self.label = mirror.label
-        self.url = mirror.name  # as messages name it: no password
+        self.job = job
+        self.label = job.label
+        self.url = job.name  # as messages name it: no password
         self.lease = name
         self.ttl = ttl
         self.poll = poll
         self.who = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
-        self.election = Election(mirror.db, name, self.who, mirror.connect_timeout)
+        self.election = Election(job.db, name, self.who, job.connect_timeout)
         self.role = "standby"
         self.holder: str | None = None
         self.reachable = False  # whether the last look at the lease got an answer
         self.takeovers = 0
         self._valid = 0.0  # the loop's time until which the lease is surely ours
         self._stopping = asyncio.Event()
-        self._left: set[asyncio.Task[None]] = set()  # mirrors that would not stop
-
-    @property
-    def _does(self) -> str:
-        return "writes it" if self.label == "mirror" else f"is the {self.label}"
-
-    @property
-    def _what(self) -> str:
-        return self.url if self.label == "mirror" else f"{self.lease!r} of {self.url}"
-
-    @property
-    def _doing(self) -> str:
-        if self.label == "mirror":
-            return f"writing {self.url}"
-        return f"holding the lease {self.lease!r} of {self.url}"
+        self._left: set[asyncio.Task[None]] = set()  # jobs that would not stop
 
     def stop(self) -> None:
         """Stop standing by, or stop the mirror (which then gives the lease up)."""
         self._stopping.set()
-        self.mirror.stop()
+        self.job.stop()
 
     async def run(self, *, once: bool = False) -> None:
         """Stand by, write while the lease is ours, until :meth:`stop` (``once``: one
@@ -166,9 +170,9 @@ class Standby:
                     log.info(
                         "%s: standby for %s: %s %s; taking over when it stops",
                         self.label,
-                        self._what,
+                        self.job.held(self.lease),
                         self.holder,
-                        self._does,
+                        self.job.does,
                     )
                     said = self.holder
             with contextlib.suppress(TimeoutError):
@@ -181,15 +185,15 @@ class Standby:
         mirror ended of itself (a stop, or ``once``'s pass)."""
         self.role, self.holder, self.reachable = "writer", self.who, True
         self.takeovers += 1
-        log.info("%s: %s (lease term %d)", self.label, self._doing, lease.term)
-        self.mirror.fence = lease
-        running = asyncio.create_task(self.mirror.once() if once else self.mirror.run())
+        log.info("%s: %s (lease term %d)", self.label, self.job.doing(self.lease), lease.term)
+        self.job.hold(lease)
+        running = asyncio.create_task(self.job.once() if once else self.job.run())
         lost = False
         try:
             lost = await self._renew(lease, running)
         finally:
             await self._halt(running)
-            self.mirror.fence = None
+            self.job.hold(None)
             self.role = "standby"
         error = None
         if running.done() and not running.cancelled():
@@ -218,7 +222,7 @@ class Standby:
         write is fenced off)."""
         if running.done():
             return
-        self.mirror.stop()
+        self.job.stop()
         await asyncio.wait([running], timeout=GRACE)
         if running.done():
             return

@@ -55,7 +55,7 @@ __all__ = ["CASE", "bus", "make_mirror"]
 RATE_TARGET = 50_000.0  # changes a second, each bus (issue 34)
 CPU_TARGET = 1.2  # client CPU per change against the floor's
 LAG_TARGET = 0.1  # p99 seconds, commit to ack, while sync follows live fixtures
-BATCH = 2000  # asyncsports.sync._publish.BATCH, the floor's too
+BATCH = 2000  # asyncsports.bus._publisher.BATCH, the floor's too
 SERVERS = {"redis": "redis-server", "nats": "nats-server"}
 
 
@@ -190,7 +190,7 @@ def _messages(db: Path) -> tuple[list[Any], str]:
         "SELECT seq, op, tbl, key, row, committed_at FROM changes ORDER BY seq"
     ).fetchall()
     con.close()
-    return [message(*line) for line in lines], origin(lines[0][5])
+    return [message(*line) for line in lines], origin(lines[0].committed_at)
 
 
 async def _ours(db: Path, url: str) -> int:

@@ -95,7 +95,7 @@ def one_origin_in_order(held: list[tuple[str, str, bytes]], want: dict[str, list
 async def origin_of(db: str) -> str:
     store = await open_mirror(db)
     try:
-        return origin((await store.change_rows(0, 1))[0][5])
+        return origin((await store.change_rows(0, 1))[0].committed_at)
     finally:
         await store.close()
 
@@ -292,7 +292,7 @@ async def test_a_change_over_the_servers_max_payload_is_refused_before_it_is_sen
 async def bodies(db: str) -> list[tuple[int, bytes]]:
     store = await open_mirror(db)
     try:
-        return [(line[0], message(*line).body) for line in await store.change_rows(0, 10**9)]
+        return [(line.seq, message(*line).body) for line in await store.change_rows(0, 10**9)]
     finally:
         await store.close()
 
@@ -545,7 +545,7 @@ async def test_a_request_under_way_when_the_connection_is_lost_ends_at_once(
     from support.proxy import Proxy
 
     from asyncsports._wire.bus import ACK_TIMEOUT, parse_target
-    from asyncsports.sync._bus import classify, connect
+    from asyncsports.bus import classify, connect
 
     async with Proxy(server.port) as proxy:
         bus = await connect(parse_target(f"nats://127.0.0.1:{proxy.port}"), 5.0)
@@ -577,7 +577,7 @@ async def test_a_connection_dropped_in_its_handshake_is_an_outage(
     from support.proxy import Proxy
 
     from asyncsports._wire.bus import parse_target
-    from asyncsports.sync._bus import classify, connect
+    from asyncsports.bus import classify, connect
 
     async def close(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.close()

@@ -26,13 +26,13 @@ from support import ENGINES, ainvoke, until
 from support.bus import consume, once_in_order, seqs
 from support.servers import Bus, PostgresServer, free_port, postgres_server
 
-import asyncsports.sync._publish as publish_module
+import asyncsports.bus._publisher as publish_module
 from asyncsports import RetryPolicy
 from asyncsports._wire.bus import message
+from asyncsports.bus import serve_publisher_metrics
 from asyncsports.emulator import Emulator
 from asyncsports.store import open_mirror
 from asyncsports.sync import Mirror, Publisher
-from asyncsports.sync._metrics import serve_publisher_metrics
 
 # Tried again within half a second: an outage of a few seconds is tried many times.
 FAST = RetryPolicy(max_retries=2**31, base=0.05, cap=0.5)

@@ -20,7 +20,7 @@ from typing import Any
 import asyncpg
 import pytest
 from support import until
-from support.lease import action
+from support.lease import StandIn, action
 
 from asyncsports.errors import SinkError
 from asyncsports.store import (
@@ -39,7 +39,7 @@ TTL = 2.0  # the lease: renewed every half second (a loaded machine keeps to tha
 POLL = 0.05
 
 
-class Job:
+class Job(StandIn):
     """A mirror's stand-in: while it runs, a fenced write every ``every`` seconds (none
     when None) until :meth:`stop`; ``how`` says how it ends: ``"plain"`` (a refused write
     raises Deposed), ``"grouped"`` (from a task group, as the workers' do), ``"stuck"``
@@ -207,6 +207,40 @@ async def test_a_standby_names_the_writer_once_and_takes_over_when_it_lets_go(
         await other.close()
 
 
+class Exporter(Job):
+    """A job of a kind the standby has never heard of: its log lines are its own words."""
+
+    does = "exports it"
+
+    def __init__(self, db: str) -> None:
+        super().__init__(db)
+        self.label = "export"
+
+    def held(self, lease: str) -> str:
+        return f"the {lease} export"
+
+    def doing(self, lease: str) -> str:
+        return f"exporting under {lease}"
+
+
+async def test_a_standby_says_what_any_job_does_in_the_job_s_own_words(db: str, logs: Any) -> None:
+    # Issue 42: no branch on a label ("mirror" or not): the job says how it is named.
+    other = Election(db, "sync", "other")
+    job = Exporter(db)
+    standby = Standby(job, ttl=TTL, poll=POLL)
+    try:
+        held = await other.take(60)
+        assert held is not None
+        async with running(standby):
+            await until(lambda: logs("export: standby for the sync export: other exports it") == 1)
+            await other.release(held)
+            await until(lambda: logs("export: exporting under sync (lease term 2)") == 1)
+            assert job.fence is not None and job.fence.term == 2  # the lease it was given
+        assert job.fence is None  # taken back as the term ended
+    finally:
+        await other.close()
+
+
 @pytest.mark.parametrize(("how", "every"), [("plain", 0.02), ("grouped", 0.02), ("plain", None)])
 async def test_a_writer_whose_lease_is_taken_stands_by(
     db: str, logs: Any, how: str, every: float | None
@@ -272,7 +306,7 @@ async def test_a_renewal_that_gets_no_answer_loses_the_lease_by_the_clock(
     assert job.terms == sorted(job.terms)
 
 
-class Quick:
+class Quick(StandIn):
     """A job whose :meth:`run` returns at once, unasked (a publisher whose stop outlived
     its term did): it stops the standby at its ``guard``-th run, so a loop ends."""
 

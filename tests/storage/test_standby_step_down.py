@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from support.lease import StandIn
 from support.wait import until
 
 from asyncsports.store import Lease
@@ -23,7 +24,7 @@ from asyncsports.sync import _standby
 from asyncsports.sync._standby import Standby
 
 
-class Stubborn:
+class Stubborn(StandIn):
     """A mirror's stand-in that neither stops when asked nor ends when cancelled (a writer
     stuck in a call that swallows the cancel), until :meth:`let_go`."""
 

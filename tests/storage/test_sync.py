@@ -14,6 +14,7 @@ from support.mirror import FAST, SPORTS, assert_mirrors, caught_up, rows, settle
 
 from asyncsports.emulator import Emulator
 from asyncsports.sync import TABLES, Mirror, open_mirror
+from asyncsports.sync._keys import Live, Stats
 from asyncsports.sync._metrics import serve_metrics
 from asyncsports.sync._plan import near_window, window
 
@@ -216,8 +217,8 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
             sports_emulator.clock.advance(6 * 3600)
             await caught_up(mirror)
             for fid in live:
-                assert f"live:{fid}" not in mirror.plan.tasks
-                for key in (f"live:{fid}", f"stats:{fid}"):
+                assert Live(fid) not in mirror.plan.tasks
+                for key in (Live(fid), Stats(fid)):
                     assert key not in mirror.feeds or mirror.feeds[key].done()
             assert await settled(client, sports_emulator, db, ["basketball"])
         finally:

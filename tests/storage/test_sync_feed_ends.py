@@ -11,6 +11,7 @@ from support.mirror import FAST, caught_up
 
 from asyncsports.emulator import Emulator
 from asyncsports.sync import Mirror
+from asyncsports.sync._keys import Final
 
 
 async def test_a_feed_that_stops_short_is_reopened_not_taken_for_the_end(
@@ -39,7 +40,7 @@ async def test_a_feed_that_stops_short_is_reopened_not_taken_for_the_end(
                 starts = [s for f, s in calls if f == fid]
                 # Reopened where it stopped, again and again; the fixture still followed.
                 assert len(starts) >= 2 and starts == sorted(starts) and starts[1] > 0
-                assert f"final:{fid}" not in mirror.plan.tasks
+                assert Final(fid) not in mirror.plan.tasks
         finally:
             mirror.stop()
             await running

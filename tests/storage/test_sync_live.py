@@ -24,6 +24,7 @@ from asyncsports import Client, RequestInfo
 from asyncsports.emulator import Emulator
 from asyncsports.store import is_postgres
 from asyncsports.sync import Mirror, open_mirror
+from asyncsports.sync._keys import Live
 
 # The emulator of the ``sports_emulator`` fixture (asyncsports.testing.plugin).
 pytestmark = [
@@ -122,7 +123,7 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
             await caught_up(mirror)
             assert await settled(client, sports_emulator, db, ["basketball"], sockets=True)
             for fid in live:
-                assert f"live:{fid}" not in mirror.feeds and f"live:{fid}" not in mirror.plan.tasks
+                assert Live(fid) not in mirror.feeds and Live(fid) not in mirror.plan.tasks
                 assert rest_actions(sent, [fid]) == 1
         finally:
             mirror.stop()

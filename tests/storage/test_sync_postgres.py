@@ -15,7 +15,7 @@ from support import ENGINES
 from support.servers import PostgresServer
 
 from asyncsports.store import MIRROR_COLUMNS, MirrorStore, RowChange, Write, open_mirror
-from asyncsports.sync import _changes as sync_changes
+from asyncsports.store import _changes as store_changes
 from asyncsports.sync import feed
 
 
@@ -200,7 +200,7 @@ async def test_a_follower_on_another_connection_sees_each_change_once_in_order(
     if db.startswith("postgresql://"):
         # A follower that only looked again after RECHECK would not finish in time: the
         # NOTIFY of each commit wakes it.
-        monkeypatch.setattr(sync_changes, "RECHECK", 3600.0)
+        monkeypatch.setattr(store_changes, "RECHECK", 3600.0)
     writer = await open_mirror(db)
     todo = steps(seed=11, n=80)
     got: list[RowChange] = []

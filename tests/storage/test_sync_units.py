@@ -9,8 +9,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsports.store import Write
+from asyncsports.store import ChangeLine, EventRow, FixtureRow, Write
 from asyncsports.sync import DEFAULT_EVERY, TABLES, Store, parse_every
+from asyncsports.sync._keys import (
+    Events,
+    Final,
+    Fixtures,
+    Live,
+    NoStandings,
+    Owed,
+    Snooker,
+    Squads,
+    Standings,
+    Stats,
+    Window,
+)
 from asyncsports.sync._plan import Plan, wanted
 
 
@@ -21,6 +34,26 @@ def action(fid: str, aid: str, seq: int, text: str = "x") -> tuple[object, ...]:
 def fixture(fid: str, status: str, deleted: int = 0) -> tuple[object, ...]:
     return (fid, "basketball", "s1", "2026-06-01T12:00:00Z", status, "A v B", deleted,
             f'{{"id": "{fid}", "status": "{status}"}}')  # fmt: skip
+
+
+def test_the_named_rows_are_the_tables_columns_in_order() -> None:
+    # Rows are read by name (row.status), written by position: the two must agree.
+    assert FixtureRow._fields == TABLES["fixtures"]
+    assert EventRow._fields == TABLES["events"]
+
+
+def test_a_change_line_is_read_by_name_and_decoded(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.sqlite")
+    store.write([Write("fixtures", [fixture("f1", "Live")])])
+    (line,) = store.change_rows(0)
+    assert isinstance(line, ChangeLine) and (line.seq, line.op, line.table) == (
+        1,
+        "insert",
+        "fixtures",
+    )
+    change = line.decoded()
+    assert change.key == ("f1",) and change.row["status"] == "Live"
+    assert change.committed_at == line.committed_at and store.changes(0) == [change]
 
 
 def test_a_row_is_written_only_when_its_content_changed(tmp_path: Path) -> None:
@@ -166,7 +199,7 @@ def test_every_parses_and_refuses_nonsense() -> None:
 
 def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -> None:
     from asyncsports.store import Write
-    from asyncsports.sync._feeds import _last_packets
+    from asyncsports.sync._live import _last_packets
 
     def w(table: str, fid: str, n: int) -> tuple[str, Write]:
         return fid, Write(table, [(fid, n)])
@@ -176,3 +209,35 @@ def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -
     kept = [(x.table, x.rows[0]) for x in _last_packets(batch)]
     assert kept == [("actions", ("a", 1)), ("statistics", ("b", 1)), ("actions", ("a", 2)),
                     ("statistics", ("a", 2))]  # fmt: skip
+
+
+def test_the_names_of_the_work_keep_the_texts_stored_in_databases() -> None:
+    # Marks and positions are read back by text across versions: each text as before.
+    assert [str(k) for k in (Fixtures("soccer"), Window("soccer"), Events(), Snooker())] == [
+        "fixtures:soccer",
+        "window:soccer",
+        "events",
+        "snooker",
+    ]
+    assert [str(k) for k in (Live("f1"), Stats("f1"), Final("f1"), Standings("s1"))] == [
+        "live:f1",
+        "stats:f1",
+        "final:f1",
+        "standings:s1",
+    ]
+    assert str(Owed("soccer", "s1")) == "standings:soccer:s1"
+    assert str(NoStandings("s1")) == "nostandings:s1"
+    assert str(Squads("soccer", "s1")) == "squads:soccer:s1"
+    # One fixture's live task, feed and final read are three keys, not one.
+    assert len({Live("f1"), Stats("f1"), Final("f1")}) == 3
+
+
+@given(st.text().filter(lambda t: ":" not in t), st.text())
+def test_an_owed_mark_reads_back_as_written(sport: str, season: str) -> None:
+    assert Owed.parse(str(Owed(sport, season))) == Owed(sport, season)
+
+
+@given(st.text(), st.text())
+def test_no_other_mark_reads_as_owed_standings(fixture: str, season: str) -> None:
+    for mark in (Final(fixture), NoStandings(season), Snooker(), Squads(fixture, season)):
+        assert Owed.parse(str(mark)) is None

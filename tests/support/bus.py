@@ -98,7 +98,7 @@ async def seqs(db: str) -> list[int]:
     """Every change's seq in the mirror database ``db`` (either engine), in order."""
     store = await open_mirror(db)
     try:
-        return [line[0] for line in await store.change_rows(0, 10**9)]
+        return [line.seq for line in await store.change_rows(0, 10**9)]
     finally:
         await store.close()
 

@@ -48,3 +48,23 @@ async def fenced(db: str, lease: Lease) -> AsyncIterator[Callable[[], Awaitable[
         yield commit
     finally:
         file.close()
+
+
+class StandIn:
+    """What a :class:`~asyncsports.sync.Standby` asks of the job it runs beside its work
+    (``Held``): how the log names it (as a mirror) and the lease it is given, kept in
+    ``fence``."""
+
+    label = "mirror"
+    does = "writes it"
+    name = ""
+    fence: Lease | None = None
+
+    def held(self, lease: str) -> str:
+        return self.name
+
+    def doing(self, lease: str) -> str:
+        return f"writing {self.name}"
+
+    def hold(self, lease: Lease | None) -> None:
+        self.fence = lease

@@ -1,4 +1,4 @@
-"""The JetStream publisher's ack counting (:class:`asyncsports.sync._bus_nats.Acks`):
+"""The JetStream publisher's ack counting (:class:`asyncsports.bus._nats.Acks`):
 pure, over acks as nats-server writes them (2.9: ``"duplicate": true`` with a space)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asyncsports.sync._bus_nats import Acks
+from asyncsports.bus._nats import Acks
 
 
 @dataclass

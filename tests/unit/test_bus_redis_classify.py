@@ -9,7 +9,7 @@ import pytest
 from redis import exceptions
 from redis._parsers.base import BaseParser
 
-from asyncsports.sync._bus_redis import classify
+from asyncsports.bus._redis import classify
 
 AWAY = [
     "OOM command not allowed when used memory > 'maxmemory'.",

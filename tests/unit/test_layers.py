@@ -6,7 +6,9 @@ Every import counts, at the top of a module, inside a function (lazy) or under
 - no import cycle in the package;
 - the core (``_wire/``, ``models/``, ``jsonstream``, ``errors``, ``auth``) never reaches
   ``_http/``, directly or through another module;
-- ``store/`` imports nothing above it.
+- ``store/`` imports nothing above it;
+- the bus publisher (``bus/``) needs only ``store/`` and the bus's wire format: nothing
+  of the mirror, the client or the command above it (issue 42, point 3).
 
 A function's size is ruff's to hold, not a line count (issue 42, point 6): statements,
 branches and McCabe complexity (PLR0915, PLR0912, C901 in pyproject.toml), which packing
@@ -29,9 +31,12 @@ PACKAGE = "asyncsports"
 ROOT = Path(__file__).parents[2]
 CORE = ("_wire", "models", "jsonstream", "errors", "auth")
 ABOVE_STORE = (
-    *("client", "resources", "_iter", "live", "sync", "backfill", "dlt", "cli"),
+    *("client", "resources", "_iter", "live", "sync", "bus", "backfill", "dlt", "cli"),
     *("emulator", "telemetry", "views"),
 )
+ABOVE_BUS = tuple(name for name in ABOVE_STORE if name != "bus")
+"""What the bus publisher never imports: it runs where no client does (of _http, only
+the metrics server)."""
 SIZE_RULES = {"C901", "PLR0912", "PLR0915"}
 """ruff's rules on a function's size: McCabe complexity, branches, statements."""
 
@@ -181,6 +186,12 @@ def test_the_core_never_reaches_http() -> None:
 def test_store_imports_nothing_above_it() -> None:
     _, graph = house()
     assert upward(graph, PACKAGE, "store", ABOVE_STORE) == []
+
+
+def test_the_bus_publisher_needs_no_mirror_and_no_client() -> None:
+    _, graph = house()
+    assert upward(graph, PACKAGE, "bus", ABOVE_BUS) == []
+    assert reaching(graph, PACKAGE, ("bus",), "sync") == []
 
 
 def test_ruff_holds_each_function_size() -> None:

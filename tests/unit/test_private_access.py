@@ -40,15 +40,15 @@ ALLOWED: dict[tuple[str, str], str] = {
     "changes when headers came: no public sign of progress",
     ("asyncsports._http.transports.aiohttp", "self._http.connector._acquired"): "aiohttp's "
     "connector counts its connections in use only privately (connections_in_use)",
-    ("asyncsports.sync._bus_redis", "pool._available_connections"): "redis-py keeps no public "
+    ("asyncsports.bus._redis", "pool._available_connections"): "redis-py keeps no public "
     "list of a pool's connections, and abort() must drop each at once",
-    ("asyncsports.sync._bus_redis", "pool._in_use_connections"): "redis-py keeps no public "
+    ("asyncsports.bus._redis", "pool._in_use_connections"): "redis-py keeps no public "
     "list of a pool's connections, and abort() must drop each at once",
-    ("asyncsports.sync._bus_redis", "conn._writer"): "redis-py keeps a connection's stream "
+    ("asyncsports.bus._redis", "conn._writer"): "redis-py keeps a connection's stream "
     "writer private, and abort() drops its asyncio transport at once",
-    ("asyncsports.sync._bus_nats", "self.nc._transport"): "nats-py keeps its client's "
+    ("asyncsports.bus._nats", "self.nc._transport"): "nats-py keeps its client's "
     "transport private, and abort() drops the socket at once",
-    ("asyncsports.sync._bus_nats", "transport._io_writer"): "nats-py keeps its transport's "
+    ("asyncsports.bus._nats", "transport._io_writer"): "nats-py keeps its transport's "
     "stream writer private, and abort() drops the socket at once",
     ("asyncsports.testing.plugin", "config._inicache"): "pytest has no public way to "
     "default another plugin's ini option: getini's cache is it",

@@ -41,7 +41,7 @@ _TRIES = 8  # reads of where the stream stands, a batch (each after another publ
 
 
 class NatsBus:
-    """The :class:`~asyncsports.sync._bus.Bus` of a ``nats://`` target."""
+    """The :class:`~asyncsports.bus._bus.Bus` of a ``nats://`` target."""
 
     def __init__(self, target: Target, nc: Any) -> None:
         self.target = target
@@ -457,7 +457,7 @@ def _headers_size(origin: str, seq: int) -> int:
 
 
 def classify(exc: BaseException) -> Trouble | None:
-    """:func:`~asyncsports.sync._bus.classify` of a nats-py error, by its type: a
+    """:func:`~asyncsports.bus._bus.classify` of a nats-py error, by its type: a
     connection lost or refused, no answer, JetStream not there (no responders) or an API
     error of code 500 or more (503: unavailable) pass; any other API error (a bad
     request, a limit) or error of the library (credentials refused) does not."""

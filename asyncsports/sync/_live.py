@@ -25,8 +25,9 @@ from asyncsports.errors import AsyncSportsError
 from asyncsports.store import Write, action_row, statistics_row
 
 from ._jobs import ActionFeed, Done, Next, StatisticsFeed
+from ._keys import FeedKey, Final, Live, Stats
 
-__all__ = ["Feeds", "sockets"]
+__all__ = ["LiveFeeds", "sockets"]
 
 log = logging.getLogger("asyncsports.sync")
 _BATCH = 2000  # records pending at most: the feeds wait (their sockets are not read) beyond
@@ -45,12 +46,13 @@ def sockets(client: Client) -> tuple[ActionFeed, StatisticsFeed]:
     return actions, statistics
 
 
-class Feeds:
+class LiveFeeds:
     """The live feeds of a running mirror.
 
     ``commit`` commits a :class:`Done`; ``position(name, fixture_id)`` is where a feed
     resumes; ``ended(next)`` plans the final read of a fixture whose actions feed ended.
-    ``tasks`` (by ``live:<fixture>`` and ``stats:<fixture>``) are the feeds running.
+    ``tasks`` (by :class:`~asyncsports.sync._keys.Live` and ``Stats`` of the fixture) are
+    the feeds running.
     """
 
     def __init__(
@@ -69,11 +71,11 @@ class Feeds:
         self.position = position
         self.ended = ended
         self.fresh = fresh
-        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.tasks: dict[FeedKey, asyncio.Task[None]] = {}
         self.connections: collections.Counter[str] = collections.Counter()
         self._broken: set[str] = set()
         self._pending: list[tuple[str, Write]] = []  # (fixture, write) not committed yet
-        self._positions: dict[str, int] = {}
+        self._positions: dict[str, int] = {}  # by the feed's name, as committed
         self._kick = asyncio.Event()  # something is pending
         self._room = asyncio.Event()  # the committer took the pending batch
         self._given = self._done = 0  # records handed to the committer / committed
@@ -88,10 +90,10 @@ class Feeds:
         """Open the fixture's feeds that are not open; True when its actions are to be
         polled this time (no actions feed, or one reopened after it broke off)."""
         if self.statistics is not None:
-            self._start(f"stats:{fid}", self._statistics(sport, fid))
+            self._start(Stats(fid), self._statistics(sport, fid))
         if self.actions is None:
             return True
-        if not self._start(f"live:{fid}", self._actions(sport, fid, season)):
+        if not self._start(Live(fid), self._actions(sport, fid, season)):
             return False
         if fid in self._broken:
             self._broken.discard(fid)
@@ -101,11 +103,11 @@ class Feeds:
     def close(self, fid: str) -> None:
         """Stop following the fixture's feeds; what they sent and is not committed is
         dropped (the fixture's final read, which follows, has it all)."""
-        for key in (f"live:{fid}", f"stats:{fid}"):
+        for key in (Live(fid), Stats(fid)):
             task = self.tasks.pop(key, None)
             if task is not None:
                 task.cancel()
-            self._positions.pop(key, None)
+            self._positions.pop(str(key), None)
         self._pending = [(f, w) for f, w in self._pending if f != fid]
 
     async def aclose(self) -> None:
@@ -123,7 +125,7 @@ class Feeds:
 
     # ------------------------------------------------------------------ committing
 
-    async def _put(self, fid: str, key: str, write: Write, n: int) -> int:
+    async def _put(self, fid: str, key: FeedKey, write: Write, n: int) -> int:
         """Hand a record to the committer (waiting while a full batch is pending)."""
         while len(self._pending) >= _BATCH:
             self._room.clear()
@@ -131,7 +133,7 @@ class Feeds:
         if self._committer is None or self._committer.done():
             self._committer = asyncio.create_task(self._commit_loop(), name="mirror-feeds")
         self._pending.append((fid, write))
-        self._positions[key] = n
+        self._positions[str(key)] = n
         self._given += 1
         self._kick.set()
         return self._given
@@ -168,23 +170,23 @@ class Feeds:
             self._progress.clear()
             await self._progress.wait()
 
-    def _start(self, key: str, follow: Coroutine[Any, Any, None]) -> bool:
+    def _start(self, key: FeedKey, follow: Coroutine[Any, Any, None]) -> bool:
         """Run ``follow`` as the feed ``key`` unless that one is open; True if started."""
         task = self.tasks.get(key)
         if task is not None and not task.done():
             follow.close()
             return False
-        task = self.tasks[key] = asyncio.create_task(follow, name=key)
+        task = self.tasks[key] = asyncio.create_task(follow, name=str(key))
         task.add_done_callback(_said)
         return True
 
     async def _actions(self, sport: str, fid: str, season: str) -> None:
-        key = f"live:{fid}"
+        key = Live(fid)
         # What an earlier connection handed over is committed first: read before, the
         # position could be the one before it (or, for a feed never committed, the
         # actions a poll stored), and the feed would reopen behind or ahead of it.
         await self._flush(self._given)
-        n = await self.position(key, fid)
+        n = await self.position(str(key), fid)
         feed = self.actions
         assert feed is not None
         ok = await self._drain(
@@ -200,12 +202,12 @@ class Feeds:
             # over): the final read.
             if self.tasks.get(key) is asyncio.current_task():
                 del self.tasks[key]
-            self.ended(Next(f"final:{fid}", "final", (sport, fid, season)))
+            self.ended(Next(Final(fid), "final", (sport, fid, season)))
 
     async def _statistics(self, sport: str, fid: str) -> None:
-        key = f"stats:{fid}"
+        key = Stats(fid)
         await self._flush(self._given)  # as _actions: the position of what was handed over
-        n = await self.position(key, "")
+        n = await self.position(str(key), "")
         feed = self.statistics
         assert feed is not None
         await self._drain(
@@ -218,7 +220,7 @@ class Feeds:
 
     async def _drain(
         self,
-        key: str,
+        key: FeedKey,
         fid: str,
         records: AsyncIterator[Any],
         n: int,
@@ -231,7 +233,7 @@ class Feeds:
         way (a source that just stops) broke off, as one that raises: the fixture is still
         followed, and polled until the feed reopens.
         """
-        kind = "live." + ("actions" if key.startswith("live:") else "statistics")
+        kind = key.resource
         finished = False
         try:
             async for record, json in records:
@@ -244,7 +246,7 @@ class Feeds:
             log.warning(
                 "mirror: %s feed of %s broke off (%s): polling until it reopens", kind, fid, exc
             )
-            if kind == "live.actions":
+            if isinstance(key, Live):
                 self._broken.add(fid)
             return False
         finally:
@@ -256,7 +258,7 @@ class Feeds:
 
 
 class _Unfinished(Exception):
-    """A feed that ended without the fixture's end (see :meth:`Feeds._drain`)."""
+    """A feed that ended without the fixture's end (see :meth:`LiveFeeds._drain`)."""
 
 
 def _said(task: asyncio.Task[None]) -> None:

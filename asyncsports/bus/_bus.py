@@ -1,8 +1,8 @@
 """The buses a change feed is published to, behind one interface: :class:`Bus`.
 
 :func:`connect` opens the one a :class:`~asyncsports._wire.bus.Target` names: Redis
-Streams (:mod:`~asyncsports.sync._bus_redis`, redis-py) or NATS JetStream
-(:mod:`~asyncsports.sync._bus_nats`, nats-py). Each says where the feed stands on it
+Streams (:mod:`~asyncsports.bus._redis`, redis-py) or NATS JetStream
+(:mod:`~asyncsports.bus._nats`, nats-py). Each says where the feed stands on it
 (:meth:`Bus.position`, read from the bus itself, every entry there checked to be this
 database's) and publishes a batch, in order, every message stored once it returns, the
 bus claimed for one database with the first (:meth:`Bus.publish`).
@@ -51,10 +51,10 @@ async def connect(target: Target, connect_timeout: float) -> Bus:
     """An open :class:`Bus` to ``target``, within ``connect_timeout`` seconds (the
     library's errors as raised: the caller tells a bus away from a bus refusing)."""
     if target.kind == "redis":
-        from ._bus_redis import RedisBus
+        from ._redis import RedisBus
 
         return await RedisBus.open(target, connect_timeout)
-    from ._bus_nats import NatsBus
+    from ._nats import NatsBus
 
     return await NatsBus.open(target, connect_timeout)
 
@@ -64,11 +64,11 @@ def classify(exc: BaseException) -> Trouble | None:
     asyncsports' own error), to be raised as it is."""
     module = type(exc).__module__
     if module.startswith("redis"):
-        from ._bus_redis import classify as redis
+        from ._redis import classify as redis
 
         return redis(exc)
     if module.startswith("nats"):
-        from ._bus_nats import classify as nats
+        from ._nats import classify as nats
 
         return nats(exc)
     return "away" if isinstance(exc, OSError) else None

@@ -1,7 +1,7 @@
 """The mirror's change feed published to a bus, exactly once, in commit order: :class:`Publisher`.
 
 Where the feed stands is read back from the bus itself whenever the publisher
-(re)connects: the last change there (:meth:`~asyncsports.sync._bus.Bus.position`). It then
+(re)connects: the last change there (:meth:`~asyncsports.bus.Bus.position`). It then
 publishes every change after it, a batch at a time, each batch stored on the bus
 before the next is sent (Redis: one transaction; JetStream: each message acked). So a
 publisher killed at any point and started again publishes each change once: what
@@ -24,6 +24,8 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from asyncsports._wire.bus import Lags, Message, Target, message, origin, parse_target
 from asyncsports._wire.retry import RetryPolicy
@@ -33,13 +35,16 @@ from asyncsports.store import (
     ChangeLine,
     Lease,
     MirrorStore,
+    change_batches,
     is_postgres,
     open_mirror,
     redact_url,
 )
 
 from ._bus import Bus, classify, connect
-from ._changes import batches
+
+if TYPE_CHECKING:
+    from ._metrics import PublisherMetrics
 
 __all__ = ["BACKOFF", "BATCH", "IDLE", "Publisher"]
 
@@ -68,7 +73,15 @@ class Publisher:
     """
 
     label = "publisher"
-    """How the log names it (as a :class:`~asyncsports.sync.Standby`'s job)."""
+    """How the log names it."""
+    title = "publisher"
+    """What ``/healthz`` and the role metric call the process publishing the feed."""
+    duty = "publishes the change feed"
+    """What that process does, as the role metric's help says it."""
+    does = "is the publisher"
+    """What another process holding its lease does, as a standby's log says it."""
+    metrics = "asyncsports_bus"
+    """The prefix of its metrics' names."""
 
     def __init__(
         self,
@@ -87,7 +100,6 @@ class Publisher:
         self.batch = batch
         self.connect_timeout = connect_timeout
         self.backoff = backoff
-        self.fence: Lease | None = None  # set by a Standby; the bus refuses doubles itself
         self.position: int | None = None
         """The last change acked on the bus (None: not yet read from it)."""
         self.head = 0
@@ -126,6 +138,33 @@ class Publisher:
             await self._publish(follow=False)
         finally:
             self._stop.clear()
+
+    # ------------------------------------------------------------------ as a job
+
+    def held(self, lease: str) -> str:
+        """What the lease ``lease`` stands for, as a standby's log says it: the lease
+        itself (one per bus stream) of the database."""
+        return f"{lease!r} of {self.name}"
+
+    def doing(self, lease: str) -> str:
+        """What this process does while it holds ``lease``, as the log says it."""
+        return f"holding the lease {self.held(lease)}"
+
+    def hold(self, lease: Lease | None) -> None:
+        """Work under ``lease``: nothing to fence, the bus refuses a second copy itself
+        (a standby only keeps a second publisher waiting)."""
+
+    def health(self) -> tuple[bool, dict[str, object]]:
+        """Whether it reaches the bus, and what ``/healthz`` answers."""
+        from ._metrics import publisher_healthy
+
+        return publisher_healthy(self)
+
+    def collector(self, core: ModuleType) -> PublisherMetrics:
+        """Its metrics, made with ``core`` (``prometheus_client.core``)."""
+        from ._metrics import PublisherMetrics
+
+        return PublisherMetrics(self, core)
 
     # ------------------------------------------------------------------ the loop
 
@@ -181,7 +220,7 @@ class Publisher:
                     await asyncio.wait_for(bus.ping(), self.connect_timeout)
                     self._back()
 
-                walk = batches(
+                walk = change_batches(
                     reader,
                     self.position,
                     follow=follow,
@@ -204,7 +243,7 @@ class Publisher:
         self.head = await store.head()
         if self.origin is None and self.head:
             first = await store.change_rows(0, 1)
-            self.origin = origin(first[0][5]) if first else None
+            self.origin = origin(first[0].committed_at) if first else None
         seq = await bus.position(self.origin)  # a BusError if a stream holds another's
         if seq > self.head:
             raise BusError(

@@ -31,7 +31,7 @@ TABLES = tuple(MIRROR_COLUMNS)
 
 
 class RedisBus:
-    """The :class:`~asyncsports.sync._bus.Bus` of a ``redis://`` target."""
+    """The :class:`~asyncsports.bus._bus.Bus` of a ``redis://`` target."""
 
     def __init__(self, target: Target, client: Any) -> None:
         self.target = target
@@ -337,7 +337,7 @@ _BUSY = frozenset({"MISCONF", "NOREPLICAS", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "
 
 
 def classify(exc: BaseException) -> Trouble | None:
-    """:func:`~asyncsports.sync._bus.classify` of a redis-py error, by its class: away
+    """:func:`~asyncsports.bus._bus.classify` of a redis-py error, by its class: away
     for a connection lost or timed out and for Redis loading its data, out of memory,
     read-only (a replica), failing over; refused for anything else of Redis's
     (credentials, ACL, a command it will not take). redis-py strips the error code from
