@@ -141,6 +141,9 @@ def transient(exc: BaseException) -> bool:
         | apg.PostgresConnectionError
         | apg.exceptions.OperatorInterventionError  # shutting down, starting up
         | apg.InterfaceError  # the connection is closed
+        # An operation begun on a connection still taking in the server's FATAL error (a
+        # fast shutdown): the database going away; the connection is dropped (abort()).
+        | apg.exceptions.InternalClientError
         | apg.exceptions.SerializationError
         | apg.exceptions.DeadlockDetectedError,
     )

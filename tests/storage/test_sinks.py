@@ -351,3 +351,19 @@ async def test_a_cancelled_sqlite_write_is_interrupted_and_rolled_back(tmp_path:
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM fixtures").fetchone() == (0,)
+
+
+def test_a_connection_left_mid_error_by_the_server_is_transient() -> None:
+    """PostgreSQL stopped (``fast``) sends its clients a FATAL error; asyncpg's connection
+    then consumes it (ERROR_CONSUME), and an operation started on it before it closes
+    fails with ``InternalClientError`` ("cannot switch to state 12; another operation (2)
+    is in progress"). That is the database going away, so the connection is dropped and
+    the operation tried again on a new one, not an unusable database (a follower's last
+    read at stop ended with a SinkError after a restart, once in a loaded full run)."""
+    from asyncsports.store._pg import transient
+
+    busy = asyncpg.exceptions.InternalClientError(
+        "cannot switch to state 12; another operation (2) is in progress"
+    )
+    assert transient(busy)
+    assert not transient(asyncpg.exceptions.UndefinedTableError("no such table"))
