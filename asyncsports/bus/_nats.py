@@ -43,81 +43,81 @@ _TRIES = 8  # reads of where the stream stands, a batch (each after another publ
 class NatsBus:
     """The :class:`~asyncsports.bus._bus.Bus` of a ``nats://`` target."""
 
-    def __init__(self, target: Target, nc: Any) -> None:
+    def __init__(self, target: Target) -> None:
         self.target = target
-        self.nc = nc
-        self.js = nc.jetstream(timeout=ACK_TIMEOUT)
+        self.nc: Any = None  # nats-py's client, once connected (open)
+        self.js: Any = None
         self.lost = asyncio.Event()  # the connection ended: pending acks will not come
         self.acks = Acks()
         self.inbox = ""  # where the stream's acks come: <inbox>.<batch>
         self.tail: tuple[int, int] | None = None  # (change, stream seq) of the last, ours
         self.max_msg_size = -1  # the stream's
         self.refusal: str | None = None  # a permissions violation the server said
+        self.seen: list[Exception] = []  # what nats-py said to the error callback
 
     @classmethod
     async def open(cls, target: Target, connect_timeout: float) -> NatsBus:
         """Connected, and the stream there (created if missing)."""
-        nats = need("nats", FEATURE)
-        bus: NatsBus | None = None
-        seen: list[Exception] = []
-
-        async def ended() -> None:
-            if bus is not None:
-                bus.lost.set()
-
-        plain = need("nats.errors", FEATURE).Error
-
-        async def error(exc: Exception) -> None:
-            seen.append(exc)  # said by the call it fails (nats-py would log each itself)
-            # nats-py hands a server's -ERR that leaves the connection open to this
-            # callback as a bare Error: a permissions violation, what we sent refused.
-            if bus is not None and type(exc) is plain:
-                bus.refusal = bus.refusal or " ".join(str(exc).split())
-                bus.acks.done.set()
-
-        try:
-            nc = await nats.connect(
-                servers=[target.url],
-                connect_timeout=connect_timeout,
-                # The publisher's own loop reconnects, and reads where the bus stands.
-                allow_reconnect=False,
-                # One more try, then NoServersError (0 would mean: for ever).
-                max_reconnect_attempts=1,
-                reconnect_time_wait=0.1,
-                disconnected_cb=ended,
-                closed_cb=ended,
-                error_cb=error,
-            )
-        except need("nats.errors", FEATURE).NoServersError:
-            why = " ".join(str(seen[-1]).split()) if seen else "no server answered"
-            raise ConnectionError(why) from (seen[-1] if seen else None)
-        except plain as exc:
-            # nats-py says both a server's refusal (-ERR 'Authorization Violation') and a
-            # connection ended before the server's INFO (a server going down, a proxy with
-            # none behind it) with a bare Error, so its own words for the second are read:
-            # that one is an outage.
-            if type(exc) is plain and _NO_INFO in str(exc):
-                raise ConnectionError(" ".join(str(exc).split())) from exc
-            raise
-        bus = cls(target, nc)
-        if not nc.is_connected:  # lost before there was a bus to tell
-            bus.lost.set()
+        bus = cls(target)
+        await bus._connect(connect_timeout)
         try:
             try:
                 await bus._ensure_stream()
             except Exception as exc:
                 bus._said_no(exc)
                 raise
-            bus.inbox = nc.new_inbox()
+            bus.inbox = bus.nc.new_inbox()
             # One subscription takes every ack, counted in a callback: a third of the CPU
             # of nats-py's publish_async (a future, a semaphore and a token a message).
-            await nc.subscribe(
+            await bus.nc.subscribe(
                 f"{bus.inbox}.*", cb=bus.acks.take, pending_msgs_limit=-1, pending_bytes_limit=-1
             )
         except BaseException:
             await bus.close()
             raise
         return bus
+
+    async def _connect(self, connect_timeout: float) -> None:
+        """``self.nc`` connected; its callbacks are this bus's from the first byte, so a
+        connection lost at any time after is seen (:attr:`lost`)."""
+        errors = need("nats.errors", FEATURE)
+        try:
+            self.nc = await need("nats", FEATURE).connect(
+                servers=[self.target.url],
+                connect_timeout=connect_timeout,
+                # The publisher's own loop reconnects, and reads where the bus stands.
+                allow_reconnect=False,
+                # One more try, then NoServersError (0 would mean: for ever).
+                max_reconnect_attempts=1,
+                reconnect_time_wait=0.1,
+                disconnected_cb=self._ended,
+                closed_cb=self._ended,
+                error_cb=self._error,
+            )
+        except errors.NoServersError:
+            seen = self.seen
+            why = " ".join(str(seen[-1]).split()) if seen else "no server answered"
+            raise ConnectionError(why) from (seen[-1] if seen else None)
+        except errors.Error as exc:
+            # nats-py says both a server's refusal (-ERR 'Authorization Violation') and a
+            # connection ended before the server's INFO (a server going down, a proxy with
+            # none behind it) with a bare Error, so its own words for the second are read:
+            # that one is an outage.
+            if type(exc) is errors.Error and _NO_INFO in str(exc):
+                raise ConnectionError(" ".join(str(exc).split())) from exc
+            raise
+        self.js = self.nc.jetstream(timeout=ACK_TIMEOUT)
+
+    async def _ended(self) -> None:
+        self.lost.set()
+
+    async def _error(self, exc: Exception) -> None:
+        self.seen.append(exc)  # said by the call it fails (nats-py would log each itself)
+        # nats-py hands a server's -ERR that leaves the connection open to this callback
+        # as a bare Error: a permissions violation, what we sent refused.
+        if self.nc is not None and type(exc) is need("nats.errors", FEATURE).Error:
+            self.refusal = self.refusal or " ".join(str(exc).split())
+            self.acks.done.set()
 
     async def _ask(self, request: Awaitable[T]) -> T:
         """``request``'s answer, or ConnectionError as soon as the connection is seen
