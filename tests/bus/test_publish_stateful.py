@@ -209,7 +209,14 @@ class World(RuleBasedStateMachine):
     # --------------------------------------------------------------- the plumbing
 
     def run(self, coro: Awaitable[T], within: float = 4 * WITHIN) -> T:
-        return self.loop.run_until_complete(asyncio.wait_for(coro, within))
+        # In the loop's own task, not wait_for's: on Python 3.11 wait_for runs the
+        # coroutine in a task of its own, and _close, cancelling every task but its own,
+        # cancelled the outer one.
+        async def bounded() -> T:
+            async with asyncio.timeout(within):
+                return await coro
+
+        return self.loop.run_until_complete(bounded())
 
     async def _open(self) -> None:
         self.proxy = await Proxy(self.server.port).__aenter__()
