@@ -136,6 +136,7 @@ _WHOLE = re.compile(r"[0-9]{1,20}")
 _DECIMAL = re.compile(r"(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,4})?")
 _PRINTABLE = re.compile(r"[!-~]{1,200}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HOST = re.compile(r"[\w.:%-]*")  # a name, an address (IPv6 unbracketed), or none: unix://
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,10 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
         _ = parts.port  # read for its check: out of range, or not a number
     except ValueError as exc:
         raise ValueError(f"{hide_url(url)!r}: bad port ({exc})") from None
+    host = parts.hostname or ""
+    if not _HOST.fullmatch(host):
+        # Read as written: the last "@" ends a password, and what follows was no host.
+        raise ValueError(f"{hide_url(url)!r}: {_clip(host)!r} is no host name")
     if kind == "nats" and parts.path not in ("", "/"):
         raise ValueError(f"{hide_url(url)!r}: a nats:// URL has no path ({parts.path!r})")
     if scheme != "unix" and parts.path.strip("/"):  # redis-py reads a number there as db
