@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -18,9 +19,13 @@ from .messages import ClickError, fail, leaf, say
 from .options import Globals
 
 if TYPE_CHECKING:  # imported where used: --help and --version import none of them
+    from asyncio import AbstractEventLoop
+
     from asyncsports.client import Client
 
 __all__ = ["Job", "run", "run_async"]
+
+log = logging.getLogger("asyncsports.cli")
 
 Job = Callable[["Client"], Awaitable[int | None]]
 """A command's work with a client; a non-zero result is the exit code."""
@@ -76,11 +81,22 @@ async def _attached(main: Callable[[], Awaitable[int | None]]) -> int | None:
 
     task = asyncio.current_task()
     assert task is not None
+    asyncio.get_running_loop().set_exception_handler(_after_signal_quietly)
     interrupts.attach(task)
     try:
         return await main()
     finally:
         interrupts.detach()
+
+
+def _after_signal_quietly(loop: AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of a future nobody read: after a signal, what a cancelled library
+    call left (asyncpg 0.29's "unexpected connection_lost() call" when its connect is
+    cancelled), logged for --verbose only, not printed after "interrupted"."""
+    if not interrupts.received:
+        loop.default_exception_handler(context)
+        return
+    log.debug("after the signal: %s", context.get("message"), exc_info=context.get("exception"))
 
 
 def run(
