@@ -367,7 +367,8 @@ class NatsBus:
         """Close the connection (what is pending is dropped: its acks are not awaited)."""
         if not self.nc.is_closed:
             try:
-                await asyncio.wait_for(self.nc.close(), 5.0)
+                async with asyncio.timeout(5.0):
+                    await self.nc.close()
             except Exception:
                 self.abort()
 

@@ -22,7 +22,7 @@ import contextlib
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -217,7 +217,8 @@ class Publisher:
                 assert self.position is not None
 
                 async def idle() -> None:  # nothing to publish: is the bus still there?
-                    await asyncio.wait_for(bus.ping(), self.connect_timeout)
+                    async with asyncio.timeout(self.connect_timeout):
+                        await bus.ping()
                     self._back()
 
                 walk = change_batches(
@@ -229,10 +230,12 @@ class Publisher:
                     idle=idle,
                     recheck=IDLE,
                 )
-                async for batch in _ahead(walk):
-                    if self.origin is None:  # the first change ever: it names the database
-                        self.origin = origin(batch[0].committed_at)
-                    await self._send(bus, batch)
+                # Closed as the loop ends, however: the read ahead ends with this pass.
+                async with contextlib.aclosing(_ahead(walk)) as batches:
+                    async for batch in batches:
+                        if self.origin is None:  # the first change ever: names the database
+                            self.origin = origin(batch[0].committed_at)
+                        await self._send(bus, batch)
             finally:
                 await bus.close()
         finally:
@@ -294,7 +297,9 @@ class Publisher:
             self.lags.add(max(0.0, now - at))
 
 
-async def _ahead(walk: AsyncGenerator[list[ChangeLine], None]) -> AsyncIterator[list[Message]]:
+async def _ahead(
+    walk: AsyncGenerator[list[ChangeLine], None],
+) -> AsyncGenerator[list[Message], None]:
     """The messages of each batch of ``walk``, the next one read and made while the
     caller publishes this one (the bus's round trip overlaps the database's read). Only
     reading runs ahead: nothing is sent before the batch before it is acked."""
@@ -313,8 +318,9 @@ async def _ahead(walk: AsyncGenerator[list[ChangeLine], None]) -> AsyncIterator[
             yield batch
     finally:
         ahead.cancel()
-        with contextlib.suppress(BaseException):
-            await ahead
+        await asyncio.wait([ahead])  # its end: a cancel of this task's own is not swallowed
+        if ahead.done() and not ahead.cancelled():
+            ahead.exception()  # a read nobody will take: its error is the reader's, closed
         await walk.aclose()
 
 

@@ -332,7 +332,8 @@ class PgMirror:
         if await self._do(self._listen):
             return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._woken.wait(), at_most)
+            async with asyncio.timeout(at_most):
+                await self._woken.wait()
 
     async def _listen(self, conn: asyncpg.Connection) -> bool:
         if self._listening is conn and not conn.is_closed():  # type: ignore[union-attr]
