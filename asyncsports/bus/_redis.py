@@ -16,7 +16,9 @@ not sent again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from asyncsports._optional import need
@@ -63,16 +65,19 @@ class RedisBus:
         aioredis = need("redis.asyncio", FEATURE)
         retry = need("redis.asyncio.retry", FEATURE)
         backoff = need("redis.backoff", FEATURE)
+        # No socket_timeout: with one, redis-py writes under asyncio.wait_for, which on
+        # Python 3.11 can swallow a cancel (CPython gh-86296; a publisher cancelled as a
+        # write drained published on). Each call is bounded here instead (_answer).
         client = aioredis.Redis.from_url(
             target.url,
             socket_connect_timeout=connect_timeout,
-            socket_timeout=ACK_TIMEOUT,
             # The publisher's own loop reconnects and reads where it stands; a retry
             # inside redis-py would only hide an outage from it.
             retry=retry.Retry(backoff.NoBackoff(), 0),
         )
         try:
-            await client.ping()
+            async with _answer(target, connect_timeout + ACK_TIMEOUT):
+                await client.ping()
         except BaseException:
             await client.aclose()
             raise
@@ -85,16 +90,10 @@ class RedisBus:
     async def position(self, origin: str | None) -> int:
         """The largest ``last-generated-id`` of the tables' streams, once the claim and
         the top entry of each stream are checked to be ``origin``'s."""
-        conn = await self._connection()
-        try:
+        async with _answer(self.target), self._connection() as conn:
             await conn.send_packed_command([self._look, _UNWATCH])
             tops, claimed = await self._read_look(conn)
             await conn.read_response()  # UNWATCH's OK
-        except BaseException:
-            await conn.disconnect(nowait=True)
-            raise
-        finally:
-            await self.client.connection_pool.release(conn)
         return self._check(tops, claimed, origin)
 
     async def publish(self, batch: Sequence[Message], origin: str, after: int) -> int:
@@ -108,47 +107,59 @@ class RedisBus:
         tail = self._tails.get(origin)
         if tail is None:
             tail = self._tails[origin] = b"$6\r\norigin\r\n" + _bulk(origin.encode())
-        keys, xadd = self._keys, self._xadd
         while True:
-            conn = await self._connection()
-            try:
-                await conn.send_packed_command(self._look)
-                tops, claimed = await self._read_look(conn)
-                seq = self._check(tops, claimed, origin)
-                if seq < after:
-                    raise BusError(
-                        f"{self.target.shown}: the streams went back from change {after} to "
-                        f"{seq} while publishing (deleted or flushed by someone else)"
-                    )
-                parts, sent = [_MULTI], []
-                if claimed is None:
-                    parts.append(
-                        b"*4\r\n$3\r\nSET\r\n%s%s$2\r\nNX\r\n"
-                        % (self._claim, _bulk(origin.encode()))
-                    )
-                for m in batch:
-                    if m.seq <= tops[m.table][0]:
-                        continue  # on its stream already (ours: checked): a duplicate
-                    entry, body = b"%d-0" % m.seq, m.body
-                    parts.append(xadd % (keys[m.table], len(entry), entry, len(body), body, tail))
-                    sent.append(m)
-                parts.append(_EXEC)
-                await conn.send_packed_command(parts)
-                done = await self._read_transaction(conn, sent, claimed is None)
-            except BaseException:
-                await conn.disconnect(nowait=True)
-                raise
-            finally:
-                await self.client.connection_pool.release(conn)
-            if done:
-                return len(batch) - len(sent)
+            async with _answer(self.target), self._connection() as conn:
+                done = await self._round(conn, batch, origin, after, tail)
+            if done is not None:
+                return len(batch) - done
 
-    async def _connection(self) -> Any:
+    async def _round(
+        self, conn: Any, batch: Sequence[Message], origin: str, after: int, tail: bytes
+    ) -> int | None:
+        """One look and one transaction: how many of ``batch`` were sent (None: a watched
+        key changed, look again)."""
+        keys, xadd = self._keys, self._xadd
+        await conn.send_packed_command(self._look)
+        tops, claimed = await self._read_look(conn)
+        seq = self._check(tops, claimed, origin)
+        if seq < after:
+            raise BusError(
+                f"{self.target.shown}: the streams went back from change {after} to "
+                f"{seq} while publishing (deleted or flushed by someone else)"
+            )
+        parts, sent = [_MULTI], []
+        if claimed is None:
+            parts.append(
+                b"*4\r\n$3\r\nSET\r\n%s%s$2\r\nNX\r\n" % (self._claim, _bulk(origin.encode()))
+            )
+        for m in batch:
+            if m.seq <= tops[m.table][0]:
+                continue  # on its stream already (ours: checked): a duplicate
+            entry, body = b"%d-0" % m.seq, m.body
+            parts.append(xadd % (keys[m.table], len(entry), entry, len(body), body, tail))
+            sent.append(m)
+        parts.append(_EXEC)
+        await conn.send_packed_command(parts)
+        done = await self._read_transaction(conn, sent, claimed is None)
+        return len(sent) if done else None
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        """A connection of the pool's, connected (its handshake within the caller's
+        :func:`_answer`: with no socket_timeout, redis-py 5.0 bounds none of it), dropped
+        on any failure so that no reply is left unread on it, then given back."""
         pool = self.client.connection_pool
         try:
-            return await pool.get_connection()
+            conn = await pool.get_connection()
         except TypeError:  # redis-py before 5.3 wants a command's name
-            return await pool.get_connection("MULTI")
+            conn = await pool.get_connection("MULTI")
+        try:
+            yield conn
+        except BaseException:
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await pool.release(conn)
 
     async def _read_look(self, conn: Any) -> tuple[dict[str, tuple[int, str, Any]], str | None]:
         """The answers to ``self._look``: each table's ``(seq, last-generated-id,
@@ -259,7 +270,8 @@ class RedisBus:
 
     async def ping(self) -> None:
         """PING."""
-        await self.client.ping()
+        async with _answer(self.target):
+            await self.client.ping()
 
     async def close(self) -> None:
         """Close the connection pool."""
@@ -362,3 +374,18 @@ def classify(exc: BaseException) -> Trouble | None:
     if isinstance(exc, errors.RedisError):
         return "refused"
     return "away" if isinstance(exc, OSError) else None
+
+
+@contextlib.asynccontextmanager
+async def _answer(target: Target, seconds: float | None = None) -> AsyncIterator[None]:
+    """Redis's answers within ``seconds`` (:data:`ACK_TIMEOUT`), or a TimeoutError saying
+    so: the bound redis-py's socket_timeout kept before (see :meth:`RedisBus.open`)."""
+    seconds = ACK_TIMEOUT if seconds is None else seconds
+    bound = asyncio.timeout(seconds)
+    try:
+        async with bound:
+            yield
+    except Exception:  # redis-py words our cancel its own way ("Timeout reading from")
+        if not bound.expired():
+            raise
+        raise TimeoutError(f"no answer from {target.shown} within {seconds:g} s") from None

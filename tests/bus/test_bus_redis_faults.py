@@ -282,3 +282,52 @@ async def test_streams_deleted_under_a_running_publisher_are_exit_22_not_a_skip(
                 await asyncio.wait_for(running, WITHIN)
     await Publisher(db, redis_bus.url).once()
     once_in_order(await consume(redis_bus.url), await seqs(db))
+
+
+# ------------------------------------------------------------ a cancel is never lost
+
+
+async def test_redis_py_is_given_no_socket_timeout_so_a_cancel_is_never_swallowed(
+    redis_bus: Bus,
+) -> None:
+    """With a socket_timeout, redis-py writes under asyncio.wait_for, which on Python 3.11
+    swallows a cancel arriving as the write drains (CPython gh-86296): CI's lowest leg saw
+    a publisher killed there publish on. The bound is the bus's own instead."""
+    from asyncsports._wire.bus import parse_target
+    from asyncsports.bus import connect
+
+    bus = await connect(parse_target(redis_bus.url), 2.0)
+    try:
+        assert bus.client.connection_pool.connection_kwargs.get("socket_timeout") is None  # type: ignore[attr-defined]
+        await bus.ping()
+    finally:
+        await bus.close()
+
+
+async def test_a_redis_that_stops_answering_is_a_timeout_within_the_bound(
+    redis_bus: Bus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.proxy import Proxy
+
+    from asyncsports._wire.bus import parse_target
+    from asyncsports.bus import classify, connect
+
+    monkeypatch.setattr("asyncsports.bus._redis.ACK_TIMEOUT", 0.5)
+    async with Proxy(redis_bus.port) as proxy:
+        target = parse_target(f"redis://127.0.0.1:{proxy.port}/0")
+        bus = await connect(target, 2.0)
+        try:
+            proxy.hold()
+            started = time.monotonic()
+            with pytest.raises(TimeoutError, match=r"no answer from redis://.* within 0.5 s") as e:
+                await bus.ping()  # on the connection open, held
+            assert time.monotonic() - started < 0.5 + WITHIN / 10
+            assert classify(e.value) == "away"  # an outage, waited for
+            started = time.monotonic()
+            with pytest.raises(Exception) as e:  # a new connection: its handshake times out
+                await bus.position(None)
+            assert time.monotonic() - started < 2.0 + 0.5 + WITHIN / 10
+            assert classify(e.value) == "away", repr(e.value)
+        finally:
+            proxy.release()
+            await bus.close()
