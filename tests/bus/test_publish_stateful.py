@@ -46,6 +46,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,17 @@ def logged(step: F) -> F:
     def run(self: World, **kwargs: Any) -> None:
         args = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
         self.steps.append(f"{step.__name__}({args})")
-        step(self, **kwargs)
+        try:
+            step(self, **kwargs)
+        except Violation:
+            raise
+        except BaseException:
+            # Printed now: hypothesis reports its replay, which may not meet the timing again.
+            steps = "\n".join(f"  {n}. {step}" for n, step in enumerate(self.steps, 1))
+            print(
+                f"{traceback.format_exc()}{self.server.kind} {sorted(self.faults)}, after:\n{steps}"
+            )
+            raise
 
     return run  # type: ignore[return-value]
 
@@ -276,7 +287,9 @@ class World(RuleBasedStateMachine):
     def fail(self, why: str) -> None:
         self.problems.append(why)
         steps = "\n".join(f"  {n}. {step}" for n, step in enumerate(self.steps, 1))
-        raise Violation(f"{why}\n{self.server.kind} {sorted(self.faults)}, after:\n{steps}")
+        said = f"{why}\n{self.server.kind} {sorted(self.faults)}, after:\n{steps}"
+        print(f"Violation: {said}")  # now: hypothesis's replay may not meet the timing again
+        raise Violation(said)
 
     # ------------------------------------------------------------ reading the bus
 
