@@ -230,12 +230,10 @@ class Publisher:
                     idle=idle,
                     recheck=IDLE,
                 )
-                # Closed as the loop ends, however: the read ahead ends with this pass.
-                async with contextlib.aclosing(_ahead(walk)) as batches:
-                    async for batch in batches:
-                        if self.origin is None:  # the first change ever: names the database
-                            self.origin = origin(batch[0].committed_at)
-                        await self._send(bus, batch)
+                async for batch in _ahead(walk):
+                    if self.origin is None:  # the first change ever: it names the database
+                        self.origin = origin(batch[0].committed_at)
+                    await self._send(bus, batch)
             finally:
                 await bus.close()
         finally:
