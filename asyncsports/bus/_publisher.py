@@ -213,12 +213,15 @@ class Publisher:
             self.head = max(self.head, await reader.head())
             bus = await connect(self.target, self.connect_timeout)
             try:
+                _cancel_kept()
                 await self._resume(bus, reader)
+                _cancel_kept()
                 assert self.position is not None
 
                 async def idle() -> None:  # nothing to publish: is the bus still there?
                     async with asyncio.timeout(self.connect_timeout):
                         await bus.ping()
+                    _cancel_kept()
                     self._back()
 
                 walk = change_batches(
@@ -279,6 +282,7 @@ class Publisher:
     async def _send(self, bus: Bus, batch: list[Message]) -> None:
         assert self.origin is not None and self.position is not None
         duplicates = await bus.publish(batch, self.origin, self.position)
+        _cancel_kept()
         now = time.time()
         self.position = batch[-1].seq
         self._back()
@@ -320,6 +324,17 @@ async def _ahead(
         if ahead.done() and not ahead.cancelled():
             ahead.exception()  # a read nobody will take: its error is the reader's, closed
         await walk.aclose()
+
+
+def _cancel_kept() -> None:
+    """CancelledError if this task was cancelled and the bus's library swallowed it: on
+    Python 3.11, asyncio.wait_for (redis-py and nats-py use it) loses a cancel that arrives
+    as its awaitable completes (CPython gh-86296), leaving a killed publisher running on.
+    Called after each call to the bus: the task stays asked (``cancelling()``) until it
+    ends, so nothing else can mistake it."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _epoch(text: str) -> float:
