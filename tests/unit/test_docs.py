@@ -247,3 +247,30 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "asyncsports"))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "[]\n"
+
+
+def test_the_recording_guides_test_passes_against_the_recording_it_made(tmp_path: Path) -> None:
+    # The guide records match-day.jsonl.gz, then shows a test of the pytest plugin that
+    # replays it; run as a reader would: the page in a fresh directory, the recording
+    # checked in where the test says, the test's block run by pytest.
+    guide = ROOT / "docs" / "guides" / "recording.md"
+    session(guide, tmp_path)
+    (block,) = [b for b in python_blocks(guide, ROOT) if "@pytest.mark.emulator(" in b.code]
+    where = re.search(r'replay="([^"]+)"', block.code)
+    assert where is not None, block.where
+    checked_in = tmp_path / "project" / where[1]
+    checked_in.parent.mkdir(parents=True)
+    (tmp_path / "match-day.jsonl.gz").rename(checked_in)
+    (tmp_path / "project" / "test_guide.py").write_text(block.code)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    options = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "error"]
+    command = [sys.executable, "-m", "pytest", *options, "-c", os.devnull, "--rootdir=."]
+    result = subprocess.run(
+        [*command, "test_guide.py"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path / "project",
+    )
+    assert result.returncode == 0, f"{block.where}:\n{result.stdout}{result.stderr}"
+    assert " passed" in result.stdout
