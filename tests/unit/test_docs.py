@@ -16,6 +16,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +275,23 @@ def test_the_recording_guides_test_passes_against_the_recording_it_made(tmp_path
     )
     assert result.returncode == 0, f"{block.where}:\n{result.stdout}{result.stderr}"
     assert " passed" in result.stdout
+
+
+def test_duckdb_is_shown_through_the_python_package_an_extra_installs() -> None:
+    # No extra installs DuckDB's command-line tool; the dlt extra installs its Python
+    # package, which runs the same SQL (duckdb.sql). The backfill guide's block runs with
+    # the page (test_page_blocks_run), on the Parquet that the page exports.
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    installed = [d for deps in extras["optional-dependencies"].values() for d in deps]
+    assert any(re.match(r"duckdb\b", d) for d in installed)
+    tool = re.compile(r"^\s*duckdb\s", re.M)
+    shell = [
+        b.where
+        for p in PAGES
+        for b in blocks(p.read_text(), page_id(p))
+        if b.lang in ("sh", "bash", "console") and tool.search(b.code)
+    ]
+    assert not shell, shell
+    guide = ROOT / "docs" / "guides" / "backfill.md"
+    runs = [b for b in python_blocks(guide, ROOT) if "duckdb.sql(" in b.code and b.skip is None]
+    assert runs, "the backfill guide queries the Parquet export with duckdb.sql"
