@@ -4,7 +4,8 @@ whole suite shows it without a second run.
 
 The counts are pytest's own, as its last line gives them (each report's category by
 ``pytest_report_teststatus``, counted where the terminal counts them: in xdist's controller,
-from every worker's reports), restricted to the tests not marked slow. The time depends on
+from every worker's reports), restricted to the tests not marked slow; a module skipped or
+failing as it is collected counts as pytest counts it (one skipped, one error). The time depends on
 what ran:
 
 - only tests not marked slow (the quick loop): the run's wall time, from the session's
@@ -45,6 +46,8 @@ class Spent:
 
     counts: Counter[str] = field(default_factory=Counter)
     """Reports of tests not marked slow, by pytest's category."""
+    ran: bool = False
+    """Whether a test not marked slow ran (else there is no line to print)."""
     slow: bool = False
     """Whether a slow test ran too."""
     own: float = 0.0
@@ -106,10 +109,21 @@ class Counting:
         if "slow" in report.keywords:
             spent.slow = True
             return
+        spent.ran = True
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
         category = status[0] if status else ""
         if category:
             spent.counts[category] += 1
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A module skipped as it is collected (importorskip) counts as one skipped test in
+        # pytest's line, a collection error as one error: the same here (xdist's controller
+        # is handed each once).
+        spent = self.config.stash[SPENT]
+        if report.failed:
+            spent.counts["error"] += 1
+        elif report.skipped:
+            spent.counts["skipped"] += 1
 
 
 @pytest.hookimpl(trylast=True)
@@ -145,7 +159,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     spent = terminalreporter.config.stash.get(SPENT, None)
-    if spent is not None and spent.counts:
+    if spent is not None and spent.ran:
         now = time.perf_counter()
         terminalreporter.write_line(spent.line(now))
         if spent.workers:

@@ -30,6 +30,8 @@ def test_skipped() -> None:
 def test_slow() -> None:
     time.sleep(0.5)
 """
+ABSENT = 'import pytest\n\npytest.importorskip("no_such_module_here")\n'
+"""A module skipped as it is collected: pytest counts it as one skipped test."""
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\nmarkers =\n    slow: slow\n"
 QUICK = re.compile(r"^fast suite: (.+) in (\d+\.\d) s wall, (\d+\.\d) s CPU$")
 MIXED = re.compile(
@@ -42,10 +44,10 @@ PYTESTS = re.compile(r"^=* ?(.+) in (\d+\.\d+)s(?: \(.*\))? ?=*$")
 
 @pytest.fixture
 def tiny(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """A suite of four tests, one skipped and one slow, run with the plugin under test
+    """A suite of four tests, one skipped and one slow, and a module skipped, run with the plugin under test
     alone (the installed plugins would take seconds to load)."""
     pytester.makeini(INI)
-    pytester.makepyfile(test_tiny=SUITE)
+    pytester.makepyfile(test_tiny=SUITE, test_absent=ABSENT)
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1]))  # for xdist's workers
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)  # CI's -n 0 needs xdist loaded
@@ -65,7 +67,7 @@ def test_the_quick_loop_ends_with_its_wall_time_and_pytests_counts(
 ) -> None:
     result = tiny.runpytest("-p", "support.timing", "-m", "not slow")
     (counts, wall, cpu), said, took = lines(result, QUICK)
-    assert result.ret == 0 and counts == "2 passed, 1 skipped", result.outlines
+    assert result.ret == 0 and counts == "2 passed, 2 skipped", result.outlines
     assert said.startswith(counts)  # then ", 1 deselected"
     # The run's wall time, as pytest reports it; the sleep is wall time, not CPU time.
     assert float(wall) >= 0.2 and abs(float(wall) - took) < 0.15 and float(cpu) < float(wall)
@@ -81,7 +83,7 @@ def test_under_xdist_the_wall_time_is_the_runs_not_the_workers_added_up(
     args = ("-p", "support.timing", "-p", "xdist.plugin", "-n", "2", "-m", "not slow")
     result = tiny.runpytest_subprocess(*args)
     (counts, wall, _), said, took = lines(result, QUICK)
-    assert result.ret == 0 and counts == "6 passed, 1 skipped", result.outlines
+    assert result.ret == 0 and counts == "6 passed, 2 skipped", result.outlines
     assert said.startswith(counts)
     # The workers' 1.8 s of tests, added up, would exceed the run's own time.
     assert abs(float(wall) - took) < 0.3, (wall, took)
@@ -92,7 +94,7 @@ def test_the_counts_are_pytests_with_a_failure(tiny: pytest.Pytester) -> None:
     tiny.makepyfile(test_fails="def test_fails() -> None:\n    assert False\n")
     result = tiny.runpytest("-p", "support.timing", "-m", "not slow")
     (counts, _, _), said, _ = lines(result, QUICK)
-    assert result.ret == 1 and counts == "1 failed, 2 passed, 1 skipped"
+    assert result.ret == 1 and counts == "1 failed, 2 passed, 2 skipped"
     assert said.startswith(counts)
 
 
@@ -100,8 +102,8 @@ def test_beside_slow_tests_the_time_is_their_own_added_up(tiny: pytest.Pytester)
     result = tiny.runpytest("-p", "support.timing")
     (counts, own, cpu), said, took = lines(result, MIXED)
     # The slow test's half second is not counted: not the run's wall time.
-    assert result.ret == 0 and counts == "2 passed, 1 skipped", result.outlines
-    assert said.startswith("3 passed, 1 skipped") and 0.2 <= float(own) < 0.5 <= took
+    assert result.ret == 0 and counts == "2 passed, 2 skipped", result.outlines
+    assert said.startswith("3 passed, 2 skipped") and 0.2 <= float(own) < 0.5 <= took
     assert float(cpu) < float(own)
 
 
