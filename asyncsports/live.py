@@ -2,7 +2,7 @@
 
 ::
 
-    async with Client(base_url, token=..., live_url="wss://dde-streams.data.imgarena.com") as c:
+    async with Client(base_url, token=..., live_url="wss://dde-streams.data.srarena.io") as c:
         async with c.live.actions("basketball", fixture_id) as feed:
             async for action in feed:          # the same Action records as actions.list
                 ...

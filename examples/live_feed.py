@@ -2,7 +2,7 @@
 
 Runs as is against the embedded emulator (``python examples/live_feed.py``), whose
 clock runs here an hour a second so that a whole game takes a few seconds. Against the
-service, give the client ``live_url="wss://dde-streams.data.imgarena.com"``.
+service, give the client ``live_url="wss://dde-streams.data.srarena.io"``.
 """
 
 import asyncio

@@ -21,6 +21,7 @@ import yarl
 from asyncsports._http.bodies import transport
 from asyncsports._http.session import Attempt, Failure
 from asyncsports._http.transports.base import Handshake, Listener, Pushed, Transport
+from asyncsports._wire.hosts import moved
 from asyncsports._wire.retry import Call, Outcome
 from asyncsports.errors import error_from
 
@@ -103,7 +104,11 @@ async def _handshake(
         # Only a wrong certificate or address is final here: anything else, even an
         # unreadable answer, is a connection that may open next time.
         final = net.failure(exc)[0] == "final"
-        return Failure(transport(exc, a.shown, a.number, None), Outcome(final=final), a.token)
+        failed = transport(exc, a.shown, a.number, None)
+        note = moved(a.url)
+        if note is not None:  # a decommissioned host: say where the service went
+            failed.add_note(note)
+        return Failure(failed, Outcome(final=final), a.token)
 
 
 def _auth(token: str) -> str:

@@ -73,13 +73,16 @@ def describe(emu: Emulator) -> str:
         lines.append(f"  big season      {emu.big_season_id}")
     if emu.big_fixture_id:
         lines.append(f"  big fixture     {emu.big_fixture_id}")
+    curl = f"curl -H 'Accept: {accept}' -H 'Authorization: Bearer {emu.token}'"
+    lines += ["", "Try:"]
+    if replay is not None:
+        # A replay answers only what was recorded: the first requests answered 200.
+        bases = {"data": emu.base_url, "streaming": emu.streaming_url}
+        tries = [f"  {curl} '{bases[host]}{target}'" for host, target in replay.answered(3)]
+        return "\n".join(lines + (tries or ["  (no request of the recording was answered 200)"]))
     lines += [
-        "",
-        "Try:",
-        f"  curl -H 'Accept: {accept}' -H 'Authorization: Bearer {emu.token}' "
-        f"'{emu.base_url}/basketball/fixtures?paged=true&size=5'",
-        f"  curl -H 'Accept: {accept}' -H 'Authorization: Bearer {emu.token}' "
-        f"'{emu.base_url}/snooker/{emu.snooker_feed}/tournaments?seasonId=2025'",
+        f"  {curl} '{emu.base_url}/basketball/fixtures?paged=true&size=5'",
+        f"  {curl} '{emu.base_url}/snooker/{emu.snooker_feed}/tournaments?seasonId=2025'",
     ]
     if static is not None:
         query = urlencode(static.params())

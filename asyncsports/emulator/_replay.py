@@ -26,6 +26,7 @@ import collections
 import contextlib
 import gzip
 import os
+import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator
 
@@ -106,6 +107,20 @@ class Replay:
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
                 await ws.close(code=1001, message=b"emulator closing")
+
+    def answered(self, n: int) -> list[tuple[str, str]]:
+        """The first ``n`` REST requests of the recording that were answered 200 each time,
+        as ``(host, path and query)``: requests the replay answers (the standalone
+        command's "Try:" lines). ``host`` is ``data`` or ``streaming``."""
+        found: list[tuple[str, str]] = []
+        for wanted, answers in self.recording.exchanges.items():
+            if len(found) == n:
+                break
+            if all(a.status == 200 for a in answers):
+                host, _, target = wanted.partition(" ")
+                path, mark, query = target.partition("?")
+                found.append((host, urllib.parse.quote(path) + mark + query))
+        return found
 
     def _missing(self, wanted: str) -> str:
         near = self.nearest.find(wanted)

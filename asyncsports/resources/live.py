@@ -150,7 +150,7 @@ class LiveResource(Pairable):
         if not self._session.settings.live_url:
             raise ValueError(
                 "live_url: the live feeds need the streams host: "
-                "Client(..., live_url='wss://dde-streams.data.imgarena.com')"
+                "Client(..., live_url='wss://dde-streams.data.srarena.io')"
             )
         req = arg.options(feed_request(kind, sport, fixture_id, replay, media), extra)
         arg.integer("start_position", start_position, low=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ from support.api import ACCEPT
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
 from asyncsports.emulator.__main__ import describe, main
+
+RECORDING = Path(__file__).parents[1] / "data" / "replay-small.jsonl.gz"
 
 
 @pytest.mark.slow
@@ -53,6 +56,42 @@ async def test_describe_names_everything_a_caller_needs() -> None:
             str(emu.big_fixture_id),
         ):
             assert part in text
+
+
+def tried(text: str) -> list[tuple[dict[str, str], str]]:
+    """The curl lines under "Try:" as (headers, URL)."""
+    found = []
+    for line in text.partition("\nTry:\n")[2].splitlines():
+        words = shlex.split(line)
+        assert words[0] == "curl", line
+        headers = dict(h.split(": ", 1) for h in words[2:-1:2])
+        found.append((headers, words[-1]))
+    return found
+
+
+async def answers(text: str) -> list[tuple[str, int]]:
+    """Each URL "Try:" prints, and the status it answers with its headers."""
+    async with aiohttp.ClientSession() as session:
+        statuses = []
+        for headers, url in tried(text):
+            async with session.get(url, headers=headers) as r:
+                statuses.append((url, r.status))
+    return statuses
+
+
+async def test_each_url_it_says_to_try_answers() -> None:
+    async with Emulator(seed=3) as emu:
+        found = await answers(describe(emu))
+    assert len(found) >= 2 and all(status == 200 for _, status in found), found
+
+
+async def test_a_replay_says_to_try_what_was_recorded() -> None:
+    # What it printed before (a seeded world's listing and snooker tournaments) is a 404
+    # from a replay, which answers only the requests recorded.
+    async with Emulator(replay=RECORDING) as emu:
+        found = await answers(describe(emu))
+        assert all(url.startswith(emu.base_url) for url, _ in found)
+    assert found and all(status == 200 for _, status in found), found
 
 
 def test_a_busy_port_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:

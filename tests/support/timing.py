@@ -1,46 +1,80 @@
-"""A pytest plugin (tests/conftest.py loads it): at the end of a run, the time spent in the
-tests not marked ``slow``, the quick loop of ``pytest -m "not slow"``, so that CI's log of
-the whole suite shows it without a second run:
+"""A pytest plugin (tests/conftest.py loads it): at the end of a run, what the tests not
+marked ``slow`` (the quick loop, ``pytest -m "not slow"``) came to, so that CI's log of the
+whole suite shows it without a second run.
 
-    fast suite: 48.2 s wall, 41.0 s CPU in 1,721 tests not marked slow
+The counts are pytest's own, as its last line gives them (each report's category by
+``pytest_report_teststatus``, counted where the terminal counts them: in xdist's controller,
+from every worker's reports), restricted to the tests not marked slow; a module skipped or
+failing as it is collected counts as pytest counts it (one skipped, one error). The time depends on
+what ran:
 
-Wall time is each test's setup, call and teardown; CPU time is the process's and that of
-the subprocesses it waited for in those phases. Collection and the session's start are not
-counted (a few seconds more in ``pytest -m "not slow"``). Under pytest-xdist (the suite's
-default ``-n 2``) each worker sends its share when it ends, the line adds them up (the
-tests' time, as one process would spend it), and a second line gives the run's own wall
-time on its workers:
+- only tests not marked slow (the quick loop): the run's wall time, from the session's
+  start to this line, as pytest's last line counts it, and the CPU time of the tests
+  (setup to teardown: this process's and the subprocesses' it waited for; under xdist every
+  worker's, added up, as CPU time adds up)::
 
-    fast suite: 84.1 s wall, 47.0 s CPU in 1,756 tests not marked slow
+      fast suite: 2,537 passed, 5 skipped in 147.6 s wall, 201.3 s CPU
+
+- slow tests too (CI's whole suite): the run's wall time is mostly theirs, so the line
+  gives the fast tests' own time, setup to teardown, added up (under xdist over the
+  workers: the time one process would spend on them)::
+
+      fast suite: 1,716 passed, 5 skipped not marked slow, in 84.1 s of their own (added up), 47.0 s CPU
+
+Under pytest-xdist a second line gives the run's wall time and its workers::
+
     the run: 52.3 s wall on 2 workers"""
 
 from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+ORDER = ("failed", "passed", "skipped", "xfailed", "xpassed", "error")
+"""The categories pytest's last line names, in its order."""
+
 
 @dataclass
 class Spent:
-    """What the tests not marked slow took."""
+    """What the tests not marked slow came to."""
 
-    tests: int = 0
-    wall: float = 0.0
+    counts: Counter[str] = field(default_factory=Counter)
+    """Reports of tests not marked slow, by pytest's category."""
+    ran: bool = False
+    """Whether a test not marked slow ran (else there is no line to print)."""
+    slow: bool = False
+    """Whether a slow test ran too."""
+    own: float = 0.0
+    """The tests' wall time, setup to teardown, added up."""
     cpu: float = 0.0
     workers: int = 0
     """xdist workers whose share is added (0: the tests ran in this process)."""
     started: float = 0.0
 
-    def line(self) -> str:
-        return (
-            f"fast suite: {self.wall:.1f} s wall, {self.cpu:.1f} s CPU"
-            f" in {self.tests:,} tests not marked slow"
-        )
+    def said(self) -> str:
+        """The counts as pytest's last line says them ("2 passed, 1 skipped")."""
+        words = []
+        for category in ORDER:
+            n = self.counts[category]
+            if n:
+                name = "errors" if category == "error" and n > 1 else category
+                words.append(f"{n:,} {name}")
+        return ", ".join(words)
+
+    def line(self, now: float) -> str:
+        if self.slow:
+            return (
+                f"fast suite: {self.said()} not marked slow, in {self.own:.1f} s of their own"
+                f" (added up), {self.cpu:.1f} s CPU"
+            )
+        wall = now - self.started
+        return f"fast suite: {self.said()} in {wall:.1f} s wall, {self.cpu:.1f} s CPU"
 
 
 SPENT = pytest.StashKey[Spent]()
@@ -54,6 +88,42 @@ def cpu_seconds() -> float:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[SPENT] = Spent(started=time.perf_counter())
+    if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
+        config.pluginmanager.register(Counting(config), "asyncsports-timing-counts")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Where pytest's own count of the run's time starts.
+    session.config.stash[SPENT].started = time.perf_counter()
+
+
+class Counting:
+    """Each test report, counted by pytest's category where the terminal counts it."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        spent = self.config.stash[SPENT]
+        if "slow" in report.keywords:
+            spent.slow = True
+            return
+        spent.ran = True
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        category = status[0] if status else ""
+        if category:
+            spent.counts[category] += 1
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A module skipped as it is collected (importorskip) counts as one skipped test in
+        # pytest's line, a collection error as one error: the same here (xdist's controller
+        # is handed each once).
+        spent = self.config.stash[SPENT]
+        if report.failed:
+            spent.counts["error"] += 1
+        elif report.skipped:
+            spent.counts["skipped"] += 1
 
 
 @pytest.hookimpl(trylast=True)
@@ -61,7 +131,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     out = getattr(session.config, "workeroutput", None)
     if out is not None:  # an xdist worker: its share goes to the controller
         spent = session.config.stash[SPENT]
-        out["fast_suite"] = (spent.tests, spent.wall, spent.cpu)
+        out["fast_suite"] = (spent.own, spent.cpu)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -70,9 +140,8 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     share = getattr(node, "workeroutput", {}).get("fast_suite")
     if share is not None:
         spent = node.config.stash[SPENT]
-        spent.tests += share[0]
-        spent.wall += share[1]
-        spent.cpu += share[2]
+        spent.own += share[0]
+        spent.cpu += share[1]
         spent.workers += 1
 
 
@@ -84,15 +153,15 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     finally:
         if item.get_closest_marker("slow") is None:
             spent = item.config.stash[SPENT]
-            spent.tests += 1
-            spent.wall += time.perf_counter() - wall
+            spent.own += time.perf_counter() - wall
             spent.cpu += cpu_seconds() - cpu
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     spent = terminalreporter.config.stash.get(SPENT, None)
-    if spent is not None and spent.tests:
-        terminalreporter.write_line(spent.line())
+    if spent is not None and spent.ran:
+        now = time.perf_counter()
+        terminalreporter.write_line(spent.line(now))
         if spent.workers:
-            elapsed = time.perf_counter() - spent.started
+            elapsed = now - spent.started
             terminalreporter.write_line(f"the run: {elapsed:.1f} s wall on {spent.workers} workers")

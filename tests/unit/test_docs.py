@@ -16,6 +16,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,50 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "asyncsports"))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "[]\n"
+
+
+def test_the_recording_guides_test_passes_against_the_recording_it_made(tmp_path: Path) -> None:
+    # The guide records match-day.jsonl.gz, then shows a test of the pytest plugin that
+    # replays it; run as a reader would: the page in a fresh directory, the recording
+    # checked in where the test says, the test's block run by pytest.
+    guide = ROOT / "docs" / "guides" / "recording.md"
+    session(guide, tmp_path)
+    (block,) = [b for b in python_blocks(guide, ROOT) if "@pytest.mark.emulator(" in b.code]
+    where = re.search(r'replay="([^"]+)"', block.code)
+    assert where is not None, block.where
+    checked_in = tmp_path / "project" / where[1]
+    checked_in.parent.mkdir(parents=True)
+    (tmp_path / "match-day.jsonl.gz").rename(checked_in)
+    (tmp_path / "project" / "test_guide.py").write_text(block.code)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    options = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "error"]
+    command = [sys.executable, "-m", "pytest", *options, "-c", os.devnull, "--rootdir=."]
+    result = subprocess.run(
+        [*command, "test_guide.py"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path / "project",
+    )
+    assert result.returncode == 0, f"{block.where}:\n{result.stdout}{result.stderr}"
+    assert " passed" in result.stdout
+
+
+def test_duckdb_is_shown_through_the_python_package_an_extra_installs() -> None:
+    # No extra installs DuckDB's command-line tool; the dlt extra installs its Python
+    # package, which runs the same SQL (duckdb.sql). The backfill guide's block runs with
+    # the page (test_page_blocks_run), on the Parquet that the page exports.
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    installed = [d for deps in extras["optional-dependencies"].values() for d in deps]
+    assert any(re.match(r"duckdb\b", d) for d in installed)
+    tool = re.compile(r"^\s*duckdb\s", re.M)
+    shell = [
+        b.where
+        for p in PAGES
+        for b in blocks(p.read_text(), page_id(p))
+        if b.lang in ("sh", "bash", "console") and tool.search(b.code)
+    ]
+    assert not shell, shell
+    guide = ROOT / "docs" / "guides" / "backfill.md"
+    runs = [b for b in python_blocks(guide, ROOT) if "duckdb.sql(" in b.code and b.skip is None]
+    assert runs, "the backfill guide queries the Parquet export with duckdb.sql"
