@@ -117,8 +117,14 @@ async def make_mirror(path: Path, n: int, per_commit: int = 100) -> None:
         record = _record(i, fixture, sport, f"{at}.000Z")
         key = [fixture, str(uuid.UUID(int=i))]
         row = dict(zip(("fixture_id", "action_id"), key, strict=True))
-        row |= {"sport": sport, "seq": i, "type": "Two Point Shot Made",
-                "send_type": "Confirmed", "timestamp": f"{at}.000Z", "json": record}  # fmt: skip
+        row |= {
+            "sport": sport,
+            "seq": i,
+            "type": "Two Point Shot Made",
+            "send_type": "Confirmed",
+            "timestamp": f"{at}.000Z",
+            "json": record,
+        }
         rows.append((committed, "insert", "actions", json.dumps(key), json.dumps(row)))
     db = sqlite3.connect(path)
     with db:
@@ -144,16 +150,39 @@ class Server:
     def __init__(self, kind: str) -> None:
         binary = shutil.which(SERVERS[kind])
         if binary is None:
-            raise FileNotFoundError(f"{SERVERS[kind]} is not installed (apt-get install {SERVERS[kind]})")  # fmt: skip
+            raise FileNotFoundError(
+                f"{SERVERS[kind]} is not installed (apt-get install {SERVERS[kind]})"
+            )
         self.kind, self.port = kind, _free_port()
         self.dir = Path(tempfile.mkdtemp(prefix=f"asyncsports-bench-{kind}-"))
         if kind == "redis":
-            argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(self.dir)]  # fmt: skip
+            argv = [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--dir",
+                str(self.dir),
+            ]
             self.url = f"redis://127.0.0.1:{self.port}/0"
         else:
-            argv = [binary, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd",
-                    str(self.dir / "js")]  # fmt: skip
+            argv = [
+                binary,
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-sd",
+                str(self.dir / "js"),
+            ]
             self.url = f"nats://127.0.0.1:{self.port}"
         with (self.dir / "log").open("ab") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=log, cwd=self.dir)
@@ -184,11 +213,15 @@ class Server:
 def _messages(db: Path) -> tuple[list[Any], str]:
     """Every change's message as the publisher makes it, and the database's origin."""
     from asyncsports._wire.bus import message, origin
+    from asyncsports.store import ChangeLine
 
     con = sqlite3.connect(db)
-    lines = con.execute(
-        "SELECT seq, op, tbl, key, row, committed_at FROM changes ORDER BY seq"
-    ).fetchall()
+    lines = [
+        ChangeLine(*line)
+        for line in con.execute(
+            "SELECT seq, op, tbl, key, row, committed_at FROM changes ORDER BY seq"
+        )
+    ]
     con.close()
     return [message(*line) for line in lines], origin(lines[0].committed_at)
 
@@ -232,8 +265,10 @@ async def _nats_floor(url: str, items: list[tuple[str, bytes, str]]) -> int:
         js = nc.jetstream()
         for i in range(0, len(items), BATCH):
             send = js.publish_async
-            acks = [await send(subject, body, headers={"Nats-Msg-Id": mid})
-                    for subject, body, mid in items[i : i + BATCH]]  # fmt: skip
+            acks = [
+                await send(subject, body, headers={"Nats-Msg-Id": mid})
+                for subject, body, mid in items[i : i + BATCH]
+            ]
             await asyncio.gather(*acks)
     finally:
         await nc.close()
@@ -281,8 +316,13 @@ async def _redis_rounds(db: Path, server: Server, rounds: int) -> dict[str, Any]
             items = [(f"{prefix}:{m.table}", f"{m.seq}-0", m.body) for m in msgs]
             fn = lambda: _redis_floor(server.url, items, (f"{prefix}:origin", source))  # noqa: E731
         cpu, wall, n = await _timed(fn)
-        held = sum([await admin.xlen(k) for k in await admin.keys(f"{prefix}:*")
-                    if k != f"{prefix}:origin".encode()])  # fmt: skip
+        held = sum(
+            [
+                await admin.xlen(k)
+                for k in await admin.keys(f"{prefix}:*")
+                if k != f"{prefix}:origin".encode()
+            ]
+        )
         if n != len(msgs) or held != len(msgs):
             raise AssertionError(f"redis {who}: {n} published, {held} held, of {len(msgs)}")
         await admin.flushall()
@@ -311,10 +351,15 @@ async def _nats_rounds(db: Path, server: Server, rounds: int) -> dict[str, Any]:
             url = f"{server.url}?prefix={prefix}&stream={stream}"
             fn: Any = lambda: _ours(db, url)  # noqa: E731
         else:
-            await js.add_stream(StreamConfig(name=stream, subjects=[f"{prefix}.>"],
-                                             storage=StorageType.FILE, duplicate_window=120))  # fmt: skip
-            items = [(f"{prefix}.{m.sport}.{m.table}", m.body, msg_id(source, m.seq))
-                     for m in msgs]  # fmt: skip
+            await js.add_stream(
+                StreamConfig(
+                    name=stream,
+                    subjects=[f"{prefix}.>"],
+                    storage=StorageType.FILE,
+                    duplicate_window=120,
+                )
+            )
+            items = [(f"{prefix}.{m.sport}.{m.table}", m.body, msg_id(source, m.seq)) for m in msgs]
             fn = lambda: _nats_floor(server.url, items)  # noqa: E731
         cpu, wall, n = await _timed(fn)
         held = (await js.stream_info(stream)).state.messages
@@ -358,8 +403,19 @@ FINE = tuple(i / 1000 for i in range(1, 1001))  # 1 ms buckets up to 1 s
 
 def _sync(tmp: Path, db: Path, speed: float) -> subprocess.Popen[bytes]:
     """``asyncsports --emulator ... sync`` in a process of its own, on the other CPUs."""
-    argv = [sys.executable, "-m", "asyncsports", "--emulator", "--emulator-speed", str(speed),
-            "sync", "--db", str(db), "--sports", "basketball"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "asyncsports",
+        "--emulator",
+        "--emulator-speed",
+        str(speed),
+        "sync",
+        "--db",
+        str(db),
+        "--sports",
+        "basketball",
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
     with (tmp / "sync.log").open("ab") as log:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=env)
@@ -390,9 +446,15 @@ async def _follow(db: Path, url: str, window: float) -> dict[str, Any]:
     finally:
         pub.stop()
         await asyncio.wait_for(task, 30)
-    return {"n": n, "p50": lags.quantile(0.5), "p99": lags.quantile(0.99),
-            "max": lags.quantile(1.0), "mean": lags.total / max(1, lags.count),
-            "cpu_per_change": cpu / max(1, n), "window": window}  # fmt: skip
+    return {
+        "n": n,
+        "p50": lags.quantile(0.5),
+        "p99": lags.quantile(0.99),
+        "max": lags.quantile(1.0),
+        "mean": lags.total / max(1, lags.count),
+        "cpu_per_change": cpu / max(1, n),
+        "window": window,
+    }
 
 
 async def _live(tmp: Path, p: Params) -> dict[str, Any]:
@@ -433,24 +495,43 @@ def _bus_rows(kind: str, b: dict[str, Any], quick: bool) -> list[Row]:
     name = {"redis": "Redis Streams", "nats": "NATS JetStream"}[kind]
     n = b["n"]
     ours, floor = b["ours"], b["floor"]
-    how = {"redis": "redis-py MULTI/EXEC pipeline of XADDs, 2,000 a batch",
-           "nats": "nats-py publish_async + Nats-Msg-Id, acks gathered per 2,000"}[kind]  # fmt: skip
+    how = {
+        "redis": "redis-py MULTI/EXEC pipeline of XADDs, 2,000 a batch",
+        "nats": "nats-py publish_async + Nats-Msg-Id, acks gathered per 2,000",
+    }[kind]
     case = f"{name}: Publisher.once() over {n:,} changes ({b['bytes'] / n:,.0f} B a message)"
     rounds = len(ours["cpu"])
     rate, floor_rate = n / median(ours["wall"]), n / median(floor["wall"])
     return [
-        Row("bus", case, "changes per second (wall)", "/s", rate, floor_rate,
-            f"floor: {how}", "above", RATE_TARGET,
+        Row(
+            "bus",
+            case,
+            "changes per second (wall)",
+            "/s",
+            rate,
+            floor_rate,
+            f"floor: {how}",
+            "above",
+            RATE_TARGET,
             note=f"the median of {rounds} rounds; the bus server on the other CPU",
-            paired=paired(floor["wall"], ours["wall"])),
-        Row("bus", case, "client CPU per change", "us", 1e6 * median(ours["cpu"]) / n,
-            1e6 * median(floor["cpu"]) / n, f"floor: {how}, the bytes made beforehand",
-            "cost", CPU_TARGET,
+            paired=paired(floor["wall"], ours["wall"]),
+        ),
+        Row(
+            "bus",
+            case,
+            "client CPU per change",
+            "us",
+            1e6 * median(ours["cpu"]) / n,
+            1e6 * median(floor["cpu"]) / n,
+            f"floor: {how}, the bytes made beforehand",
+            "cost",
+            CPU_TARGET,
             note=f"ratio: median of {rounds} paired rounds (per round: "
             + ", ".join(f"{a / b:.2f}" for a, b in zip(ours["cpu"], floor["cpu"], strict=True))
             + "); ours includes reading the change table (SQLite) and making the messages",
-            paired=paired(ours["cpu"], floor["cpu"])),
-    ]  # fmt: skip
+            paired=paired(ours["cpu"], floor["cpu"]),
+        ),
+    ]
 
 
 def _live_rows(live: dict[str, Any]) -> list[Row]:
@@ -462,13 +543,24 @@ def _live_rows(live: dict[str, Any]) -> list[Row]:
         if "error" in got:
             out.append(missing("bus", f"live {kind}: {got['error']}"))
             continue
-        case = (f"{kind}: Publisher.run() following sync --emulator-speed {live['speed']:g} "
-                f"(basketball), {got['n']:,} changes in {got['window']:.0f} s")  # fmt: skip
-        out.append(Row("bus", case, "lag p99, commit to ack", "s", got["p99"], kind="below",
-                       target=LAG_TARGET,
-                       note=f"p50 {got['p50'] * 1e3:.0f} ms, max {got['max'] * 1e3:.0f} ms, mean "
-                       f"{got['mean'] * 1e3:.1f} ms (1 ms buckets); the SQLite file is polled "
-                       f"every 50 ms; CPU {got['cpu_per_change'] * 1e6:,.0f} us a change"))  # fmt: skip
+        case = (
+            f"{kind}: Publisher.run() following sync --emulator-speed {live['speed']:g} "
+            f"(basketball), {got['n']:,} changes in {got['window']:.0f} s"
+        )
+        out.append(
+            Row(
+                "bus",
+                case,
+                "lag p99, commit to ack",
+                "s",
+                got["p99"],
+                kind="below",
+                target=LAG_TARGET,
+                note=f"p50 {got['p50'] * 1e3:.0f} ms, max {got['max'] * 1e3:.0f} ms, mean "
+                f"{got['mean'] * 1e3:.1f} ms (1 ms buckets); the SQLite file is polled "
+                f"every 50 ms; CPU {got['cpu_per_change'] * 1e6:,.0f} us a change",
+            )
+        )
     return out
 
 

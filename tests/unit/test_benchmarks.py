@@ -295,15 +295,29 @@ def test_the_budget_benchmark_runs_and_asks_for_no_request_more(tmp_path: Path) 
 
 def test_sync_rows_follow_their_targets() -> None:
     def mode(name: str, every: float, p99: float) -> dict[str, object]:
-        return {"mode": name, "every": every, "speed": 1.0, "live_fixtures": 50,
-                "samples": 400, "lag_p50": p99 / 2, "lag_p99": p99, "lag_max": p99,
-                "requests_per_hour": 20_000.0 if name == "poll" else 300.0,
-                "budget_per_hour": 18_000.0, "actions_committed": 400,
-                "cpu_per_action": 0.002, "cpu": 0.8, "wall": 120.0}  # fmt: skip
+        return {
+            "mode": name,
+            "every": every,
+            "speed": 1.0,
+            "live_fixtures": 50,
+            "samples": 400,
+            "lag_p50": p99 / 2,
+            "lag_p99": p99,
+            "lag_max": p99,
+            "requests_per_hour": 20_000.0 if name == "poll" else 300.0,
+            "budget_per_hour": 18_000.0,
+            "actions_committed": 400,
+            "cpu_per_action": 0.002,
+            "cpu": 0.8,
+            "wall": 120.0,
+        }
 
     raw = {"sync": {"ws": mode("ws", 5, 0.2), "poll": mode("poll", 15, 17.0)}}
-    verdicts = [(r.metric, r.target, r.passed) for r in build_rows(raw, quick=False)
-                if r.benchmark == "sync"]  # fmt: skip
+    verdicts = [
+        (r.metric, r.target, r.passed)
+        for r in build_rows(raw, quick=False)
+        if r.benchmark == "sync"
+    ]
     assert verdicts == [
         ("freshness lag p50, send to commit", None, None),
         ("freshness lag p99, send to commit", 1.0, True),  # the websocket: under 1 s
@@ -330,21 +344,50 @@ async def test_sync_case_measures_a_mirror_over_the_websockets() -> None:
 
 
 def test_sync_rows_of_the_follower_and_the_store() -> None:
-    live = {"mode": "ws", "engine": "postgres", "every": 5, "speed": 1.0, "live_fixtures": 50,
-            "samples": 400, "lag_p50": 0.04, "lag_p99": 0.09, "lag_max": 0.1,
-            "requests_per_hour": 1_000.0, "budget_per_hour": 18_000.0,
-            "actions_committed": 400, "cpu_per_action": 0.002, "cpu": 0.8, "wall": 120.0,
-            "follow_samples": 900, "follow_p50": 0.002, "follow_p99": 0.016,
-            "follow_max": 0.2}  # fmt: skip
-    store = {"mode": "commit", "engine": "postgres", "n": 3_000, "batch": 100, "fenced": True,
-             "one_per_s": 1_000.0, "one_cpu": 2e-4, "batch_per_s": 20_000.0,
-             "batch_cpu": 1.6e-5}  # fmt: skip
-    rows = [r for r in build_rows({"sync": {"ws-postgres": live, "commit": store}}, quick=False)
-            if r.benchmark == "sync"]  # fmt: skip
+    live = {
+        "mode": "ws",
+        "engine": "postgres",
+        "every": 5,
+        "speed": 1.0,
+        "live_fixtures": 50,
+        "samples": 400,
+        "lag_p50": 0.04,
+        "lag_p99": 0.09,
+        "lag_max": 0.1,
+        "requests_per_hour": 1_000.0,
+        "budget_per_hour": 18_000.0,
+        "actions_committed": 400,
+        "cpu_per_action": 0.002,
+        "cpu": 0.8,
+        "wall": 120.0,
+        "follow_samples": 900,
+        "follow_p50": 0.002,
+        "follow_p99": 0.016,
+        "follow_max": 0.2,
+    }
+    store = {
+        "mode": "commit",
+        "engine": "postgres",
+        "n": 3_000,
+        "batch": 100,
+        "fenced": True,
+        "one_per_s": 1_000.0,
+        "one_cpu": 2e-4,
+        "batch_per_s": 20_000.0,
+        "batch_cpu": 1.6e-5,
+    }
+    rows = [
+        r
+        for r in build_rows({"sync": {"ws-postgres": live, "commit": store}}, quick=False)
+        if r.benchmark == "sync"
+    ]
     assert all(r.case.endswith("into PostgreSQL") for r in rows[:6])
     follower = rows[5]
     assert (follower.metric, follower.target, follower.passed) == (
-        "follower p99, commit to seen", 0.1, True)  # fmt: skip
+        "follower p99, commit to seen",
+        0.1,
+        True,
+    )
     assert [(r.metric, r.value) for r in rows[6:]] == [
         ("commits per second, one action each", 1_000.0),
         ("actions per second, 100 a commit", 20_000.0),
@@ -442,9 +485,27 @@ def test_list_names_every_case_once() -> None:
     cases = [m for m in CASE_MODULES if not m.startswith("_")]
     assert sorted(names) == cases and len(set(names)) == len(names)
     # The names --only takes, as the README and the guide give them.
-    assert names == ["decode", "walk", "walk1000", "walk20", "transport", "gets", "peers", "stream", "framing",
-                     "memory", "fanout", "backfill", "dlt", "live", "fanin", "idle", "sync", "bus",
-                     "help"]  # fmt: skip
+    assert names == [
+        "decode",
+        "walk",
+        "walk1000",
+        "walk20",
+        "transport",
+        "gets",
+        "peers",
+        "stream",
+        "framing",
+        "memory",
+        "fanout",
+        "backfill",
+        "dlt",
+        "live",
+        "fanin",
+        "idle",
+        "sync",
+        "bus",
+        "help",
+    ]
 
 
 @pytest.mark.slow  # two cases in child processes: 5 s
@@ -479,8 +540,9 @@ def test_cases_that_share_a_together_run_in_one_go() -> None:
         def run(ctx: Context, s: dict[str, Any]) -> dict[str, Any]:
             return {"alone": s["n"]}
 
-        return Case(name, run, lambda *a: [], {"n": len(name)}, {}, 0,
-                    together=together if shared else None)  # fmt: skip
+        return Case(
+            name, run, lambda *a: [], {"n": len(name)}, {}, 0, together=together if shared else None
+        )
 
     raw = run_cases(
         Context({}, None, QUICK), [case("a", True), case("bb", False), case("ccc", True)]
@@ -501,3 +563,20 @@ def test_the_bare_typer_app_has_the_commands_it_is_given(tmp_path: Path) -> None
     assert listed.returncode == 0 and "fixtures" in listed.stdout and "snooker" in listed.stdout
     nested = subprocess.run([*run, "snooker", "matches"], capture_output=True, timeout=60)
     assert nested.returncode == 0  # a command that does nothing
+
+
+async def test_the_bus_case_makes_the_publishers_messages_and_origin(tmp_path: Path) -> None:
+    from asyncsports._wire.bus import origin
+    from asyncsports.store import open_mirror
+    from benchmarks.cases import bus as bus_case
+
+    db = tmp_path / "mirror.sqlite"
+    await bus_case.make_mirror(db, 5, per_commit=2)
+    messages, name = bus_case._messages(db)
+    store = await open_mirror(db)
+    try:
+        lines = await store.change_rows(0)
+    finally:
+        await store.close()
+    assert len(messages) == len(lines) == 5
+    assert name == origin(lines[0].committed_at)
