@@ -50,8 +50,14 @@ async def _run(m: dict[str, Any], rate: float, sports: tuple[str, ...]) -> dict[
         raise RuntimeError(f"the backfill did not finish: {report.as_dict()}")
     begun = sum(started(status, bool(deleted)) for status, deleted in rows)
     needed = requests_needed([counts.get(s, 0) for s in sports], begun, scope.page_size)
-    return {"rate": rate, "wall": wall, "requests": sent, "needed": needed,
-            "least": sent / rate, "ratio": wall / (sent / rate)}  # fmt: skip
+    return {
+        "rate": rate,
+        "wall": wall,
+        "requests": sent,
+        "needed": needed,
+        "least": sent / rate,
+        "ratio": wall / (sent / rate),
+    }
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -66,9 +72,16 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait()
-    return {"scale": args.scale, "sports": args.sports, "runs": runs,
-            "machine": {"cpus": len(cpus), "python": platform.python_version(),
-                        "load": os.getloadavg()[0]}}  # fmt: skip
+    return {
+        "scale": args.scale,
+        "sports": args.sports,
+        "runs": runs,
+        "machine": {
+            "cpus": len(cpus),
+            "python": platform.python_version(),
+            "load": os.getloadavg()[0],
+        },
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:

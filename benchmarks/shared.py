@@ -49,19 +49,24 @@ def markdown(data: dict[str, Any]) -> str:
     most = max(r["busiest"] for r in data["runs"])
     used = statistics.median(r["share"] for r in data["runs"])
     ok = most <= data["rate"] and used >= 0.95
-    return "\n".join([
-        "# One rate budget in Redis, four processes",
-        "",
-        f"{len(data['runs'])} rounds of {data['seconds']:g} s; load average "
-        f"{data['load']:.1f} at the end.",
-        "",
-        "| budget | busiest sliding second (max) | share used together (median; each round) "
-        "| target | result |",
-        "|---|---|---|---|---|",
-        f"| {data['rate']}/s | {most} | {used:.1%} ("
-        + ", ".join(f"{r['share']:.1%}" for r in data["runs"])
-        + f") | <= {data['rate']}, >= 95% | {'pass' if ok else '**miss**'} |",
-    ]) + "\n"  # fmt: skip
+    return (
+        "\n".join(
+            [
+                "# One rate budget in Redis, four processes",
+                "",
+                f"{len(data['runs'])} rounds of {data['seconds']:g} s; load average "
+                f"{data['load']:.1f} at the end.",
+                "",
+                "| budget | busiest sliding second (max) | share used together (median; each round) "
+                "| target | result |",
+                "|---|---|---|---|---|",
+                f"| {data['rate']}/s | {most} | {used:.1%} ("
+                + ", ".join(f"{r['share']:.1%}" for r in data["runs"])
+                + f") | <= {data['rate']}, >= 95% | {'pass' if ok else '**miss**'} |",
+            ]
+        )
+        + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,8 +27,15 @@ from asyncsports.store._sqlite import _SCHEMA
 
 __all__ = ["floor"]
 
-SPORTS = ("american-football", "basketball", "cricket", "ice-hockey", "snooker", "soccer",
-          "v2/volleyball")  # fmt: skip
+SPORTS = (
+    "american-football",
+    "basketball",
+    "cricket",
+    "ice-hockey",
+    "snooker",
+    "soccer",
+    "v2/volleyball",
+)
 NOT_STARTED = ("scheduled", "postponed")
 
 
@@ -147,15 +154,61 @@ class _Postgres:
                 fids = [fid for _, fid, _ in mine if fid is not None]
                 rows = [row for _, _, rs in mine for row in rs]
                 if fids:
-                    await conn.execute(f"DELETE FROM {table.name} WHERE {table.key[0]} = ANY($1)",
-                                       fids)  # fmt: skip
+                    await conn.execute(
+                        f"DELETE FROM {table.name} WHERE {table.key[0]} = ANY($1)", fids
+                    )
                 if rows:
-                    await conn.copy_records_to_table(f"stage_{table.name}", records=rows,
-                                                     columns=table.names)  # fmt: skip
+                    await conn.copy_records_to_table(
+                        f"stage_{table.name}", records=rows, columns=table.names
+                    )
                     await conn.execute(pg_upsert(table))
 
     async def close(self) -> None:
         await self.conn.close()
+
+
+def _fixture_rows(sport: str, body: bytes) -> tuple[list[tuple[Any, ...]], list[str], bool]:
+    """A fixtures page's rows, the ids of its started fixtures, and whether it is the last."""
+    page = PAGE.decode(body)
+    texts = RAW_PAGE.decode(body).content
+    rows = [
+        (
+            str(f.id),
+            sport.removeprefix("v2/"),
+            str(f.stage.season.id) if f.stage and f.stage.season else None,
+            _ts(f.start_date_utc),
+            f.status,
+            f.name,
+            int(f.fixture_deleted),
+            str(text, "utf-8"),
+        )
+        for f, text in zip(page.content, texts, strict=True)
+    ]
+    started = [
+        row[0]
+        for f, row in zip(page.content, rows, strict=True)
+        if not f.fixture_deleted and (f.status or "").lower() not in NOT_STARTED
+    ]
+    return rows, started, page.last
+
+
+def _action_rows(fid: str, name: str, body: bytes) -> list[tuple[Any, ...]]:
+    """A timeline's rows, the last of each action id kept."""
+    keys = [a.fixture_action for a in ACTIONS.decode(body)]
+    ids = to_text([k.action_id for k in keys])
+    rows: dict[str, tuple[Any, ...]] = {}
+    for aid, k, text in zip(ids, keys, RAW.decode(body), strict=True):
+        rows[aid] = (
+            fid,
+            aid,
+            name,
+            k.fixture_seq_num,
+            k.fixture_action_type,
+            k.send_type,
+            _ts(k.timestamp),
+            str(text, "utf-8"),
+        )
+    return list(rows.values())
 
 
 async def floor(base: str, headers: dict[str, str], db: Path | str) -> dict[str, int]:
@@ -185,23 +238,11 @@ async def floor(base: str, headers: dict[str, str], db: Path | str) -> dict[str,
         for sport in SPORTS:
             for number in range(10_000):
                 _, body = await get(f"/{sport}/fixtures?paged=true&size=100&page={number}")
-                page = PAGE.decode(body)
-                texts = RAW_PAGE.decode(body).content
-                rows = [
-                    (str(f.id), sport.removeprefix("v2/"),
-                     str(f.stage.season.id) if f.stage and f.stage.season else None,
-                     _ts(f.start_date_utc), f.status, f.name, int(f.fixture_deleted),
-                     str(text, "utf-8"))
-                    for f, text in zip(page.content, texts, strict=True)
-                ]  # fmt: skip
+                rows, ids, last = _fixture_rows(sport, body)
                 pending.append(("fixtures", None, rows))
                 await flush()
-                started += [
-                    (sport, row[0])
-                    for f, row in zip(page.content, rows, strict=True)
-                    if not f.fixture_deleted and (f.status or "").lower() not in NOT_STARTED
-                ]
-                if page.last:
+                started += [(sport, fid) for fid in ids]
+                if last:
                     break
         queue = iter(started)
 
@@ -209,14 +250,8 @@ async def floor(base: str, headers: dict[str, str], db: Path | str) -> dict[str,
             for sport, fid in queue:
                 name = sport.removeprefix("v2/")
                 status, body = await get(f"/{sport}/fixtures/{fid}/actions")
-                rows: dict[str, tuple[Any, ...]] = {}
-                if status == 200:
-                    keys = [a.fixture_action for a in ACTIONS.decode(body)]
-                    ids = to_text([k.action_id for k in keys])
-                    for aid, k, text in zip(ids, keys, RAW.decode(body), strict=True):
-                        rows[aid] = (fid, aid, name, k.fixture_seq_num, k.fixture_action_type,
-                                     k.send_type, _ts(k.timestamp), str(text, "utf-8"))  # fmt: skip
-                pending.append(("actions", fid, list(rows.values())))
+                actions = _action_rows(fid, name, body) if status == 200 else []
+                pending.append(("actions", fid, actions))
                 status, body = await get(f"/{sport}/fixtures/{fid}/statistics")
                 if status == 200:
                     s = STATISTICS.decode(body)

@@ -40,8 +40,9 @@ def _server(scale: str, cpu: int | None) -> tuple[Any, dict[str, Any]]:
     args = [sys.executable, "-m", "benchmarks.harness.server", f"--plain-scale={scale}"]
     if cpu is not None:
         args.append(f"--cpu={cpu}")
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            cwd=HERE.parent, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=HERE.parent, text=True
+    )
     assert proc.stdout is not None
     return proc, json.loads(proc.stdout.readline())
 
@@ -55,8 +56,10 @@ async def _counts(url: str) -> dict[str, int]:
 
     conn = await asyncpg.connect(url)
     try:
-        return {t: await conn.fetchval(f"SELECT count(*) FROM {t}")
-                for t in ("fixtures", "actions", "statistics")}  # fmt: skip
+        return {
+            t: await conn.fetchval(f"SELECT count(*) FROM {t}")
+            for t in ("fixtures", "actions", "statistics")
+        }
     finally:
         await conn.close()
 
@@ -69,9 +72,23 @@ async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[st
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSPORTS_")}
     env |= {"ASYNCSPORTS_BASE_URL": m["plain"], "ASYNCSPORTS_TOKEN": m["token"]}
-    argv = [sys.executable, "-m", "asyncsports.cli", "--vendor", m["vendor"], "--rate-limit",
-            "0", "worker", "--db", url, "--job", "bench", "--concurrency", str(concurrency),
-            "--json"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "asyncsports.cli",
+        "--vendor",
+        m["vendor"],
+        "--rate-limit",
+        "0",
+        "worker",
+        "--db",
+        url,
+        "--job",
+        "bench",
+        "--concurrency",
+        str(concurrency),
+        "--json",
+    ]
     if n == 0:
         i = argv.index("worker")
         argv[i : i + 5] = ["backfill", "--db", url, "--restart"]
@@ -79,8 +96,10 @@ async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[st
         await plan_job(url, "bench", Scope(), restart=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    procs = [await asyncio.create_subprocess_exec(*argv, env=env, stdout=asyncio.subprocess.PIPE)
-             for _ in range(max(n, 1))]  # fmt: skip
+    procs = [
+        await asyncio.create_subprocess_exec(*argv, env=env, stdout=asyncio.subprocess.PIPE)
+        for _ in range(max(n, 1))
+    ]
     outs = [await p.communicate() for p in procs]
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -88,9 +107,13 @@ async def _run(m: dict[str, Any], url: str, n: int, concurrency: int) -> dict[st
         raise RuntimeError(f"a worker failed: {[p.returncode for p in procs]}")
     reports = [json.loads(out) for out, _ in outs]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "rows": await _counts(url),
-            "units": [r["units"] for r in reports if n],
-            "requests": sum(r["requests"] for r in reports)}  # fmt: skip
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "rows": await _counts(url),
+        "units": [r["units"] for r in reports if n],
+        "requests": sum(r["requests"] for r in reports),
+    }
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -107,7 +130,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     proc, m = _server(args.scale, server_cpu)
     pg = PostgresServer(bin_dir)
     results: dict[str, dict[int, list[dict[str, Any]]]] = {
-        "cpu": {n: [] for n in RUNS}, "latency": {n: [] for n in RUNS}}  # fmt: skip
+        "cpu": {n: [] for n in RUNS},
+        "latency": {n: [] for n in RUNS},
+    }
     try:
         url = pg.create_database()
         warm = await _run(m, url, 1, 8)  # fills the server's cache
@@ -126,11 +151,19 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait()
-    return {"scale": args.scale, "rounds": args.rounds, "latency": args.latency,
-            "rows": warm["rows"], "requests": warm["requests"],
-            "machine": {"cpus": len(cpus), "python": platform.python_version(),
-                        "load": os.getloadavg()[0]},
-            "results": results}  # fmt: skip
+    return {
+        "scale": args.scale,
+        "rounds": args.rounds,
+        "latency": args.latency,
+        "rows": warm["rows"],
+        "requests": warm["requests"],
+        "machine": {
+            "cpus": len(cpus),
+            "python": platform.python_version(),
+            "load": os.getloadavg()[0],
+        },
+        "results": results,
+    }
 
 
 def _speedups(runs: dict[int, list[dict[str, Any]]], n: int) -> float:
@@ -164,16 +197,19 @@ def markdown(data: dict[str, Any]) -> str:
                 else (f"latency {1000 * data['latency']:.0f} ms per response, 2 units in hand each")
             )
             who = str(n) if n else "plain backfill (1 process, no job table)"
-            lines.append(f"| {label} | {who} | {wall:.2f} s | {_speedups(runs, n):.2f}x | "
-                         f"{cpu:.2f} s | {rows['actions'] / wall:,.0f} |")  # fmt: skip
+            lines.append(
+                f"| {label} | {who} | {wall:.2f} s | {_speedups(runs, n):.2f}x | "
+                f"{cpu:.2f} s | {rows['actions'] / wall:,.0f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--scale", default="competitions=2,seasons=2,fixtures_per_season=24,"
-                        "actions_per_fixture=200")  # fmt: skip
+    parser.add_argument(
+        "--scale", default="competitions=2,seasons=2,fixtures_per_season=24,actions_per_fixture=200"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "workers")

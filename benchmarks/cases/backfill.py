@@ -72,8 +72,15 @@ async def _backfill_rounds(
             sample, report = await measure(work.run)
             if not report.finished:
                 raise AssertionError(f"backfill did not finish: {report.as_dict()}")
-            runs.append({"cpu": sample.cpu, "wall": sample.wall, "gc": sample.gc,
-                         "written": dict(report.written), "requests": report.requests})  # fmt: skip
+            runs.append(
+                {
+                    "cpu": sample.cpu,
+                    "wall": sample.wall,
+                    "gc": sample.gc,
+                    "written": dict(report.written),
+                    "requests": report.requests,
+                }
+            )
             db = fresh()
             sample, written = await measure(lambda db=db: floor(m["plain"], _headers(m), db))
             if written != report.written:
@@ -111,13 +118,25 @@ def backfill_rows(b: dict[str, Any], engine: str, bulk: str) -> list[Row]:
         f"{b['concurrency']}; server cache misses while measured: {b.get('misses', '?')}"
     )
     rows = [
-        Row("backfill", case, "fixtures per second", "/s", written.get("fixtures", 0) / wall,
-            note=note),
+        Row(
+            "backfill",
+            case,
+            "fixtures per second",
+            "/s",
+            written.get("fixtures", 0) / wall,
+            note=note,
+        ),
         Row("backfill", case, "actions per second", "/s", actions / wall),
-        Row("backfill", case, "actions per client CPU second", "/s", actions / b["cpu"],
+        Row(
+            "backfill",
+            case,
+            "actions per client CPU second",
+            "/s",
+            actions / b["cpu"],
             note="issue 14 asks for 4x the 33,023/s of the SQLite run before it (actions per "
-            "second at 99% CPU-bound), that is 132,000 per CPU second"),
-    ]  # fmt: skip
+            "second at 99% CPU-bound), that is 132,000 per CPU second",
+        ),
+    ]
     if "floor_cpus" in b:
         floor_cpu = median(b["floor_cpus"])
         rows.append(
@@ -138,9 +157,15 @@ def backfill_rows(b: dict[str, Any], engine: str, bulk: str) -> list[Row]:
         )
     where = "the SQLite writer thread included" if engine == "SQLite" else "the server's not"
     rows.append(
-        Row("backfill", case, "CPU-bound share (client CPU / wall)", "%", 100 * b["cpu"] / wall,
-            note=f"client CPU {b['cpu']:.2f}s ({where}), wall {wall:.2f}s")
-    )  # fmt: skip
+        Row(
+            "backfill",
+            case,
+            "CPU-bound share (client CPU / wall)",
+            "%",
+            100 * b["cpu"] / wall,
+            note=f"client CPU {b['cpu']:.2f}s ({where}), wall {wall:.2f}s",
+        )
+    )
     return rows
 
 

@@ -61,16 +61,24 @@ async def dltload(m: Manifest, p: Params) -> dict[str, Any]:
 
                 sent = client.requests_sent
                 sample, loaded = await measure(load)
-                dlts.append({"cpu": sample.cpu, "wall": sample.wall, "rows": loaded,
-                             "requests": client.requests_sent - sent})  # fmt: skip
-                work = Backfill(client, Path(tmp) / f"run{i}.sqlite", Scope(),
-                                concurrency=p["concurrency"])  # fmt: skip
+                dlts.append(
+                    {
+                        "cpu": sample.cpu,
+                        "wall": sample.wall,
+                        "rows": loaded,
+                        "requests": client.requests_sent - sent,
+                    }
+                )
+                work = Backfill(
+                    client, Path(tmp) / f"run{i}.sqlite", Scope(), concurrency=p["concurrency"]
+                )
                 sample, report = await measure(work.run)
                 written = {t: report.written.get(t, 0) for t in TABLES}
                 if written != loaded:
                     raise AssertionError(f"dlt loaded {loaded}, the backfill wrote {written}")
-                backfills.append({"cpu": sample.cpu, "wall": sample.wall,
-                                  "requests": report.requests})  # fmt: skip
+                backfills.append(
+                    {"cpu": sample.cpu, "wall": sample.wall, "requests": report.requests}
+                )
     measured = slice(1, None) if len(dlts) > 1 else slice(None)
     return {
         "dlt": dlts[measured],
@@ -96,19 +104,38 @@ def rows(r: Result | None, counts: Result | None, quick: bool) -> list[Row]:
         median([x["wall"] for x in r["backfill"]]),
     )
     d_cpu, b_cpu = median([x["cpu"] for x in r["dlt"]]), median([x["cpu"] for x in r["backfill"]])
-    case = (f"{n['fixtures']:,} fixtures, {actions:,} actions, {n['statistics']:,} statistics; "
-            f"{r['dlt'][-1]['requests']:,} requests")  # fmt: skip
+    case = (
+        f"{n['fixtures']:,} fixtures, {actions:,} actions, {n['statistics']:,} statistics; "
+        f"{r['dlt'][-1]['requests']:,} requests"
+    )
     runs = len(r["dlt"])
-    note = (f"the median of {runs} runs each, interleaved, after one that filled the server's "
-            f"cache; concurrency {r['concurrency']}; first loads into fresh files")  # fmt: skip
+    note = (
+        f"the median of {runs} runs each, interleaved, after one that filled the server's "
+        f"cache; concurrency {r['concurrency']}; first loads into fresh files"
+    )
     return [
-        Row("dlt", case, "actions per second, dlt to DuckDB", "/s", actions / d_wall,
-            actions / b_wall, "backfill to SQLite", note=note),
-        Row("dlt", case, "client CPU per action, dlt to DuckDB", "us", 1e6 * d_cpu / actions,
-            1e6 * b_cpu / actions, "backfill to SQLite",
+        Row(
+            "dlt",
+            case,
+            "actions per second, dlt to DuckDB",
+            "/s",
+            actions / d_wall,
+            actions / b_wall,
+            "backfill to SQLite",
+            note=note,
+        ),
+        Row(
+            "dlt",
+            case,
+            "client CPU per action, dlt to DuckDB",
+            "us",
+            1e6 * d_cpu / actions,
+            1e6 * b_cpu / actions,
+            "backfill to SQLite",
             note=f"wall {d_wall:.2f}s against {b_wall:.2f}s; dlt's extract, normalize "
-            "(which parses each record's JSON for the json column) and load"),
-    ]  # fmt: skip
+            "(which parses each record's JSON for the json column) and load",
+        ),
+    ]
 
 
 CASE = Case(

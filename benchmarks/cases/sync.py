@@ -65,10 +65,19 @@ def params(quick: bool) -> dict[str, dict[str, Any]]:
     Polling every 15 s: 50 fixtures every 5 s would need 10 requests a second, twice the
     budget; every 15 s they need 3.3, and the listings the rest.
     """
-    scale = {"competitions": 2 if quick else 14, "fixtures_per_season": 6,
-             "actions_per_fixture": 600, "speed": 20.0 if quick else 1.0}  # fmt: skip
-    common = {"scale": scale, "speed": scale["speed"], "warm": 2.0 if quick else 5.0, "warm_limit": 20 if quick else 400,
-              "measure": 10.0 if quick else 120.0}  # fmt: skip
+    scale = {
+        "competitions": 2 if quick else 14,
+        "fixtures_per_season": 6,
+        "actions_per_fixture": 600,
+        "speed": 20.0 if quick else 1.0,
+    }
+    common = {
+        "scale": scale,
+        "speed": scale["speed"],
+        "warm": 2.0 if quick else 5.0,
+        "warm_limit": 20 if quick else 400,
+        "measure": 10.0 if quick else 120.0,
+    }
     commit = {"mode": "commit", "n": 300 if quick else 3_000, "batch": 100}
     return {
         "ws": {**common, "mode": "ws", "every": 5.0, "engine": "sqlite"},
@@ -172,10 +181,12 @@ async def _run(urls: dict[str, str], p: dict[str, Any], db: str, tmp: Path) -> d
 
     wall, service_time = _clock(urls["base_url"])
     live_url = urls["live_url"] if p["mode"] == "ws" else None
-    async with Client(urls["base_url"], token=urls["token"], live_url=live_url,
-                      rate_limit=RATE) as client:  # fmt: skip
-        mirror = Mirror(client, db, sports=SPORTS, every={"live": p["every"]},
-                        clock=service_time, events=False)  # fmt: skip
+    async with Client(
+        urls["base_url"], token=urls["token"], live_url=live_url, rate_limit=RATE
+    ) as client:
+        mirror = Mirror(
+            client, db, sports=SPORTS, every={"live": p["every"]}, clock=service_time, events=False
+        )
         running = asyncio.create_task(mirror.run())
         # Warm: the ended fixtures read, then ``warm`` seconds for the feeds' past.
         t0 = time.time()
@@ -266,12 +277,23 @@ async def sync(m: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
 
 def _action(fid: str, n: int) -> tuple[Any, ...]:
     """An action row as the mirror writes it (its JSON about the size of the service's)."""
-    body = json.dumps({"fixtureId": fid, "id": f"a{n}", "type": "Shot", "status": "Confirmed",
-                       "timestamp": "2026-06-01T12:00:01.250Z", "seq": n,
-                       "x": 0.25, "y": 0.75, "team": "home", "player": f"p{n % 11}",
-                       "clock": "12:34", "period": 2})  # fmt: skip
-    return (fid, f"a{n}", "basketball", n, "Shot", "Confirmed", "2026-06-01T12:00:01.250000Z",
-            body)  # fmt: skip
+    body = json.dumps(
+        {
+            "fixtureId": fid,
+            "id": f"a{n}",
+            "type": "Shot",
+            "status": "Confirmed",
+            "timestamp": "2026-06-01T12:00:01.250Z",
+            "seq": n,
+            "x": 0.25,
+            "y": 0.75,
+            "team": "home",
+            "player": f"p{n % 11}",
+            "clock": "12:34",
+            "period": 2,
+        }
+    )
+    return (fid, f"a{n}", "basketball", n, "Shot", "Confirmed", "2026-06-01T12:00:01.250000Z", body)
 
 
 async def _commits(db: str, p: dict[str, Any]) -> dict[str, Any]:
@@ -303,10 +325,17 @@ async def _commits(db: str, p: dict[str, Any]) -> dict[str, Any]:
             await election.close()
     if changes != 1 + 2 * n:
         raise AssertionError(f"{changes} changes logged, not {1 + 2 * n}")
-    return {"mode": "commit", "engine": p["engine"], "n": n, "batch": batch,
-            "fenced": lease is not None,
-            "one_per_s": n / one, "one_cpu": one_cpu / n,
-            "batch_per_s": n / many, "batch_cpu": many_cpu / n}  # fmt: skip
+    return {
+        "mode": "commit",
+        "engine": p["engine"],
+        "n": n,
+        "batch": batch,
+        "fenced": lease is not None,
+        "one_per_s": n / one,
+        "one_cpu": one_cpu / n,
+        "batch_per_s": n / many,
+        "batch_cpu": many_cpu / n,
+    }
 
 
 ENGINES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
@@ -326,8 +355,11 @@ def rows(s: Result | None, counts: Result | None, quick: bool) -> list[Row]:
 
 
 def _live_rows(mode: str, r: dict[str, Any]) -> list[Row]:
-    how = ("actions over the live websocket" if r["mode"] == "ws"
-           else f"actions polled every {r['every']:g} s")  # fmt: skip
+    how = (
+        "actions over the live websocket"
+        if r["mode"] == "ws"
+        else f"actions polled every {r['every']:g} s"
+    )
     case = f"{r['live_fixtures']} live fixtures at speed {r['speed']:g}, {how}"
     if r.get("engine", "sqlite") != "sqlite":
         case += f", into {ENGINES[r['engine']]}"
@@ -335,24 +367,63 @@ def _live_rows(mode: str, r: dict[str, Any]) -> list[Row]:
     target = WS_TARGET if r["mode"] == "ws" else r["every"] + 1
     out = [
         Row("sync", case, "freshness lag p50, send to commit", "s", r["lag_p50"]),
-        Row("sync", case, "freshness lag p99, send to commit", "s", r["lag_p99"],
-            kind="below", target=target, note=note),
-        Row("sync", case, "requests per hour", "/h", r["requests_per_hour"],
-            r["budget_per_hour"], "the budget, 5 a second", "below", r["budget_per_hour"]),
-    ]  # fmt: skip
+        Row(
+            "sync",
+            case,
+            "freshness lag p99, send to commit",
+            "s",
+            r["lag_p99"],
+            kind="below",
+            target=target,
+            note=note,
+        ),
+        Row(
+            "sync",
+            case,
+            "requests per hour",
+            "/h",
+            r["requests_per_hour"],
+            r["budget_per_hour"],
+            "the budget, 5 a second",
+            "below",
+            r["budget_per_hour"],
+        ),
+    ]
     cpu = r["cpu_per_action"]
-    out.append(Row("sync", case, "CPU per committed action", "us",
-                   cpu * 1e6 if cpu is not None else None,
-                   note=f"{r['actions_committed']} action changes, CPU {r['cpu']:.2f} s "
-                   "(the database thread included)"))  # fmt: skip
+    out.append(
+        Row(
+            "sync",
+            case,
+            "CPU per committed action",
+            "us",
+            cpu * 1e6 if cpu is not None else None,
+            note=f"{r['actions_committed']} action changes, CPU {r['cpu']:.2f} s "
+            "(the database thread included)",
+        )
+    )
     if "follow_p99" in r:
-        how = ("woken by NOTIFY" if r["engine"] == "postgres"
-               else f"the file looked at every {r.get('follow_poll', 0.25):g} s")  # fmt: skip
-        note = (f"{r['follow_samples']} changes, max {r['follow_max'] or 0:.3f} s; "
-                f"asyncsports.sync.feed in another process, {how}")  # fmt: skip
+        how = (
+            "woken by NOTIFY"
+            if r["engine"] == "postgres"
+            else f"the file looked at every {r.get('follow_poll', 0.25):g} s"
+        )
+        note = (
+            f"{r['follow_samples']} changes, max {r['follow_max'] or 0:.3f} s; "
+            f"asyncsports.sync.feed in another process, {how}"
+        )
         out.append(Row("sync", case, "follower p50, commit to seen", "s", r["follow_p50"]))
-        out.append(Row("sync", case, "follower p99, commit to seen", "s", r["follow_p99"],
-                       kind="below", target=FOLLOW_TARGET, note=note))  # fmt: skip
+        out.append(
+            Row(
+                "sync",
+                case,
+                "follower p99, commit to seen",
+                "s",
+                r["follow_p99"],
+                kind="below",
+                target=FOLLOW_TARGET,
+                note=note,
+            )
+        )
     return out
 
 
@@ -361,11 +432,23 @@ def _commit_rows(r: dict[str, Any]) -> list[Row]:
     if r.get("fenced"):
         case += ", each commit fenced by a standby's lease"
     return [
-        Row("sync", case, "commits per second, one action each", "/s", r["one_per_s"],
-            note=f"CPU {r['one_cpu'] * 1e6:.0f} us a commit (this process)"),
-        Row("sync", case, f"actions per second, {r['batch']} a commit", "/s",
-            r["batch_per_s"], note=f"CPU {r['batch_cpu'] * 1e6:.0f} us an action"),
-    ]  # fmt: skip
+        Row(
+            "sync",
+            case,
+            "commits per second, one action each",
+            "/s",
+            r["one_per_s"],
+            note=f"CPU {r['one_cpu'] * 1e6:.0f} us a commit (this process)",
+        ),
+        Row(
+            "sync",
+            case,
+            f"actions per second, {r['batch']} a commit",
+            "/s",
+            r["batch_per_s"],
+            note=f"CPU {r['batch_cpu'] * 1e6:.0f} us an action",
+        ),
+    ]
 
 
 # --------------------------------------------------------------------------- the emulator

@@ -179,16 +179,39 @@ def rows(result: Result | None, counts: Result | None, quick: bool) -> list[Row]
         if w is None:
             continue
         out += [
-            _row(w, "pyreqwest", "floor", "hand loop, pyreqwest + msgspec", WALK_FLOOR,
-                 f"issue 22 measured {CLAIM}x"),
-            _row(w, "asyncsports", "floor", "`client.fixtures.list`, AiohttpTransport",
-                 WALK_FLOOR, ""),
-            _row(w, "asyncsports/pyreqwest", "floor",
-                 "`client.fixtures.list`, PyreqwestTransport", WALK_FLOOR, ""),
-            _row(w, "asyncsports/pyreqwest", "asyncsports",
-                 "the library over pyreqwest vs over aiohttp",
-                 "`client.fixtures.list` over AiohttpTransport", ""),
-        ]  # fmt: skip
+            _row(
+                w,
+                "pyreqwest",
+                "floor",
+                "hand loop, pyreqwest + msgspec",
+                WALK_FLOOR,
+                f"issue 22 measured {CLAIM}x",
+            ),
+            _row(
+                w,
+                "asyncsports",
+                "floor",
+                "`client.fixtures.list`, AiohttpTransport",
+                WALK_FLOOR,
+                "",
+            ),
+            _row(
+                w,
+                "asyncsports/pyreqwest",
+                "floor",
+                "`client.fixtures.list`, PyreqwestTransport",
+                WALK_FLOOR,
+                "",
+            ),
+            _row(
+                w,
+                "asyncsports/pyreqwest",
+                "asyncsports",
+                "the library over pyreqwest vs over aiohttp",
+                "`client.fixtures.list` over AiohttpTransport",
+                "",
+            ),
+        ]
     return out
 
 

@@ -48,8 +48,9 @@ def render() -> str:
         for path in _commands(typer.main.get_command(app), []):
             # terminal_width: click's runner would print help 80 columns wide whatever
             # COLUMNS says.
-            result = runner.invoke(app, [*path, "--help"], prog_name="asyncsports", env=env,
-                                   terminal_width=WIDTH)  # fmt: skip
+            result = runner.invoke(
+                app, [*path, "--help"], prog_name="asyncsports", env=env, terminal_width=WIDTH
+            )
             if result.exit_code != 0:
                 raise RuntimeError(f"asyncsports {' '.join(path)} --help failed: {result.output}")
             title = " ".join(["asyncsports", *path])

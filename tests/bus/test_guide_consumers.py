@@ -41,8 +41,14 @@ async def test_the_guides_consumer_reads_every_change_once_in_commit_order(
     assert code.rstrip().endswith("asyncio.run(main())")
     got: list[int] = []
     scope: dict[str, Any] = {"__name__": "guide"}
-    exec(compile(code.replace(URLS[bus.kind], bus.url).rstrip()[: -len("asyncio.run(main())")],
-                 str(GUIDE), "exec"), scope)  # fmt: skip
+    exec(
+        compile(
+            code.replace(URLS[bus.kind], bus.url).rstrip()[: -len("asyncio.run(main())")],
+            str(GUIDE),
+            "exec",
+        ),
+        scope,
+    )
     scope["handle"] = lambda change: got.append(change["seq"])
     reading = asyncio.create_task(scope["main"]())
     try:

@@ -66,9 +66,13 @@ def once(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mirror database after one pass of ``sync`` over basketball (a few thousand
     changes), for tests to copy."""
     db = tmp_path_factory.mktemp("once") / "m.sqlite"
-    done = subprocess.run([*CLI, "--emulator", "sync", "--sports", "basketball", "--db",
-                           str(db), "--once"], capture_output=True, text=True, env=child_env(),
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [*CLI, "--emulator", "sync", "--sports", "basketball", "--db", str(db), "--once"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return db
 
@@ -167,8 +171,10 @@ def test_a_consumer_reads_every_change_once_in_order_across_kills_and_outages(
         bus.start()
         since = committed(db)
         reaches(p, since + 1, 30)  # publishing what came after the restart
-        print(f"the bus {'killed' if kill else 'stopped'} and started: publishing again "
-              f"{time.monotonic() - began:.1f} s after")  # fmt: skip
+        print(
+            f"the bus {'killed' if kill else 'stopped'} and started: publishing again "
+            f"{time.monotonic() - began:.1f} s after"
+        )
 
     assert mirror.stop() == 0
     last = committed(db)
@@ -178,8 +184,10 @@ def test_a_consumer_reads_every_change_once_in_order_across_kills_and_outages(
     assert want[-1] == last and late
     once_in_order(early + late, want)
     assert p.stop() == 0
-    print(f"{len(want)} changes read once, in order ({len(early)} before the faults), "
-          f"in {time.monotonic() - t0:.1f} s")  # fmt: skip
+    print(
+        f"{len(want)} changes read once, in order ({len(early)} before the faults), "
+        f"in {time.monotonic() - t0:.1f} s"
+    )
 
 
 def test_of_two_publishers_of_one_stream_one_publishes_and_its_standby_takes_over(
@@ -216,8 +224,9 @@ def test_of_two_publishers_of_one_stream_one_publishes_and_its_standby_takes_ove
     assert b.stop() == 0
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)],
-                         ids=["SIGTERM", "SIGINT"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"]
+)
 def test_a_signal_ends_a_follower_once_what_is_committed_is_published(
     start: Start, bus: Bus, once: Path, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
@@ -257,8 +266,10 @@ def add_change(db: str) -> int:
     """A change committed to ``db`` (a copy of its last one, under a seq of its own), as
     a writer would; its seq."""
     with closing(sqlite3.connect(db, timeout=30, isolation_level=None)) as file:
-        file.execute("INSERT INTO changes (committed_at, op, tbl, key, row) SELECT "
-                     "committed_at, op, tbl, key, row FROM changes ORDER BY seq DESC LIMIT 1")  # fmt: skip
+        file.execute(
+            "INSERT INTO changes (committed_at, op, tbl, key, row) SELECT "
+            "committed_at, op, tbl, key, row FROM changes ORDER BY seq DESC LIMIT 1"
+        )
         return int(file.execute("SELECT max(seq) FROM changes").fetchone()[0])
 
 

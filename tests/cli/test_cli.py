@@ -77,8 +77,9 @@ def server() -> Iterator[Server]:
 def ids(server: Server) -> dict[str, Any]:
     """Ids to pass to the commands, found through the command itself."""
     env = server.env()
-    done = lines(run("fixtures", "american-football", "--status", "completed", "--limit", "1",
-                     env=env))  # fmt: skip
+    done = lines(
+        run("fixtures", "american-football", "--status", "completed", "--limit", "1", env=env)
+    )
     soccer = lines(run("fixtures", "soccer", "--limit", "1", env=env))
     live = lines(run("events", "--live", "--limit", "1", env=env))
     return {
@@ -206,31 +207,58 @@ def test_a_terminal_gets_a_table_with_whole_ids(server: Server, ids: dict[str, A
     assert "start (UTC)" in out and "competition" in out
     assert ids["fixture"] in out  # not wrapped or cut, so it can be copied
     assert "{" not in out
-    code, out = run_tty("snooker", "matches", "1000", "--round-number", "1", "--json",
-                        env=server.env())  # fmt: skip
+    code, out = run_tty(
+        "snooker", "matches", "1000", "--round-number", "1", "--json", env=server.env()
+    )
     assert code == 0 and out.lstrip().startswith("{")  # --json wins on a terminal too
 
 
 @pytest.mark.slow
 def test_help_names_every_command_and_the_exit_codes() -> None:
     out = run("--help", env=clean_env(COLUMNS="200")).stdout
-    for name in ("fixtures", "fixture", "squads", "actions", "standings", "statistics",
-                 "snooker", "events", "playback", "emulator", "backfill"):  # fmt: skip
+    for name in (
+        "fixtures",
+        "fixture",
+        "squads",
+        "actions",
+        "standings",
+        "statistics",
+        "snooker",
+        "events",
+        "playback",
+        "emulator",
+        "backfill",
+    ):
         assert re.search(rf"^  {name} ", out, re.MULTILINE), name
     assert "ASYNCSPORTS_BASE_URL" in out
     assert re.search(r"^  4 +refused credentials", out, re.M)
     assert re.search(r"^  10 +timed out, host unreachable", out, re.M)
     out = run("snooker", "--help", env=clean_env(COLUMNS="200")).stdout
-    for name in ("tournaments", "matches", "ast", "tournament-players", "tour-players",
-                 "centuries", "current-tournament-winner", "previous-tournament-winners",
-                 "player-info"):  # fmt: skip
+    for name in (
+        "tournaments",
+        "matches",
+        "ast",
+        "tournament-players",
+        "tour-players",
+        "centuries",
+        "current-tournament-winner",
+        "previous-tournament-winners",
+        "player-info",
+    ):
         assert re.search(rf"^  {name}\b", out, re.MULTILINE), name
 
 
 @pytest.mark.slow
 def test_actions_follow_ends_after_the_finished_record(server: Server, ids: dict[str, Any]) -> None:
-    proc = run("actions", "american-football", ids["fixture"], "--follow", "--interval", "1",
-               env=server.env())  # fmt: skip
+    proc = run(
+        "actions",
+        "american-football",
+        ids["fixture"],
+        "--follow",
+        "--interval",
+        "1",
+        env=server.env(),
+    )
     changes = lines(proc)
     assert {c["change"] for c in changes} <= {"new", "update"}
     assert changes[-1]["record"]["finished"] is True
@@ -286,20 +314,39 @@ def free_port() -> int:
     ("args", "code", "text"),
     [
         (["fixtures", "basketball"], 3, "no service address: pass --base-url"),
-        (["fixtures", "basketball", "--base-url", "dde-api.example.com", "--token", "t"], 3,
-         "--base-url: expected an http(s) URL"),
-        (["fixtures", "basketball", "--base-url", "https://dde-api.example.com"], 3,
-         "no token: pass --token"),
-        (["events", "--base-url", "https://dde-api.example.com", "--token", "t"], 3,
-         "no live stream address"),
-        (["--emulator", "--emulator-scale", "teams=lots", "fixtures", "soccer"], 3,
-         "--emulator-scale: expected name=number"),
+        (
+            ["fixtures", "basketball", "--base-url", "dde-api.example.com", "--token", "t"],
+            3,
+            "--base-url: expected an http(s) URL",
+        ),
+        (
+            ["fixtures", "basketball", "--base-url", "https://dde-api.example.com"],
+            3,
+            "no token: pass --token",
+        ),
+        (
+            ["events", "--base-url", "https://dde-api.example.com", "--token", "t"],
+            3,
+            "no live stream address",
+        ),
+        (
+            ["--emulator", "--emulator-scale", "teams=lots", "fixtures", "soccer"],
+            3,
+            "--emulator-scale: expected name=number",
+        ),
         (["--emulator", "fixtures", "basket/ball"], 2, "sport: expected"),
         (["--emulator", "fixture", "soccer", str(uuid.UUID(int=1))], 5, "404"),
     ],
-    ids=["no base url", "bad url", "no token", "no streaming url", "bad scale", "bad sport",
-         "not found"],
-)  # fmt: skip
+    ids=[
+        "no base url",
+        "bad url",
+        "no token",
+        "no streaming url",
+        "bad scale",
+        "bad sport",
+        "not found",
+    ],
+)
 @pytest.mark.slow
 def test_mistakes_give_one_line_and_an_exit_code(args: list[str], code: int, text: str) -> None:
     proc = run(*args)
@@ -322,8 +369,16 @@ def test_a_wrong_token_is_exit_4_and_verbose_shows_the_traceback(server: Server)
 
 @pytest.mark.slow
 def test_an_unreachable_host_is_exit_10() -> None:
-    proc = run("squads", "cricket", "--team-id", str(uuid.UUID(int=2)),
-               "--base-url", f"http://127.0.0.1:{free_port()}", "--token", "t")  # fmt: skip
+    proc = run(
+        "squads",
+        "cricket",
+        "--team-id",
+        str(uuid.UUID(int=2)),
+        "--base-url",
+        f"http://127.0.0.1:{free_port()}",
+        "--token",
+        "t",
+    )
     assert proc.returncode == 10
     err = one_line_error(proc)
     assert "is the host up" in err and "connect" in err.lower()
@@ -332,8 +387,12 @@ def test_an_unreachable_host_is_exit_10() -> None:
 @pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(server: Server) -> None:
     # `asyncsports fixtures ... | head -1`
-    proc = subprocess.Popen([*CLI, "fixtures", "basketball"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=server.env())  # fmt: skip
+    proc = subprocess.Popen(
+        [*CLI, "fixtures", "basketball"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server.env(),
+    )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline().startswith(b"{")
     proc.stdout.close()
@@ -418,12 +477,21 @@ def test_client_limits_have_their_exit_codes(
 @pytest.mark.parametrize(
     ("error", "code", "text"),
     [
-        (errors.TimeoutError("read timed out", url="http://h:1/x", attempts=3), 10,
-         "timed out waiting for http://h:1 after 3 attempts: the service is slow"),
-        (errors.TransportError("connection failed: [Connect call failed]", url="http://h:1/x"),
-         10, "cannot reach http://h:1: Connect call failed: is the host up"),
-        (errors.BodyTooLargeError("body exceeds max_body_size=9", limit=9), 14,
-         "body exceeds max_body_size=9"),
+        (
+            errors.TimeoutError("read timed out", url="http://h:1/x", attempts=3),
+            10,
+            "timed out waiting for http://h:1 after 3 attempts: the service is slow",
+        ),
+        (
+            errors.TransportError("connection failed: [Connect call failed]", url="http://h:1/x"),
+            10,
+            "cannot reach http://h:1: Connect call failed: is the host up",
+        ),
+        (
+            errors.BodyTooLargeError("body exceeds max_body_size=9", limit=9),
+            14,
+            "body exceeds max_body_size=9",
+        ),
         (errors.NoRecordError("no record in the body", url="/x"), 15, "no record in the body"),
         (errors.PagingError("page 3 repeats page 2"), 16, "page 3 repeats page 2"),
         (errors.SinkError("cannot use db"), 13, "cannot use db"),
@@ -434,7 +502,7 @@ def test_client_limits_have_their_exit_codes(
         (KeyError("x"), 1, "internal error: KeyError"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else None,
-)  # fmt: skip
+)
 def test_each_error_class_has_a_code_and_a_description(
     error: BaseException, code: int, text: str
 ) -> None:
@@ -453,8 +521,12 @@ def test_an_unwritable_save_path_is_one_line_naming_it_and_exit_17(
     assert result.stderr.startswith(f"asyncsports: error: cannot write {path}: ")
     assert result.stderr.count("\n") == 1 and "internal error" not in result.stderr
     saved = tmp_path / "image.png"
-    assert invoke("--emulator", "snooker", "player-info", "163", "1000",
-                  "--save", str(saved)).exit_code == 0  # fmt: skip
+    assert (
+        invoke(
+            "--emulator", "snooker", "player-info", "163", "1000", "--save", str(saved)
+        ).exit_code
+        == 0
+    )
     assert saved.stat().st_size > 0
 
 

@@ -145,8 +145,19 @@ def test_the_option_and_its_default_are_in_the_help() -> None:
 def test_actions_follow_ends_with_the_fixture_s_finishing_action(via: str) -> None:
     fixture = live()[-1]["id"]  # the live fixture with the most left to play
     # About an hour and a half of the match left: a fraction of a second at this speed.
-    result = invoke("--emulator", "--emulator-speed", "20000", "actions", "basketball", fixture,
-                    "--follow", "--via", via, "--interval", "1")  # fmt: skip
+    result = invoke(
+        "--emulator",
+        "--emulator-speed",
+        "20000",
+        "actions",
+        "basketball",
+        fixture,
+        "--follow",
+        "--via",
+        via,
+        "--interval",
+        "1",
+    )
     assert result.exit_code == 0, result.stderr
     changes = records(result.stdout)
     assert last_action(changes) == finishing("basketball", fixture)
@@ -155,8 +166,9 @@ def test_actions_follow_ends_with_the_fixture_s_finishing_action(via: str) -> No
 
 def test_statistics_follow_ends_with_the_finished_packet() -> None:
     fixture = live("ice-hockey")[-1]["id"]
-    result = invoke("--emulator", "statistics", "ice-hockey", fixture, "--follow",
-                    "--emulator-speed", "20000")  # fmt: skip
+    result = invoke(
+        "--emulator", "statistics", "ice-hockey", fixture, "--follow", "--emulator-speed", "20000"
+    )
     assert result.exit_code == 0, result.stderr
     packets = records(result.stdout)
     assert packets[-1]["record"]["finished"] is True
@@ -178,9 +190,13 @@ def test_the_defaults_follow_a_live_fixture_to_its_end_in_seconds() -> None:
 
 @pytest.mark.slow  # a subprocess watched until the clock has ended an event
 def test_events_watch_sees_events_end_as_the_clock_runs() -> None:
-    proc = subprocess.Popen([*CLI, "--emulator", "--emulator-speed", "7200", "events",
-                             "--watch", "--interval", "1"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+    proc = subprocess.Popen(
+        [*CLI, "--emulator", "--emulator-speed", "7200", "events", "--watch", "--interval", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     out: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:

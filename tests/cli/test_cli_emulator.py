@@ -13,8 +13,23 @@ from support import CLI, TIMEOUT, clean_env, invoke
 from asyncsports.emulator import __main__ as standalone
 from asyncsports.emulator._options import DEFAULT_NOW, FLAGS
 
-ARGV = ["--port", "0", "--seed", "3", "--now", "2026-01-02T03:04", "--live-dialect", "vendor",
-        "--frozen", "--rate-limit", "7", "--latency", "0.5", "--replay", "match.jsonl"]  # fmt: skip
+ARGV = [
+    "--port",
+    "0",
+    "--seed",
+    "3",
+    "--now",
+    "2026-01-02T03:04",
+    "--live-dialect",
+    "vendor",
+    "--frozen",
+    "--rate-limit",
+    "7",
+    "--latency",
+    "0.5",
+    "--replay",
+    "match.jsonl",
+]
 
 
 def test_both_command_lines_read_the_same_options(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +69,12 @@ def test_every_option_has_help() -> None:
 
 
 def test_it_serves_until_ctrl_c() -> None:
-    proc = subprocess.Popen([*CLI, "emulator", "--port", "0", "--seed", "3", "--frozen"],
-                            stdout=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+    proc = subprocess.Popen(
+        [*CLI, "emulator", "--port", "0", "--seed", "3", "--frozen"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     try:
         assert proc.stdout is not None
         banner = []

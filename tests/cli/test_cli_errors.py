@@ -33,8 +33,14 @@ CLI = [sys.executable, "-m", "asyncsports"]
 def run(
     *args: str, environ: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=environ or clean_env(),
-                          cwd=cwd, timeout=TIMEOUT)  # fmt: skip
+    return subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        env=environ or clean_env(),
+        cwd=cwd,
+        timeout=TIMEOUT,
+    )
 
 
 def error(proc: subprocess.CompletedProcess[str], code: int) -> str:
@@ -55,18 +61,22 @@ NOWHERE = str(uuid.UUID(int=1))
     ("args", "hint"),
     [
         # A slip of a known name is a usage error (test_cli_exits.py); this one is not.
-        (["fixture", "football", NOWHERE],
-         f"check sport football (not a known sport: did you mean american-football?) and fixture {NOWHERE}"),
+        (
+            ["fixture", "football", NOWHERE],
+            f"check sport football (not a known sport: did you mean american-football?) and fixture {NOWHERE}",
+        ),
         (["fixture", "basketball", NOWHERE], f": check sport basketball and fixture {NOWHERE}"),
-        (["fixtures", "hockey", "--season-id", NOWHERE],
-         f"check sport hockey (not a known sport: did you mean ice-hockey?) and season {NOWHERE}"),
+        (
+            ["fixtures", "hockey", "--season-id", NOWHERE],
+            f"check sport hockey (not a known sport: did you mean ice-hockey?) and season {NOWHERE}",
+        ),
         (["squads", "soccer", "--team-id", NOWHERE], f": check sport soccer and team {NOWHERE}"),
         (["statistics", "basketball", NOWHERE], f": check sport basketball and fixture {NOWHERE}"),
         (["playback", "999"], ": check event 999"),
         (["snooker", "player-info", "326", "99"], ": check player 326 and tournament 99"),
     ],
     ids=["unknown sport", "fixture", "season", "team", "statistics", "playback", "snooker ids"],
-)  # fmt: skip
+)
 def test_a_404_names_what_was_looked_up(args: list[str], hint: str) -> None:
     line = error(run("--emulator", *args), 5)
     assert line.endswith(hint)
@@ -97,10 +107,24 @@ async def test_a_404_of_a_command_that_looks_up_no_id_blames_the_address(
 
     url = await serve(nothing)
     proc = await asyncio.create_subprocess_exec(
-        *CLI, *args, "--base-url", url, "--token", "t", "--streaming-url", url,
-        "--operator-id", "1", "--stream-auth", "a", "--stream-timestamp", "1",
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
-    )  # fmt: skip
+        *CLI,
+        *args,
+        "--base-url",
+        url,
+        "--token",
+        "t",
+        "--streaming-url",
+        url,
+        "--operator-id",
+        "1",
+        "--stream-auth",
+        "a",
+        "--stream-timestamp",
+        "1",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
     out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
     assert out == b""
     line = error(subprocess.CompletedProcess(args, proc.returncode, "", err.decode()), 5)
@@ -136,15 +160,24 @@ def test_sport_hints_suggest_and_never_refuse() -> None:
 @pytest.mark.parametrize(
     ("args", "extra", "said"),
     [
-        (["--emulator", "--base-url", "http://127.0.0.1:9", "fixtures", "soccer"], {},
-         "'--base-url': not with --emulator, which serves its own address"),
-        (["fixtures", "soccer", "--live-url", "ws://127.0.0.1:9", "--emulator"], {},
-         "'--live-url': not with --emulator,"),
-        (["--streaming-url", "http://127.0.0.1:9", "events"], {"ASYNCSPORTS_EMULATOR": "1"},
-         "'--streaming-url': not with --emulator (set by ASYNCSPORTS_EMULATOR),"),
+        (
+            ["--emulator", "--base-url", "http://127.0.0.1:9", "fixtures", "soccer"],
+            {},
+            "'--base-url': not with --emulator, which serves its own address",
+        ),
+        (
+            ["fixtures", "soccer", "--live-url", "ws://127.0.0.1:9", "--emulator"],
+            {},
+            "'--live-url': not with --emulator,",
+        ),
+        (
+            ["--streaming-url", "http://127.0.0.1:9", "events"],
+            {"ASYNCSPORTS_EMULATOR": "1"},
+            "'--streaming-url': not with --emulator (set by ASYNCSPORTS_EMULATOR),",
+        ),
     ],
     ids=["base url", "live url after the command", "emulator from the environment"],
-)  # fmt: skip
+)
 def test_emulator_with_a_typed_address_is_a_usage_error(
     args: list[str], extra: dict[str, str], said: str
 ) -> None:
@@ -201,8 +234,13 @@ def test_ctrl_c_at_start_up_is_no_traceback(args: list[str], delay: float) -> No
     # two legs on two cores); a start that never reaches the package in time (heavy
     # imports before its handler) fails.
     for attempt in range(TRIES):
-        proc = subprocess.Popen([script(), *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+        proc = subprocess.Popen(
+            [script(), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=clean_env(),
+        )
         time.sleep(delay * 2**attempt)
         ours = taken_over(proc.pid)
         proc.send_signal(signal.SIGINT)
@@ -234,8 +272,9 @@ def test_ctrl_c_at_start_up_is_no_traceback(args: list[str], delay: float) -> No
 def test_importing_the_package_loads_its_names_on_first_use() -> None:
     # What keeps the console script's start quick enough to take Ctrl-C first.
     code = "import sys, asyncsports; print(sorted({'aiohttp', 'msgspec'} & set(sys.modules)))"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=TIMEOUT)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert proc.stdout.strip() == "[]", proc.stderr
     for name in asyncsports.__all__:
         assert getattr(asyncsports, name) is not None
@@ -250,8 +289,9 @@ def test_importing_the_package_loads_its_names_on_first_use() -> None:
 def test_save_reports_the_file_it_wrote_where_it_was_asked(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     for given in ("p.png", "sub/q.png"):
-        proc = run("--emulator", "snooker", "player-info", "326", "2046", "--save", given,
-                   cwd=tmp_path)  # fmt: skip
+        proc = run(
+            "--emulator", "snooker", "player-info", "326", "2046", "--save", given, cwd=tmp_path
+        )
         assert proc.returncode == 0, proc.stderr
         image = base64.b64decode(msgspec.json.decode(proc.stdout)["fileContent"])
         assert proc.stderr == f"saved {given} ({len(image):,} bytes)\n"

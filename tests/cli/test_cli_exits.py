@@ -183,8 +183,9 @@ def test_a_metrics_port_in_use_is_a_usage_error(tmp_path: Path, command: str) ->
         proc = run(*args, "--db", str(db), "--metrics-port", str(port))
     assert proc.returncode == 2, proc.stderr
     line = _error_line(proc.stderr)
-    assert line.startswith(f"asyncsports: error: Invalid value for '--metrics-port': cannot "
-                           f"listen on {port}: ")  # fmt: skip
+    assert line.startswith(
+        f"asyncsports: error: Invalid value for '--metrics-port': cannot listen on {port}: "
+    )
     assert "address already in use" in line
 
 
@@ -197,8 +198,10 @@ def test_an_error_line_says_its_causes_once_and_short() -> None:
             try:
                 raise OSError(2, "No such file or directory")
             except OSError as exc:
-                raise RuntimeError("the actual reason given is: [Errno 2] No such file "
-                                   "or directory\n\nmore text nobody needs") from exc  # fmt: skip
+                raise RuntimeError(
+                    "the actual reason given is: [Errno 2] No such file "
+                    "or directory\n\nmore text nobody needs"
+                ) from exc
         except RuntimeError as exc:
             group = ExceptionGroup("step failed with exception:", [exc])
             raise SinkError("could not load into x") from group
@@ -220,11 +223,23 @@ def test_load_says_why_a_destination_cannot_be_written(where: str, tmp_path: Pat
     pytest.importorskip("duckdb")
     afile = tmp_path / "afile"  # a file where a directory must be: unwritable, even for root
     afile.write_text("")
-    env = clean_env(DESTINATION__DUCKDB__CREDENTIALS=str(
-        afile / "x.duckdb" if where == "database" else tmp_path / "x.duckdb"))  # fmt: skip
+    env = clean_env(
+        DESTINATION__DUCKDB__CREDENTIALS=str(
+            afile / "x.duckdb" if where == "database" else tmp_path / "x.duckdb"
+        )
+    )
     pipelines = afile / "p" if where == "pipelines" else tmp_path / "p"
-    proc = run("--emulator", "load", "--destination", "duckdb", "-s", "soccer",
-               "--pipelines-dir", str(pipelines), env=env)  # fmt: skip
+    proc = run(
+        "--emulator",
+        "load",
+        "--destination",
+        "duckdb",
+        "-s",
+        "soccer",
+        "--pipelines-dir",
+        str(pipelines),
+        env=env,
+    )
     assert proc.returncode == code_for(SinkError), proc.stderr
     line = _error_line(proc.stderr)
     assert line.startswith("asyncsports: error: dlt could not load into duckdb: ")
@@ -263,8 +278,21 @@ def test_a_running_sync_names_its_failing_tasks_on_healthz_and_in_its_log(
     tmp_path: Path,
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    args = ["--base-url", url, "--token", "x", "--rate-limit", "0", "sync", "--db",
-            str(tmp_path / "m.sqlite"), "--sports", "soccer", "--metrics-port", "0"]  # fmt: skip
+    args = [
+        "--base-url",
+        url,
+        "--token",
+        "x",
+        "--rate-limit",
+        "0",
+        "sync",
+        "--db",
+        str(tmp_path / "m.sqlite"),
+        "--sports",
+        "soccer",
+        "--metrics-port",
+        "0",
+    ]
     with serving_metrics(*args) as (proc, base):
         deadline = time.monotonic() + TIMEOUT
         while True:  # until both listings have failed after their retries
@@ -290,8 +318,9 @@ async def test_a_task_that_works_again_leaves_failing_and_says_so(
 ) -> None:
     async with Emulator(seed=1, fixtures_per_season=4) as emu, emu.client(max_retries=0) as c:
         emu.faults.add("fixtures", status=500, times=2)  # both listings' first turn
-        mirror = Mirror(c, tmp_path / "m.sqlite", sports=["soccer"], live=False,
-                        every={"retry": 0.2})  # fmt: skip
+        mirror = Mirror(
+            c, tmp_path / "m.sqlite", sports=["soccer"], live=False, every={"retry": 0.2}
+        )
         with caplog.at_level(logging.INFO, "asyncsports.sync"):
             running = asyncio.create_task(mirror.run())
             await until(lambda: len(mirror.failing) == 2)

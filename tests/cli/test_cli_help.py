@@ -77,8 +77,9 @@ def rendered(path: tuple[str, ...], width: int = WIDTH) -> str:
     # click's runner fixes the width of help at 80 columns whatever COLUMNS says; the
     # context's terminal_width is what a terminal's width becomes (less a margin of 2).
     env = {k: None for k in os.environ if k.startswith("ASYNCSPORTS_")} | ENV
-    result = CliRunner().invoke(app, [*path, "--help"], env=env, prog_name="asyncsports",
-                                terminal_width=width)  # fmt: skip
+    result = CliRunner().invoke(
+        app, [*path, "--help"], env=env, prog_name="asyncsports", terminal_width=width
+    )
     assert result.exit_code == 0, result.output
     return ANSI.sub("", result.output)
 

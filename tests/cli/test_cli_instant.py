@@ -32,8 +32,13 @@ print("imported:", *sorted(m for m in {heavy!r} if m in sys.modules), file=sys.s
 
 def _imported(*argv: str) -> tuple[str, list[str]]:
     code = PROBE.format(argv=list(argv), heavy=HEAVY)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=clean_env(COLUMNS="80"), timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=clean_env(COLUMNS="80"),
+        timeout=60,
+    )
     last = proc.stderr.splitlines()[-1]
     assert last.startswith("imported:"), proc.stderr
     return proc.stdout, last.split()[1:]

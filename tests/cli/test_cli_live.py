@@ -51,8 +51,11 @@ def test_actions_follow_uses_the_websocket_when_a_live_url_is_set(
 ) -> None:
     ws = lines(run("actions", "basketball", fid, "--follow", env=server))
     via_ws = lines(run("actions", "basketball", fid, "--follow", "--via", "ws", env=server))
-    poll = lines(run("actions", "basketball", fid, "--follow", "--via", "poll",
-                     "--interval", "1", env=server))  # fmt: skip
+    poll = lines(
+        run(
+            "actions", "basketball", fid, "--follow", "--via", "poll", "--interval", "1", env=server
+        )
+    )
     listed = lines(run("actions", "basketball", fid, env=server))
     assert keys(ws) == keys(via_ws) == keys(poll) and ws[-1]["record"]["finished"] is True
     assert len(ws) == len(listed) and ws[0]["record"] == listed[0]
@@ -61,8 +64,21 @@ def test_actions_follow_uses_the_websocket_when_a_live_url_is_set(
 @pytest.mark.parametrize("via", ["ws", "poll"])
 def test_follow_stops_after_limit_records(server: dict[str, str], fid: str, via: str) -> None:
     every = lines(run("actions", "basketball", fid, env=server))
-    got = lines(run("actions", "basketball", fid, "--follow", "--via", via, "--limit", "3",
-                    "--interval", "1", env=server))  # fmt: skip
+    got = lines(
+        run(
+            "actions",
+            "basketball",
+            fid,
+            "--follow",
+            "--via",
+            via,
+            "--limit",
+            "3",
+            "--interval",
+            "1",
+            env=server,
+        )
+    )
     ids = [a["fixtureAction"]["actionId"] for a in every[:3]]
     assert len(every) > 3 and [c["record"]["fixtureAction"]["actionId"] for c in got] == ids
 
@@ -104,8 +120,7 @@ def test_a_feed_that_ends_without_the_fixture_s_end_says_so_and_exits_20(
 ) -> None:
     # A postponed fixture: no timeline, the socket closes at once and the service says the
     # fixture is over with nothing to deliver. Not the fixture's end: said, and its own code.
-    found = lines(run("fixtures", "soccer", "--status", "postponed", "--limit", "1",
-                      env=server))  # fmt: skip
+    found = lines(run("fixtures", "soccer", "--status", "postponed", "--limit", "1", env=server))
     fid = str(found[0]["id"])
     proc = run("actions", "soccer", fid, "--follow", env=server)
     assert proc.returncode == 20 and proc.stdout == ""

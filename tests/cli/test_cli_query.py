@@ -33,11 +33,24 @@ async def cli(*args: str) -> tuple[int, str, str]:
 async def test_query_items_reach_the_server_with_the_commands_own(stub: Stub) -> None:
     stub.add("/basketball/fixtures", envelope([fixture()], 0, 20, 1))
     code, out, err = await cli(
-        "fixtures", "basketball", "--status", "suspended",
-        "--query", "subscribed=true", "--query", "tag=a", "--query", "tag=b=c",
-        "--query", "status=live",  # the command's own --status comes first
-        "--base-url", stub.url, "--token", "t", "--json",
-    )  # fmt: skip
+        "fixtures",
+        "basketball",
+        "--status",
+        "suspended",
+        "--query",
+        "subscribed=true",
+        "--query",
+        "tag=a",
+        "--query",
+        "tag=b=c",
+        "--query",
+        "status=live",  # the command's own --status comes first
+        "--base-url",
+        stub.url,
+        "--token",
+        "t",
+        "--json",
+    )
     assert code == 0, err
     assert out.count("\n") == 1
     query = stub.last().query

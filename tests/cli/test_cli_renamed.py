@@ -36,9 +36,10 @@ def _names(cmd: click.Command) -> set[str]:
     return {name for p in cmd.params for name in (*p.opts, *p.secondary_opts)}
 
 
-@pytest.mark.parametrize(("command", "old", "new"), [
-    (command, old, new) for command, names in RENAMED.items() for old, new in names.items()
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "old", "new"),
+    [(command, old, new) for command, names in RENAMED.items() for old, new in names.items()],
+)
 def test_each_rename_is_from_a_gone_name_to_an_option_of_the_command(
     command: str, old: str, new: str
 ) -> None:
@@ -55,10 +56,12 @@ def _path(command: str) -> list[str]:
 
 
 def test_the_old_spelling_lists_what_the_new_one_does_and_says_so_once() -> None:
-    new = invoke("--emulator", "fixtures", "basketball", "--page-size", "2", "--limit", "3",
-                 "--json")  # fmt: skip
-    old = invoke("--emulator", "fixtures", "basketball", "--size", "2", "--limit=3", "--json",
-                 "--size=2")  # fmt: skip
+    new = invoke(
+        "--emulator", "fixtures", "basketball", "--page-size", "2", "--limit", "3", "--json"
+    )
+    old = invoke(
+        "--emulator", "fixtures", "basketball", "--size", "2", "--limit=3", "--json", "--size=2"
+    )
     assert new.exit_code == old.exit_code == 0, old.stderr
     assert old.stdout == new.stdout and old.stdout.count("\n") == 3
     assert new.stderr == ""

@@ -20,8 +20,18 @@ from asyncsports.resources.snooker import SnookerResource
 from asyncsports.resources.squads import SquadsResource
 from asyncsports.resources.standings import StandingsResource
 
-PYTHON_ONLY = {"self", "resume", "concurrency", "lookahead", "extra", "size", "media",
-               "idle_timeout", "start_position", "sort_options"}  # fmt: skip
+PYTHON_ONLY = {
+    "self",
+    "resume",
+    "concurrency",
+    "lookahead",
+    "extra",
+    "size",
+    "media",
+    "idle_timeout",
+    "start_position",
+    "sort_options",
+}
 """Keywords of the methods that are no filter: paging, tuning, deprecated names."""
 CLI_ONLY = {"limit", "follow", "via", "interval", "replay", "watch", "cfg"}
 """Options of the commands that are no filter: how much to show, how to follow."""
@@ -48,15 +58,18 @@ def _keywords(method: Callable[..., Any]) -> set[str]:
     return set(inspect.signature(method).parameters) - PYTHON_ONLY
 
 
-@pytest.mark.parametrize(("path", "method"), [
-    (("fixtures",), FixturesResource.list),
-    (("squads",), SquadsResource.list),
-    (("standings",), StandingsResource.get),
-    (("events",), EventsResource.list),
-    (("snooker", "tournaments"), SnookerResource.tournaments),
-    (("snooker", "matches"), SnookerResource.matches),
-    (("snooker", "centuries"), SnookerResource.centuries),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        (("fixtures",), FixturesResource.list),
+        (("squads",), SquadsResource.list),
+        (("standings",), StandingsResource.get),
+        (("events",), EventsResource.list),
+        (("snooker", "tournaments"), SnookerResource.tournaments),
+        (("snooker", "matches"), SnookerResource.matches),
+        (("snooker", "centuries"), SnookerResource.centuries),
+    ],
+)
 def test_a_commands_filters_are_its_methods_keywords(
     path: tuple[str, ...], method: Callable[..., Any]
 ) -> None:

@@ -67,8 +67,9 @@ def commands(url: str, tmp: Path) -> dict[str, list[str]]:
 
 def _run(args: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
     t0 = time.monotonic()
-    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, env=clean_env(),
-                          timeout=timeout + 30)  # fmt: skip
+    proc = subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=clean_env(), timeout=timeout + 30
+    )
     return proc, time.monotonic() - t0
 
 
@@ -100,8 +101,13 @@ def test_a_server_that_never_answers_fails_at_the_connect_timeout(
 
 
 def test_the_default_connect_timeout_is_ten_seconds() -> None:
-    proc = subprocess.run([*CLI, "backfill", "--help"], capture_output=True, text=True,
-                          env=clean_env() | {"COLUMNS": "200"}, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [*CLI, "backfill", "--help"],
+        capture_output=True,
+        text=True,
+        env=clean_env() | {"COLUMNS": "200"},
+        timeout=60,
+    )
     # The option's row: its line and the wrapped lines of its help, up to the next option.
     row = re.search(r"^  --connect-timeout .*?(?=^  -)", proc.stdout, re.MULTILINE | re.DOTALL)
     assert row is not None and "[default: 10.0;" in " ".join(row.group().split())
@@ -111,8 +117,13 @@ def _on_a_terminal(args: list[str]) -> tuple[int, str]:
     """Run the command with stderr on a pseudo-terminal (progress bars are drawn only
     there); its exit code and what it drew."""
     main, other = pty.openpty()
-    proc = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=other, env=clean_env() | {"COLUMNS": "120"})  # fmt: skip
+    proc = subprocess.Popen(
+        [*CLI, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=other,
+        env=clean_env() | {"COLUMNS": "120"},
+    )
     os.close(other)
     drawn = b""
     # A command that hangs is killed: the terminal then ends and the test fails in 60 s.
@@ -143,7 +154,15 @@ def test_no_progress_bar_is_drawn_before_the_database_is_open(tmp_path: Path) ->
     assert "cannot reach the database" in drawn
     assert "fixtures" not in drawn and "━" not in drawn
     # The same terminal shows them for a database that opens.
-    args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db",
-            str(tmp_path / "ok.sqlite"), "--sports", "basketball"]  # fmt: skip
+    args = [
+        "--emulator",
+        "--emulator-scale",
+        "fixtures_per_season=2",
+        "backfill",
+        "--db",
+        str(tmp_path / "ok.sqlite"),
+        "--sports",
+        "basketball",
+    ]
     code, drawn = _on_a_terminal(args)
     assert code == 0 and "fixtures" in drawn and "statistics" in drawn

@@ -107,8 +107,12 @@ class Outputs(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.texts: dict[str, list[str]] = {
-            "error": [], "log": [], "hook": [], "span": [], "repr": []
-        }  # fmt: skip
+            "error": [],
+            "log": [],
+            "hook": [],
+            "span": [],
+            "repr": [],
+        }
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage() + repr(record.args)
@@ -216,9 +220,10 @@ async def test_no_output_shows_a_secret_in_any_form(
         logger.level = level
     for span in exporter.get_finished_spans():
         out.texts["span"].append(
-            repr(dict(span.attributes or {})) + repr(span.status.description)
+            repr(dict(span.attributes or {}))
+            + repr(span.status.description)
             + repr([(e.name, dict(e.attributes or {})) for e in span.events])
-        )  # fmt: skip
+        )
     out.texts["recording"] = [recording.read_text()]
     # Every output was written to (log records: the retries of a 503).
     assert all(v or (k == "log" and status != 503) for k, v in out.texts.items())

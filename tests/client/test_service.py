@@ -82,8 +82,15 @@ async def test_every_resource_method_takes_any_sport(
     assert all(s.path.startswith(base + "/") for s in stub.seen)
 
 
-EMULATED = ["basketball", "ice-hockey", "volleyball", "cricket", "american-football", "soccer",
-            "snooker"]  # fmt: skip
+EMULATED = [
+    "basketball",
+    "ice-hockey",
+    "volleyball",
+    "cricket",
+    "american-football",
+    "soccer",
+    "snooker",
+]
 
 
 @pytest.mark.parametrize("sport", EMULATED)

@@ -70,8 +70,9 @@ async def test_without_redis_a_client_keeps_to_its_share_and_warns(
         fid = await first_fixture(emu)
         arrivals.seen.clear()
         with caplog.at_level(logging.WARNING, logger="asyncsports"):
-            async with emu.client(rate_limit=RATE, rate_limit_url=nowhere,
-                                  rate_limit_sharers=4, retry=NO_RETRY) as client:  # fmt: skip
+            async with emu.client(
+                rate_limit=RATE, rate_limit_url=nowhere, rate_limit_sharers=4, retry=NO_RETRY
+            ) as client:
                 await asyncio.gather(*(client.fixtures.get("basketball", fid) for _ in range(11)))
                 pacer = client._shared
     assert isinstance(pacer, SharedPacer) and pacer.fallbacks >= 1
@@ -89,8 +90,20 @@ def test_a_shared_budget_needs_a_rate_and_a_redis_url() -> None:
 
 
 def test_the_command_shares_its_budget_through_redis(redis: RedisServer, redis_url: str) -> None:
-    args = ["--emulator", "--rate-limit", "50", "--rate-limit-url", redis_url,
-            "--rate-limit-key", "cli", "fixtures", "basketball", "--limit", "3", "--json"]  # fmt: skip
+    args = [
+        "--emulator",
+        "--rate-limit",
+        "50",
+        "--rate-limit-url",
+        redis_url,
+        "--rate-limit-key",
+        "cli",
+        "fixtures",
+        "basketball",
+        "--limit",
+        "3",
+        "--json",
+    ]
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 3

@@ -66,8 +66,10 @@ async def test_a_timeline_grows_action_by_action(api: Api) -> None:
         actions = await api.json(path)
         assert actions[: len(seen)] == seen  # what was served stays, in order
         assert len(actions) >= len(seen)
-        assert all(a["fixtureAction"]["timestamp"] <= emu.clock.now().strftime(
-            "%Y-%m-%dT%H:%M:%S.999Z") for a in actions)  # fmt: skip
+        assert all(
+            a["fixtureAction"]["timestamp"] <= emu.clock.now().strftime("%Y-%m-%dT%H:%M:%S.999Z")
+            for a in actions
+        )
         seen = actions
         statuses.append(actions[-1]["fixtureSummary"]["currentStatus"])
     assert statuses[0] == "Scheduled" and "LineUps" in statuses and "Live" in statuses
@@ -83,9 +85,14 @@ async def test_standings_count_fixtures_as_they_complete(api: Api) -> None:
         """Games played in the standings, and two per completed, official, not deleted
         fixture of the season (what the standings count)."""
         table = (await api.json(f"/basketball/seasons/{season}/standings"))[0]
-        fixtures = [x for x in await api.fixtures("basketball")
-                    if x["stage"]["season"]["id"] == season and x["status"] == "Completed"
-                    and x["type"] == "Official" and not x["fixtureDeleted"]]  # fmt: skip
+        fixtures = [
+            x
+            for x in await api.fixtures("basketball")
+            if x["stage"]["season"]["id"] == season
+            and x["status"] == "Completed"
+            and x["type"] == "Official"
+            and not x["fixtureDeleted"]
+        ]
         return sum(r["gamesPlayed"] for r in table["teamStatistics"]), 2 * len(fixtures)
 
     played, want = await counted()
@@ -99,8 +106,9 @@ async def test_stream_events_go_live_and_end(api: Api) -> None:
     emu = api.emu
     events = (await api.events()).json()
     now = emu.clock.now()
-    upcoming = next(e for e in events if dt.datetime.strptime(
-        e["startDate"], "%Y-%m-%dT%H:%M:%S%z") > now)  # fmt: skip
+    upcoming = next(
+        e for e in events if dt.datetime.strptime(e["startDate"], "%Y-%m-%dT%H:%M:%S%z") > now
+    )
     start = dt.datetime.strptime(upcoming["startDate"], "%Y-%m-%dT%H:%M:%S%z")
     end = dt.datetime.strptime(upcoming["endDate"], "%Y-%m-%dT%H:%M:%S%z")
     ids = [e["id"] for e in (await api.events({"live": "true"})).json()]

@@ -39,8 +39,13 @@ async def test_vendor_data_ids_point_at_fixtures(api: Api) -> None:
     events = (await api.events({"vendorDataID": "true"})).json()
     linked = [e for e in events if "vendorDataID" in e]
     assert linked and len(linked) < len(events)
-    sports = {"Basketball": "/basketball", "Soccer": "/soccer", "Ice Hockey": "/ice-hockey",
-              "American Football": "/american-football", "Volleyball": "/v2/volleyball"}  # fmt: skip
+    sports = {
+        "Basketball": "/basketball",
+        "Soccer": "/soccer",
+        "Ice Hockey": "/ice-hockey",
+        "American Football": "/american-football",
+        "Volleyball": "/v2/volleyball",
+    }
     for e in linked[:8]:
         path = sports[e["tournament"]["property"]["sport"]["name"]]
         fixture = await api.json(f"{path}/fixtures/{e['vendorDataID']}")
@@ -61,8 +66,9 @@ async def test_restrictions_add_countries_and_page(api: Api, mode: str) -> None:
     pages = []
     page = 0
     while True:
-        got = (await api.events({"restrictions": mode, "page.size": "40",
-                                 "page.page": str(page)})).json()  # fmt: skip
+        got = (
+            await api.events({"restrictions": mode, "page.size": "40", "page.page": str(page)})
+        ).json()
         pages.append(got)
         if len(got) < 40:
             break
@@ -94,11 +100,17 @@ async def test_credentials(api: Api) -> None:
         "missing": [("operatorId", "1")],
         "operator": [("operatorId", "2"), ("auth", good), ("timestamp", str(now_ms))],
         "token": [("operatorId", "1"), ("auth", "0" * 32), ("timestamp", str(now_ms))],
-        "ip": [("operatorId", "1"), ("timestamp", str(now_ms)),
-               ("auth", stream_token(emu.stream_secret, "10.0.0.1", now_ms))],
-        "old": [("operatorId", "1"), ("timestamp", str(now_ms - 31_000)),
-                ("auth", stream_token(emu.stream_secret, "127.0.0.1", now_ms - 31_000))],
-    }  # fmt: skip
+        "ip": [
+            ("operatorId", "1"),
+            ("timestamp", str(now_ms)),
+            ("auth", stream_token(emu.stream_secret, "10.0.0.1", now_ms)),
+        ],
+        "old": [
+            ("operatorId", "1"),
+            ("timestamp", str(now_ms - 31_000)),
+            ("auth", stream_token(emu.stream_secret, "127.0.0.1", now_ms - 31_000)),
+        ],
+    }
     for name, params in cases.items():
         r = await api.get(EVENTS, params)
         assert r.status == 401, name

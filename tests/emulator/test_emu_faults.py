@@ -146,11 +146,21 @@ async def test_request_counters_and_log(api: Api) -> None:
     await api.get("/snooker/tvfeed/tour-players")
     await api.events()
     await api.get("/nowhere")
-    assert api.emu.requests == {"fixtures": 1, "fixture": 1, "actions": 1,
-                                "snooker.tour-players": 1, "events": 1, "unknown": 1}  # fmt: skip
+    assert api.emu.requests == {
+        "fixtures": 1,
+        "fixture": 1,
+        "actions": 1,
+        "snooker.tour-players": 1,
+        "events": 1,
+        "unknown": 1,
+    }
     last = api.emu.log[-1]
-    assert (last.route, last.method, last.path_qs, last.status) == ("unknown", "GET", "/nowhere",
-                                                                     404)  # fmt: skip
+    assert (last.route, last.method, last.path_qs, last.status) == (
+        "unknown",
+        "GET",
+        "/nowhere",
+        404,
+    )
     assert [r.route for r in api.emu.log][:2] == ["fixtures", "fixture"]
 
 

@@ -16,8 +16,15 @@ from support.api import Api
 
 from asyncsports.emulator import Emulator
 
-SPORTS = ("basketball", "ice-hockey", "volleyball", "cricket", "american-football", "soccer",
-          "snooker")  # fmt: skip
+SPORTS = (
+    "basketball",
+    "ice-hockey",
+    "volleyball",
+    "cricket",
+    "american-football",
+    "soccer",
+    "snooker",
+)
 NAIVE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 COVERAGE = {
     "noCoverage": "No Coverage",
@@ -26,8 +33,19 @@ COVERAGE = {
     "standardStream": "Standard Stream",
     "video(postmatch)": "Video (Postmatch)",
 }
-ENVELOPE_KEYS = {"content", "pageable", "last", "first", "totalPages", "totalElements", "size",
-                 "number", "numberOfElements", "sort", "empty"}  # fmt: skip
+ENVELOPE_KEYS = {
+    "content",
+    "pageable",
+    "last",
+    "first",
+    "totalPages",
+    "totalElements",
+    "size",
+    "number",
+    "numberOfElements",
+    "sort",
+    "empty",
+}
 
 
 def day(f: dict[str, Any]) -> dt.date:
@@ -71,8 +89,14 @@ def test_data_does_not_depend_on_the_process_hash_seed() -> None:
     digests = set()
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        out = subprocess.run([sys.executable, "-c", DIGEST], env=env, capture_output=True,
-                             text=True, check=True, timeout=60)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", DIGEST],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
         digests.add(out.stdout.strip())
     assert len(digests) == 1 and len(next(iter(digests))) == 64
 
@@ -96,17 +120,28 @@ async def test_every_sport_lists_fixtures_as_a_bare_array(api: Api, sport: str) 
     assert all(("rules" in f) == (sport == "soccer") for f in fixtures)
 
 
-COLLECTION_STATUSES = {"CollectionScheduled", "CollectingLive", "CollectingPostMatch",
-                       "CollectionSuspended", "CollectionDropped", "CollectionCompleted",
-                       "PostMatchChecked"}  # fmt: skip
+COLLECTION_STATUSES = {
+    "CollectionScheduled",
+    "CollectingLive",
+    "CollectingPostMatch",
+    "CollectionSuspended",
+    "CollectionDropped",
+    "CollectionCompleted",
+    "PostMatchChecked",
+}
 
 
 async def test_soccer_fixtures_carry_rules_and_updates_occur(api: Api) -> None:
     fixtures = await api.fixtures("soccer")
     for f in fixtures:
         rules = {r["rule"]: r["value"] for r in f["rules"]}
-        assert set(rules) == {"ExtraTime", "PeriodLength", "ExtraTimeLength", "PenaltyShootout",
-                              "PenaltyShootoutType"}  # fmt: skip
+        assert set(rules) == {
+            "ExtraTime",
+            "PeriodLength",
+            "ExtraTimeLength",
+            "PenaltyShootout",
+            "PenaltyShootoutType",
+        }
         assert all(isinstance(v, str) for v in rules.values())  # the vendor writes text
         cup = "Cup" in f["stage"]["season"]["competition"]["name"]
         assert rules["ExtraTime"] == ("true" if cup else "false")
@@ -259,8 +294,9 @@ async def test_pages_walk_the_whole_list(api: Api, size: int) -> None:
             break
         page += 1
     assert [f for p in pages for f in p] == everything
-    beyond = await api.json("/basketball/fixtures", {"paged": "true", "size": str(size),
-                                                       "page": str(page + 1)})  # fmt: skip
+    beyond = await api.json(
+        "/basketball/fixtures", {"paged": "true", "size": str(size), "page": str(page + 1)}
+    )
     assert beyond["content"] == [] and beyond["empty"] and beyond["last"]
 
 

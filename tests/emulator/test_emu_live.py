@@ -38,8 +38,13 @@ def strip_seq(packets: list[Any]) -> list[Any]:
 
 async def test_bad_token_gets_the_text_and_a_close(sports_emulator: Emulator, api: Api) -> None:
     fid = await fixture_id(api, "live")
-    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions",
-                         token="wrong", ack=False)  # fmt: skip
+    feed = await connect(
+        sports_emulator,
+        api.session,
+        f"/basketball/fixtures/{fid}/actions",
+        token="wrong",
+        ack=False,
+    )
     msg = await feed.ws.receive(timeout=WAIT)
     assert msg.type is aiohttp.WSMsgType.TEXT and msg.data == INVALID
     assert (await feed.ws.receive(timeout=WAIT)).type is aiohttp.WSMsgType.CLOSE
@@ -135,8 +140,9 @@ async def test_start_position_skips_and_fixture_seq_restarts_at_one(
 ) -> None:
     fid = await fixture_id(api, "live")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions",
-                         startPosition=5)  # fmt: skip
+    feed = await connect(
+        sports_emulator, api.session, f"/basketball/fixtures/{fid}/actions", startPosition=5
+    )
     got = await feed.packets(len(rest) - 5)
     assert strip_seq(got) == strip_seq(rest[5:])
     assert seqs(got) == list(range(1, len(rest) - 4))
@@ -158,8 +164,13 @@ async def test_replay_fast_sends_a_finished_fixture_and_closes(
 ) -> None:
     fid = await fixture_id(api, "completed")
     rest = await rest_actions(api, "basketball", fid)
-    feed = await connect(sports_emulator, api.session, f"/media/basketball/fixtures/{fid}/actions",
-                         speed="fast", startPosition=2)  # fmt: skip
+    feed = await connect(
+        sports_emulator,
+        api.session,
+        f"/media/basketball/fixtures/{fid}/actions",
+        speed="fast",
+        startPosition=2,
+    )
     got = await feed.packets()
     assert feed.ws.close_code == 1000
     assert strip_seq(got) == strip_seq(rest[2:])
@@ -204,8 +215,9 @@ async def test_decimals_are_quoted(sports_emulator: Emulator, api: Api) -> None:
         feed = await connect(sports_emulator, api.session, path, speed="fast")
         await feed.packets()
         assert floats_in([msgspec.json.decode(m) for m in feed.raw]) == []
-    actions = await connect(sports_emulator, api.session, f"/basketball/fixtures/{f['id']}/actions",
-                            speed="fast")  # fmt: skip
+    actions = await connect(
+        sports_emulator, api.session, f"/basketball/fixtures/{f['id']}/actions", speed="fast"
+    )
     await actions.packets()
     assert any('"timelineSequence":"1.0E-16"' in m for m in actions.raw)
 
@@ -363,8 +375,9 @@ async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(
     sports_emulator: Emulator, api: Api
 ) -> None:
     """A plain resume loop (skip what was kept, drop what repeats) under a storm."""
-    storm = sports_emulator.faults.live_storm(1.0, seed=6, kinds=("drop", "stall", "duplicate", "reorder"),
-                                  max_after=15)  # fmt: skip
+    storm = sports_emulator.faults.live_storm(
+        1.0, seed=6, kinds=("drop", "stall", "duplicate", "reorder"), max_after=15
+    )
     fid = await fixture_id(api, "completed")
     rest = await rest_actions(api, "basketball", fid)
     path = f"/basketball/fixtures/{fid}/actions"
@@ -421,8 +434,9 @@ async def test_a_peer_vanishing_mid_feed_is_quiet(
 ) -> None:
     fid = await fixture_id(api, "completed")
     for _ in range(3):
-        feed = await connect(sports_emulator, api.session, f"/basketball/fixtures/{fid}/statistics",
-                             speed="fast")  # fmt: skip
+        feed = await connect(
+            sports_emulator, api.session, f"/basketball/fixtures/{fid}/statistics", speed="fast"
+        )
         assert await feed.packets(2)
         transport = feed.ws._response.connection.transport  # type: ignore[attr-defined]
         transport.abort()
@@ -453,8 +467,10 @@ async def test_live_url_and_standalone_prints_it() -> None:
         assert url.startswith("ws://127.0.0.1:")
         async with aiohttp.ClientSession() as session:
             base = server.info["base URL"]
-            h = {"Accept": "application/vnd.imggaming.dde.api+json;version=1",
-                 "Authorization": f"Bearer {server.info['token']}"}  # fmt: skip
+            h = {
+                "Accept": "application/vnd.imggaming.dde.api+json;version=1",
+                "Authorization": f"Bearer {server.info['token']}",
+            }
             async with session.get(base + "/basketball/fixtures?status=completed", headers=h) as r:
                 fid = (await r.json(content_type=None))[0]["id"]
             async with session.ws_connect(

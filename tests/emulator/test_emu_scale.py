@@ -47,9 +47,10 @@ async def test_a_huge_timeline_is_streamed_in_chunks_without_being_built() -> No
         headers = {"Accept": ACCEPT, "Authorization": f"Bearer {token}"}
         async with (
             aiohttp.ClientSession() as session,
-            session.get(f"{base}/american-football/fixtures/{fixture}/actions",
-                        headers=headers) as r,
-        ):  # fmt: skip
+            session.get(
+                f"{base}/american-football/fixtures/{fixture}/actions", headers=headers
+            ) as r,
+        ):
             assert r.status == 200
             assert r.headers.get("Transfer-Encoding") == "chunked"
             assert "Content-Length" not in r.headers
@@ -98,8 +99,7 @@ async def test_a_huge_fixture_list_pages_without_a_scan(
 
 @pytest.mark.emulator(fixtures_per_season=1_000_000, competitions=1, seasons=1)
 async def test_a_million_fixtures_in_one_list(api: Api) -> None:
-    env = await api.json("/basketball/fixtures", {"paged": "true", "size": "1000",
-                                                   "page": "999"})  # fmt: skip
+    env = await api.json("/basketball/fixtures", {"paged": "true", "size": "1000", "page": "999"})
     assert env["totalElements"] == 1_000_000 and env["totalPages"] == 1000 and env["last"]
     live = await api.json("/basketball/fixtures", {"live": "true"})
     assert live and all(f["status"] == "Live" for f in live)

@@ -42,10 +42,12 @@ async def test_tournaments_from_1973_to_now(api: Api) -> None:
 
 async def test_tournament_filters_and_sort_options(api: Api) -> None:
     spring = await data(api, "tournaments", {"start": "2025-01-01", "end": "2025-05-31"})
-    assert spring and all(t["endDate"] >= "2025-01-01" and t["startDate"] <= "2025-05-31T"
-                          for t in spring)  # fmt: skip
-    by_name = await data(api, "tournaments", [("seasonId", "2024"),
-                                              ("sortOptions", "tournamentName,desc")])  # fmt: skip
+    assert spring and all(
+        t["endDate"] >= "2025-01-01" and t["startDate"] <= "2025-05-31T" for t in spring
+    )
+    by_name = await data(
+        api, "tournaments", [("seasonId", "2024"), ("sortOptions", "tournamentName,desc")]
+    )
     names = [t["tournamentName"] for t in by_name]
     assert names == sorted(names, reverse=True)
     r = await api.get(f"{FEED}/tournaments", {"sortOptions": "colour"})
@@ -69,8 +71,10 @@ async def test_matches_make_a_consistent_draw(api: Api) -> None:
     assert [len(by_round[r]) for r in sorted(by_round)] == [16, 8, 4, 2, 1]
     assert by_round[5][0]["roundName"] == "Final"
     for r in range(1, 5):
-        winners = [m["player1Id"] if m["player1Frames"] > m["player2Frames"] else m["player2Id"]
-                   for m in by_round[r]]  # fmt: skip
+        winners = [
+            m["player1Id"] if m["player1Frames"] > m["player2Frames"] else m["player2Id"]
+            for m in by_round[r]
+        ]
         assert winners == [p for m in by_round[r + 1] for p in (m["player1Id"], m["player2Id"])]
     semis = await data(api, f"matches/{t['tournamentId']}", {"roundNumber": "4"})
     assert semis == by_round[4]
@@ -108,8 +112,13 @@ async def test_ast_players_centuries_and_winners(api: Api) -> None:
 
     matches = await data(api, f"matches/{tid}")
     centuries = await data(api, f"centuries/{tid}")
-    made = sorted(int(b) for m in matches for s in ("1", "2")
-                  for b in m[f"player{s}FrameBreaks"].split(", ") if b and int(b) >= 100)  # fmt: skip
+    made = sorted(
+        int(b)
+        for m in matches
+        for s in ("1", "2")
+        for b in m[f"player{s}FrameBreaks"].split(", ")
+        if b and int(b) >= 100
+    )
     assert sorted(c["break"] for c in centuries) == made
     assert all(c["date"].count(".") == 1 for c in centuries)
     season = await data(api, f"centuries/{tid}", {"forSeason": "true"})
@@ -135,8 +144,11 @@ async def test_tour_players_and_external_ids(api: Api) -> None:
     tour = await data(api, "tour-players")
     assert len(tour) > 32
     assert all(set(p["playerExternalId"]) == {"personId", "clubId", "teamId"} for p in tour)
-    everyone = [p for t in await data(api, "tournaments", {"seasonId": "2010"})
-                for p in await data(api, f"tournament-players/{t['tournamentId']}")]  # fmt: skip
+    everyone = [
+        p
+        for t in await data(api, "tournaments", {"seasonId": "2010"})
+        for p in await data(api, f"tournament-players/{t['tournamentId']}")
+    ]
     assert ZERO in {p["playerExternalId"]["personId"] for p in everyone + tour}
 
 

@@ -23,8 +23,12 @@ async def test_season_squads(api: Api, sport: str) -> None:
     stage = (await seasons_of(api, sport))[0]
     season = stage["season"]
     squads = await api.json(f"{prefix}/{sport}/seasons/{season['id']}/squads")
-    teams = {t["id"] for f in await api.fixtures(sport)
-             if f["stage"]["season"]["id"] == season["id"] for t in f["teams"]}  # fmt: skip
+    teams = {
+        t["id"]
+        for f in await api.fixtures(sport)
+        if f["stage"]["season"]["id"] == season["id"]
+        for t in f["teams"]
+    }
     assert {s["team"]["id"] for s in squads} == teams
     for s in squads:
         uuid.UUID(s["id"])
@@ -68,8 +72,9 @@ def expected_table(fixtures: list[dict[str, Any]], results: dict[str, tuple[int,
     return table
 
 
-@pytest.mark.parametrize(("sport", "root"), [("basketball", "teamStatistics"),
-                                              ("soccer", "teamsStatistics")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("sport", "root"), [("basketball", "teamStatistics"), ("soccer", "teamsStatistics")]
+)
 async def test_standings_are_computed_from_the_results(api: Api, sport: str, root: str) -> None:
     stage = (await seasons_of(api, sport))[0]
     season = stage["season"]["id"]
@@ -80,9 +85,13 @@ async def test_standings_are_computed_from_the_results(api: Api, sport: str, roo
     assert packet["stage"] == {"id": stage["id"], "name": stage["name"]}
     assert set(packet["group"]) == {"id", "name"}
     rows = packet[root]
-    counted = [f for f in await api.json(f"/{sport}/seasons/{season}/fixtures",
-                                         {"status": "completed", "type": "official",
-                                          "includeDeleted": "false"})]  # fmt: skip
+    counted = [
+        f
+        for f in await api.json(
+            f"/{sport}/seasons/{season}/fixtures",
+            {"status": "completed", "type": "official", "includeDeleted": "false"},
+        )
+    ]
     results = {}
     for f in counted:
         last = (await api.json(f"/{sport}/fixtures/{f['id']}/actions"))[-1]["fixtureSummary"]
@@ -119,8 +128,9 @@ async def test_standings_that_do_not_exist_are_404(api: Api) -> None:
     stages = await seasons_of(api, "soccer")
     names = {s["season"]["competition"]["name"] for s in stages}
     assert len(names) == 2
-    statuses = {(await api.get(f"/soccer/seasons/{s['season']['id']}/standings")).status
-                for s in stages}  # fmt: skip
+    statuses = {
+        (await api.get(f"/soccer/seasons/{s['season']['id']}/standings")).status for s in stages
+    }
     assert statuses == {200, 404}  # the soccer endpoint covers selected competitions only
     snooker = (await seasons_of(api, "snooker"))[0]["season"]["id"]
     assert (await api.get(f"/snooker/seasons/{snooker}/standings")).status == 404

@@ -17,14 +17,28 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 NANOS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.(\d{7}|\d{9})Z$")
 TRACE = re.compile(r"^[0-9a-f]{32}$")
 CLOCKLESS = ("volleyball", "cricket", "snooker")
-ALL_SPORTS = ["american-football", "basketball", "soccer", "snooker", "ice-hockey", "cricket",
-              "volleyball"]  # fmt: skip
+ALL_SPORTS = [
+    "american-football",
+    "basketball",
+    "soccer",
+    "snooker",
+    "ice-hockey",
+    "cricket",
+    "volleyball",
+]
 NAIVE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 DURATION = re.compile(r"^(\d+\.)?\d\d:\d\d:\d\d\.\d{7}$")
 CLOCK = re.compile(r"^\d\d:\d\d$")
-SPEC_TYPES = {1: "Match Conditions", 2: "Team Colours", 3: "Lineups", 4: "Start Fixture",
-              6: "Start Period", 8: "Start Clock", 19: "Device Location",
-              21: "Post Match Check Complete"}  # fmt: skip
+SPEC_TYPES = {
+    1: "Match Conditions",
+    2: "Team Colours",
+    3: "Lineups",
+    4: "Start Fixture",
+    6: "Start Period",
+    8: "Start Clock",
+    19: "Device Location",
+    21: "Post Match Check Complete",
+}
 SEND_TYPES = {("Pending", 1), ("Updated", 2), ("Confirmed", 5), ("Deleted", 3)}
 
 
@@ -94,8 +108,13 @@ def check_timeline(actions: list[dict[str, Any]], fixture: dict[str, Any]) -> No
     assert actions[0]["fixtureSummary"]["currentPeriod"] == 0
 
 
-COLLECTION_STATUSES = {"CollectionScheduled", "CollectingLive", "CollectionSuspended",
-                       "CollectionCompleted", "PostMatchChecked"}  # fmt: skip
+COLLECTION_STATUSES = {
+    "CollectionScheduled",
+    "CollectingLive",
+    "CollectionSuspended",
+    "CollectionCompleted",
+    "PostMatchChecked",
+}
 
 
 def prefix(sport: str) -> str:
@@ -109,14 +128,19 @@ async def test_timelines_follow_the_spec_transitions(api: Api, sport: str) -> No
         path = f"{prefix(sport)}/{sport}/fixtures/{f['id']}/actions"
         actions = await api.json(path)
         check_timeline(actions, dict(f, _path=path))
-        types = {r["fixtureAction"]["fixtureActionTypeId"]: r["fixtureAction"]["fixtureActionType"]
-                 for r in actions}  # fmt: skip
+        types = {
+            r["fixtureAction"]["fixtureActionTypeId"]: r["fixtureAction"]["fixtureActionType"]
+            for r in actions
+        }
         assert SPEC_TYPES.items() <= types.items()
 
 
 def metadata_of(actions: list[dict[str, Any]], type_id: int) -> list[dict[str, Any]]:
-    return [r["fixtureAction"].get("metadata", {}) for r in actions
-            if r["fixtureAction"]["fixtureActionTypeId"] == type_id]  # fmt: skip
+    return [
+        r["fixtureAction"].get("metadata", {})
+        for r in actions
+        if r["fixtureAction"]["fixtureActionTypeId"] == type_id
+    ]
 
 
 async def test_action_metadata_shapes(api: Api) -> None:
@@ -195,7 +219,10 @@ async def test_a_suspension_pauses_collection_with_a_reason() -> None:
             off, on = actions[i]["fixtureSummary"], actions[i + 1]["fixtureSummary"]
             assert kinds[i - 1] == "End Period" and kinds[i + 1] == "Status Updated"
             assert (off["collectionStatus"], off["reason"], off["reasonId"]) == (
-                "CollectionSuspended", "No signal from the venue", 1)  # fmt: skip
+                "CollectionSuspended",
+                "No signal from the venue",
+                1,
+            )
             assert on["collectionStatus"] == "CollectingLive" and "reason" not in on
             delayed = [r["fixtureAction"].get("delayStatus") for r in actions[i + 2 : i + 6]]
             assert delayed == ["Delayed"] * 3 + [None]
@@ -267,7 +294,9 @@ async def test_statistics_aggregate_the_timeline(api: Api, sport: str) -> None:
             assert game == dict(counts(actions, team["id"]))
             for a in agg["gameActionAggregates"]:
                 assert sum(s["subActionAggregate"] for s in a["subActionAggregates"]) in (
-                    0, a["actionAggregate"])  # fmt: skip
+                    0,
+                    a["actionAggregate"],
+                )
             per_period: Counter[str] = Counter()
             for p in agg["periodActionAggregates"]:
                 for a in p["aggregates"]:
@@ -288,8 +317,15 @@ async def test_cue_sport_advanced_statistics(api: Api) -> None:
         stats = await api.json(f"/snooker/fixtures/{f['id']}/statistics")
         adv = stats["advancedSportStatistics"]
         assert adv["startingStriker"] in {t["id"] for t in f["teams"]}
-        values = {"redBalls": 1, "yellowBalls": 2, "greenBalls": 3, "brownBalls": 4,
-                  "blueBalls": 5, "pinkBalls": 6, "blackBalls": 7}  # fmt: skip
+        values = {
+            "redBalls": 1,
+            "yellowBalls": 2,
+            "greenBalls": 3,
+            "brownBalls": 4,
+            "blueBalls": 5,
+            "pinkBalls": 6,
+            "blackBalls": 7,
+        }
         for n, b in enumerate(adv["breaksStatistics"]["breaks"], 1):
             assert b["breakSeq"] == n
             assert sum(values[k] * v for k, v in b["pottedBalls"].items()) == b["score"]

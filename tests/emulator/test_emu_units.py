@@ -41,8 +41,10 @@ def test_ids_round_trip(kind: Kind, sport: int, comp: int, season: int, index: i
 def test_foreign_ids_are_not_ours() -> None:
     codec = IdCodec(0)
     rnd = random.Random(1)
-    assert all(codec.decode(str(uuid.UUID(int=rnd.getrandbits(128), version=4))) is None
-               for _ in range(2000))  # fmt: skip
+    assert all(
+        codec.decode(str(uuid.UUID(int=rnd.getrandbits(128), version=4))) is None
+        for _ in range(2000)
+    )
     assert codec.decode("not-a-uuid") is None
     with pytest.raises(ValueError):
         codec.encode(Kind.FIXTURE, 16, 0, 0, 0)
@@ -60,8 +62,15 @@ def test_wire_formats() -> None:
 
 @given(st.integers(0, 147))
 def test_potted_balls_make_the_break(points: int) -> None:
-    values = {"redBalls": 1, "yellowBalls": 2, "greenBalls": 3, "brownBalls": 4,
-              "blueBalls": 5, "pinkBalls": 6, "blackBalls": 7}  # fmt: skip
+    values = {
+        "redBalls": 1,
+        "yellowBalls": 2,
+        "greenBalls": 3,
+        "brownBalls": 4,
+        "blueBalls": 5,
+        "pinkBalls": 6,
+        "blackBalls": 7,
+    }
     assert sum(values[k] * v for k, v in _potted(points).items()) == points
 
 
@@ -107,9 +116,12 @@ def reference(filters: Filters, sort: tuple[SortKey, ...]) -> list[str]:
 SORTS: list[tuple[SortKey, ...]] = [
     (),
     *(((a, d1),) for a in ("name", "startTime") for d1 in (False, True)),
-    *(((a, d1), (b, d2)) for a, b in (("name", "startTime"), ("startTime", "name"))
-      for d1, d2 in itertools.product((False, True), repeat=2)),
-]  # fmt: skip
+    *(
+        ((a, d1), (b, d2))
+        for a, b in (("name", "startTime"), ("startTime", "name"))
+        for d1, d2 in itertools.product((False, True), repeat=2)
+    ),
+]
 FILTERS = [
     Filters(),
     Filters(statuses=frozenset({"live"})),
@@ -145,7 +157,9 @@ def test_pages_in_any_order_match_the_list(
 ) -> None:
     listings = Listings(WORLD)  # fresh checkpoints, filled in the order pages are asked for
     expected = reference(filters, sort)
-    pages = {p: [f.id for f in listings.get(SEASONS, filters, sort, NOW).page(p * size, size)]
-             for p in order}  # fmt: skip
+    pages = {
+        p: [f.id for f in listings.get(SEASONS, filters, sort, NOW).page(p * size, size)]
+        for p in order
+    }
     for p, ids in pages.items():
         assert ids == expected[p * size : (p + 1) * size]

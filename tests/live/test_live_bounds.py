@@ -363,9 +363,18 @@ async def child(url: str, fid: uuid.UUID, way: Way, idle: float, *unsent: int) -
     (``unsent``: its MAX_UNSENT)."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(CHILD), way, url, "basketball", str(fid), str(idle), *map(str, unsent),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
-    )  # fmt: skip
+        sys.executable,
+        str(CHILD),
+        way,
+        url,
+        "basketball",
+        str(fid),
+        str(idle),
+        *map(str, unsent),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
     try:
         async with asyncio.timeout(60):
             out, err = await proc.communicate()
@@ -469,9 +478,16 @@ def _five_then(code: int, tl: Timeline) -> Script:
 SEND = st.tuples(st.just("send"), st.integers(0, 40))
 OPS = st.lists(st.one_of(SEND, SEND, st.just(("duplicate",)), st.just(("restart",))), max_size=4)
 ENDINGS = st.sampled_from(
-    [("close", 1000), ("close", 1001), ("close", 1011), ("close", 4000), ("reset",),
-     ("reset",), ("stall",)]
-)  # fmt: skip
+    [
+        ("close", 1000),
+        ("close", 1001),
+        ("close", 1011),
+        ("close", 4000),
+        ("reset",),
+        ("reset",),
+        ("stall",),
+    ]
+)
 CONNECTIONS = st.lists(st.tuples(OPS, ENDINGS), max_size=5).filter(
     lambda cs: sum(end == ("stall",) for _, end in cs) <= 1  # a stall costs idle_timeout
 )

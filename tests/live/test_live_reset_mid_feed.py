@@ -35,8 +35,12 @@ GUARD = 6.0  # a feed not over by then has hung
 Reported = Literal["plain", "raised"]
 # Every transport the live path has (the recording wraps aiohttp's), the reset as picows
 # tells it; and aiohttp's telling it as a receive's error.
-CASES = [("aiohttp", "plain"), ("pyreqwest", "plain"), ("recording", "plain"),
-         ("aiohttp", "raised")]  # fmt: skip
+CASES = [
+    ("aiohttp", "plain"),
+    ("pyreqwest", "plain"),
+    ("recording", "plain"),
+    ("aiohttp", "raised"),
+]
 
 
 class ResetRaised:

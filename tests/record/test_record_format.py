@@ -194,9 +194,13 @@ def test_a_continuing_servers_numbering_is_kept_and_empty_connections_end_nothin
 
 
 ENDS = st.sampled_from(
-    [{"by": "client", "code": 1001}, {"by": "server", "code": 1011},
-     {"by": "server", "code": 1000}, {"by": "lost", "error": "ConnectionResetError"}]
-)  # fmt: skip
+    [
+        {"by": "client", "code": 1001},
+        {"by": "server", "code": 1011},
+        {"by": "server", "code": 1000},
+        {"by": "lost", "error": "ConnectionResetError"},
+    ]
+)
 
 
 @given(

@@ -12,8 +12,13 @@ from support import invoke
 
 from asyncsports.emulator import Emulator
 
-SCALE = {"competitions": 1, "seasons": 1, "teams": 2, "fixtures_per_season": 2,
-         "actions_per_fixture": 5}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 1,
+    "teams": 2,
+    "fixtures_per_season": 2,
+    "actions_per_fixture": 5,
+}
 
 
 @pytest.mark.parametrize("name", ["earlier.jsonl", "earlier.jsonl.gz"])
@@ -58,8 +63,7 @@ async def test_an_empty_file_is_taken_and_the_same_client_appends_when_opened_ag
 
 def test_the_command_refuses_an_earlier_recording_unless_record_overwrite(tmp_path: Path) -> None:
     path = tmp_path / "cli.jsonl"
-    args = ("--emulator", "--record", str(path), "fixtures", "basketball", "--limit", "1",
-            "--json")  # fmt: skip
+    args = ("--emulator", "--record", str(path), "fixtures", "basketball", "--limit", "1", "--json")
     first = invoke(*args)
     assert first.exit_code == 0, first.stderr
     earlier = path.read_bytes()

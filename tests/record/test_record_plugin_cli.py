@@ -33,12 +33,20 @@ async def test_the_marker_serves_a_checked_in_recording(
 
 def test_record_from_the_environment_and_an_unwritable_file(tmp_path: Path) -> None:
     path = tmp_path / "env.jsonl"
-    result = invoke("--emulator", "fixtures", "basketball", "--limit", "2", "--json",
-                    ASYNCSPORTS_RECORD=str(path))  # fmt: skip
+    result = invoke(
+        "--emulator",
+        "fixtures",
+        "basketball",
+        "--limit",
+        "2",
+        "--json",
+        ASYNCSPORTS_RECORD=str(path),
+    )
     assert result.exit_code == 0, result.stderr
     assert path.read_text().count('"e":"get"') >= 1
-    bad = invoke("--emulator", "--record", str(tmp_path / "no" / "such.jsonl"), "fixtures",
-                 "basketball")  # fmt: skip
+    bad = invoke(
+        "--emulator", "--record", str(tmp_path / "no" / "such.jsonl"), "fixtures", "basketball"
+    )
     assert bad.exit_code == 17 and "--record: cannot write" in bad.stderr
 
 
@@ -47,18 +55,41 @@ def test_record_any_command_then_serve_it_with_the_standalone_emulator(tmp_path:
     path = tmp_path / "cli.jsonl.gz"
     scale = "competitions=1,seasons=2,teams=4,fixtures_per_season=4,actions_per_fixture=20"
     recorded = subprocess.run(
-        [*CLI, "--emulator", "--emulator-scale", scale, "--record", str(path),
-         "fixtures", "basketball", "--json"],
-        capture_output=True, text=True, env=clean_env(), timeout=60,
-    )  # fmt: skip
+        [
+            *CLI,
+            "--emulator",
+            "--emulator-scale",
+            scale,
+            "--record",
+            str(path),
+            "fixtures",
+            "basketball",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
     assert recorded.returncode == 0, recorded.stderr
     assert "emulator-token" not in path.read_bytes().decode("latin-1")
     with Standalone("--replay", str(path)) as emu:
         replayed = subprocess.run(
-            [*CLI, "--base-url", emu.base_url, "--token", "whatever", "fixtures", "basketball",
-             "--json"],
-            capture_output=True, text=True, env=clean_env(), timeout=60,
-        )  # fmt: skip
+            [
+                *CLI,
+                "--base-url",
+                emu.base_url,
+                "--token",
+                "whatever",
+                "fixtures",
+                "basketball",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            timeout=60,
+        )
     assert replayed.returncode == 0, replayed.stderr
     lines = recorded.stdout.splitlines()
     assert len(lines) == 8 and replayed.stdout.splitlines() == lines

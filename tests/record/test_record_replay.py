@@ -22,8 +22,13 @@ from asyncsports.emulator import Emulator
 from asyncsports.errors import NotFoundError
 from asyncsports.store._backfill_sqlite import TABLES
 
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
-         "actions_per_fixture": 30}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 2,
+    "teams": 4,
+    "fixtures_per_season": 8,
+    "actions_per_fixture": 30,
+}
 
 
 def text_of(path: Path) -> str:

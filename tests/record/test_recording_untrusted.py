@@ -33,8 +33,14 @@ from asyncsports.errors import AsyncSportsError, RecordingError
 HEAD = {"format": "asyncsports-recording", "version": 1}
 GET = {"e": "get", "id": 1, "t": 0, "host": "data", "path": "/a", "query": [["page", "0"]]}
 REPLY = {"e": "reply", "id": 1, "t": 0, "status": 200, "headers": {}}
-CONNECT = {"e": "connect", "id": 2, "t": 0, "host": "live", "path": "/f/actions",
-           "query": [["startPosition", "0"]]}  # fmt: skip
+CONNECT = {
+    "e": "connect",
+    "id": 2,
+    "t": 0,
+    "host": "live",
+    "path": "/f/actions",
+    "query": [["startPosition", "0"]],
+}
 SMALL = "tests/data/replay-small.jsonl.gz"
 EMULATOR = [sys.executable, "-m", "asyncsports.emulator"]
 
@@ -145,8 +151,10 @@ def test_the_whole_is_refused_past_its_limit_and_blank_lines_are_counted() -> No
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])  # a loaded CI machine
-@given(data=st.binary(max_size=300).map(lambda b: b.replace(b"\x00", b"\n")),
-       cuts=st.lists(st.integers(min_value=0, max_value=300), max_size=10))  # fmt: skip
+@given(
+    data=st.binary(max_size=300).map(lambda b: b.replace(b"\x00", b"\n")),
+    cuts=st.lists(st.integers(min_value=0, max_value=300), max_size=10),
+)
 def test_lines_cut_anywhere_are_the_lines_of_the_whole(data: bytes, cuts: list[int]) -> None:
     bounds = [0, *sorted(c for c in cuts if c < len(data)), len(data)]
     chunks = [data[a:b] for a, b in itertools.pairwise(bounds)]
@@ -163,15 +171,21 @@ def test_a_start_position_is_ascii_digits_and_bounded() -> None:
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=8,
-)  # fmt: skip
+)
 VALID = [
-    GET, REPLY, {"e": "body", "id": 1, "t": 0.5, "text": "[1,"}, {"e": "end", "id": 1, "t": 1,
-    "complete": True}, CONNECT, {"e": "open", "id": 2, "t": 1},
+    GET,
+    REPLY,
+    {"e": "body", "id": 1, "t": 0.5, "text": "[1,"},
+    {"e": "end", "id": 1, "t": 1, "complete": True},
+    CONNECT,
+    {"e": "open", "id": 2, "t": 1},
     {"e": "recv", "id": 2, "t": 1, "text": '{"fixtureAction": {"fixtureSeqNum": 1}}'},
     {"e": "closed", "id": 2, "t": 2, "by": "server", "code": 1000},
-]  # fmt: skip
+]
 FIELDS = sorted({k for e in VALID for k in e} | {"b64", "error"})
 
 
@@ -253,8 +267,11 @@ def test_a_gzip_bomb_a_cut_gzip_and_a_bad_line_refuse_the_emulator_before_it_ser
 
 def test_a_miss_is_named_from_the_neighbours_of_its_path_or_its_host() -> None:
     keys = [f"data /basketball/fixtures/{i:05}/actions" for i in range(1000)]
-    keys += ["data /basketball/fixtures?page=0&size=5", "data /basketball/fixtures?page=1&size=5",
-             "live /basketball/fixtures/1/actions"]  # fmt: skip
+    keys += [
+        "data /basketball/fixtures?page=0&size=5",
+        "data /basketball/fixtures?page=1&size=5",
+        "live /basketball/fixtures/1/actions",
+    ]
     index = Nearest(keys)
     assert index.find("data /basketball/fixtures?page=1&size=6") == keys[1001]
     assert index.find("data /basketball/fixtures/00500/statistics") == keys[500]
@@ -306,8 +323,12 @@ def test_the_command_exits_with_its_code_and_one_line_under_a_512_mb_cap(
     started = time.monotonic()
     done = subprocess.run(
         [*EMULATOR, "--port", "0", "--replay", str(path)],
-        capture_output=True, text=True, env=clean_env(), timeout=30, preexec_fn=limited,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=30,
+        preexec_fn=limited,
+    )
     took = time.monotonic() - started
     assert done.returncode == BAD_RECORDING, done.stderr
     assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
@@ -394,8 +415,12 @@ async def test_a_miss_against_100000_recorded_requests_is_answered_within_50_ms(
     many_requests(path, 100_000)
     async with Emulator(replay=path) as emu, aiohttp.ClientSession() as http:
         took = []
-        for wanted in ("/basketball/fixtures/00050000/statistics", "/soccer/fixtures",
-                       "/basketball/fixtures/x/actions", "/basketball/fixtures/00000007/actions?a=1"):  # fmt: skip
+        for wanted in (
+            "/basketball/fixtures/00050000/statistics",
+            "/soccer/fixtures",
+            "/basketball/fixtures/x/actions",
+            "/basketball/fixtures/00000007/actions?a=1",
+        ):
             started = time.perf_counter()
             async with http.get(emu.base_url + wanted) as response:
                 said = await response.text()

@@ -16,8 +16,13 @@ from support.samples import FIXTURE_ID, action
 from asyncsports._wire.recording.format import encode
 from asyncsports.emulator import Emulator
 
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
-         "actions_per_fixture": 30}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 2,
+    "teams": 4,
+    "fixtures_per_season": 8,
+    "actions_per_fixture": 30,
+}
 ABOUT_RECONNECTS = re.compile(r"gap|reconnect|retry|retrying", re.I)
 
 

@@ -22,8 +22,9 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
 def base_url() -> Iterator[str]:
     """A standalone emulator, its clock frozen at the real now (the mirror's own clock)."""
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    with Standalone("--frozen", "--now", now, "--fixtures-per-season", "12",
-                    "--actions-per-fixture", "40") as emu:  # fmt: skip
+    with Standalone(
+        "--frozen", "--now", now, "--fixtures-per-season", "12", "--actions-per-fixture", "40"
+    ) as emu:
         yield emu.base_url
 
 

@@ -119,20 +119,37 @@ def test_helpers() -> None:
 # ------------------------------------------------------------------ whole runs
 
 # Small enough for seconds, big enough for several pages per sport and a few hundred units.
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
-         "actions_per_fixture": 30}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 2,
+    "teams": 4,
+    "fixtures_per_season": 8,
+    "actions_per_fixture": 30,
+}
 SCALE_ARG = ",".join(f"{k}={v}" for k, v in SCALE.items())
 
 
 def command(db: Path, *extra: str) -> list[str]:
     """The backfill command a user would type, on the small emulator, summary as JSON."""
-    return [*CLI, "--emulator", "--emulator-scale", SCALE_ARG, "backfill", "--db", str(db),
-            "--page-size", "5", "--json", *extra]  # fmt: skip
+    return [
+        *CLI,
+        "--emulator",
+        "--emulator-scale",
+        SCALE_ARG,
+        "backfill",
+        "--db",
+        str(db),
+        "--page-size",
+        "5",
+        "--json",
+        *extra,
+    ]
 
 
 def backfill(db: Path, *extra: str) -> dict[str, Any]:
-    proc = subprocess.run(command(db, *extra), capture_output=True, text=True, env=clean_env(),
-                          timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        command(db, *extra), capture_output=True, text=True, env=clean_env(), timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     summary: dict[str, Any] = msgspec.json.decode(proc.stdout)
     return summary
@@ -157,8 +174,13 @@ def checkpoints(db: Path) -> int:
 
 def start_and_stop(db: Path, sig: signal.Signals, after: int) -> subprocess.Popen[str]:
     """Start a slow (rate-limited) backfill and send it ``sig`` once ``after`` units are in."""
-    proc = subprocess.Popen(command(db, "--rate-limit", "40"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+    proc = subprocess.Popen(
+        command(db, "--rate-limit", "40"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     try:
         deadline = time.monotonic() + 30
         while checkpoints(db) < after:
@@ -188,9 +210,18 @@ def test_a_clean_run_fills_every_table_and_says_so(clean: tuple[Path, dict[str, 
     assert summary["finished"] is True and summary["resumed"] is False
     assert summary["rows"] == {t: len(tables[t]) for t in TABLES}
     per_sport = Counter(row[1] for row in tables["fixtures"])
-    assert per_sport == {sport: SCALE["seasons"] * SCALE["fixtures_per_season"] for sport in
-                         ("american-football", "basketball", "cricket", "ice-hockey", "snooker",
-                          "soccer", "volleyball")}  # fmt: skip
+    assert per_sport == {
+        sport: SCALE["seasons"] * SCALE["fixtures_per_season"]
+        for sport in (
+            "american-football",
+            "basketball",
+            "cricket",
+            "ice-hockey",
+            "snooker",
+            "soccer",
+            "volleyball",
+        )
+    }
     assert tables["statistics"] and tables["actions"]
     # Fixtures not yet started get no actions or statistics units; started ones without
     # statistics (404: not finished) are counted, not failed.
@@ -261,21 +292,39 @@ def test_sport_season_and_dates_narrow_the_job(
             "SELECT season_id, min(start_date_utc), max(start_date_utc) FROM fixtures "
             "WHERE sport = 'basketball' GROUP BY season_id ORDER BY 2 LIMIT 1"
         ).fetchone()
-        dates = sorted({r[0][:10] for r in conn.execute(
-            "SELECT start_date_utc FROM fixtures WHERE season_id = ?", (season,))})  # fmt: skip
+        dates = sorted(
+            {
+                r[0][:10]
+                for r in conn.execute(
+                    "SELECT start_date_utc FROM fixtures WHERE season_id = ?", (season,)
+                )
+            }
+        )
     since = dates[1]  # leave the first day out
     db = tmp_path / "narrow.sqlite"
-    summary = backfill(db, "--sports", "basketball", "--season-id", season,
-                       "--date-from", since, "--date-to", last[:10])  # fmt: skip
+    summary = backfill(
+        db,
+        "--sports",
+        "basketball",
+        "--season-id",
+        season,
+        "--date-from",
+        since,
+        "--date-to",
+        last[:10],
+    )
     assert (
         summary["job"] == f"sports=basketball seasons={season} from={since} to={last[:10]} size=5"
     )
     with sqlite3.connect(db) as conn:
         got = sorted(conn.execute("SELECT * FROM fixtures"))
     with sqlite3.connect(clean[0]) as conn:
-        want = sorted(conn.execute(
-            "SELECT * FROM fixtures WHERE season_id = ? AND substr(start_date_utc, 1, 10) >= ?",
-            (season, since)))  # fmt: skip
+        want = sorted(
+            conn.execute(
+                "SELECT * FROM fixtures WHERE season_id = ? AND substr(start_date_utc, 1, 10) >= ?",
+                (season, since),
+            )
+        )
     assert got == want and 0 < len(got) < SCALE["fixtures_per_season"]
     narrowed = snapshot(db)
     reference = snapshot(clean[0])
@@ -323,8 +372,16 @@ def test_a_run_that_finds_nothing_asked_for_exits_5_and_says_why(
     args: list[str], code: int, said: str, tmp_path: Path
 ) -> None:
     db = tmp_path / "nothing.sqlite"
-    result = invoke("--emulator", "--emulator-scale", "fixtures_per_season=2",
-                                      "backfill", "--db", str(db), "--json", *args)  # fmt: skip
+    result = invoke(
+        "--emulator",
+        "--emulator-scale",
+        "fixtures_per_season=2",
+        "backfill",
+        "--db",
+        str(db),
+        "--json",
+        *args,
+    )
     assert result.exit_code == code, result.output
     assert msgspec.json.decode(result.stdout)["finished"] is True
     if said:
@@ -490,8 +547,13 @@ class Signaled:
 def send_signals(
     db: Path, delay: float, sequence: tuple[tuple[float, signal.Signals], ...]
 ) -> Signaled:
-    proc = subprocess.Popen(command(db, *SIGNALED), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+    proc = subprocess.Popen(
+        command(db, *SIGNALED),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     deadline = time.monotonic() + 60
     while not handles_sigterm(proc.pid):
         assert proc.poll() is None, "the command ended without ever handling SIGTERM"
@@ -521,8 +583,10 @@ def send_signals(
 async def test_any_signals_at_any_moment_end_the_command_quickly_and_resumably(
     sports_emulator: Emulator, tmp_path: Path
 ) -> None:
-    cases = [(tmp_path / f"signaled-{i}.sqlite", delay, SEQUENCES[i % len(SEQUENCES)])
-             for i, delay in enumerate(DELAYS)]  # fmt: skip
+    cases = [
+        (tmp_path / f"signaled-{i}.sqlite", delay, SEQUENCES[i % len(SEQUENCES)])
+        for i, delay in enumerate(DELAYS)
+    ]
 
     def send_all() -> list[Signaled]:
         # Four at a time: on two cores, more would all still be starting when signaled.
@@ -536,8 +600,9 @@ async def test_any_signals_at_any_moment_end_the_command_quickly_and_resumably(
         phases: Counter[str] = Counter()
         for (_, delay, _), got in zip(cases, results, strict=True):
             what = f"{[s.name for s in got.sent]} at {delay} s: {got.stderr!r}"
-            assert not [line for line in got.stderr.splitlines()
-                        if not line.startswith(NOTICES)], what  # fmt: skip
+            assert not [line for line in got.stderr.splitlines() if not line.startswith(NOTICES)], (
+                what
+            )
             assert got.seconds < 20, what  # a few seconds: generous for a loaded machine
             if got.returncode == 0:  # the run ended before the signal could stop it
                 assert msgspec.json.decode(got.stdout)["finished"] is True, what

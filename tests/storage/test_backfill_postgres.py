@@ -91,8 +91,17 @@ def test_the_command_takes_a_postgresql_url_and_never_shows_its_password(
     postgres_url: str,
 ) -> None:
     url = postgres_url.replace("postgres@", "postgres:s3cret@")  # trust: any password does
-    args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db", url,
-            "--sports", "basketball", "--json"]  # fmt: skip
+    args = [
+        "--emulator",
+        "--emulator-scale",
+        "fixtures_per_season=2",
+        "backfill",
+        "--db",
+        url,
+        "--sports",
+        "basketball",
+        "--json",
+    ]
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     summary = msgspec.json.decode(result.stdout)
@@ -143,8 +152,20 @@ async def test_killed_with_sigkill_then_run_again_ends_with_the_clean_rows(
     reference: dict[str, Any], postgres_url: str
 ) -> None:
     scale = ",".join(f"{k}={v}" for k, v in SCALE.items())
-    args = [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
-            "backfill", "--db", postgres_url, "--page-size", "5", "--json"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "asyncsports.cli",
+        "--emulator",
+        "--emulator-scale",
+        scale,
+        "backfill",
+        "--db",
+        postgres_url,
+        "--page-size",
+        "5",
+        "--json",
+    ]
     env = clean_env()
     proc = await anyio.open_process([*args, "--rate-limit", "40"], env=env)
     try:

@@ -21,8 +21,13 @@ duckdb = pytest.importorskip("duckdb")
 
 from asyncsports.dlt import TABLES, sports_source  # noqa: E402
 
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
-         "actions_per_fixture": 30}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 2,
+    "teams": 4,
+    "fixtures_per_season": 8,
+    "actions_per_fixture": 30,
+}
 SCALE_ARG = ",".join(f"{k}={v}" for k, v in SCALE.items())
 BACKFILLED = ("fixtures", "actions", "statistics")
 HOURS = 3 * 3600.0
@@ -30,8 +35,9 @@ HOURS = 3 * 3600.0
 
 def _pipeline(tmp: Path, name: str = "load", destination: Any = None) -> Any:
     dest = destination or dlt.destinations.duckdb(str(tmp / f"{name}.duckdb"))
-    return dlt.pipeline(name, destination=dest, dataset_name="sports",
-                        pipelines_dir=str(tmp / "pipelines"))  # fmt: skip
+    return dlt.pipeline(
+        name, destination=dest, dataset_name="sports", pipelines_dir=str(tmp / "pipelines")
+    )
 
 
 async def _load(pipe: Any, client: Any, **kw: Any) -> dict[str, int]:
@@ -44,9 +50,14 @@ async def _load(pipe: Any, client: Any, **kw: Any) -> dict[str, int]:
 def _duck(tmp: Path, name: str = "load") -> dict[str, dict[tuple[str, ...], str]]:
     """Each backfilled table of the DuckDB file: key -> JSON."""
     with duckdb.connect(str(tmp / f"{name}.duckdb")) as db:
-        return {t: _keyed(t, db.execute(f"SELECT * FROM sports.{t}").fetchall(),
-                          [d[0] for d in db.description])
-                for t in BACKFILLED}  # fmt: skip
+        return {
+            t: _keyed(
+                t,
+                db.execute(f"SELECT * FROM sports.{t}").fetchall(),
+                [d[0] for d in db.description],
+            )
+            for t in BACKFILLED
+        }
 
 
 def _sqlite(path: Path) -> dict[str, dict[tuple[str, ...], str]]:
@@ -168,8 +179,19 @@ async def test_postgresql_as_a_dlt_destination(
 @pytest.mark.slow
 def test_the_load_command_loads_then_nothing_new_then_all_on_refresh(tmp_path: Path) -> None:
     env = clean_env(DESTINATION__DUCKDB__CREDENTIALS=str(tmp_path / "cli.duckdb"))
-    args = ["--emulator", "--emulator-scale", SCALE_ARG, "--json", "load",
-            "--pipelines-dir", str(tmp_path / "pipelines"), "-s", "basketball", "-s", "soccer"]  # fmt: skip
+    args = [
+        "--emulator",
+        "--emulator-scale",
+        SCALE_ARG,
+        "--json",
+        "load",
+        "--pipelines-dir",
+        str(tmp_path / "pipelines"),
+        "-s",
+        "basketball",
+        "-s",
+        "soccer",
+    ]
     (first,) = lines(run(*args, env=env))
     assert first["destination"] == "duckdb" and first["dataset"] == "sports"
     assert first["loaded"]["fixtures"] > 0 and first["loaded"]["actions"] > 0

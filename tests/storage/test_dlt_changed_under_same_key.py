@@ -88,8 +88,11 @@ async def proxy(emu: Emulator) -> AsyncIterator[tuple[str, Edits]]:
         async def forward(request: web.Request) -> web.Response:
             if request.path == stats:
                 return web.Response(body=edits.statistics(), content_type="application/json")
-            headers = {k: v for k, v in request.headers.items()
-                       if k.lower() not in ("host", "accept-encoding")}  # fmt: skip
+            headers = {
+                k: v
+                for k, v in request.headers.items()
+                if k.lower() not in ("host", "accept-encoding")
+            }
             async with http.get(emu.base_url + request.path_qs, headers=headers) as r:
                 body = await r.read()
                 kept = {k: v for k, v in r.headers.items() if k.lower() not in _DROPPED}
@@ -132,8 +135,12 @@ async def test_a_statistics_packet_and_an_action_changed_under_their_keys_load_a
 ) -> None:
     url, edits = proxy
     db = tmp_path / "load.duckdb"
-    pipe = dlt.pipeline("same_key", destination=dlt.destinations.duckdb(str(db)),
-                        dataset_name="sports", pipelines_dir=str(tmp_path / "p"))  # fmt: skip
+    pipe = dlt.pipeline(
+        "same_key",
+        destination=dlt.destinations.duckdb(str(db)),
+        dataset_name="sports",
+        pipelines_dir=str(tmp_path / "p"),
+    )
     stats_sql = "SELECT json FROM sports.statistics WHERE fixture_id = ?"
     action_sql = "SELECT json FROM sports.actions WHERE action_id = ?"
     async with Client(url, token=emu.token, vendor=emu.vendor) as client:

@@ -26,8 +26,13 @@ from asyncsports.store.export import export_parquet
 
 pytestmark = pytest.mark.slow  # databases and the command in subprocesses
 
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 4,
-         "actions_per_fixture": 10}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 2,
+    "teams": 4,
+    "fixtures_per_season": 4,
+    "actions_per_fixture": 10,
+}
 SCOPE = Scope(("basketball", "soccer", "tennis"), page_size=50)
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -134,10 +139,23 @@ def test_a_mirror_exports_its_own_tables_too(tmp_path: Path) -> None:
     env = clean_env()
     scale = "fixtures_per_season=3,actions_per_fixture=10"
     sync = subprocess.run(
-        [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
-         "sync", "--once", "--db", str(db)],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "asyncsports.cli",
+            "--emulator",
+            "--emulator-scale",
+            scale,
+            "sync",
+            "--once",
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert sync.returncode == 0, sync.stderr
     with sqlite3.connect(db) as conn:
         stored = {
@@ -175,10 +193,23 @@ def test_a_mirror_on_postgres_exports_its_tables_byte_for_byte(
     out = tmp_path / "lake"
     scale = "fixtures_per_season=3,actions_per_fixture=10"
     sync = subprocess.run(
-        [sys.executable, "-m", "asyncsports.cli", "--emulator", "--emulator-scale", scale,
-         "sync", "--once", "--db", postgres_url],
-        capture_output=True, text=True, env=clean_env(), timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "asyncsports.cli",
+            "--emulator",
+            "--emulator-scale",
+            scale,
+            "sync",
+            "--once",
+            "--db",
+            postgres_url,
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+    )
     assert sync.returncode == 0, sync.stderr
 
     async def stored() -> dict[str, set[str]]:

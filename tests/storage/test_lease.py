@@ -75,8 +75,12 @@ asyncio.run(main())
 
 
 async def test_a_killed_holder_is_replaced_long_before_its_lease_lapses(db: str) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, db], stdout=subprocess.PIPE,  # noqa: ASYNC220
-                              text=True, env=clean_env())  # fmt: skip
+    holder = subprocess.Popen(  # noqa: ASYNC220
+        [sys.executable, "-c", HOLD, db],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     b = Election(db, "sync", "b")
     try:
         assert holder.stdout is not None

@@ -20,8 +20,9 @@ def thread_of(path: Path, name: str = "test-sqlite") -> SqliteThread[sqlite3.Con
 
 async def test_calls_run_in_order_on_one_thread_and_close_leaves_none(tmp_path: Path) -> None:
     thread = thread_of(tmp_path / "a.sqlite")
-    names = await asyncio.gather(*(thread.call(lambda _: threading.current_thread().name)
-                                   for _ in range(5)))  # fmt: skip
+    names = await asyncio.gather(
+        *(thread.call(lambda _: threading.current_thread().name) for _ in range(5))
+    )
     assert set(names) == {"test-sqlite"}
     assert await thread.call(lambda db: db.execute("SELECT 41 + 1").fetchone()[0]) == 42
     await thread.close()

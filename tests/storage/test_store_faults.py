@@ -41,8 +41,9 @@ def cli(
     *args: str, scale: str | None = SMALL, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     emulator = ["--emulator", *(["--emulator-scale", scale] if scale else [])]
-    return subprocess.run([*CLI, *emulator, *args], capture_output=True, text=True, env=clean_env(),
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [*CLI, *emulator, *args], capture_output=True, text=True, env=clean_env(), timeout=timeout
+    )
 
 
 def refused(proc: subprocess.CompletedProcess[str], name: str, *said: str) -> None:
@@ -263,15 +264,20 @@ def small_disk(megabytes: float) -> Iterator[Disk]:
     where = Path(tempfile.mkdtemp(prefix="asyncsports-disk-"))
     try:
         size = f"size={round(megabytes * 1024)}k"
-        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(where)],
-                               capture_output=True, text=True)  # fmt: skip
+        mount = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(where)],
+            capture_output=True,
+            text=True,
+        )
         why = mount.stderr.strip() if mount.returncode != 0 else ""
     except FileNotFoundError:
         why = "no mount command"
     if why:
         where.rmdir()
-        pytest.skip(f"a full disk needs a small tmpfs, and mounting one is not permitted here "
-                    f"(euid {os.geteuid()}: {why})")  # fmt: skip
+        pytest.skip(
+            f"a full disk needs a small tmpfs, and mounting one is not permitted here "
+            f"(euid {os.geteuid()}: {why})"
+        )
     try:
         yield Disk(where)
     finally:
@@ -357,8 +363,11 @@ PG_PATHS = {
 async def test_a_postgres_database_that_is_not_ours_is_refused_untouched(
     postgres_url: str, tmp_path: Path, path: str
 ) -> None:
-    theirs = await _pg(postgres_url, "CREATE TABLE fixtures (home text, away text)",
-                       "INSERT INTO fixtures VALUES ('a', 'b')")  # fmt: skip
+    theirs = await _pg(
+        postgres_url,
+        "CREATE TABLE fixtures (home text, away text)",
+        "INSERT INTO fixtures VALUES ('a', 'b')",
+    )
     assert theirs == ["fixtures"]
     out = tmp_path / "lake"
     proc = cli(*PG_PATHS[path](postgres_url, out))
@@ -399,8 +408,10 @@ def test_a_full_postgres_disk_says_so_at_once_and_a_rerun_finishes(tmp_path: Pat
             summary = msgspec.json.decode(again.stdout)
             assert summary["finished"] and summary["resumed"]
             with sqlite3.connect(reference) as conn:
-                want = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                        for t in ("fixtures", "actions", "statistics")}  # fmt: skip
+                want = {
+                    t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                    for t in ("fixtures", "actions", "statistics")
+                }
             assert summary["rows"] == want
         finally:
             server.close()

@@ -28,8 +28,16 @@ async def test_a_match_day_at_speed_mirrors_what_the_service_answers(
 ) -> None:
     async with sports_emulator.client() as client:
         # Polling (live=False); over the websockets: tests/storage/test_sync_live.py.
-        mirror = Mirror(client, db, sports=SPORTS, every=FAST, days_back=1, days_ahead=1,
-                        clock=sports_emulator.clock.time, live=False)  # fmt: skip
+        mirror = Mirror(
+            client,
+            db,
+            sports=SPORTS,
+            every=FAST,
+            days_back=1,
+            days_ahead=1,
+            clock=sports_emulator.clock.time,
+            live=False,
+        )
         assert mirror.follow_events and mirror.live.actions is None
         running = asyncio.create_task(mirror.run())
         try:
@@ -86,8 +94,14 @@ async def test_a_restarted_consumer_resumes_after_what_it_was_done_with(
         sports_emulator.clock.advance(900)
         await mirror.once()
         new = [c async for c in mirror.changes(consumer="app", follow=False)]
-        assert new and {c.table for c in new} <= {"fixtures", "actions", "statistics",
-                                                   "standings", "squads", "events"}  # fmt: skip
+        assert new and {c.table for c in new} <= {
+            "fixtures",
+            "actions",
+            "statistics",
+            "standings",
+            "squads",
+            "events",
+        }
         assert all(c.seq > rest[-1] for c in new)
 
 
@@ -122,8 +136,13 @@ async def test_the_feed_follows_commits_as_they_happen(
 @pytest.mark.slow
 async def test_metrics_and_healthz(sports_emulator: Emulator, tmp_path: Path) -> None:
     async with sports_emulator.client(rate_limit=50) as client:
-        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], every=FAST,
-                        clock=sports_emulator.clock.time)  # fmt: skip
+        mirror = Mirror(
+            client,
+            tmp_path / "m.sqlite",
+            sports=["basketball"],
+            every=FAST,
+            clock=sports_emulator.clock.time,
+        )
         running = asyncio.create_task(mirror.run())
         server = await serve_metrics(mirror, 0)
         port = server.addresses[0][1]
@@ -151,9 +170,15 @@ async def test_a_budget_too_small_is_said(
     # Live polling every 10 ms with 2 requests a second: far behind; the plan says so.
     sports_emulator.rate_limit = 2  # and the server counts: 2 in any sliding second
     async with sports_emulator.client(rate_limit=2) as client:
-        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], concurrency=1,
-                        every={"live": 0.01, "fixtures": 0.01}, clock=sports_emulator.clock.time,
-                        live=False)  # fmt: skip
+        mirror = Mirror(
+            client,
+            tmp_path / "m.sqlite",
+            sports=["basketball"],
+            concurrency=1,
+            every={"live": 0.01, "fixtures": 0.01},
+            clock=sports_emulator.clock.time,
+            live=False,
+        )
         running = asyncio.create_task(mirror.run())
         try:
             await asyncio.sleep(1.0)  # a second of work: far more than 2 requests wanted
@@ -197,8 +222,15 @@ async def test_live_actions_come_from_a_live_feed_where_one_is_plugged_in(
 
     db = tmp_path / "m.sqlite"
     async with sports_emulator.client() as client:
-        mirror = Mirror(client, db, sports=["basketball"], every=FAST, clock=sports_emulator.clock.time,
-                        live_feed=feed, statistics_feed=statistics)  # fmt: skip
+        mirror = Mirror(
+            client,
+            db,
+            sports=["basketball"],
+            every=FAST,
+            clock=sports_emulator.clock.time,
+            live_feed=feed,
+            statistics_feed=statistics,
+        )
         running = asyncio.create_task(mirror.run())
         try:
             await caught_up(mirror)

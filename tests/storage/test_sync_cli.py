@@ -52,8 +52,13 @@ def test_once_with_changes_prints_the_feed_and_resumes(
     base_url: str, new_db: Callable[[str], str]
 ) -> None:
     db = new_db("m")
-    first = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
-                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    first = subprocess.run(
+        sync_args(base_url, db, "--once", "--changes"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert first.returncode == 0, first.stderr
     feed = [json.loads(line) for line in first.stdout.splitlines()]
     assert [c["seq"] for c in feed] == list(range(1, len(feed) + 1))
@@ -61,12 +66,22 @@ def test_once_with_changes_prints_the_feed_and_resumes(
     assert {"seq", "op", "table", "key", "committed_at", "record"} == set(feed[0])
     counts = {t: len(rows) for t, rows in tables(db).items()}
     assert sum(counts.values()) == len(feed)  # every row arrived by one insert
-    again = subprocess.run(sync_args(base_url, db, "--once", "--changes"), capture_output=True,
-                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    again = subprocess.run(
+        sync_args(base_url, db, "--once", "--changes"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert again.returncode == 0 and again.stdout == ""  # nothing changed, nothing repeated
     # The feed read back by `asyncsports changes`, from another process, is the same.
-    read = subprocess.run([*CLI, "changes", "--db", db], capture_output=True, text=True,
-                          env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    read = subprocess.run(
+        [*CLI, "changes", "--db", db],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert read.returncode == 0, read.stderr
     assert [json.loads(line) for line in read.stdout.splitlines()] == feed
 
@@ -75,8 +90,13 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
     base_url: str, tmp_path: Path, new_db: Callable[[str], str]
 ) -> None:
     reference = tmp_path / "ref.sqlite"
-    clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
-                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    clean = subprocess.run(
+        sync_args(base_url, reference, "--once"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert clean.returncode == 0, clean.stderr
     want = tables(reference)
     assert want["actions"] and want["statistics"]
@@ -90,8 +110,12 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
         if before >= total - 1:
             break
         target = rng.randint(before + 1, total - 1)
-        proc = subprocess.Popen(sync_args(base_url, db, "--once"), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, env=clean_env())  # fmt: skip
+        proc = subprocess.Popen(
+            sync_args(base_url, db, "--once"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=clean_env(),
+        )
         deadline = time.monotonic() + TIMEOUT
         while proc.poll() is None and committed(db) < target and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -100,8 +124,13 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
         partial.append(sum(map(len, tables(db).values())))
     # The runs really died mid-way, with part of the pass committed.
     assert any(0 < n < total for n in partial), (partial, total)
-    done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
-                          env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    done = subprocess.run(
+        sync_args(base_url, db, "--once"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert done.returncode == 0, done.stderr
     assert tables(db) == want  # the same rows as one clean pass into SQLite
     # Nothing lost or doubled in the log: one change for each row (PostgreSQL may skip
@@ -116,9 +145,20 @@ def test_kill_9_at_random_points_then_a_restart_reach_the_same_state(
 
 def test_sigterm_finishes_in_flight_and_exits_0_with_metrics_meanwhile(tmp_path: Path) -> None:
     db = tmp_path / "m.sqlite"
-    args = ["sync", "--emulator", "--emulator-speed", "60", "-s", "basketball",
-            "--db", str(db), "--every", "live=0.2,fixtures=0.2,window=0.5",
-            "--metrics-port", "0"]  # fmt: skip
+    args = [
+        "sync",
+        "--emulator",
+        "--emulator-speed",
+        "60",
+        "-s",
+        "basketball",
+        "--db",
+        str(db),
+        "--every",
+        "live=0.2,fixtures=0.2,window=0.5",
+        "--metrics-port",
+        "0",
+    ]
     with serving_metrics(*args) as (proc, url):
         deadline = time.monotonic() + TIMEOUT
         while True:  # until the first commits
@@ -141,8 +181,21 @@ def test_a_standalone_emulator_with_its_defaults_is_mirrored_around_its_now(
     """Its clock is 2026-06-01, not the machine's: the mirror takes now from its Date."""
     with Standalone() as emulator:
         db = tmp_path / "m.sqlite"
-        args = [*CLI, "sync", "--base-url", emulator.base_url, "--token", "emulator-token",
-                "--rate-limit", "0", "-s", "basketball", "--db", str(db), "--once"]  # fmt: skip
+        args = [
+            *CLI,
+            "sync",
+            "--base-url",
+            emulator.base_url,
+            "--token",
+            "emulator-token",
+            "--rate-limit",
+            "0",
+            "-s",
+            "basketball",
+            "--db",
+            str(db),
+            "--once",
+        ]
         done = subprocess.run(
             args, capture_output=True, text=True, timeout=TIMEOUT, env=clean_env()
         )
@@ -174,11 +227,21 @@ def test_a_follower_in_another_process_sees_each_change_once_in_order(
 ) -> None:
     db = new_db("m")
     assert asyncio.run(_changes(db)) == []  # made, empty: a follower refuses a missing file
-    follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+    follower = subprocess.Popen(
+        follow_args(db, "--follow"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     try:
-        done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
-                              env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+        done = subprocess.run(
+            sync_args(base_url, db, "--once"),
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            timeout=TIMEOUT,
+        )
         assert done.returncode == 0, done.stderr
         last = committed(db)
         got = read_feed(follower, last)
@@ -192,8 +255,9 @@ def test_a_follower_in_another_process_sees_each_change_once_in_order(
     assert [c["seq"] for c in got] == [c.seq for c in asyncio.run(_changes(db))]
     assert got[-1]["seq"] == last and len(got) == sum(map(len, tables(db).values()))
     # Its cursor was kept: started again, it has nothing more to say.
-    again = subprocess.run(follow_args(db), capture_output=True, text=True, env=clean_env(),
-                           timeout=TIMEOUT)  # fmt: skip
+    again = subprocess.run(
+        follow_args(db), capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT
+    )
     assert again.returncode == 0 and again.stdout == "", again.stderr
 
 
@@ -202,14 +266,24 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
 ) -> None:
     """A follower in another process, across the restart too, sees each change once."""
     reference = tmp_path / "ref.sqlite"
-    clean = subprocess.run(sync_args(base_url, reference, "--once"), capture_output=True,
-                           text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    clean = subprocess.run(
+        sync_args(base_url, reference, "--once"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert clean.returncode == 0, clean.stderr
     want = tables(reference)
     total = sum(map(len, want.values()))
     db = postgres.create_database()
-    follower = subprocess.Popen(follow_args(db, "--follow"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=clean_env())  # fmt: skip
+    follower = subprocess.Popen(
+        follow_args(db, "--follow"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     # The follower has reached the database before it is stopped: one never reached is
     # an error at once, not waited for (a loaded machine starts the process slowly).
     deadline = time.monotonic() + TIMEOUT
@@ -220,8 +294,12 @@ def test_postgres_stopped_immediate_mid_run_loses_nothing(
     # file: a pipe nobody reads while the test waits could fill and stall the run).
     log_file = tmp_path / "sync.log"
     with log_file.open("w") as out:
-        proc = subprocess.Popen(sync_args(base_url, db, "--once", "--verbose"),
-                                stdout=subprocess.DEVNULL, stderr=out, env=clean_env())  # fmt: skip
+        proc = subprocess.Popen(
+            sync_args(base_url, db, "--once", "--verbose"),
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            env=clean_env(),
+        )
     try:
         deadline = time.monotonic() + TIMEOUT
         # Early: on a loaded machine, a stop near the pass's end may meet no write.
@@ -268,7 +346,12 @@ def test_a_password_in_the_url_is_never_printed(postgres: PostgresServer, tmp_pa
         assert "cannot reach the database" in failed.stderr
         assert "s3cret" not in failed.stderr + failed.stdout
     # A follower of a file that is not there says so, rather than wait on an empty one.
-    missing = subprocess.run([*CLI, "changes", "--db", str(tmp_path / "typo.sqlite")],
-                             capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT)  # fmt: skip
+    missing = subprocess.run(
+        [*CLI, "changes", "--db", str(tmp_path / "typo.sqlite")],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=TIMEOUT,
+    )
     assert missing.returncode == 13 and "no mirror database at" in missing.stderr
     assert not (tmp_path / "typo.sqlite").exists()

@@ -213,8 +213,13 @@ async def test_an_explicit_clock_wins_and_an_empty_window_is_said(
     ten_years_on = dt.datetime(2036, 6, 1, tzinfo=dt.UTC).timestamp()
     emu = Emulator(seed=2, fixtures_per_season=8, actions_per_fixture=20)
     async with emu, emu.client() as client:
-        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], live=False,
-                        clock=lambda: ten_years_on)  # fmt: skip
+        mirror = Mirror(
+            client,
+            tmp_path / "m.sqlite",
+            sports=["basketball"],
+            live=False,
+            clock=lambda: ten_years_on,
+        )
         assert mirror.clock() == ten_years_on
         with caplog.at_level(logging.INFO, "asyncsports.sync"):
             await mirror.once()

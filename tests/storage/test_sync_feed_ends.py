@@ -28,8 +28,14 @@ async def test_a_feed_that_stops_short_is_reopened_not_taken_for_the_end(
 
     emu = Emulator(seed=3, fixtures_per_season=16, actions_per_fixture=40)
     async with emu, emu.client() as client:
-        mirror = Mirror(client, tmp_path / "m.sqlite", sports=["basketball"], every=FAST,
-                        clock=emu.clock.time, live_feed=feed)  # fmt: skip
+        mirror = Mirror(
+            client,
+            tmp_path / "m.sqlite",
+            sports=["basketball"],
+            every=FAST,
+            clock=emu.clock.time,
+            live_feed=feed,
+        )
         running = asyncio.create_task(mirror.run())
         try:
             for _ in range(4):

@@ -47,8 +47,10 @@ async def same_as_rest(client: Client, db: Path | str, fids: list[str], limit: f
         want = {}
         for fid in fids:
             for a, raw in await client.with_json.actions.list("basketball", fid).collect():
-                want[(fid, str(a.fixture_action.action_id))] = (a.fixture_action.fixture_seq_num,
-                                                                as_sent(raw))  # fmt: skip
+                want[(fid, str(a.fixture_action.action_id))] = (
+                    a.fixture_action.fixture_seq_num,
+                    as_sent(raw),
+                )
         got = {k: (r[3], as_sent(r[-1])) for k, r in stored.items()}
         if got == want:
             return
@@ -59,8 +61,11 @@ async def same_as_rest(client: Client, db: Path | str, fids: list[str], limit: f
 
 def rest_actions(urls: list[str], fids: list[str]) -> int:
     """The mirror's REST actions requests for these fixtures."""
-    return sum(1 for u in urls if u.startswith("http") and u.endswith("/actions")
-               and any(f in u for f in fids))  # fmt: skip
+    return sum(
+        1
+        for u in urls
+        if u.startswith("http") and u.endswith("/actions") and any(f in u for f in fids)
+    )
 
 
 async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
@@ -138,8 +143,9 @@ async def test_live_fixtures_come_over_the_websockets_and_end_as_rest(
 def standalone() -> Iterator[tuple[str, str]]:
     """A standalone emulator frozen at the real now (the mirror's own clock): base and live URLs."""
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    with Standalone("--frozen", "--now", now, "--fixtures-per-season", "12",
-                    "--actions-per-fixture", "60") as emu:  # fmt: skip
+    with Standalone(
+        "--frozen", "--now", now, "--fixtures-per-season", "12", "--actions-per-fixture", "60"
+    ) as emu:
         yield emu.base_url, emu.info["live URL"]
 
 
@@ -150,9 +156,11 @@ def advance(base_url: str, seconds: float) -> None:
         assert r.status == 200
 
 
-_FED = ("SELECT p.name, p.position, (SELECT count(*) FROM changes c WHERE c.tbl = 'actions' "
-        "AND c.key LIKE '[\"' || substr(p.name, 6) || '\",%') FROM positions p "
-        "WHERE p.name LIKE 'live:%'")  # fmt: skip
+_FED = (
+    "SELECT p.name, p.position, (SELECT count(*) FROM changes c WHERE c.tbl = 'actions' "
+    "AND c.key LIKE '[\"' || substr(p.name, 6) || '\",%') FROM positions p "
+    "WHERE p.name LIKE 'live:%'"
+)
 
 
 async def _pg_fed(url: str) -> dict[str, tuple[int, int]]:
@@ -175,8 +183,10 @@ def fed(db: Path | str) -> dict[str, tuple[int, int]]:
             out = {}
             for name, n in pos.fetchall():
                 fid = name.removeprefix("live:")
-                logged = c.execute("SELECT count(*) FROM changes WHERE tbl = 'actions' AND "
-                                   "key LIKE ?", (f'["{fid}",%',)).fetchone()[0]  # fmt: skip
+                logged = c.execute(
+                    "SELECT count(*) FROM changes WHERE tbl = 'actions' AND key LIKE ?",
+                    (f'["{fid}",%',),
+                ).fetchone()[0]
                 out[fid] = (n, logged)
             return out
         except sqlite3.OperationalError:
@@ -193,13 +203,29 @@ def test_kill_9_then_a_restart_resumes_each_feed_without_repeats(
 ) -> None:
     base_url, live_url = standalone
     db = new_db("m")
-    args = [*CLI, "sync", "--base-url", base_url, "--live-url", live_url, "--token",
-            "emulator-token", "--rate-limit", "0", "-s", "basketball", "--db", str(db),
-            "--every", "live=0.2,fixtures=0.2,window=0.5"]  # fmt: skip
+    args = [
+        *CLI,
+        "sync",
+        "--base-url",
+        base_url,
+        "--live-url",
+        live_url,
+        "--token",
+        "emulator-token",
+        "--rate-limit",
+        "0",
+        "-s",
+        "basketball",
+        "--db",
+        str(db),
+        "--every",
+        "live=0.2,fixtures=0.2,window=0.5",
+    ]
 
     def start() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=clean_env())  # fmt: skip
+        return subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=clean_env()
+        )
 
     def wait_for(done: Callable[[], bool]) -> None:
         deadline = time.monotonic() + 60

@@ -20,13 +20,29 @@ from asyncsports.sync import feed
 
 
 def action(fid: str, aid: str, seq: int, text: str = "x") -> tuple[Any, ...]:
-    return (fid, aid, "basketball", seq, "Shot", "Confirmed", "2026-06-01T12:00:01.250000Z",
-            f'{{"t": "{text}",  "n": 1.50}}')  # fmt: skip
+    return (
+        fid,
+        aid,
+        "basketball",
+        seq,
+        "Shot",
+        "Confirmed",
+        "2026-06-01T12:00:01.250000Z",
+        f'{{"t": "{text}",  "n": 1.50}}',
+    )
 
 
 def fixture(fid: str, status: str, deleted: int = 0) -> tuple[Any, ...]:
-    return (fid, "basketball", "s1", "2026-06-01T12:00:00Z", status, "A v B", deleted,
-            f'{{"id": "{fid}", "status": "{status}"}}')  # fmt: skip
+    return (
+        fid,
+        "basketball",
+        "s1",
+        "2026-06-01T12:00:00Z",
+        status,
+        "A v B",
+        deleted,
+        f'{{"id": "{fid}", "status": "{status}"}}',
+    )
 
 
 def event(eid: int, live: int) -> tuple[Any, ...]:
@@ -153,8 +169,10 @@ def steps(seed: int, n: int = 120) -> list[list[Write]]:
             status = rnd.choice(["Scheduled", "Live", "Completed"])
             writes.append(Write("fixtures", [fixture(fid, status, int(rnd.random() < 0.1))]))
         if rnd.random() < 0.6:
-            acts = {a: action(fid, a, i, str(rnd.randint(0, 2)))
-                    for i, a in enumerate(rnd.sample("abcdef", rnd.randint(0, 4)))}  # fmt: skip
+            acts = {
+                a: action(fid, a, i, str(rnd.randint(0, 2)))
+                for i, a in enumerate(rnd.sample("abcdef", rnd.randint(0, 4)))
+            }
             writes.append(Write("actions", list(acts.values()), ("fixture_id", fid)))
         if rnd.random() < 0.2:
             writes.append(Write("events", [event(rnd.randint(1, 3), rnd.randint(0, 1))]))

@@ -30,8 +30,14 @@ TAKEOVER = 15.0  # seconds: the bound on a takeover (issue 21)
 # Run mode, its cadences short: with the emulator's clock frozen the database settles
 # where a single --once pass leaves it.
 # 10 requests a second: the pass lasts seconds, time enough to kill it mid-way.
-FAST = ("--every", "fixtures=1,window=2,live=1,retry=1", "--metrics-port", "0",
-        "--rate-limit", "10")  # fmt: skip
+FAST = (
+    "--every",
+    "fixtures=1,window=2,live=1,retry=1",
+    "--metrics-port",
+    "0",
+    "--rate-limit",
+    "10",
+)
 
 
 @pytest.fixture(params=ENGINES)
@@ -49,8 +55,13 @@ def reference(
     """The tables of a single uninterrupted pass at the emulator's frozen clock (the same
     values on both engines)."""
     db = tmp_path_factory.mktemp("reference") / "once.sqlite"
-    done = subprocess.run(sync_args(base_url, db, "--once"), capture_output=True, text=True,
-                          env=clean_env(), timeout=120)  # fmt: skip
+    done = subprocess.run(
+        sync_args(base_url, db, "--once"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     want = tables(db)
     assert want["actions"] and want["statistics"] and want["standings"]
@@ -99,8 +110,10 @@ def test_a_killed_writer_s_standby_takes_over_and_finishes_the_day(
         assert by_a < total  # it died with the day unfinished
         took = b.wait_for("mirror: writing", TAKEOVER) - killed
         assert took < TAKEOVER
-        print(f"takeover after SIGKILL: {took:.2f} s; changes by the writer killed {by_a}, "
-              f"by its standby {total - by_a}")  # fmt: skip
+        print(
+            f"takeover after SIGKILL: {took:.2f} s; changes by the writer killed {by_a}, "
+            f"by its standby {total - by_a}"
+        )
         assert b.role() == "writer" and b.health()["role"] == "writer"
         settled(db, reference)
         assert b.stop() == 0
@@ -171,8 +184,7 @@ class Proxy:
         self.tasks: set[asyncio.Task[None]] = set()
         started = threading.Event()
         # A daemon: a proxy that fails to close must not hold pytest's exit.
-        self.thread = threading.Thread(target=asyncio.run, args=(self._main(started),),
-                                       daemon=True)  # fmt: skip
+        self.thread = threading.Thread(target=asyncio.run, args=(self._main(started),), daemon=True)
         self.thread.start()
         started.wait(10)
 

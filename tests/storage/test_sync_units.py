@@ -32,8 +32,16 @@ def action(fid: str, aid: str, seq: int, text: str = "x") -> tuple[object, ...]:
 
 
 def fixture(fid: str, status: str, deleted: int = 0) -> tuple[object, ...]:
-    return (fid, "basketball", "s1", "2026-06-01T12:00:00Z", status, "A v B", deleted,
-            f'{{"id": "{fid}", "status": "{status}"}}')  # fmt: skip
+    return (
+        fid,
+        "basketball",
+        "s1",
+        "2026-06-01T12:00:00Z",
+        status,
+        "A v B",
+        deleted,
+        f'{{"id": "{fid}", "status": "{status}"}}',
+    )
 
 
 def test_the_named_rows_are_the_tables_columns_in_order() -> None:
@@ -171,8 +179,12 @@ def test_the_plan_hands_out_live_work_first_and_keeps_cadences() -> None:
     assert {t.key for t, _ in plan.late(DEFAULT_EVERY["squads"] + 1)} == {"squads:x", "fixtures:b"}
 
 
-@given(st.lists(st.tuples(st.sampled_from(["live", "fixtures", "squads", "final"]),
-                          st.floats(0, 100)), max_size=30))  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["live", "fixtures", "squads", "final"]), st.floats(0, 100)),
+        max_size=30,
+    )
+)
 def test_the_plan_never_hands_out_worse_work_while_better_is_due(
     tasks: list[tuple[str, float]],
 ) -> None:
@@ -190,8 +202,10 @@ def test_the_plan_never_hands_out_worse_work_while_better_is_due(
 
 def test_every_parses_and_refuses_nonsense() -> None:
     assert parse_every(["fixtures=10", "squads=3600,live=0.5"]) == {
-        "fixtures": 10.0, "squads": 3600.0, "live": 0.5,
-    }  # fmt: skip
+        "fixtures": 10.0,
+        "squads": 3600.0,
+        "live": 0.5,
+    }
     for bad in ("fixtures", "weather=5", "fixtures=soon", "fixtures=0", f"live={math.inf}"):
         with pytest.raises(ValueError, match="--every"):
             parse_every([bad])
@@ -204,11 +218,20 @@ def test_a_batch_keeps_each_fixtures_last_statistics_packet_and_every_action() -
     def w(table: str, fid: str, n: int) -> tuple[str, Write]:
         return fid, Write(table, [(fid, n)])
 
-    batch = [w("actions", "a", 1), w("statistics", "a", 1), w("statistics", "b", 1),
-             w("actions", "a", 2), w("statistics", "a", 2)]  # fmt: skip
+    batch = [
+        w("actions", "a", 1),
+        w("statistics", "a", 1),
+        w("statistics", "b", 1),
+        w("actions", "a", 2),
+        w("statistics", "a", 2),
+    ]
     kept = [(x.table, x.rows[0]) for x in _last_packets(batch)]
-    assert kept == [("actions", ("a", 1)), ("statistics", ("b", 1)), ("actions", ("a", 2)),
-                    ("statistics", ("a", 2))]  # fmt: skip
+    assert kept == [
+        ("actions", ("a", 1)),
+        ("statistics", ("b", 1)),
+        ("actions", ("a", 2)),
+        ("statistics", ("a", 2)),
+    ]
 
 
 def test_the_names_of_the_work_keep_the_texts_stored_in_databases() -> None:

@@ -56,19 +56,25 @@ def test_a_unit_name_gives_the_unit_back(
 def test_a_job_starts_with_one_unit_per_listing() -> None:
     scope = Scope(("basketball", "tennis"), seasons=("s1", "s2", "s1"))
     assert [w.name for w in listing_units(scope)] == [
-        "list basketball/seasons/s1", "list basketball/seasons/s2",
-        "list tennis/seasons/s1", "list tennis/seasons/s2",
-    ]  # fmt: skip
+        "list basketball/seasons/s1",
+        "list basketball/seasons/s2",
+        "list tennis/seasons/s1",
+        "list tennis/seasons/s2",
+    ]
     assert [w.name for w in listing_units(Scope(("soccer",)))] == ["list soccer"]
 
 
 def test_a_page_plans_a_unit_per_started_fixture_only() -> None:
-    rows = [("f1", "soccer", "s", None, "Completed", "a", 0, "{}"),
-            ("f2", "soccer", "s", None, "Scheduled", "b", 0, "{}"),
-            ("f3", "soccer", None, None, "Live", "c", 1, "{}"),
-            ("f4", "soccer", None, None, None, "d", 0, "{}")]  # fmt: skip
-    assert fixture_units(rows) == [ShardUnit("fixture", "soccer", "s", "f1"),
-                                   ShardUnit("fixture", "soccer", None, "f4")]  # fmt: skip
+    rows = [
+        ("f1", "soccer", "s", None, "Completed", "a", 0, "{}"),
+        ("f2", "soccer", "s", None, "Scheduled", "b", 0, "{}"),
+        ("f3", "soccer", None, None, "Live", "c", 1, "{}"),
+        ("f4", "soccer", None, None, None, "d", 0, "{}"),
+    ]
+    assert fixture_units(rows) == [
+        ShardUnit("fixture", "soccer", "s", "f1"),
+        ShardUnit("fixture", "soccer", None, "f4"),
+    ]
 
 
 @given(st.floats(0.01, 3600), st.integers(0, 1000))
@@ -233,10 +239,25 @@ async def test_a_worker_killed_with_sigkill_leaves_its_units_to_the_others(
 ) -> None:
     await plan_job(postgres_url, "j", SCOPE)
     env = clean_env()
-    env |= {"ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
-            "ASYNCSPORTS_TOKEN": sports_emulator.token}  # fmt: skip
-    argv = [sys.executable, "-m", "asyncsports.cli", "--rate-limit", "60", "worker",
-            "--db", postgres_url, "--job", "j", "--lease", "1", "--json"]  # fmt: skip
+    env |= {
+        "ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
+        "ASYNCSPORTS_TOKEN": sports_emulator.token,
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "asyncsports.cli",
+        "--rate-limit",
+        "60",
+        "worker",
+        "--db",
+        postgres_url,
+        "--job",
+        "j",
+        "--lease",
+        "1",
+        "--json",
+    ]
     victim = await anyio.open_process(argv, env=env)
     try:
         with anyio.fail_after(30):
@@ -247,8 +268,10 @@ async def test_a_worker_killed_with_sigkill_leaves_its_units_to_the_others(
         await victim.wait()
     assert victim.returncode == -signal.SIGKILL
     # The dead worker's units, still marked its own (whether or not the lease lapsed yet).
-    orphans = await _fetch(postgres_url, "SELECT unit, owner FROM shard_units "
-                           "WHERE done_at IS NULL AND owner IS NOT NULL")  # fmt: skip
+    orphans = await _fetch(
+        postgres_url,
+        "SELECT unit, owner FROM shard_units WHERE done_at IS NULL AND owner IS NOT NULL",
+    )
     assert orphans
     survivors = [anyio.run_process(argv, env=env) for _ in range(2)]
     async with anyio.create_task_group() as tg:
@@ -324,10 +347,26 @@ async def test_backfill_workers_with_a_killed_worker_exits_with_the_documented_c
     sports_emulator: Emulator, postgres_url: str
 ) -> None:
     env = clean_env()
-    env |= {"ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
-            "ASYNCSPORTS_TOKEN": sports_emulator.token}  # fmt: skip
-    argv = [sys.executable, "-m", "asyncsports.cli", "--rate-limit", "30", "backfill", "--db",
-            postgres_url, "--workers", "3", "--job", "k", "--page-size", "5"]  # fmt: skip
+    env |= {
+        "ASYNCSPORTS_BASE_URL": sports_emulator.base_url,
+        "ASYNCSPORTS_TOKEN": sports_emulator.token,
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "asyncsports.cli",
+        "--rate-limit",
+        "30",
+        "backfill",
+        "--db",
+        postgres_url,
+        "--workers",
+        "3",
+        "--job",
+        "k",
+        "--page-size",
+        "5",
+    ]
     parent = await anyio.open_process(argv, env=env)
     try:
         with anyio.fail_after(30):
@@ -388,8 +427,21 @@ async def _held(url: str, job: str) -> int:
 
 @pytest.mark.emulator(fixtures_per_season=2)
 async def test_backfill_workers_runs_processes_and_jobs_shows_the_job(postgres_url: str) -> None:
-    args = ["--emulator", "--emulator-scale", "fixtures_per_season=2", "backfill", "--db",
-            postgres_url, "--sports", "basketball", "--workers", "2", "--job", "b", "--json"]  # fmt: skip
+    args = [
+        "--emulator",
+        "--emulator-scale",
+        "fixtures_per_season=2",
+        "backfill",
+        "--db",
+        postgres_url,
+        "--sports",
+        "basketball",
+        "--workers",
+        "2",
+        "--job",
+        "b",
+        "--json",
+    ]
     result = await ainvoke(*args)
     assert result.exit_code == 0, result.output
     summary = msgspec.json.decode(result.stdout)
@@ -436,9 +488,15 @@ def test_the_workers_benchmark_pairs_rounds_for_its_speed_up() -> None:
         return {"wall": wall, "cpu": 1.0}
 
     runs = {0: [run(9), run(9)], 1: [run(10), run(20)], 2: [run(5), run(8)], 4: [run(4), run(4)]}
-    data = {"rows": {"fixtures": 1, "actions": 100, "statistics": 1}, "requests": 3,
-            "scale": "", "rounds": 2, "latency": 0.02, "machine": {"cpus": 2, "load": 1.0},
-            "results": {"cpu": runs, "latency": runs}}  # fmt: skip
+    data = {
+        "rows": {"fixtures": 1, "actions": 100, "statistics": 1},
+        "requests": 3,
+        "scale": "",
+        "rounds": 2,
+        "latency": 0.02,
+        "machine": {"cpus": 2, "load": 1.0},
+        "results": {"cpu": runs, "latency": runs},
+    }
     table = markdown(data)
     # Per round 10/5 and 20/8: the median of 2.0 and 2.5; not 15/6.5 from the medians.
     assert "| 2 | 6.50 s | 2.25x |" in table

@@ -24,5 +24,16 @@ from support.wait import until
 # (a server; tests/support/servers.py).
 ENGINES = ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)]
 
-__all__ = ["CLI", "ENGINES", "TIMEOUT", "Standalone", "ainvoke", "clean_env", "each_dialect",
-           "invoke", "lines", "run", "until"]  # fmt: skip
+__all__ = [
+    "CLI",
+    "ENGINES",
+    "TIMEOUT",
+    "Standalone",
+    "ainvoke",
+    "clean_env",
+    "each_dialect",
+    "invoke",
+    "lines",
+    "run",
+    "until",
+]

@@ -54,8 +54,9 @@ async def _redis(url: str, prefix: str, group: str, idle: float) -> list[Got]:
                 if "BUSYGROUP" not in str(exc):
                     raise
         while True:
-            answer = await client.xreadgroup(group, "reader", dict.fromkeys(keys, ">"),
-                                             count=5000, block=int(idle * 1000))  # fmt: skip
+            answer = await client.xreadgroup(
+                group, "reader", dict.fromkeys(keys, ">"), count=5000, block=int(idle * 1000)
+            )
             if not answer:
                 return got
             for stream, entries in answer:
@@ -63,8 +64,16 @@ async def _redis(url: str, prefix: str, group: str, idle: float) -> list[Got]:
                 for entry, fields in entries:
                     raw = fields[b"change"]
                     body = json.loads(raw)
-                    got.append(Got(body["seq"], body["table"], entry.decode(), stream.decode(),
-                                   body, raw=raw))  # fmt: skip
+                    got.append(
+                        Got(
+                            body["seq"],
+                            body["table"],
+                            entry.decode(),
+                            stream.decode(),
+                            body,
+                            raw=raw,
+                        )
+                    )
                     ids.append(entry)
                 await client.xack(stream, group, *ids)
     finally:
@@ -87,8 +96,17 @@ async def _nats(url: str, stream: str, prefix: str, group: str, idle: float) -> 
                 return got
             for m in msgs:
                 body = json.loads(m.data)
-                got.append(Got(body["seq"], body["table"], (m.headers or {})["Nats-Msg-Id"],
-                               stream, body, m.subject, m.data))  # fmt: skip
+                got.append(
+                    Got(
+                        body["seq"],
+                        body["table"],
+                        (m.headers or {})["Nats-Msg-Id"],
+                        stream,
+                        body,
+                        m.subject,
+                        m.data,
+                    )
+                )
                 await m.ack()
     finally:
         await nc.close()

@@ -59,8 +59,9 @@ def run_tty(*args: str, env: dict[str, str]) -> tuple[int, str]:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        proc = subprocess.run([*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env,
-                              timeout=TIMEOUT)  # fmt: skip
+        proc = subprocess.run(
+            [*CLI, *args], stdout=slave, stderr=subprocess.PIPE, env=env, timeout=TIMEOUT
+        )
     finally:
         os.close(slave)
         reader.join(5)
@@ -96,9 +97,12 @@ def _loggers_kept() -> Iterator[None]:
         return name.startswith("asyncsports.")
 
     manager = logging.Logger.manager
-    kept = {n: (lg.handlers[:], lg.level, lg.propagate)
-            for n in list(manager.loggerDict) if ours(n)
-            for lg in [logging.getLogger(n)]}  # fmt: skip
+    kept = {
+        n: (lg.handlers[:], lg.level, lg.propagate)
+        for n in list(manager.loggerDict)
+        if ours(n)
+        for lg in [logging.getLogger(n)]
+    }
     try:
         yield
     finally:
@@ -119,8 +123,9 @@ def serving_metrics(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``asyncsports ARGS`` (a ``sync --metrics-port 0``) in a subprocess, with the base
     URL of its metrics server, read from the line it says first on stderr; killed on the
     way out if it still runs (a failing test ends within its own bound)."""
-    proc = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=clean_env())  # fmt: skip
+    proc = subprocess.Popen(
+        [*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=clean_env()
+    )
     assert proc.stderr is not None
     try:
         # A command that never says it (hung before its server) is killed at 60 s, which

@@ -21,8 +21,10 @@ def each_dialect(metafunc: pytest.Metafunc, ways: bool = False, **kw: Any) -> No
     if "sports_emulator" not in metafunc.fixturenames:
         return
     if not ways:
-        params = [pytest.param(d, id=d, marks=pytest.mark.emulator(live_dialect=d, **kw))
-                  for d in DIALECTS]  # fmt: skip
+        params = [
+            pytest.param(d, id=d, marks=pytest.mark.emulator(live_dialect=d, **kw))
+            for d in DIALECTS
+        ]
         metafunc.parametrize("sports_emulator", params, indirect=True)
         return
     pairs = []

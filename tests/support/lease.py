@@ -15,8 +15,16 @@ from asyncsports.store._sqlite import connect
 
 def action(n: int) -> tuple[object, ...]:
     """An action row of fixture f1 numbered ``n`` (its id ``a<n>``)."""
-    return ("f1", f"a{n}", "basketball", n, "Shot", "Confirmed", "2026-06-01T12:00:01.250000Z",
-            f'{{"id": "a{n}"}}')  # fmt: skip
+    return (
+        "f1",
+        f"a{n}",
+        "basketball",
+        n,
+        "Shot",
+        "Confirmed",
+        "2026-06-01T12:00:01.250000Z",
+        f'{{"id": "a{n}"}}',
+    )
 
 
 @contextlib.asynccontextmanager

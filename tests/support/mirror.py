@@ -35,8 +35,11 @@ async def caught_up(mirror: Mirror, limit: float = 30) -> None:
     try:
         await asyncio.wait_for(mirror.caught_up(), limit)
     except TimeoutError:
-        behind = [(t.key, t.running, t.started - t0, t.due - loop.time())
-                  for t in mirror.plan.tasks.values() if t.started < t0 or t.running]  # fmt: skip
+        behind = [
+            (t.key, t.running, t.started - t0, t.due - loop.time())
+            for t in mirror.plan.tasks.values()
+            if t.started < t0 or t.running
+        ]
         raise AssertionError(f"not caught up: {behind}") from None
 
 
@@ -96,8 +99,10 @@ async def assert_mirrors(
             if record.get("fixtureDeleted") or status in ("scheduled", "postponed"):
                 continue
             load = as_sent if sockets and status == "live" else json.loads
-            timeline = {a.fixture_action.action_id: load(raw)
-                        for a, raw in await client.with_json.actions.list(sport, fid).collect()}  # fmt: skip
+            timeline = {
+                a.fixture_action.action_id: load(raw)
+                for a, raw in await client.with_json.actions.list(sport, fid).collect()
+            }
             stored = {k: load(v) for k, v in actions.get(fid, {}).items()}
             assert stored == {str(k): v for k, v in timeline.items()}, fid  # every action once
             if status == "completed":
@@ -114,7 +119,9 @@ async def assert_mirrors(
             json.dumps(json.loads(raw)) for _, raw in packets
         )
     events = {r[0]: json.loads(r[-1]) for r in rows(db, "events") if r[4]}
-    live = {e.id: json.loads(raw) for e, raw in await client.with_json.events.list(live=True).collect()}  # fmt: skip
+    live = {
+        e.id: json.loads(raw) for e, raw in await client.with_json.events.list(live=True).collect()
+    }
     assert events == live
     return checked
 
@@ -141,8 +148,23 @@ async def settled(
 
 
 def sync_args(base_url: str, db: Path | str, *more: str) -> list[str]:
-    return [*CLI, "sync", "--base-url", base_url, "--token", "emulator-token", "--rate-limit",
-            "0", "-s", "basketball", "-s", "soccer", "--db", str(db), *more]  # fmt: skip
+    return [
+        *CLI,
+        "sync",
+        "--base-url",
+        base_url,
+        "--token",
+        "emulator-token",
+        "--rate-limit",
+        "0",
+        "-s",
+        "basketball",
+        "-s",
+        "soccer",
+        "--db",
+        str(db),
+        *more,
+    ]
 
 
 async def _pg_committed(url: str) -> int:

@@ -38,8 +38,9 @@ class Command:
 
     def __init__(self, args: list[str]) -> None:
         self.args = args
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=child_env())  # fmt: skip
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env()
+        )
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         self.seen: list[str] = []
         self.line = ""  # the last line waited for
@@ -92,8 +93,11 @@ class Command:
 
     def role(self, metric: str = "asyncsports_sync_role") -> str:
         """The role the labelled gauge ``metric`` says is this process's."""
-        return next(line.split('"')[1] for line in self.scrape()
-                    if line.startswith(f"{metric}{{") and line.endswith(" 1.0"))  # fmt: skip
+        return next(
+            line.split('"')[1]
+            for line in self.scrape()
+            if line.startswith(f"{metric}{{") and line.endswith(" 1.0")
+        )
 
     def budget_used(self) -> float:
         return self.value("asyncsports_sync_budget_used")

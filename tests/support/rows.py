@@ -21,8 +21,13 @@ from asyncsports.store._schema import RESOURCE_TABLES
 KINDS = {t.name: {c.name: c.kind for c in t.columns} for t in RESOURCE_TABLES}
 
 # Several pages per sport, a few hundred units: what the whole-run comparisons walk.
-SCALE = {"competitions": 1, "seasons": 2, "teams": 4, "fixtures_per_season": 8,
-         "actions_per_fixture": 30}  # fmt: skip
+SCALE = {
+    "competitions": 1,
+    "seasons": 2,
+    "teams": 4,
+    "fixtures_per_season": 8,
+    "actions_per_fixture": 30,
+}
 SCOPE = Scope(page_size=5)
 
 Rows = dict[str, list[tuple[Any, ...]]]

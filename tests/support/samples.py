@@ -525,8 +525,12 @@ STATISTICS_V2: dict[str, Any] = {
                     "label": "1st half",
                     "type": "Regular",
                     "aggregates": [
-                        {"action": "Goal", "actionId": 105, "actionAggregate": 1,
-                         "subActionAggregates": []}
+                        {
+                            "action": "Goal",
+                            "actionId": 105,
+                            "actionAggregate": 1,
+                            "subActionAggregates": [],
+                        }
                     ],
                 },
                 {
@@ -534,9 +538,18 @@ STATISTICS_V2: dict[str, Any] = {
                     "label": "1st half extra time",
                     "type": "ExtraTime",
                     "aggregates": [
-                        {"action": "Goal", "actionId": 105, "actionAggregate": 1,
-                         "subActionAggregates": [{"subAction": "Header", "subActionId": 10502,
-                                                  "subActionAggregate": 1}]}
+                        {
+                            "action": "Goal",
+                            "actionId": 105,
+                            "actionAggregate": 1,
+                            "subActionAggregates": [
+                                {
+                                    "subAction": "Header",
+                                    "subActionId": 10502,
+                                    "subActionAggregate": 1,
+                                }
+                            ],
+                        }
                     ],
                 },
             ],
@@ -544,13 +557,25 @@ STATISTICS_V2: dict[str, Any] = {
                 {
                     "player": PLAYER_A,
                     "gameActionAggregates": [
-                        {"action": "Goal", "actionId": 105, "actionAggregate": 2,
-                         "subActionAggregates": []}
+                        {
+                            "action": "Goal",
+                            "actionId": 105,
+                            "actionAggregate": 2,
+                            "subActionAggregates": [],
+                        }
                     ],
                     "periodActionAggregates": [
-                        {"period": 1, "aggregates": [{"action": "Goal", "actionId": 105,
-                                                      "actionAggregate": 1,
-                                                      "subActionAggregates": []}]}
+                        {
+                            "period": 1,
+                            "aggregates": [
+                                {
+                                    "action": "Goal",
+                                    "actionId": 105,
+                                    "actionAggregate": 1,
+                                    "subActionAggregates": [],
+                                }
+                            ],
+                        }
                     ],
                 }
             ],
@@ -563,6 +588,6 @@ STATISTICS_V2: dict[str, Any] = {
         },
     ],
     "advancedSportStatistics": {},
-}  # fmt: skip
+}
 """A statistics packet: period labels and types, typed player aggregates, text booleans and
 a timestamp with seven fraction digits."""

@@ -97,13 +97,30 @@ class PostgresServer:
                     os.chown(path, entry.pw_uid, entry.pw_gid)
             self._run_as = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
         waldir = ("--waldir", str(wal / "pg_wal")) if wal is not None else ()
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                  "--no-sync", "-E", "UTF8", "--locale=C", *waldir)  # fmt: skip
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            *waldir,
+        )
         self.start()
 
     def _run(self, tool: str, *args: str) -> None:
-        proc = subprocess.run([str(self.bin / tool), *args], capture_output=True, text=True,
-                              cwd=self.dir, timeout=60, **self._run_as)  # fmt: skip
+        proc = subprocess.run(
+            [str(self.bin / tool), *args],
+            capture_output=True,
+            text=True,
+            cwd=self.dir,
+            timeout=60,
+            **self._run_as,
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"{tool} failed ({proc.returncode}): {proc.stderr or proc.stdout}")
 
@@ -119,10 +136,23 @@ class PostgresServer:
         """Start the server and wait until it accepts connections."""
         # fsync off: the OS keeps what is written when the server crashes (stop
         # "immediate"); synchronous_commit stays on, or a crash would lose commits.
-        options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off -c full_page_writes=off")  # fmt: skip
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "log"), "-o", options,
-                  "-w", "-t", "60", "start")  # fmt: skip
+        options = (
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c full_page_writes=off"
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.dir / "log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server: ``fast`` (clients disconnected, clean shutdown) or
@@ -180,10 +210,24 @@ class RedisServer:
         self.port = free_port()
         self._databases = itertools.count()
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.dir), "--databases", "1000"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.dir),
+                "--databases",
+                "1000",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _wait_port(self.port)
 
     def url(self, db: int = 0) -> str:
@@ -284,8 +328,21 @@ class RedisBus(Bus):
         return f"redis://127.0.0.1:{self.port}/0"
 
     def argv(self) -> list[str]:
-        return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.dir)]  # fmt: skip
+        return [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--dir",
+            str(self.dir),
+        ]
 
 
 class NatsBus(Bus):
@@ -298,8 +355,16 @@ class NatsBus(Bus):
         return f"nats://127.0.0.1:{self.port}"
 
     def argv(self) -> list[str]:
-        return [self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port),
-                "-sd", str(self.dir / "js")]  # fmt: skip
+        return [
+            self.binary,
+            "-js",
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-sd",
+            str(self.dir / "js"),
+        ]
 
 
 BUSES: dict[str, tuple[type[Bus], str]] = {

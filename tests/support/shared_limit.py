@@ -56,11 +56,19 @@ async def share(redis_url: str, seconds: float) -> tuple[int, float]:
         arrivals.seen.clear()
         procs = [
             await asyncio.create_subprocess_exec(
-                sys.executable, "-c", WORKER, emu.base_url, emu.token, redis_url, fid,
-                str(seconds), stdin=PIPE, stdout=PIPE,
+                sys.executable,
+                "-c",
+                WORKER,
+                emu.base_url,
+                emu.token,
+                redis_url,
+                fid,
+                str(seconds),
+                stdin=PIPE,
+                stdout=PIPE,
             )
             for _ in range(4)
-        ]  # fmt: skip
+        ]
         try:
             # Bounded: a worker that hangs fails the run, never left behind.
             async with asyncio.timeout(seconds + 60):

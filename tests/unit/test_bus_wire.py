@@ -48,8 +48,11 @@ def test_a_bus_url_names_its_kind_and_the_defaults(url: str, kind: str) -> None:
     t = parse_target(url)
     assert t.kind == kind and t.url == url
     assert (t.prefix, t.stream, t.maxlen, t.duplicate_window) == (
-        "asyncsports", "ASYNCSPORTS", MAXLEN, DUPLICATE_WINDOW,
-    )  # fmt: skip
+        "asyncsports",
+        "ASYNCSPORTS",
+        MAXLEN,
+        DUPLICATE_WINDOW,
+    )
 
 
 def test_options_are_read_and_taken_off_the_url() -> None:
@@ -322,9 +325,14 @@ json_values = st.recursive(
     sport=st.none() | st.text(max_size=12),
 )
 def test_a_message_is_the_line_changes_prints(
-    seq: int, op: str, table: str, key: list[object], record: object, indent: int | None,
+    seq: int,
+    op: str,
+    table: str,
+    key: list[object],
+    record: object,
+    indent: int | None,
     sport: str | None,
-) -> None:  # fmt: skip
+) -> None:
     """Whatever the row: the body decodes to RowChange.as_dict() (the record as stored,
     even pretty-printed), on one line."""
     text = None if record is None else json.dumps(record, indent=indent)

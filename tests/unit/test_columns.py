@@ -105,11 +105,21 @@ VIEW = View(
     keep=3,
 )
 ROWS = [
-    (dt.datetime(2026, 11, 28, 19, 30), "Scheduled", "Westbrook Rangers v Ashford Storm",
-     "Continental Basketball Cup", "27ebbfa9-ad38-4310-a438-d4280d40b95f"),
-    (dt.datetime(2026, 12, 1, 2, 0), "Live", "Oxford Titans v Milford Dragons",
-     "Premier Basketball League", "cc971350-4afb-4c07-a3b1-0232514fa7f2"),
-]  # fmt: skip
+    (
+        dt.datetime(2026, 11, 28, 19, 30),
+        "Scheduled",
+        "Westbrook Rangers v Ashford Storm",
+        "Continental Basketball Cup",
+        "27ebbfa9-ad38-4310-a438-d4280d40b95f",
+    ),
+    (
+        dt.datetime(2026, 12, 1, 2, 0),
+        "Live",
+        "Oxford Titans v Milford Dragons",
+        "Premier Basketball League",
+        "cc971350-4afb-4c07-a3b1-0232514fa7f2",
+    ),
+]
 
 
 def names(cfg: Globals, width: int) -> list[tuple[str, int, bool]]:
@@ -119,11 +129,19 @@ def names(cfg: Globals, width: int) -> list[tuple[str, int, bool]]:
 
 
 def test_a_layout_keeps_the_order_shown_and_drops_by_priority() -> None:
-    assert names(Globals(), 200) == [("start", 16, False), ("status", 9, False),
-                                     ("fixture", 33, False), ("competition", 26, False),
-                                     ("id", 36, False)]  # fmt: skip
-    assert names(Globals(), 80) == [("start", 16, False), ("status", 9, False),
-                                    ("fixture", 33, False), ("id", 8, True)]  # fmt: skip
+    assert names(Globals(), 200) == [
+        ("start", 16, False),
+        ("status", 9, False),
+        ("fixture", 33, False),
+        ("competition", 26, False),
+        ("id", 36, False),
+    ]
+    assert names(Globals(), 80) == [
+        ("start", 16, False),
+        ("status", 9, False),
+        ("fixture", 33, False),
+        ("id", 8, True),
+    ]
     assert names(Globals(), 60) == [("start", 11, True), ("fixture", 33, False), ("id", 8, True)]
 
 

@@ -212,6 +212,19 @@ def test_ruff_holds_each_function_size() -> None:
     assert not ignored
 
 
+def test_no_python_file_turns_the_formatter_off() -> None:
+    # Lines are packed by hand only where the formatter is told to look away: it never is.
+    pragmas = ("fmt: " + "skip", "fmt: " + "off")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(ROOT.glob("**/*.py"))
+        if not {".venv", "venv", "site", "build"} & set(path.relative_to(ROOT).parts)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(p in line for p in pragmas)
+    ]
+    assert not found
+
+
 def test_the_whole_package_is_read() -> None:
     sources, graph = house()
     assert {"asyncsports", "asyncsports._wire.retry", "asyncsports.store"} <= set(sources)

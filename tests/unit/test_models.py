@@ -432,17 +432,23 @@ LINEUPS = Lineups(
     team_id=uuid.UUID(HOME),
     starting_lineup=[
         LineupPlayer(
-            id=uuid.UUID(P1), full_name="Ana Lopez", last_name="Lopez", first_name="Ana",
+            id=uuid.UUID(P1),
+            full_name="Ana Lopez",
+            last_name="Lopez",
+            first_name="Ana",
             shirt_number="7",
         )
     ],
     substitutes=[
         LineupPlayer(
-            id=uuid.UUID(P2), full_name="Pele", last_name="Pele", first_name=None,
+            id=uuid.UUID(P2),
+            full_name="Pele",
+            last_name="Pele",
+            first_name=None,
             shirt_number="_10",
         )
     ],
-)  # fmt: skip
+)
 
 METADATA_CASES = [
     (
@@ -693,8 +699,10 @@ def test_standings_team_statistics_fields_and_quirks() -> None:
     ("wire", "expected"), [("", None), (3, 3), ("4", 4), (None, None), ("n/a", None)]
 )
 def test_overtime_games_int_or_empty_text(wire: Any, expected: int | None) -> None:
-    packet = decode(Standings, js(standings_json("teamStatistics", [team_stats_json(
-        overtimeGamesWinLose=wire)])))  # fmt: skip
+    packet = decode(
+        Standings,
+        js(standings_json("teamStatistics", [team_stats_json(overtimeGamesWinLose=wire)])),
+    )
     assert packet.teams_statistics[0].overtime_games_win_lose == expected
 
 
@@ -736,19 +744,31 @@ def statistics_json(advanced: Any = ..., **over: Any) -> dict[str, Any]:
                             {"subAction": "Ace", "subActionId": 101, "subActionAggregate": 4}
                         ],
                     },
-                    {"action": "Timeout", "actionId": 11, "actionAggregate": 2,
-                     "subActionAggregates": []},
+                    {
+                        "action": "Timeout",
+                        "actionId": 11,
+                        "actionAggregate": 2,
+                        "subActionAggregates": [],
+                    },
                 ],
                 "periodActionAggregates": [
-                    {"period": 1, "aggregates": [{"action": "Point", "actionId": 10,
-                                                  "actionAggregate": 12,
-                                                  "subActionAggregates": []}]}
+                    {
+                        "period": 1,
+                        "aggregates": [
+                            {
+                                "action": "Point",
+                                "actionId": 10,
+                                "actionAggregate": 12,
+                                "subActionAggregates": [],
+                            }
+                        ],
+                    }
                 ],
                 "playerActionAggregates": [],
             }
         ],
         **over,
-    }  # fmt: skip
+    }
     if advanced is not ...:
         body["advancedSportStatistics"] = advanced
     return body
@@ -939,9 +959,12 @@ def test_parse_duration_round_trips_the_formatter(value: timedelta) -> None:
 
 
 @given(
-    st.integers(0, 99), st.integers(0, 23), st.integers(0, 59), st.integers(0, 59),
+    st.integers(0, 99),
+    st.integers(0, 23),
+    st.integers(0, 59),
+    st.integers(0, 59),
     st.integers(0, 9_999_999),
-)  # fmt: skip
+)
 def test_parse_duration_of_seven_digit_ticks(d: int, h: int, m: int, s: int, ticks: int) -> None:
     text = f"{d}.{h:02d}:{m:02d}:{s:02d}.{ticks:07d}"
     expected = timedelta(days=d, hours=h, minutes=m, seconds=s, microseconds=(ticks + 5) // 10)
@@ -957,8 +980,11 @@ def test_duration_field_rejects_non_text() -> None:
 # --------------------------------------------------------------------------- 2.6 snooker
 
 
-TEXT_IDS = {"competitionId": FIX, "seasonId": "6f1d4a2e-5b7c-4d8e-9f00-0000000000e1",
-            "stageId": "6f1d4a2e-5b7c-4d8e-9f00-0000000000d1"}  # fmt: skip
+TEXT_IDS = {
+    "competitionId": FIX,
+    "seasonId": "6f1d4a2e-5b7c-4d8e-9f00-0000000000e1",
+    "stageId": "6f1d4a2e-5b7c-4d8e-9f00-0000000000d1",
+}
 
 
 def player_ids(person: str = P1) -> dict[str, str]:

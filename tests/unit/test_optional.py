@@ -73,8 +73,11 @@ def test_a_hidden_module_is_one_error_naming_feature_module_and_extra(
         "a Parquet export needs pyarrow, which is not installed: " + install_hint("parquet")
     )
     assert (error.feature, error.module, error.extra, error.name) == (
-        "a Parquet export", "pyarrow", "parquet", "pyarrow",
-    )  # fmt: skip
+        "a Parquet export",
+        "pyarrow",
+        "parquet",
+        "pyarrow",
+    )
     # One of ours, and still what `except ImportError` around an import expects.
     assert isinstance(error, AsyncSportsError) and isinstance(error, ModuleNotFoundError)
     again = pickle.loads(pickle.dumps(error))
@@ -89,8 +92,11 @@ def test_a_module_that_fails_to_import_says_why(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.delitem(sys.modules, "redis.asyncio", raising=False)  # imported or not yet
     monkeypatch.setattr(sys, "meta_path", [Broken(), *sys.meta_path])
-    with pytest.raises(MissingDependencyError, match=r"needs redis, which fails to import "
-                       r"\(libfoo\.so: .*\): " + re.escape(install_hint("redis"))):  # fmt: skip
+    with pytest.raises(
+        MissingDependencyError,
+        match=r"needs redis, which fails to import "
+        r"\(libfoo\.so: .*\): " + re.escape(install_hint("redis")),
+    ):
         need("redis.asyncio", "a shared rate budget")
 
 
@@ -220,8 +226,19 @@ def test_a_missing_extra_is_one_line_and_its_own_exit_code(
 def test_a_missing_extra_under_verbose_is_the_same_line_after_the_traceback(
     hide: Path, tmp_path: Path
 ) -> None:
-    argv = [*CLI, "--verbose", "--emulator", "sync", "--once", "--metrics-port", "0",
-            "--db", str(tmp_path / "m.sqlite"), "--sports", "basketball"]  # fmt: skip
+    argv = [
+        *CLI,
+        "--verbose",
+        "--emulator",
+        "sync",
+        "--once",
+        "--metrics-port",
+        "0",
+        "--db",
+        str(tmp_path / "m.sqlite"),
+        "--sports",
+        "basketball",
+    ]
     proc = _run(hide, "prometheus_client", argv)
     assert proc.returncode == MISSING, proc.stderr
     last = proc.stderr.splitlines()[-1]

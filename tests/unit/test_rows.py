@@ -54,8 +54,10 @@ def test_rows_are_those_of_the_full_models(specs: list[tuple[Any, ...]]) -> None
 
 
 def test_the_json_column_is_the_text_as_sent_and_a_missing_id_fails() -> None:
-    body = b'[ {"fixtureAction": {"actionId": "A1111111-2222-4333-8444-000000000001",' \
-        b' "timestamp": null}, "x": "\\u00e9 caf\xc3\xa9"} ]'  # fmt: skip
+    body = (
+        b'[ {"fixtureAction": {"actionId": "A1111111-2222-4333-8444-000000000001",'
+        b' "timestamp": null}, "x": "\\u00e9 caf\xc3\xa9"} ]'
+    )
     (row,) = ActionRows("soccer", FIXTURE_ID).decode(body)
     assert row[1] == "a1111111-2222-4333-8444-000000000001"  # canonical, as str(UUID)
     assert row[-1] == body[2:-2].decode()

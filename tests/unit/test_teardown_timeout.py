@@ -39,8 +39,7 @@ async def test_fails_on_a_loop(stuck_loop):
 def test_after():
     pass
 """
-INI = ("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
-       "timeout = 2\n")  # fmt: skip
+INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\ntimeout = 2\n"
 PLUGINS = ("-p", "timeout", "-p", "asyncio", "-p", "support.teardown_timeout")
 
 
