@@ -217,16 +217,20 @@ class Standby:
         return not lost
 
     async def _halt(self, running: asyncio.Task[None]) -> None:
-        """Stop the mirror: asked, cancelled after :data:`GRACE`, and left behind after
-        another (a writer that cannot stop must not hold the process: what it might still
-        write is fenced off)."""
+        """Stop the mirror: asked, cancelled after :data:`GRACE` (at once when this
+        standby's own task is cancelled), and left behind after another (a writer that
+        cannot stop must not hold the process: what it might still write is fenced off)."""
         if running.done():
             return
-        self.job.stop()
-        await asyncio.wait([running], timeout=GRACE)
-        if running.done():
-            return
-        running.cancel()  # stuck on a database that does not answer
+        task = asyncio.current_task()
+        if task is None or not task.cancelling():
+            self.job.stop()
+            await asyncio.wait([running], timeout=GRACE)
+            if running.done():
+                return
+        # Stuck on a database that does not answer; or this standby is cancelled, and a
+        # cancel is not a stop: the job is cancelled with it, without a stop's grace.
+        running.cancel()
         await asyncio.wait([running], timeout=GRACE)
         if not running.done():
             self._left.add(running)  # a reference: a pending task is not collected

@@ -24,6 +24,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import ENGINES, ainvoke, until
 from support.bus import consume, once_in_order, seqs
+from support.proxy import Proxy
 from support.servers import Bus, PostgresServer, free_port, postgres_server
 
 import asyncsports.bus._publisher as publish_module
@@ -32,7 +33,7 @@ from asyncsports._wire.bus import message
 from asyncsports.bus import serve_publisher_metrics
 from asyncsports.emulator import Emulator
 from asyncsports.store import open_mirror
-from asyncsports.sync import Mirror, Publisher
+from asyncsports.sync import Mirror, Publisher, Standby
 
 # Tried again within half a second: an outage of a few seconds is tried many times.
 FAST = RetryPolicy(max_retries=2**31, base=0.05, cap=0.5)
@@ -193,6 +194,30 @@ async def test_each_outage_is_said_once_and_counted(
             assert publisher.connected
     assert len(cannot_reach(said)) == 2, said
     once_in_order(await consume(bus.url), await seqs(db))
+
+
+async def test_a_standby_cancelled_while_its_bus_holds_a_batch_ends_at_once(
+    tmp_path: Path, sports_emulator: Emulator, bus: Bus
+) -> None:
+    """A cancel is not a stop: a standby's publisher cancelled while a batch waits for the
+    bus's answer ends with it, without the grace a stop is given to finish (which a bus
+    that holds the batch would spend in full)."""
+    db = str(tmp_path / "m.sqlite")
+    async with feed(sports_emulator, db) as changes, Proxy(bus.port) as proxy:
+        url = bus.url.replace(str(bus.port), str(proxy.port))
+        publisher = Publisher(db, url, connect_timeout=1, backoff=FAST)
+        running = asyncio.create_task(Standby(publisher, name="bus", poll=0.1).run())
+        await caught_up(publisher, await seqs(db))
+        proxy.hold()
+        before = publisher.position
+        await changes.more()
+        await until(lambda: publisher.head > (before or 0), within=WITHIN)  # a batch sent
+        running.cancel()
+        # Half the 5 s grace of a stop (sync._standby.GRACE).
+        done, _ = await asyncio.wait([running], timeout=2.5)
+        proxy.release()
+    assert done and running.cancelled()
+    assert publisher.position == before
 
 
 # ----------------------------------------------------- 2. the bus restarted and killed
