@@ -23,7 +23,7 @@ from asyncsports._wire.shown import printable
 from . import helptext
 from .exits import exit_code_table
 from .helptext import argument_name
-from .messages import ClickError, say, say_click_error
+from .messages import ClickError, NoCommandError, say, say_click_error
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
 from .running import run
@@ -184,6 +184,11 @@ class Group(_Settled, TyperGroup):
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [*_usage(self, ctx), self.subcommand_metavar]
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            raise NoCommandError(ctx)  # the same on every click (see NoCommandError)
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: Any) -> list[str]:
         # The order they were registered in (click sorts them by name).

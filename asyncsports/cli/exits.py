@@ -102,7 +102,10 @@ def exit_code_table() -> list[tuple[int, str, str]]:
     texts: dict[int, list[str]] = {
         0: ["done"],
         1: ["internal error (a bug: --verbose shows the traceback)"],
-        2: ["usage or bad argument (a misspelt name, an unknown --db scheme, a port in use)"],
+        2: [
+            "usage or bad argument (no command, which prints the help; a misspelt name, "
+            "an unknown --db scheme, a port in use)"
+        ],
         WORKER_KILLED: ["a backfill --workers worker killed by a signal"],
         INTERRUPTED: ["interrupted (Ctrl-C)"],
         PIPE_CLOSED: ["output pipe closed"],
