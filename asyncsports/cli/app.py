@@ -263,6 +263,8 @@ class Query:
     them. ``what`` names the records in a table's caption. ``streaming``: it needs the
     live stream events host and credentials. ``watch``: it follows changes (``--follow``,
     ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
+    ``until_stopped``: it has no end of its own (``events --watch``), so SIGTERM ends it
+    with exit 0 (:func:`~.running.run_async`).
     """
 
     ask: "Callable[[Client], Result]"
@@ -270,6 +272,7 @@ class Query:
     limit: int | None = None
     streaming: bool = False
     watch: bool = False
+    until_stopped: bool = False
 
 
 def perform(cfg: Globals, query: Query) -> None:
@@ -288,7 +291,13 @@ def perform(cfg: Globals, query: Query) -> None:
             value = await answer
             show(cfg, value if isinstance(value, list) else [value], query.what)
 
-    run(cfg, job, streaming=query.streaming, follows=FOLLOW_SPEED if query.watch else None)
+    run(
+        cfg,
+        job,
+        streaming=query.streaming,
+        follows=FOLLOW_SPEED if query.watch else None,
+        until_stopped=query.until_stopped,
+    )
 
 
 def _finish(cfg: Globals, result: Any) -> None:

@@ -282,7 +282,8 @@ def test_one_table_holds_every_code_the_command_uses() -> None:
     page = (Path(__file__).parents[2] / "docs" / "reference" / "cli.md").read_text()
     assert "<!-- exit-codes -->" in page
     assert Root.tables["Exit codes"] == [(str(code), text) for code, text, _ in table]
-    assert table[:2] == [(0, "done", table[0][2]), (1, table[1][1], table[1][2])]
+    assert [code for code, _, _ in table[:2]] == [0, 1]
+    assert table[0][1].startswith("done")  # and what else ends with 0 (test_cli_signals)
     assert table[1][1].startswith("internal error")
 
 
