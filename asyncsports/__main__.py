@@ -11,7 +11,7 @@ import os
 import signal
 from types import FrameType
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from asyncsports._signals import SIGNALS  # the standard library only
 
 
 def main() -> None:

@@ -12,13 +12,13 @@ module imports the client and the engines inside its functions, when the command
 --help and --version import neither (tests/cli/test_cli_instant.py).
 """
 
-import atexit
 import os
 import signal
 import sys
 from collections.abc import Sequence
 
 from asyncsports._optional import need
+from asyncsports._signals import interrupts, own_process
 from asyncsports.cli.exits import MISSING_EXTRA
 from asyncsports.errors import MissingDependencyError
 
@@ -39,7 +39,6 @@ except MissingDependencyError as exc:  # the library is installed without its cl
 # (After the check above: hence E402.)
 from . import data, snooker, events, emulator, backfill, workers, export, load, sync, changes  # noqa: F401, I001
 from .app import app
-from .interrupts import interrupts
 from .exits import EXIT_CODES, ConfigError
 from .messages import say
 
@@ -50,12 +49,8 @@ del _name
 
 def main(noted: Sequence[signal.Signals] = ()) -> None:
     """The console script; ``noted``: signals received while it loaded (asyncsports.__main__)."""
-    # First thing: from here to the end of the process no signal raises (interrupts.py).
-    interrupts.received.clear()  # a test may run main() again in its process
-    interrupts.install()
-    interrupts.received[:0] = noted
-    # While Python exits, SIG_IGN: it resets handlers to the defaults as it finalizes.
-    atexit.register(interrupts.ignore)
+    # First thing: from here to the end of the process no signal raises (_signals.py).
+    own_process(noted)
     if interrupts.received:  # a signal during start-up: do not start
         say(interrupts.message)
         raise SystemExit(interrupts.code)

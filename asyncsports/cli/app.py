@@ -23,7 +23,7 @@ from asyncsports._wire.shown import printable
 from . import helptext
 from .exits import exit_code_table
 from .helptext import argument_name
-from .messages import ClickError, say, say_click_error
+from .messages import ClickError, NoCommandError, say, say_click_error
 from .options import FOLLOW_SPEED, Globals, with_globals
 from .renamed import rewrite
 from .running import run
@@ -185,6 +185,11 @@ class Group(_Settled, TyperGroup):
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [*_usage(self, ctx), self.subcommand_metavar]
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            raise NoCommandError(ctx)  # the same on every click (see NoCommandError)
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: Any) -> list[str]:
         # The order they were registered in (click sorts them by name).
         return list(self.commands)
@@ -258,6 +263,8 @@ class Query:
     them. ``what`` names the records in a table's caption. ``streaming``: it needs the
     live stream events host and credentials. ``watch``: it follows changes (``--follow``,
     ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
+    ``until_stopped``: it has no end of its own (``events --watch``), so SIGTERM ends it
+    with exit 0 (:func:`~.running.run_async`).
     """
 
     ask: "Callable[[Client], Result]"
@@ -265,6 +272,7 @@ class Query:
     limit: int | None = None
     streaming: bool = False
     watch: bool = False
+    until_stopped: bool = False
 
 
 def perform(cfg: Globals, query: Query) -> None:
@@ -283,7 +291,13 @@ def perform(cfg: Globals, query: Query) -> None:
             value = await answer
             show(cfg, value if isinstance(value, list) else [value], query.what)
 
-    run(cfg, job, streaming=query.streaming, follows=FOLLOW_SPEED if query.watch else None)
+    run(
+        cfg,
+        job,
+        streaming=query.streaming,
+        follows=FOLLOW_SPEED if query.watch else None,
+        until_stopped=query.until_stopped,
+    )
 
 
 def _finish(cfg: Globals, result: Any) -> None:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from asyncsports._signals import interrupts
 from asyncsports._wire.defaults import CONNECT_TIMEOUT, PATIENCE
 from asyncsports.errors import NotFoundError, SinkError
 
 from .app import command
 from .exits import INTERRUPTED, code_for
-from .interrupts import interrupts
 from .messages import fail_parts, say, stderr
 from .names import sport_hint
 from .options import ConnectTimeout, Db, Globals, PageSize, Sports, date_option, day
@@ -109,7 +109,8 @@ def _fill(
         finally:
             bars.stop()
 
-    run(cfg, job, max_connections=concurrency, interrupted=_resume_line(db))
+    # It says how a signal ended it and exits with that code in _exit, after its summary.
+    run(cfg, job, max_connections=concurrency, interrupted=_resume_line(db), says_interrupt=True)
     return outcome[0]
 
 

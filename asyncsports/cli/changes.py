@@ -2,19 +2,18 @@
 
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from asyncsports._signals import interrupts
 from asyncsports._wire.defaults import CONNECT_TIMEOUT
 from asyncsports.errors import SinkError
 
 from .app import command
-from .exits import INTERRUPTED
-from .interrupts import interrupts
+from .exits import INTERRUPTED, TERMINATED
 from .logs import sync_logging
 from .messages import fail, say
 from .metrics import listen
@@ -30,7 +29,8 @@ EPILOG = (
     "follower resumes where it stopped (the same cursors as sync --changes). --follow "
     "on PostgreSQL is woken by each commit (LISTEN/NOTIFY); a SQLite file is looked at "
     "20 times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
-    f"committed so far, exit 0 (Ctrl-C: {INTERRUPTED}). --to publishes the feed to a bus "
+    f"committed so far, exit 0 with --follow (Ctrl-C: {INTERRUPTED}; without --follow, "
+    f"SIGTERM: {TERMINATED}). --to publishes the feed to a bus "
     "instead of printing it: redis://HOST:PORT/DB (a stream per table, "
     "PREFIX:TABLE, entry id SEQ-0; ?prefix=, ?maxlen= (0 to 2^63-1), and redis-py's "
     "?db=, ?socket_timeout=, ?socket_connect_timeout=, ?socket_keepalive=, "
@@ -187,6 +187,4 @@ def changes(
             _hidden(exc, to)  # in place: the error as it was, less the bus URL's secrets
             raise
 
-    run_async(cfg, main)
-    if interrupts.received and interrupts.received[0] == signal.SIGINT:
-        raise typer.Exit(INTERRUPTED)  # SIGTERM is how a follower is stopped: exit 0
+    run_async(cfg, main, until_stopped=follow)

@@ -10,10 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
+from asyncsports._signals import interrupts
 from asyncsports.emulator._options import DESCRIPTION, EXIT_CODES, FLAGS, Flag
 
 from .app import Command, app, epilog_for
-from .interrupts import interrupts
 from .options import Globals
 from .running import run_async
 
@@ -60,7 +60,7 @@ def _parameter(flag: Flag) -> inspect.Parameter:
 
 def emulator_command(**given: Any) -> None:
     """Serve the emulator with the options given (``FLAGS``' keywords)."""
-    from asyncsports.emulator.__main__ import serving
+    from asyncsports.emulator.__main__ import ListenError, option_of, serving
 
     args = argparse.Namespace(**{flag.dest: _value(flag, given[flag.dest]) for flag in FLAGS})
 
@@ -68,10 +68,16 @@ def emulator_command(**given: Any) -> None:
         import asyncio
 
         stop = asyncio.Event()
-        with interrupts.stopping(stop.set):  # a signal stops serving: exit 0
-            return await serving(args, stop)
+        with interrupts.stopping(stop.set):  # a signal stops serving
+            try:
+                return await serving(args, stop, prefix="asyncsports: error:")
+            except ListenError as exc:  # the user's to change, as --metrics-port's
+                raise typer.BadParameter(
+                    str(exc.strerror), param_hint=f"'{option_of(exc)}'"
+                ) from None
 
-    run_async(Globals(), main)  # it takes no global option
+    # It takes no global option; it serves until stopped: SIGTERM is its normal end.
+    run_async(Globals(), main, until_stopped=True)
 
 
 _PARAMETERS = [_parameter(flag) for flag in FLAGS]

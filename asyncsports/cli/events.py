@@ -45,6 +45,7 @@ def events(
             limit=limit,
             streaming=True,
             watch=True,
+            until_stopped=True,
         )
     return Query(
         lambda client: client.events.list(

@@ -7,6 +7,7 @@ is missing, before it imports anything that needs them.
 from __future__ import annotations
 
 from asyncsports import errors
+from asyncsports._signals import INTERRUPTED, TERMINATED
 
 __all__ = [
     "EXIT_CODES",
@@ -14,6 +15,7 @@ __all__ = [
     "MISSING_EXTRA",
     "PIPE_CLOSED",
     "TERMINATED",
+    "UNTIL_STOPPED",
     "WORKER_KILLED",
     "ConfigError",
     "FeedEndedError",
@@ -65,10 +67,13 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.BusError, 22, "a bus that cannot be used (changes --to)"),
     (errors.AsyncSportsError, 12, "other client error"),
 )
-INTERRUPTED = 130  # 128 + SIGINT; a command stopped by SIGTERM exits 128 + 15
-TERMINATED = 143
 PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
 
+
+UNTIL_STOPPED = ("sync", "changes --follow", "events --watch", "emulator")
+"""The commands that run until they are stopped (each passes ``until_stopped`` to
+``run_async``): SIGTERM is their normal end, exit 0; Ctrl-C is 130 as everywhere (the
+rule: asyncsports._signals). asyncsports-emulator exits as ``emulator`` does."""
 
 WORKER_KILLED = 19
 """``backfill --workers``: a worker was killed by a signal, so has no exit code to pass on."""
@@ -77,8 +82,9 @@ EVERY = "every command"
 SERVICE = "every command that asks the service"
 DATABASES = "sync, backfill, changes, export, jobs, worker, load"
 # Who meets each code, for the reference's table; a code not here: SERVICE.
+_STOPPED = ", ".join(UNTIL_STOPPED)
 USED_BY: dict[int, str] = {
-    0: EVERY,
+    0: f"{EVERY}; stopped by SIGTERM: {_STOPPED}",
     1: EVERY,
     2: EVERY,
     3: SERVICE,
@@ -93,20 +99,23 @@ USED_BY: dict[int, str] = {
     WORKER_KILLED: "backfill --workers",
     INTERRUPTED: EVERY,
     PIPE_CLOSED: "every command that prints records",
-    TERMINATED: EVERY,
+    TERMINATED: f"every command but {_STOPPED}: those at a third signal only",
 }
 
 
 def exit_code_table() -> list[tuple[int, str, str]]:
     """Every exit code: (code, what it means, which commands use it), in code order."""
     texts: dict[int, list[str]] = {
-        0: ["done"],
+        0: ["done, or stopped by SIGTERM if it runs until stopped"],
         1: ["internal error (a bug: --verbose shows the traceback)"],
-        2: ["usage or bad argument (a misspelt name, an unknown --db scheme, a port in use)"],
+        2: [
+            "usage or bad argument (no command, which prints the help; a misspelt name, "
+            "an unknown --db scheme, a port in use)"
+        ],
         WORKER_KILLED: ["a backfill --workers worker killed by a signal"],
-        INTERRUPTED: ["interrupted (Ctrl-C)"],
+        INTERRUPTED: ["interrupted (Ctrl-C, SIGINT)"],
         PIPE_CLOSED: ["output pipe closed"],
-        TERMINATED: ["terminated (SIGTERM)"],
+        TERMINATED: ["terminated (SIGTERM), a command that ends by itself"],
     }
     for _, code, text in EXIT_CODES:
         if text not in texts.setdefault(code, []):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # imported where used: --help and --version import none of th
 
 __all__ = [
     "ClickError",
+    "NoCommandError",
     "describe",
     "fail",
     "fail_parts",
@@ -67,11 +68,23 @@ ClickError: type[Exception] = _click.ClickException
 """click's error class, of the click that typer uses."""
 
 
+class NoCommandError(_click.exceptions.UsageError):  # type: ignore[misc]
+    """A group given no command (bare ``asyncsports``): a usage error whose message is
+    the group's help. A group raises it itself (``app.Group``): click 8.1 printed the
+    help on stdout and exited 0, 8.2 on raise their own NoArgsIsHelpError, exit 2."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx.get_help(), ctx=ctx)
+
+
 def say_click_error(exc: Exception) -> None:
     """Print a click error in the one style of every error: one line, ``asyncsports:
-    error: ...``, and for a usage error a second one on where help is."""
-    if type(exc).__name__ == "NoArgsIsHelpError":
-        return  # the help it stands for is printed already (typer does the same)
+    error: ...``, and for a usage error a second one on where help is; for a group
+    given no command, its help (exit 2, as for any usage error)."""
+    if isinstance(exc, NoCommandError) or type(exc).__name__ == "NoArgsIsHelpError":
+        # The help as --help prints it, on stderr: stdout is for what was asked for.
+        sys.stderr.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+        return
     text = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
     say(f"asyncsports: error: {text}")
     ctx = getattr(exc, "ctx", None)

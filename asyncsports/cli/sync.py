@@ -4,18 +4,17 @@ its change feed."""
 # No `from __future__ import annotations` here: typer reads the annotations at runtime.
 
 import dataclasses
-import signal
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from asyncsports._signals import interrupts
 from asyncsports._wire.defaults import CONNECT_TIMEOUT, DEFAULT_EVERY
 
 from .app import command
 from .clients import opened
-from .exits import INTERRUPTED
-from .interrupts import interrupts
+from .exits import INTERRUPTED, TERMINATED
 from .logs import sync_logging
 from .messages import fail_parts
 from .metrics import listen
@@ -31,7 +30,7 @@ EPILOG = (
     "Cadences (--every kind=seconds, repeatable or comma-separated; defaults): "
     + ", ".join(f"{k}={v:g}" for k, v in DEFAULT_EVERY.items())
     + ". SIGTERM (and a first Ctrl-C) finishes what is in flight, then exits 0 (Ctrl-C: "
-    f"{INTERRUPTED}); a restart carries on. --changes prints each committed change as a "
+    f"{INTERRUPTED}; --once: {TERMINATED} at SIGTERM, the pass not done); a restart carries on. --changes prints each committed change as a "
     "JSON line (seq, op, table, key, committed_at, record) from the --consumer's cursor, "
     "saved in the database: a restarted consumer resumes where it stopped; "
     "asyncsports changes --db follows the same feed from any other process. Sync processes "
@@ -143,6 +142,4 @@ def sync(
                 return fail_parts([(k, e) for k, (_, e) in mirror.failing.items()], "tasks")
             return None
 
-    run_async(cfg, main)
-    if interrupts.received and interrupts.received[0] == signal.SIGINT:
-        raise typer.Exit(INTERRUPTED)  # SIGTERM is how a service is stopped: exit 0
+    run_async(cfg, main, until_stopped=not once)

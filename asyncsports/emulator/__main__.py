@@ -9,18 +9,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import sys
 from collections.abc import Sequence
 from urllib.parse import urlencode
 
+from asyncsports import _signals
+from asyncsports._signals import interrupts
 from asyncsports._wire.shown import printable
-from asyncsports.emulator._emulator import Emulator
+from asyncsports.emulator._emulator import Emulator, ListenError
 from asyncsports.emulator._options import BAD_RECORDING, DESCRIPTION, EXIT_CODES, FLAGS
 from asyncsports.errors import RecordingError
 
-__all__ = ["BAD_RECORDING", "describe", "main", "serve", "serving"]
+__all__ = [
+    "BAD_RECORDING",
+    "USAGE",
+    "ListenError",
+    "describe",
+    "main",
+    "option_of",
+    "serve",
+    "serving",
+]
+
+USAGE = 2
+"""The exit code of a usage error (argparse's), a port in use among them."""
+
+
+def option_of(exc: ListenError) -> str:
+    """The option of the port ``exc`` could not listen on: ``--port``, ``--live-port``."""
+    return next(flag.name for flag in FLAGS if flag.dest == exc.keyword)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -114,17 +131,22 @@ async def _serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         await stop.wait()
 
 
-async def serving(args: argparse.Namespace, stop: asyncio.Event) -> int:
+async def serving(
+    args: argparse.Namespace, stop: asyncio.Event, prefix: str = "asyncsports-emulator:"
+) -> int:
     """Serve with ``args``, one attribute per option of ``FLAGS``, until ``stop`` is set;
-    the exit code, an error said on stderr. ``asyncsports emulator`` runs it on its own
-    loop, which stops it at a signal."""
+    the exit code, an error said on stderr after ``prefix`` (the command's name). A port
+    it cannot listen on raises :class:`ListenError`: a usage error, which each command
+    line says in its own way. Both run it under :func:`asyncsports._signals.run`."""
     try:
         await _serve(args, stop)
     except RecordingError as exc:  # file:line: what, and nothing served
-        print(printable(f"asyncsports-emulator: --replay: {exc}"), file=sys.stderr)
+        print(printable(f"{prefix} --replay: {exc}"), file=sys.stderr)
         return BAD_RECORDING
-    except (OSError, ValueError) as exc:  # a port in use; a file that is not a recording
-        print(printable(f"asyncsports-emulator: {exc}"), file=sys.stderr)
+    except ListenError:
+        raise
+    except (OSError, ValueError) as exc:  # a file that is not a recording
+        print(printable(f"{prefix} {exc}"), file=sys.stderr)
         return 1
     return 0
 
@@ -136,20 +158,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     """Serve until interrupted (SIGINT, SIGTERM) with ``args``, one attribute per option
-    of ``FLAGS``; the exit code."""
+    of ``FLAGS``; the exit code, by the rule of every ``asyncsports`` command
+    (asyncsports._signals): 0 at SIGTERM, 130 at Ctrl-C."""
 
     async def until_a_signal() -> int:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):  # not on Windows
-                loop.add_signal_handler(sig, stop.set)
-        return await serving(args, stop)
+        with interrupts.stopping(stop.set):  # a signal stops serving
+            return await serving(args, stop)
 
     try:
-        return asyncio.run(until_a_signal())
-    except KeyboardInterrupt:
-        return 0
+        code = _signals.run(
+            until_a_signal, until_stopped=True, message="asyncsports-emulator: interrupted"
+        )
+    except asyncio.CancelledError:  # a signal before it served
+        print("asyncsports-emulator: interrupted", file=sys.stderr)
+        return interrupts.code or 0
+    except ListenError as exc:  # as argparse says a usage error
+        said = f"asyncsports-emulator: error: argument {option_of(exc)}: {exc.strerror}"
+        print(printable(said), file=sys.stderr)
+        return USAGE
+    return code or 0
 
 
 if __name__ == "__main__":

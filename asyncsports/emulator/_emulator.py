@@ -30,7 +30,17 @@ if TYPE_CHECKING:
     from asyncsports.client import Client
     from asyncsports.emulator._replay import Replay
 
-__all__ = ["DEFAULT_NOW", "Emulator"]
+__all__ = ["DEFAULT_NOW", "Emulator", "ListenError"]
+
+
+class ListenError(OSError):
+    """A port the emulator cannot listen on (in use, or not ours to take): ``keyword``,
+    ``port`` or ``live_port``, says which, for a command line to name its option."""
+
+    def __init__(self, keyword: str, port: int, cause: OSError) -> None:
+        super().__init__(cause.errno, f"cannot listen on {port}: {cause.strerror or cause}")
+        self.keyword = keyword
+        self.port = port
 
 
 def _check(now: dt.datetime, stream_secret: str) -> None:
@@ -148,10 +158,10 @@ class Emulator:
         if self._runner is not None:
             raise RuntimeError("the emulator is already running")
         served = self._replay or self._service
-        runner = await self._listen(served.app(), self.port)
+        runner = await self._listen(served.app(), self.port, "port")
         try:
             live_app = self._live.app() if self._replay is None else self._replay.live_app()
-            live = await self._listen(live_app, self.live_port)
+            live = await self._listen(live_app, self.live_port, "live_port")
         except BaseException:
             await runner.cleanup()
             raise
@@ -159,13 +169,16 @@ class Emulator:
         self.live_port = live.addresses[0][1]
         self._runner, self._live_runner = runner, live
 
-    async def _listen(self, app: web.Application, port: int) -> web.AppRunner:
+    async def _listen(self, app: web.Application, port: int, keyword: str) -> web.AppRunner:
         runner = web.AppRunner(
             app, access_log=None, logger=SERVER_LOG, handle_signals=False, shutdown_timeout=1.0
         )
         await runner.setup()
         try:
             await web.TCPSite(runner, self.host, port).start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise ListenError(keyword, port, exc) from exc
         except BaseException:
             await runner.cleanup()
             raise

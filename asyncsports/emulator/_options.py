@@ -39,9 +39,10 @@ DESCRIPTION = (
     "and credentials a caller needs."
 )
 EXIT_CODES = (
-    "Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 a port in use or a file that cannot be "
-    f"read, 2 usage, {BAD_RECORDING} a --replay file that is not a recording or is "
-    "malformed, cut short or over a limit (one line: FILE:LINE: what)."
+    "Exit codes: 0 stopped by SIGTERM, 1 a file that cannot be read, 2 usage (a port in "
+    f"use, naming --port or --live-port), {BAD_RECORDING} a --replay file that is not a "
+    "recording or is malformed, cut short or over a limit (one line: FILE:LINE: what), "
+    "130 interrupted (Ctrl-C)."
 )
 
 

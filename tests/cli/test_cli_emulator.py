@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import signal
+import socket
 import subprocess
 
 import pytest
 from support import CLI, TIMEOUT, clean_env, invoke
 
+from asyncsports.cli.exits import INTERRUPTED
 from asyncsports.emulator import __main__ as standalone
 from asyncsports.emulator._options import DEFAULT_NOW, FLAGS
 
@@ -35,7 +37,7 @@ ARGV = [
 def test_both_command_lines_read_the_same_options(monkeypatch: pytest.MonkeyPatch) -> None:
     served: list[argparse.Namespace] = []
 
-    async def serving(args: argparse.Namespace, stop: object) -> int:
+    async def serving(args: argparse.Namespace, stop: object, prefix: str = "") -> int:
         served.append(args)
         return 0
 
@@ -68,7 +70,7 @@ def test_every_option_has_help() -> None:
         assert f"{flag.name} " in text and flag.help.split()[0] in text
 
 
-def test_it_serves_until_ctrl_c() -> None:
+def test_it_serves_until_ctrl_c_and_exits_130() -> None:
     proc = subprocess.Popen(
         [*CLI, "emulator", "--port", "0", "--seed", "3", "--frozen"],
         stdout=subprocess.PIPE,
@@ -92,4 +94,21 @@ def test_it_serves_until_ctrl_c() -> None:
             if proc.poll() is None:  # it serves for ever: never left behind
                 proc.kill()
                 proc.wait()
-    assert code == 0
+    assert code == INTERRUPTED  # as every command (it exited 0 before)
+
+
+@pytest.mark.parametrize("option", ["--port", "--live-port"])
+def test_a_busy_port_is_a_usage_error_naming_its_option(option: str) -> None:
+    """It exited 1, saying "asyncsports-emulator: [Errno 98] error while attempting to
+    bind ...": the other command's name, and no option."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        argv = ["--port", port] if option == "--port" else ["--port", "0", "--live-port", port]
+        result = invoke("emulator", *argv)
+    assert result.exit_code == 2, result.output
+    first, *rest = result.stderr.splitlines()
+    assert first.startswith(f"asyncsports: error: Invalid value for '{option}': cannot listen")
+    assert "address already in use" in first and "asyncsports-emulator" not in result.stderr
+    assert rest == ["Try 'asyncsports emulator --help' for help."]

@@ -94,14 +94,22 @@ async def test_a_replay_says_to_try_what_was_recorded() -> None:
     assert found and all(status == 200 for _, status in found), found
 
 
-def test_a_busy_port_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_busy_port_is_a_usage_error_naming_its_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """It exited 1 with "[Errno 98] error while attempting to bind ...", no option named."""
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
-        assert main(["--port", str(s.getsockname()[1])]) == 1
-    assert "asyncsports-emulator:" in capsys.readouterr().err
+        port = s.getsockname()[1]
+        assert main(["--port", str(port)]) == 2  # argparse's usage error
+    said = capsys.readouterr().err
+    assert said.startswith(
+        f"asyncsports-emulator: error: argument --port: cannot listen on {port}: "
+    )
+    assert "address already in use" in said
 
 
 async def test_emulator_fixture(sports_emulator: Emulator) -> None:

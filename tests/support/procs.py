@@ -36,21 +36,47 @@ def child_env() -> dict[str, str]:
 class Command:
     """An ``asyncsports`` process whose stderr lines are kept with when they came."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], *, out: bool = False) -> None:
+        """``out``: keep its stdout's lines too (:meth:`wait_for_out`); else discarded."""
         self.args = args
         self.proc = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env()
+            args,
+            stdout=subprocess.PIPE if out else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(),
         )
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        self.out: queue.Queue[tuple[float, str]] = queue.Queue()
         self.seen: list[str] = []
         self.line = ""  # the last line waited for
         self.metrics = ""
-        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(
+            target=self._read, args=(self.proc.stderr, self.lines), daemon=True
+        ).start()
+        if out:  # read as it comes: a child never blocks on a full pipe
+            threading.Thread(
+                target=self._read, args=(self.proc.stdout, self.out), daemon=True
+            ).start()
 
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.put((time.monotonic(), line))
+    @staticmethod
+    def _read(stream: Any, into: queue.Queue[tuple[float, str]]) -> None:
+        for line in stream:
+            into.put((time.monotonic(), line))
+
+    def wait_for_out(self, text: str, timeout: float) -> str:
+        """The first line on stdout holding ``text`` (waiting up to ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                _, line = self.out.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                said = self.drain()
+                raise AssertionError(
+                    f"no {text!r} on stdout within {timeout:g} s: {said}"
+                ) from None
+            if text in line:
+                return line
 
     def wait_for(self, text: str, timeout: float) -> float:
         """When a line holding ``text`` came (waiting up to ``timeout`` seconds for it)."""

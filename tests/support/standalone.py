@@ -52,9 +52,10 @@ class Standalone:
         return None
 
     def stop(self) -> int:
-        """Stop it as Ctrl-C would; its exit code (-9: killed, not stopped within 10 s)."""
+        """Stop it as a service is stopped, SIGTERM (exit 0; Ctrl-C: 130); its exit code
+        (-9: killed, not stopped within 10 s)."""
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(signal.SIGTERM)
         try:
             code = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -53,7 +53,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("asyncsports.testing.plugin", "config._inicache"): "pytest has no public way to "
     "default another plugin's ini option: getini's cache is it",
     ("asyncsports.__main__", "os._exit"): "the standard library's documented exit without cleanup",
-    ("asyncsports.cli.interrupts", "os._exit"): "the standard library's documented exit "
+    ("asyncsports._signals", "os._exit"): "the standard library's documented exit "
     "without cleanup (a second Ctrl-C)",
 }
 """(module, ``x._name`` as written) -> why a third-party library leaves no public way."""
