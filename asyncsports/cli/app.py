@@ -258,6 +258,8 @@ class Query:
     them. ``what`` names the records in a table's caption. ``streaming``: it needs the
     live stream events host and credentials. ``watch``: it follows changes (``--follow``,
     ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
+    ``resolve(client)``: awaited before ``ask``, in the same job (a fixture id prefix
+    looked up: :class:`~asyncsports.cli.ids.FixtureRef`).
     """
 
     ask: "Callable[[Client], Result]"
@@ -265,6 +267,7 @@ class Query:
     limit: int | None = None
     streaming: bool = False
     watch: bool = False
+    resolve: "Callable[[Client], Awaitable[None]] | None" = None
 
 
 def perform(cfg: Globals, query: Query) -> None:
@@ -274,6 +277,8 @@ def perform(cfg: Globals, query: Query) -> None:
     from .views import show, show_changes, show_list
 
     async def job(client: "Client") -> None:
+        if query.resolve is not None:
+            await query.resolve(client)
         answer = query.ask(client)
         if isinstance(answer, AsyncList):
             await show_list(cfg, answer, query.what, query.limit)
