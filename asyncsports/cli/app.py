@@ -265,6 +265,8 @@ class Query:
     ``--watch``), so an embedded emulator's clock runs (``--emulator-speed``).
     ``until_stopped``: it has no end of its own (``events --watch``), so SIGTERM ends it
     with exit 0 (:func:`~.running.run_async`).
+    ``resolve(client)``: awaited before ``ask``, in the same job (a fixture id prefix
+    looked up: :class:`~asyncsports.cli.ids.FixtureRef`).
     """
 
     ask: "Callable[[Client], Result]"
@@ -273,6 +275,7 @@ class Query:
     streaming: bool = False
     watch: bool = False
     until_stopped: bool = False
+    resolve: "Callable[[Client], Awaitable[None]] | None" = None
 
 
 def perform(cfg: Globals, query: Query) -> None:
@@ -282,6 +285,8 @@ def perform(cfg: Globals, query: Query) -> None:
     from .views import show, show_changes, show_list
 
     async def job(client: "Client") -> None:
+        if query.resolve is not None:
+            await query.resolve(client)
         answer = query.ask(client)
         if isinstance(answer, AsyncList):
             await show_list(cfg, answer, query.what, query.limit)

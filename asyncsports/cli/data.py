@@ -14,9 +14,9 @@ import typer
 from asyncsports.errors import AsyncSportsError, NotFoundError
 
 from .app import Query, command
+from .ids import FixtureId, FixtureRef
 from .names import check
 from .options import (
-    FixtureId,
     Globals,
     Interval,
     Limit,
@@ -122,7 +122,8 @@ def fixtures(
 @command(example="--emulator fixture soccer FIXTURE_ID")
 def fixture(sport: Sport, fixture_id: FixtureId) -> Query:
     """Show one fixture."""
-    return Query(lambda client: client.fixtures.get(sport, fixture_id))
+    ref = FixtureRef(sport, fixture_id)
+    return Query(lambda client: client.fixtures.get(sport, ref.id), resolve=ref.resolve)
 
 
 @command(example="--emulator squads soccer --season-id SEASON_ID")
@@ -153,16 +154,20 @@ def actions(
     limit: Limit = None,
 ) -> Query:
     """List the actions of a fixture; with --follow, until it finishes (see --via)."""
+    ref = FixtureRef(sport, fixture_id)
     if follow:
         from . import follow as following
 
         how = following.How(via, interval, replay)
         return Query(
-            lambda client: following.actions(cfg, how, client, sport, fixture_id),
+            lambda client: following.actions(cfg, how, client, sport, ref.id),
             limit=limit,
             watch=True,
+            resolve=ref.resolve,
         )
-    return Query(lambda client: client.actions.list(sport, fixture_id), "actions", limit)
+    return Query(
+        lambda client: client.actions.list(sport, ref.id), "actions", limit, resolve=ref.resolve
+    )
 
 
 @command(example="--emulator standings soccer --season-id SEASON_ID")
@@ -188,14 +193,17 @@ def statistics(
 ) -> Query:
     """Show the statistics packet of a fixture (there is one once it has ended); with
     --follow, each packet as the fixture is played, until it finishes (see --via)."""
+    ref = FixtureRef(sport, fixture_id)
     if follow:
         from . import follow as following
 
         how = following.How(via, interval, replay)
         return Query(
-            lambda client: following.statistics(cfg, how, client, sport, fixture_id), watch=True
+            lambda client: following.statistics(cfg, how, client, sport, ref.id),
+            watch=True,
+            resolve=ref.resolve,
         )
-    return Query(lambda client: _statistics(client, sport, fixture_id))
+    return Query(lambda client: _statistics(client, sport, ref.id), resolve=ref.resolve)
 
 
 async def _statistics(client: "Client", sport: str, fixture_id: str) -> "Statistics":

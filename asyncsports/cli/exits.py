@@ -17,9 +17,11 @@ __all__ = [
     "TERMINATED",
     "UNTIL_STOPPED",
     "WORKER_KILLED",
+    "AmbiguousIdError",
     "ConfigError",
     "FeedEndedError",
     "OutputFileError",
+    "UnknownIdError",
     "code_for",
     "exit_code",
     "exit_code_table",
@@ -38,6 +40,14 @@ class FeedEndedError(Exception):
     """A live feed (``--follow``) ended without the fixture's finishing record."""
 
 
+class UnknownIdError(Exception):
+    """No fixture's id starts with the prefix given (exit 5, as for an unknown whole id)."""
+
+
+class AmbiguousIdError(ValueError):
+    """More than one fixture's id starts with the prefix given: a usage error (exit 2)."""
+
+
 MISSING_EXTRA = 18
 """The exit code of a missing optional dependency."""
 
@@ -48,6 +58,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
     (ConfigError, 3, "configuration (base URL, token, credentials)"),
     (errors.AuthenticationError, 4, "refused credentials (401, 403)"),
     (errors.NotFoundError, 5, "not found (404)"),
+    (UnknownIdError, 5, "not found (404)"),
     (errors.BadRequestError, 6, "bad request (400)"),
     (errors.RateLimitError, 7, "rate limited (429)"),
     (errors.ServerError, 8, "server error (5xx)"),

@@ -413,7 +413,6 @@ Sport = Annotated[
         callback=lambda value: check_sport(value),
     ),
 ]
-FixtureId = Annotated[str, typer.Argument(help="Fixture id (UUID).", show_default=False)]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Stop after this many records.")]
 Interval = Annotated[float, typer.Option(min=1, help="Seconds between polls.")]
 ConnectTimeout = Annotated[

@@ -82,6 +82,9 @@ class Column:
     kind: Kind = Kind.TEXT
     name: str = ""
     """The header in lower case when empty."""
+    fields: tuple[str, ...] = ()
+    """The record's JSON field names this column shows under another name, which
+    ``--columns`` takes as well (``name`` for the fixture column): what ``--json`` prints."""
 
     @property
     def key(self) -> str:
@@ -235,14 +238,23 @@ def _playback_rows(p: Playback) -> Iterable[Row]:
 TEXT, WHOLE, NUMBER, DATE, ID = Kind.TEXT, Kind.WHOLE, Kind.NUMBER, Kind.DATE, Kind.ID
 
 
-def _cols(*columns: str | tuple[str, Kind] | tuple[str, Kind, str]) -> tuple[Column, ...]:
-    return tuple(Column(c) if isinstance(c, str) else Column(*c) for c in columns)
+def _cols(
+    *columns: str | Column | tuple[str, Kind] | tuple[str, Kind, str],
+) -> tuple[Column, ...]:
+    return tuple(
+        c if isinstance(c, Column) else Column(c) if isinstance(c, str) else Column(*c)
+        for c in columns
+    )
 
 
 VIEWS: dict[type, View] = {
     Fixture: View(
         _cols(
-            ("start (UTC)", DATE, "start"), ("status", WHOLE), "fixture", "competition", ("id", ID)
+            Column("start (UTC)", DATE, "start", ("startDateUTC",)),
+            ("status", WHOLE),
+            Column("fixture", fields=("name",)),
+            "competition",
+            ("id", ID),
         ),
         _fixture_rows,
         ("fixture", "id", "start", "status"),
@@ -284,7 +296,13 @@ VIEWS: dict[type, View] = {
         _cols("team", "action", ("total", NUMBER)), _statistics_rows, ("action", "total")
     ),
     Tournament: View(
-        _cols(("id", ID), "tournament", ("season", WHOLE), ("start", DATE), ("end", DATE)),
+        _cols(
+            Column("id", ID, fields=("tournamentId",)),
+            Column("tournament", fields=("tournamentName",)),
+            ("season", WHOLE),
+            Column("start", DATE, fields=("startDate",)),
+            Column("end", DATE, fields=("endDate",)),
+        ),
         _tournament_rows,
         ("tournament", "id", "start", "end"),
     ),
@@ -339,9 +357,9 @@ VIEWS: dict[type, View] = {
     Event: View(
         _cols(
             ("id", ID),
-            "event",
-            ("start (UTC)", DATE, "start"),
-            ("end (UTC)", DATE, "end"),
+            Column("event", fields=("title",)),
+            Column("start (UTC)", DATE, "start", ("startDate",)),
+            Column("end (UTC)", DATE, "end", ("endDate",)),
             "tournament",
             "sport",
         ),
@@ -361,11 +379,11 @@ TEXT_FLOOR = 10
 """The narrowest a name wraps to: its longest word if wider (up to WORD_MOST)."""
 WORD_MOST = 20
 
-
-SEPARATOR = " | "
-"""Between the cells of a change's line (a stream has no widths to pad them to)."""
-CHANGE = 7
-"""The width of a change's kind (new, update...) at the start of its line."""
+STREAM_TEXT = 16
+"""The width a name column of a stream takes at the least (a team's or a player's name
+whole, most often): its first row may have an empty one, and its later rows longer ones."""
+CHANGE = 6
+"""The width of a change's kind (new, update...), the first column of a stream."""
 
 
 class ColumnsError(ValueError):
@@ -401,9 +419,12 @@ def _form(kind: Kind, value: object, compact: bool, n: int) -> str:
     return _cell(value)
 
 
-def _fit(column: Column, cells: list[str], short: frozenset[Kind]) -> Fit:
-    """``cells`` in their full forms; ``short``: the kinds that may take their compact one."""
+def _fit(column: Column, cells: list[str], short: frozenset[Kind], text: int = 0) -> Fit:
+    """``cells`` in their full forms; ``short``: the kinds that may take their compact one;
+    ``text``: a name column's width at the least."""
     full = max(map(len, [column.header, *cells]))
+    if column.kind is Kind.TEXT:
+        full = max(full, text)
     compact = full
     if column.kind is Kind.DATE and Kind.DATE in short and any(cells):
         compact = max(len(column.header), len(dt.datetime.min.strftime(DATE_SHORT)))
@@ -420,27 +441,51 @@ def _order(view: View, names: str | None) -> list[int]:
     if not names:  # not given, or ASYNCSPORTS_COLUMNS set empty
         return view.priority()
     keys = [c.key for c in view.columns]
+    # A column's JSON field names name it too (lower case: as its own name is matched).
+    named = {f.lower(): i for i, c in enumerate(view.columns) for f in c.fields}
+    named.update((k, i) for i, k in enumerate(keys))
     asked = [n.strip().lower() for n in names.split(",") if n.strip()]
-    unknown = [n for n in asked if n not in keys]
+    unknown = [n for n in asked if n not in named]
     if unknown or not asked:
         what = f"no column {unknown[0]!r} in this table" if unknown else "no column named"
         raise ColumnsError(f"--columns: {what}; its columns: {', '.join(keys)}")
-    return list(dict.fromkeys(keys.index(n) for n in asked))
+    return list(dict.fromkeys(named[n] for n in asked))
+
+
+def _this_year(values: Iterable[object], year: int) -> bool:
+    """Whether every date of ``values`` is in ``year``: then they may show without it."""
+    return all(v.year == year for v in values if isinstance(v, dt.datetime))
 
 
 def layout(
-    view: View, rows: Sequence[Row], cfg: Globals, width: int, *, stream: bool = False
+    view: View,
+    rows: Sequence[Row],
+    cfg: Globals,
+    width: int,
+    *,
+    stream: bool = False,
+    year: int | None = None,
 ) -> Layout:
     """Which of ``view``'s columns ``rows`` show in ``width`` characters, how wide, and in
     which form: ``cfg.wide`` shows all whole (wrapping names), ``cfg.columns`` the ones it
-    names in its order. ``stream``: for lines of cells parted by `` | ``, ids whole (rows
-    still to come may share a prefix)."""
+    names in its order. A date column loses its year only if every date in it is in
+    ``year`` (the current one, UTC, when None). ``stream``: for rows still to come, ids
+    whole (they may share a prefix)."""
     order = _order(view, cfg.columns)
     short = frozenset() if cfg.wide else frozenset({Kind.DATE} if stream else {Kind.DATE, Kind.ID})
+    year = dt.datetime.now(dt.UTC).year if year is None else year
     full = [[_form(view.columns[i].kind, row[i], False, 0) for row in rows] for i in order]
-    fits = [_fit(view.columns[i], cells, short) for i, cells in zip(order, full, strict=True)]
+    fits = [
+        _fit(
+            view.columns[i],
+            cells,
+            short if _this_year((row[i] for row in rows), year) else short - {Kind.DATE},
+            STREAM_TEXT if stream else 0,
+        )
+        for i, cells in zip(order, full, strict=True)
+    ]
     keep = len(order) if cfg.wide or cfg.columns else view.keep
-    widths = choose(fits, width, keep, len(SEPARATOR) if stream else GAP)
+    widths = choose(fits, width, keep)
     shown = [(order[k], w, w < fits[k].full) for k, w in enumerate(widths)]
     shortened = any(c and view.columns[i].kind is Kind.ID for i, _, c in shown)
     if cfg.columns:  # the ones asked for, in their order: none hidden for want of room
@@ -538,13 +583,45 @@ async def show_list(
         show(cfg, records, what or "records")
 
 
+def _stream_widths(view: View, plan: Layout, width: int) -> list[int]:
+    """The widths of a stream's columns: the layout's, what is left of ``width`` shared by
+    its names, which may be longer in the rows to come than in the first."""
+    widths = [w for _, w, _ in plan.shown]
+    names = [k for k, (i, _, _) in enumerate(plan.shown) if view.columns[i].kind is Kind.TEXT]
+    spare = max(width - plan.width, 0)
+    for n, k in enumerate(names):
+        widths[k] += spare // len(names) + (n < spare % len(names))
+    return widths
+
+
+def _stream_table(view: View, plan: Layout, widths: list[int], header: bool) -> Table:
+    """One row of a stream (or its header alone) as a table of the stream's widths: each
+    line printed as it comes lines up under the header; a longer name wraps in its column."""
+    table = Table(
+        box=None, show_header=header, pad_edge=False, padding=(0, 0, 0, GAP), header_style="bold"
+    )
+    table.add_column("change", width=CHANGE, no_wrap=True)
+    for (i, _, _), width in zip(plan.shown, widths, strict=True):
+        kind = view.columns[i].kind
+        table.add_column(
+            view.columns[i].header,
+            width=width,
+            no_wrap=kind is not Kind.TEXT,
+            overflow="fold",
+            justify="right" if kind is Kind.NUMBER else "left",
+        )
+    return table
+
+
 async def show_changes(
     cfg: Globals, changes: AsyncIterator[Change[Any]], limit: int | None = None
 ) -> None:
     """Print each change of a watcher as it comes (up to ``limit`` of them): a JSON line,
-    or a line of the cells that fit the terminal (laid out by the first change)."""
+    or a row of the cells that fit the terminal, under a header (laid out by the first
+    change, the columns as wide as the header's)."""
     console = Console(highlight=False)
     plan: Layout | None = None
+    widths: list[int] = []
     shown = 0
     async for change in changes:
         view = VIEWS[type(change.record)]
@@ -557,13 +634,15 @@ async def show_changes(
         else:
             rows = list(view.rows(change.record))
             if plan is None:
-                plan = layout(view, rows, cfg, console.width - CHANGE, stream=True)
-                heads = [view.columns[i].header for i, _, _ in plan.shown]
-                console.print(f"{'change':<{CHANGE}}" + SEPARATOR.join(heads), style="bold")
+                room = console.width - CHANGE - GAP
+                plan = layout(view, rows, cfg, room, stream=True)
+                widths = _stream_widths(view, plan, room)
+                console.print(_stream_table(view, plan, widths, header=True))
+            table = _stream_table(view, plan, widths, header=False)
             for cells in _cells(view, plan, rows):
-                # soft_wrap: a line too long for the terminal is not broken inside a cell
-                line = f"{change.kind:<{CHANGE}}" + SEPARATOR.join(cells)
-                console.print(line, markup=False, soft_wrap=True)
+                table.add_row(change.kind, *map(Text, cells))  # Text: data, not markup
+            # as wide as the columns, rather than cut, should they be wider than the terminal
+            console.print(table, width=max(console.width, CHANGE + GAP + total(widths)))
         shown += 1
         if shown == limit:  # stop at once: the next change may be minutes away
             break

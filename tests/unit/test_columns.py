@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from asyncsports.cli.columns import GAP, Fit, choose, prefix, total
 from asyncsports.cli.options import Globals
 from asyncsports.cli.views import VIEWS, Column, ColumnsError, Kind, View, layout
+from asyncsports.models import Fixture
 
 
 @st.composite
@@ -122,8 +123,10 @@ ROWS = [
 ]
 
 
-def names(cfg: Globals, width: int) -> list[tuple[str, int, bool]]:
-    plan = layout(VIEW, ROWS, cfg, width)
+def names(
+    cfg: Globals, width: int, rows: list[tuple[object, ...]] = ROWS, year: int = 2026
+) -> list[tuple[str, int, bool]]:
+    plan = layout(VIEW, rows, cfg, width, year=year)
     assert plan.hidden == (0 if cfg.columns else len(VIEW.columns) - len(plan.shown))
     return [(VIEW.columns[i].key, w, c) for i, w, c in plan.shown]
 
@@ -156,6 +159,25 @@ def test_wide_shows_every_column_whole_and_columns_the_ones_named() -> None:
     assert names(picked, 60) == [("id", 8, True), ("fixture", 33, False)]
 
 
+def test_dates_lose_their_year_only_when_every_row_is_this_years() -> None:
+    # Issue 43, point 8: 2024's dates showed as 08-08 19:00 in 2026.
+    assert names(Globals(), 60)[0] == ("start", 11, True)
+    assert names(Globals(), 60, year=2027)[0] == ("start", 16, False)
+    older = [ROWS[0], (dt.datetime(2025, 12, 31, 23, 0), *ROWS[1][1:])]
+    assert names(Globals(), 60, older)[0] == ("start", 16, False)
+
+
+@pytest.mark.parametrize(
+    ("asked", "keys"),
+    [("id,name", ["id", "fixture"]), ("startDateUTC, Name", ["start", "fixture"])],
+)
+def test_columns_takes_a_json_field_name_for_its_column(asked: str, keys: list[str]) -> None:
+    # Issue 43, point 8: --columns id,name failed: the column is called fixture.
+    view = VIEWS[Fixture]
+    plan = layout(view, ROWS, Globals(columns=asked), 200, year=2026)
+    assert [view.columns[i].key for i, _, _ in plan.shown] == keys
+
+
 @pytest.mark.parametrize("asked", ["fixture,nope", " , "])
 def test_columns_rejects_a_name_the_view_lacks_naming_them_all(asked: str) -> None:
     with pytest.raises(ColumnsError) as caught:
@@ -169,7 +191,8 @@ def test_columns_rejects_a_name_the_view_lacks_naming_them_all(asked: str) -> No
 def test_each_view_ranks_its_own_columns(record: type) -> None:
     view = VIEWS[record]
     keys = [c.key for c in view.columns]
-    assert len(set(keys)) == len(keys)
+    names = keys + [f.lower() for c in view.columns for f in c.fields]
+    assert len(set(names)) == len(names)  # a JSON field name names one column, not two
     assert all(re.fullmatch(r"[a-z][a-z0-9-]*", k) for k in keys), keys  # typed in --columns
     assert sorted(view.priority()) == list(range(len(keys)))
     assert 1 <= view.keep <= len(keys)
