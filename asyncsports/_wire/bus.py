@@ -231,6 +231,14 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
         raise ValueError(f"{hide_url(url)!r}: a control character, or space at an end")
     if "#" in url:  # all after it would be dropped: "redis://:pa#ss@host" is localhost
         raise ValueError(f"{hide_url(url)!r}: a '#' (in a password or a value: %23)")
+    _, user, password = split_userinfo(url)
+    if kind == "nats" and "/" in f"{user}{password}":
+        # nats-py ends the host at the first "/", so the rest of the URL (path, host,
+        # port) would come from the secret: each would be named in what is said of it.
+        raise ValueError(
+            f"{hide_url(url)!r}: a '/' in the userinfo (a token or password), which "
+            "nats-py reads as the end of the host"
+        )
     try:
         _ = parts.port  # read for its check: out of range, or not a number
     except ValueError as exc:

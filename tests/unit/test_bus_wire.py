@@ -85,6 +85,10 @@ def test_options_are_read_and_taken_off_the_url() -> None:
         # left for the host is none (CI's hypothesis run found it accepted, host "=").
         ("redis://h:1/0?@=", "'=' is no host name"),
         ("redis://h/0?@x=1", "'x=1' is no host name"),
+        # A "/" in a token ends nats-py's host: what follows is the secret's, not shown.
+        ("nats://Zq%%&0%2F///@h:4222", "'nats://***@h:4222': a '/' in the userinfo"),
+        ("nats://tok/en@h:4222", "'nats://***@h:4222': a '/' in the userinfo"),
+        ("nats://u:p/w@h:4222", "'nats://u:***@h:4222': a '/' in the userinfo"),
     ],
 )
 def test_a_bad_bus_url_says_what_is_wrong(url: str, says: str) -> None:
