@@ -196,6 +196,9 @@ async def test_each_outage_is_said_once_and_counted(
     once_in_order(await consume(bus.url), await seqs(db))
 
 
+# Redis only: on NATS the test passed before the fix too (so it tests nothing there), and
+# on a loaded Python 3.11 leg it failed once, its cause not yet read.
+@pytest.mark.parametrize("bus", ["redis"], indirect=True)
 async def test_a_standby_cancelled_while_its_bus_holds_a_batch_ends_at_once(
     tmp_path: Path, sports_emulator: Emulator, bus: Bus
 ) -> None:
