@@ -547,14 +547,7 @@ def show(cfg: Globals, records: Sequence[Any], what: str | None = None) -> None:
         caption=_caption(f"{len(records)} {what}" if what else None, plan),
     )
     for i, width, _ in plan.shown:
-        kind = view.columns[i].kind
-        table.add_column(
-            view.columns[i].header,
-            width=width,
-            no_wrap=kind is not Kind.TEXT,
-            overflow="fold",
-            justify="right" if kind is Kind.NUMBER else "left",
-        )
+        _add_column(table, view.columns[i], width)
     for cells in _cells(view, plan, rows):
         table.add_row(*map(Text, cells))  # Text: "[A] Team" is data, not markup
     if plan.width > console.width:  # wider than the terminal, rather than cut
@@ -602,15 +595,19 @@ def _stream_table(view: View, plan: Layout, widths: list[int], header: bool) -> 
     )
     table.add_column("change", width=CHANGE, no_wrap=True)
     for (i, _, _), width in zip(plan.shown, widths, strict=True):
-        kind = view.columns[i].kind
-        table.add_column(
-            view.columns[i].header,
-            width=width,
-            no_wrap=kind is not Kind.TEXT,
-            overflow="fold",
-            justify="right" if kind is Kind.NUMBER else "left",
-        )
+        _add_column(table, view.columns[i], width)
     return table
+
+
+def _add_column(table: Table, column: Column, width: int) -> None:
+    """``column`` added to ``table`` at ``width``: only text wraps, numbers to the right."""
+    table.add_column(
+        column.header,
+        width=width,
+        no_wrap=column.kind is not Kind.TEXT,
+        overflow="fold",
+        justify="right" if column.kind is Kind.NUMBER else "left",
+    )
 
 
 async def show_changes(
