@@ -93,7 +93,7 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     for name in ("setup_app", "setup_tests", "docs"):
         assert re.search(rf'^    in_venv "\$1-\w+" "\$2" "\${name}"$', script, flags=re.M), name
     # The two legs run side by side, each to a log of its own, and both are waited for.
-    newest = r'^PYTEST_ADDOPTS="-n 0 --cov --cov-report=" leg newest '
+    newest = r'^PYTEST_ADDOPTS="\$PYTEST_ADDOPTS --cov --cov-report=" leg newest '
     assert re.search(newest + r'"\$newest" >"\$tmp/newest.log" 2>&1 &$', script, flags=re.M)
     # The newest leg's coverage is held to the floors once the legs are done.
     assert 'in_venv newest-tests "$newest" "python .ci/floors.py .coverage"' in script
