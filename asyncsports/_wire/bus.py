@@ -244,6 +244,10 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
     except ValueError as exc:
         raise ValueError(f"{hide_url(url)!r}: bad port ({exc})") from None
     host = parts.hostname or ""
+    if not host and scheme != "unix":
+        # Both clients would take localhost: a URL whose host went into a password (up to
+        # its last "@") would reach another server than the one meant.
+        raise ValueError(f"{hide_url(url)!r} names no host (after the last '@', if any)")
     if not _HOST.fullmatch(host):
         # Read as written: the last "@" ends a password, and what follows was no host.
         raise ValueError(f"{hide_url(url)!r}: {_clip(host)!r} is no host name")

@@ -85,6 +85,13 @@ def test_options_are_read_and_taken_off_the_url() -> None:
         # left for the host is none (CI's hypothesis run found it accepted, host "=").
         ("redis://h:1/0?@=", "'=' is no host name"),
         ("redis://h/0?@x=1", "'x=1' is no host name"),
+        # Nothing after the last "@" (or no host at all): redis-py and nats-py would take
+        # localhost; hypothesis found "redis://h:1/0?client_name=#@" read that way.
+        ("redis://h:1/0?client_name=#@", "names no host"),
+        ("redis://:pw@/0", "names no host"),
+        ("rediss://", "names no host"),
+        ("nats://tok@", "names no host"),
+        ("tls://", "names no host"),
         # A "/" in a token ends nats-py's host: what follows is the secret's, not shown.
         ("nats://Zq%%&0%2F///@h:4222", "'nats://***@h:4222': a '/' in the userinfo"),
         ("nats://tok/en@h:4222", "'nats://***@h:4222': a '/' in the userinfo"),
