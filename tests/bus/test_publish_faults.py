@@ -528,13 +528,25 @@ def error_line(stderr: str) -> str:
 @pytest.mark.parametrize(
     ("to", "extra", "named"),
     [
-        ("ftp://127.0.0.1:1", [], "a bus is a redis://... or nats://... URL"),
+        ("ftp://127.0.0.1:1", [], "a bus is a redis://..., nats://... or https://... URL"),
         ("{bus}", ["--consumer", "c"], "takes no --consumer or --after"),
         ("{bus}", ["--after", "3"], "takes no --consumer or --after"),
         ("nats://127.0.0.1:{port}?bogus=1", [], "unknown option 'bogus'"),
         ("redis://127.0.0.1:{port}/0?maxlen=many", [], "maxlen must be a number"),
+        ("http://example.com/hook", [], "plain http:// only to this machine"),
+        ("http://127.0.0.1:{port}/hook", [], "set ASYNCSPORTS_WEBHOOK_SECRET"),
+        ("https://example.com/hook?concurency=2", [], "did you mean 'concurrency'"),
     ],
-    ids=["scheme", "consumer", "after", "unknown-option", "bad-number"],
+    ids=[
+        "scheme",
+        "consumer",
+        "after",
+        "unknown-option",
+        "bad-number",
+        "plain-http",
+        "no-secret",
+        "webhook-option",
+    ],
 )
 async def test_changes_to_usage_errors_exit_2_naming_to(
     tmp_path: Path, to: str, extra: list[str], named: str
