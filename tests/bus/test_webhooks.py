@@ -243,3 +243,19 @@ async def test_an_endpoint_taking_changes_between_failures_is_not_backed_off_eve
         await asyncio.wait_for(running, 15)
     gaps = [b.at - a.at for a, b in zip(receiver.tries[:47], receiver.tries[1:48], strict=True)]
     assert max(gaps) < 1.0, gaps
+
+
+async def test_one_connection_carries_the_changes_whatever_the_answers_body(
+    small: str, receiver: Receiver
+) -> None:
+    """A 200 with a body (75 kB): the connection is kept for the next change (else a
+    TLS handshake a change); aiohttp reads the rest of an answer as it is released."""
+
+    async def answer(n: int, hid: str, body: bytes) -> web.StreamResponse | None:
+        receiver.taken.append((hid, body))
+        return web.Response(status=200, text="thanks, got it " * 5000)
+
+    receiver.answer = answer
+    await Publisher(small, receiver.url).once()
+    assert receiver.first() == [hid for hid, _ in await feed(small)]
+    assert len({t.peer for t in receiver.tries}) == 1

@@ -37,6 +37,7 @@ class Try:
     id: str
     body: bytes
     headers: dict[str, str]
+    peer: object = None  # the sender's address and port: its connection
 
 
 class Receiver:
@@ -65,7 +66,8 @@ class Receiver:
         except WebhookVerificationError as exc:
             self.bad.append(f"{headers.get('webhook-id')}: {exc}")
         hid = headers.get("webhook-id", "")
-        self.tries.append(Try(time.monotonic(), hid, body, headers))
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        self.tries.append(Try(time.monotonic(), hid, body, headers, peer))
         self.in_flight += 1
         self.most = max(self.most, self.in_flight)
         try:
