@@ -154,7 +154,9 @@ class Publisher:
 
     def hold(self, lease: Lease | None) -> None:
         """Work under ``lease``: nothing to fence, the bus refuses a second copy itself
-        (a standby only keeps a second publisher waiting)."""
+        (a standby only keeps a second publisher waiting). A webhook endpoint cannot: a
+        deposed sender stopped while a request is out may have that change sent twice,
+        which at least once allows (the same webhook-id)."""
 
     def health(self) -> tuple[bool, dict[str, object]]:
         """Whether it reaches the bus, and what ``/healthz`` answers."""

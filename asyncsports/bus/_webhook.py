@@ -177,7 +177,8 @@ class WebhookBus:
             if 200 <= got.status < 300:
                 return
             said = await self._snippet(got)
-            status = f"HTTP {got.status}{f' {got.reason}' if got.reason else ''}{said}"
+            reason = self._secrets.text(clip(" ".join((got.reason or "").split()), 60))
+            status = f"HTTP {got.status}{f' {reason}' if reason else ''}{said}"
             what = f"change {m.seq} ({m.table}, webhook-id {mid})"
             if got.status in (408, 429) or got.status >= 500:
                 wait = parse_retry_after(got.headers.get("Retry-After"), time.time())
