@@ -10,7 +10,11 @@ as stored rather than decoded and encoded again. :class:`Target` is a bus URL re
   stream), trimmed to about ``maxlen`` entries;
 - ``nats://host:port``: one JetStream stream (``stream``) over the subjects
   ``<prefix>.<sport>.<table>``, each message's ``Nats-Msg-Id`` ``<origin>:<seq>`` (so
-  the stream's duplicate window drops a second publish).
+  the stream's duplicate window drops a second publish);
+- ``https://host/path`` (``http://`` to a loopback host only): each message POSTed to
+  the endpoint as a Standard Webhooks request (:mod:`asyncsports._wire.webhooks`), its
+  ``webhook-id`` ``<origin>:<seq>``; the endpoint cannot say where the feed stands, so
+  the mirror database keeps it (a cursor named for the endpoint).
 
 The ``origin`` names the database: a digest of its first change's commit time, which a
 copy keeps and another database does not share (:func:`origin`).
@@ -57,7 +61,7 @@ __all__ = [
     "sport_of",
 ]
 
-Kind = Literal["redis", "nats"]
+Kind = Literal["redis", "nats", "webhook"]
 
 Trouble = Literal["away", "refused"]
 """What an error of a bus says: it is ``away`` for now (wait, then connect again), or it
@@ -68,6 +72,9 @@ MAXLEN = 1_000_000
 
 ACK_TIMEOUT = 10.0
 """Seconds a batch may wait for the bus's acks before the connection counts as lost."""
+
+CONCURRENCY = 64
+"""The most requests a webhook sender keeps in flight (``?concurrency=``)."""
 
 DUPLICATE_WINDOW = 120.0
 """Seconds JetStream remembers a message id (a stream the publisher creates)."""
@@ -84,6 +91,10 @@ _DAY = 86400
 
 _INT31, _INT63 = 2**31 - 1, 2**63 - 1
 _REDIS = ("redis", "rediss", "unix")
+_WEBHOOK = ("http", "https")
+# Hosts plain http:// may reach: this machine's own (what goes over the wire is the feed
+# itself, in clear, and a signature that anyone on the path could replay once).
+_LOOPBACK = re.compile(r"localhost|127(?:\.[0-9]{1,3}){3}|::1|0:0:0:0:0:0:0:1")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -107,6 +118,10 @@ _OPTIONS: dict[Kind, dict[str, _Option]] = {
         "prefix": _Option("text"),
         "stream": _Option("text"),
         "duplicate_window": _Option("seconds", 0.1, _DAY),  # JetStream takes no less
+    },
+    "webhook": {
+        "concurrency": _Option("whole", 1, CONCURRENCY),
+        "timeout": _Option("seconds", 0.1, 3600),
     },
 }
 
@@ -154,6 +169,10 @@ class Target:
     """Redis: entries per stream kept, about (0: never trimmed)."""
     duplicate_window: float = DUPLICATE_WINDOW
     """NATS: seconds a message id is remembered (for a stream created here)."""
+    concurrency: int = 1
+    """Webhook: requests in flight at most (each table's changes still one at a time)."""
+    timeout: float = ACK_TIMEOUT
+    """Webhook: seconds a request may take, from connecting to the answer's end."""
 
     @property
     def shown(self) -> str:
@@ -163,6 +182,8 @@ class Target:
         where = split_userinfo(self.url)[0].partition("?")[0].partition("#")[0]
         if self.kind == "redis":
             return f"{hide_urls(where)} {self.prefix}:*"
+        if self.kind == "webhook":
+            return hide_urls(where)
         return f"{hide_urls(where)} stream {self.stream} ({self.prefix}.>)"
 
     def key(self, table: str) -> str:
@@ -178,7 +199,8 @@ def parse_target(url: str) -> Target:
     """The :class:`Target` that ``url`` names: ``redis://`` (or ``rediss://``,
     ``unix://``) or ``nats://`` (or ``tls://``), with options in its query (Redis:
     ``prefix``, ``maxlen`` and redis-py's own, :func:`bus_options`; NATS: ``prefix``,
-    ``stream``, ``duplicate_window``). ValueError, naming the part, for anything else: an
+    ``stream``, ``duplicate_window``), or a webhook endpoint ``https://`` (``http://``
+    to a loopback host: ``concurrency``, ``timeout``). ValueError, naming the part, for anything else: an
     unknown option (with the known ones, and the likeliest meant), a value out of range,
     an option given twice; so nothing the bus's client reads later can fail on it."""
     parts = urllib.parse.urlsplit(url)
@@ -188,9 +210,12 @@ def parse_target(url: str) -> Target:
         kind = "redis"
     elif scheme in ("nats", "tls"):
         kind = "nats"
+    elif scheme in _WEBHOOK:
+        kind = "webhook"
     else:
         raise ValueError(
-            f"{hide_url(url)!r}: a bus is a redis://... or nats://... URL, not {scheme or 'a path'}"
+            f"{hide_url(url)!r}: a bus is a redis://..., nats://... or https://... URL, "
+            f"not {scheme or 'a path'}"
         )
     if kind == "redis":
         # A password written unencoded (``redis://:my/Secret@host``) read as the secrets
@@ -216,6 +241,8 @@ def parse_target(url: str) -> Target:
         stream,
         int(options.get("maxlen", MAXLEN)),
         float(options.get("duplicate_window", DUPLICATE_WINDOW)),
+        int(options.get("concurrency", 1)),
+        float(options.get("timeout", ACK_TIMEOUT)),
     )
 
 
@@ -251,6 +278,16 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
     if not _HOST.fullmatch(host):
         # Read as written: the last "@" ends a password, and what follows was no host.
         raise ValueError(f"{hide_url(url)!r}: {_clip(host)!r} is no host name")
+    if kind == "webhook":
+        if not host:
+            raise ValueError(f"{hide_url(url)!r}: no host")
+        if scheme == "http" and not _LOOPBACK.fullmatch(host.lower()):
+            raise ValueError(
+                f"{hide_url(url)!r}: plain http:// only to this machine (localhost, "
+                "127.x.x.x, ::1): the changes and their signatures would cross the "
+                "network in clear; use https://"
+            )
+        return
     if kind == "nats" and parts.path not in ("", "/"):
         raise ValueError(f"{hide_url(url)!r}: a nats:// URL has no path ({parts.path!r})")
     if scheme != "unix" and parts.path.strip("/"):  # redis-py reads a number there as db
@@ -287,7 +324,9 @@ def _query(
 
 def bus_options(scheme: str) -> list[str]:
     """The query options a bus URL of ``scheme`` (``redis``, ``rediss``, ``unix``,
-    ``nats``, ``tls``) takes: ours, then (Redis) redis-py's own."""
+    ``nats``, ``tls``, ``http``, ``https``) takes: ours, then (Redis) redis-py's own."""
+    if scheme in _WEBHOOK:
+        return list(_OPTIONS["webhook"])
     if scheme not in _REDIS:
         return list(_OPTIONS["nats"])
     return [*_OPTIONS["redis"], *(n for n, o in _REDIS_PY.items() if scheme in o.schemes)]

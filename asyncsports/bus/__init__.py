@@ -7,7 +7,8 @@
 
 :class:`Publisher` puts the change log of a mirror database (:mod:`asyncsports.sync`
 writes it) on Redis Streams or NATS JetStream (:class:`Bus`, opened by :func:`connect`),
-exactly once, in commit order; :func:`serve_publisher_metrics` serves its ``/metrics``
+exactly once, in commit order, or POSTs it to a webhook endpoint (at least once, in
+order, signed per Standard Webhooks); :func:`serve_publisher_metrics` serves its ``/metrics``
 and ``/healthz``. It needs only the database (:mod:`asyncsports.store`) and the bus's
 wire format (:mod:`asyncsports._wire.bus`): never the mirror, nor a client.
 """

@@ -1,21 +1,26 @@
 """The buses a change feed is published to, behind one interface: :class:`Bus`.
 
 :func:`connect` opens the one a :class:`~asyncsports._wire.bus.Target` names: Redis
-Streams (:mod:`~asyncsports.bus._redis`, redis-py) or NATS JetStream
-(:mod:`~asyncsports.bus._nats`, nats-py). Each says where the feed stands on it
-(:meth:`Bus.position`, read from the bus itself, every entry there checked to be this
-database's) and publishes a batch, in order, every message stored once it returns, the
-bus claimed for one database with the first (:meth:`Bus.publish`).
+Streams (:mod:`~asyncsports.bus._redis`, redis-py), NATS JetStream
+(:mod:`~asyncsports.bus._nats`, nats-py) or a webhook endpoint
+(:mod:`~asyncsports.bus._webhook`, aiohttp). Each says where the feed stands on it
+(:meth:`Bus.position`: read from the bus itself, every entry there checked to be this
+database's; an endpoint, which cannot say, keeps it in the database it is given) and
+publishes a batch, in order, every message stored once it returns, the bus claimed for
+one database with the first (:meth:`Bus.publish`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from asyncsports._wire.bus import Message, Target, Trouble
 
-__all__ = ["Bus", "Trouble", "classify", "connect"]
+if TYPE_CHECKING:
+    from asyncsports.store import MirrorStore
+
+__all__ = ["Bus", "Trouble", "classify", "connect", "pause"]
 
 
 class Bus(Protocol):
@@ -47,13 +52,19 @@ class Bus(Protocol):
         """Drop the connection without waiting."""
 
 
-async def connect(target: Target, connect_timeout: float) -> Bus:
+async def connect(target: Target, connect_timeout: float, store: MirrorStore | None = None) -> Bus:
     """An open :class:`Bus` to ``target``, within ``connect_timeout`` seconds (the
-    library's errors as raised: the caller tells a bus away from a bus refusing)."""
+    library's errors as raised: the caller tells a bus away from a bus refusing). A
+    webhook endpoint keeps where the feed stands in ``store``, the database whose feed
+    it takes (the others ignore it)."""
     if target.kind == "redis":
         from ._redis import RedisBus
 
         return await RedisBus.open(target, connect_timeout)
+    if target.kind == "webhook":
+        from ._webhook import WebhookBus
+
+        return await WebhookBus.open(target, connect_timeout, store)
     from ._nats import NatsBus
 
     return await NatsBus.open(target, connect_timeout)
@@ -71,4 +82,15 @@ def classify(exc: BaseException) -> Trouble | None:
         from ._nats import classify as nats
 
         return nats(exc)
+    if module.startswith("aiohttp"):
+        from ._webhook import classify as webhook
+
+        return webhook(exc)
     return "away" if isinstance(exc, OSError) else None
+
+
+def pause(exc: BaseException) -> float:
+    """Seconds the bus asked, as it failed with ``exc``, to be left alone before the
+    next try (an endpoint's ``Retry-After``); 0: it asked nothing."""
+    wait = getattr(exc, "retry_after", None)
+    return float(wait) if isinstance(wait, int | float) else 0.0

@@ -41,7 +41,7 @@ from asyncsports.store import (
     redact_url,
 )
 
-from ._bus import Bus, classify, connect
+from ._bus import Bus, classify, connect, pause
 
 if TYPE_CHECKING:
     from ._metrics import PublisherMetrics
@@ -64,7 +64,9 @@ BACKOFF = RetryPolicy(max_retries=2**31, base=0.25, cap=10.0)
 class Publisher:
     """Publishes the change feed of the mirror database ``db`` (a SQLite file or a
     ``postgresql://`` URL) to the bus ``to`` (``redis://...`` or ``nats://...``, see
-    :func:`~asyncsports._wire.bus.parse_target`), in commit order, each change once.
+    :func:`~asyncsports._wire.bus.parse_target`), in commit order, each change once; or
+    to a webhook endpoint (``https://...``), each change at least once, in commit order,
+    where it stands kept in ``db`` (:mod:`asyncsports.bus._webhook`).
 
     :meth:`run` follows the feed until :meth:`stop`; :meth:`once` publishes what is
     committed and returns. Its figures (``position``, ``published``, ``duplicates``,
@@ -152,7 +154,9 @@ class Publisher:
 
     def hold(self, lease: Lease | None) -> None:
         """Work under ``lease``: nothing to fence, the bus refuses a second copy itself
-        (a standby only keeps a second publisher waiting)."""
+        (a standby only keeps a second publisher waiting). A webhook endpoint cannot: a
+        deposed sender stopped while a request is out may have that change sent twice,
+        which at least once allows (the same webhook-id)."""
 
     def health(self) -> tuple[bool, dict[str, object]]:
         """Whether it reaches the bus, and what ``/healthz`` answers."""
@@ -170,6 +174,7 @@ class Publisher:
 
     async def _publish(self, follow: bool) -> None:
         while True:
+            asked = 0.0  # seconds the bus asked to be left alone (Retry-After)
             try:
                 await self._pass(follow)
                 return
@@ -180,6 +185,7 @@ class Publisher:
                 if trouble is None:
                     raise  # not the bus's: a bug is no outage
                 self.connected = False
+                asked = min(pause(exc), self.backoff.max_retry_after)
                 why = " ".join(str(exc).split()) or type(exc).__name__
                 if trouble == "refused":
                     raise BusError(f"{self.target.shown} refuses: {why}") from exc
@@ -195,7 +201,7 @@ class Publisher:
                     self.outages += 1
             if self._stop.is_set():
                 return
-            delay = self.backoff.backoff(self._tries)
+            delay = max(self.backoff.backoff(self._tries), asked)
             self._tries += 1
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
@@ -211,7 +217,7 @@ class Publisher:
         try:
             # Read first, so that while the bus is away each try tells what waits for it.
             self.head = max(self.head, await reader.head())
-            bus = await connect(self.target, self.connect_timeout)
+            bus = await connect(self.target, self.connect_timeout, reader)
             try:
                 _cancel_kept()
                 await self._resume(bus, reader)
@@ -256,6 +262,10 @@ class Publisher:
                 "from an older copy"
             )
         was, self.position, self.connected = self.position, seq, True
+        if was is not None and seq > was:
+            # The bus took part of the batch that failed (an endpoint each change up to
+            # the one refused): it is there, and the backoff starts over.
+            self._back()
         if was is None:
             log.info(
                 "%s: publishing the changes of %s to %s after change %d (of %d)",

@@ -39,7 +39,13 @@ EPILOG = (
     "?ssl_ca_certs=, ?ssl_certfile=, ?ssl_keyfile=) or nats://HOST:PORT (JetStream "
     "stream ASYNCSPORTS, created if missing, subjects PREFIX.SPORT.TABLE, Nats-Msg-Id "
     "ORIGIN:SEQ; ?prefix=, ?stream=, ?duplicate_window= (seconds, 0.1 to 86400)), "
-    "each change once, in commit order, resuming where the bus says it stopped; an "
+    "each change once, in commit order, resuming where the bus says it stopped; or "
+    "https://HOST/PATH (http:// to this machine only): each change POSTed as a Standard "
+    "Webhooks request signed with the secret in $ASYNCSPORTS_WEBHOOK_SECRET (whsec_...), "
+    "webhook-id ORIGIN:SEQ, at least once, in commit order, retried on 5xx, 408, 429 and "
+    "timeouts, held on any other answer (exit 22), resuming from a cursor the database "
+    "keeps for the endpoint; ?concurrency= (1 to 64: requests in flight, each table's in "
+    "order), ?timeout= (seconds a request may take, 0.1 to 3600). An "
     "unknown option or a value out of range is a usage error before anything is "
     "reached; a second --to of the same stream stands by and takes over within 15 s "
     "of the first's end."
@@ -86,12 +92,16 @@ async def _publish(db: str, to: str, follow: bool, reach: float, port: int | Non
 
 
 def _hidden(exc: BaseException, to: str) -> BaseException:
-    """``exc`` and its causes without the secrets of the bus URL ``to``, in place: a
-    message may quote a piece of a URL that a reader split wrong (a password's "/" read
-    as a path)."""
-    from asyncsports._wire.secrets import Secrets, url_secrets
+    """``exc`` and its causes without the secrets of the bus URL ``to`` (and the webhook
+    secret), in place: a message may quote a piece of a URL that a reader split wrong (a
+    password's "/" read as a path)."""
+    import os
 
-    secrets = Secrets(url_secrets(to))
+    from asyncsports._wire.secrets import Secrets, url_secrets
+    from asyncsports._wire.webhooks import SECRET_ENV
+
+    secret = os.environ.get(SECRET_ENV)
+    secrets = Secrets([*url_secrets(to), secret, secret and secret.partition("_")[2]])
     seen: set[int] = set()
     error: BaseException | None = exc
     while error is not None and id(error) not in seen:
@@ -111,12 +121,18 @@ def _check(
 
     if to is not None:
         try:
-            parse_target(to)
+            if parse_target(to).kind == "webhook":
+                import os
+
+                from asyncsports._wire.webhooks import SECRET_ENV, secret_key
+
+                secret_key(os.environ.get(SECRET_ENV))  # its words never quote it
         except ValueError as exc:
             raise typer.BadParameter(str(_hidden(exc, to)), param_hint="'--to'") from None
         if consumer is not None or after:
             raise typer.BadParameter(
-                "the bus itself says where its feed stands: --to takes no --consumer or --after",
+                "the bus (or, for an endpoint, its own cursor) says where the feed stands: "
+                "--to takes no --consumer or --after",
                 param_hint="'--to'",
             )
         sync_logging(cfg.verbose)
@@ -163,8 +179,8 @@ def changes(
         str | None,
         typer.Option(
             metavar="BUS_URL",
-            help="Publish the feed to redis://... or nats://... instead of printing it "
-            "(its options: below).",
+            help="Publish the feed to redis://..., nats://... or a webhook endpoint "
+            "https://... instead of printing it (its options: below).",
         ),
     ] = None,
     metrics_port: MetricsPort = None,

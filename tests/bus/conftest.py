@@ -11,11 +11,18 @@ from collections.abc import Iterator
 
 import pytest
 from support.servers import Bus, bus_server
+from support.webhooks import SECRET
+
+from asyncsports._wire.webhooks import SECRET_ENV
 
 
 @pytest.fixture(params=["redis", "nats"])
-def bus(request: pytest.FixtureRequest) -> Iterator[Bus]:
-    """A bus server of its own for the test: Redis (AOF) or NATS (JetStream file store)."""
+def bus(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bus]:
+    """A bus server of its own for the test: Redis (AOF) or NATS (JetStream file store);
+    a test of a behaviour webhooks share asks for the webhook receiver too
+    (``@pytest.mark.parametrize("bus", KINDS, indirect=True)``, support/bus.py), the secret then set."""
+    if request.param == "webhook":
+        monkeypatch.setenv(SECRET_ENV, SECRET)
     server = bus_server(request.param)
     try:
         yield server

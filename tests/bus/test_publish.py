@@ -1,5 +1,9 @@
 """The change feed published to a bus (issue 34): every change once, in commit order, on
-Redis Streams and on NATS JetStream, from a SQLite file and from PostgreSQL.
+Redis Streams and on NATS JetStream, from a SQLite file and from PostgreSQL; the tests of
+what a webhook endpoint shares with them (issue 44) on one too (``KINDS``). Not there:
+two publishers without a lease (an endpoint cannot refuse a second copy: at least once),
+another database's or an older copy's changes (an endpoint's cursor is the database's
+own).
 
 Each test fills a mirror database from the emulator (one pass), publishes it with a
 :class:`~asyncsports.sync.Publisher` in the test's process, and reads the bus back as a
@@ -16,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from support import ENGINES, until
-from support.bus import consume, once_in_order, seqs
+from support.bus import KINDS, consume, once_in_order, seqs
 from support.servers import Bus
 
 from asyncsports.emulator import Emulator
@@ -37,6 +41,7 @@ async def filled(request: pytest.FixtureRequest, tmp_path: Path, sports_emulator
     return db
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_every_change_is_published_once_in_commit_order(filled: str, bus: Bus) -> None:
     publisher = Publisher(filled, bus.url)
     await publisher.once()
@@ -55,6 +60,7 @@ async def test_every_change_is_published_once_in_commit_order(filled: str, bus: 
     assert next(g.raw for g in got if g.seq == first.seq) == first.as_json()
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_a_second_publisher_publishes_nothing_again(filled: str, bus: Bus) -> None:
     await Publisher(filled, bus.url).once()
     again = Publisher(filled, bus.url)
@@ -70,6 +76,7 @@ async def test_two_publishers_at_once_leave_each_change_once(filled: str, bus: B
     once_in_order(await consume(bus.url), await seqs(filled))
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_follow_publishes_what_is_committed_later(
     tmp_path: Path, sports_emulator: Emulator, bus: Bus
 ) -> None:
@@ -91,6 +98,7 @@ async def test_follow_publishes_what_is_committed_later(
     once_in_order(await consume(bus.url), later)
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_a_run_after_a_stop_follows_again(
     tmp_path: Path, sports_emulator: Emulator, bus: Bus
 ) -> None:
@@ -150,12 +158,14 @@ async def test_a_bus_ahead_of_the_database_is_refused(
         await Publisher(str(older), bus.url).once()
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_an_unreachable_bus_fails_a_single_pass_at_once(filled: str, bus: Bus) -> None:
     bus.stop()
     with pytest.raises(BusError, match="cannot publish to"):
         await asyncio.wait_for(Publisher(filled, bus.url, connect_timeout=2).once(), 15)
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_a_record_is_embedded_as_stored(filled: str, bus: Bus) -> None:
     """The message carries the record's JSON text, not a re-encoding of it."""
     await Publisher(filled, bus.url).once()
@@ -170,6 +180,7 @@ async def test_a_record_is_embedded_as_stored(filled: str, bus: Bus) -> None:
         assert got[seq].body["record"] == json.loads(stored)
 
 
+@pytest.mark.parametrize("bus", KINDS, indirect=True)
 async def test_two_publishers_of_one_stream_elect_one_and_the_other_takes_over(
     filled: str, bus: Bus, caplog: pytest.LogCaptureFixture
 ) -> None:

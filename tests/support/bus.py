@@ -9,12 +9,17 @@ once between them, or twice if the bus holds it twice.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from asyncsports._wire.bus import parse_target
 from asyncsports.store import MIRROR_COLUMNS, open_mirror
+
+KINDS = ["redis", "nats", "webhook"]
+"""Every kind of bus, the webhook endpoint too: for the tests of behaviour all share
+(``@pytest.mark.parametrize("bus", KINDS, indirect=True)``)."""
 
 
 @dataclass(frozen=True)
@@ -32,11 +37,43 @@ class Got:
 
 async def consume(url: str, group: str = "tests", *, idle: float = 0.3) -> list[Got]:
     """Every message the bus at ``url`` holds that ``group`` has not read, until none
-    comes for ``idle`` seconds; acked, so the next call goes on after them."""
+    comes for ``idle`` seconds; acked, so the next call goes on after them. A webhook
+    endpoint: what the receiver process (support/webhook_receiver.py) took, in the order
+    it took it, as one stream (``where``: the endpoint)."""
     target = parse_target(url)
     if target.kind == "redis":
         return await _redis(url, target.prefix, group, idle)
+    if target.kind == "webhook":
+        return await _webhook(target.url, group, idle)
     return await _nats(url, target.stream, target.prefix, group, idle)
+
+
+_READ: dict[tuple[str, str], int] = {}  # (a receiver's file, group) -> lines read
+
+
+async def _webhook(url: str, group: str, idle: float) -> list[Got]:
+    from support.servers import WEBHOOKS
+
+    path = WEBHOOKS[url]
+    got: list[Got] = []
+    quiet = False
+    while True:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        lines = text[: text.rfind("\n") + 1].splitlines()  # whole lines only
+        start = _READ.get((str(path), group), 0)
+        if len(lines) == start:
+            if quiet:
+                return got
+            await asyncio.sleep(idle)  # none came for idle seconds: all there is
+            quiet = True
+            continue
+        quiet = False
+        _READ[str(path), group] = len(lines)
+        for line in lines[start:]:
+            taken = json.loads(line)
+            body = json.loads(taken["body"])
+            raw = taken["body"].encode()
+            got.append(Got(body["seq"], body["table"], taken["id"], url, body, raw=raw))
 
 
 async def _redis(url: str, prefix: str, group: str, idle: float) -> list[Got]:

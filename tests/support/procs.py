@@ -36,15 +36,18 @@ def child_env() -> dict[str, str]:
 class Command:
     """An ``asyncsports`` process whose stderr lines are kept with when they came."""
 
-    def __init__(self, args: list[str], *, out: bool = False) -> None:
-        """``out``: keep its stdout's lines too (:meth:`wait_for_out`); else discarded."""
+    def __init__(
+        self, args: list[str], *, out: bool = False, env: dict[str, str] | None = None
+    ) -> None:
+        """``out``: keep its stdout's lines too (:meth:`wait_for_out`); else discarded.
+        ``env``: variables set for it on top of :func:`child_env`."""
         self.args = args
         self.proc = subprocess.Popen(
             args,
             stdout=subprocess.PIPE if out else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env=child_env(),
+            env={**child_env(), **(env or {})},
         )
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         self.out: queue.Queue[tuple[float, str]] = queue.Queue()

@@ -21,6 +21,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -367,9 +368,38 @@ class NatsBus(Bus):
         ]
 
 
+class WebhookBus(Bus):
+    """A webhook receiver (support/webhook_receiver.py), keeping each change it took in
+    its directory's ``taken.jsonl`` across restarts; :func:`support.bus.consume` reads it."""
+
+    kind = "webhook"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    @property
+    def taken(self) -> Path:
+        return self.dir / "taken.jsonl"
+
+    def argv(self) -> list[str]:
+        script = Path(__file__).with_name("webhook_receiver.py")
+        from support.webhooks import SECRET
+
+        return [self.binary, str(script), str(self.port), str(self.taken), SECRET]
+
+    def start(self) -> None:
+        WEBHOOKS[self.url] = self.taken
+        super().start()
+
+
+WEBHOOKS: dict[str, Path] = {}
+"""Each webhook receiver's file of changes taken, by its URL."""
+
 BUSES: dict[str, tuple[type[Bus], str]] = {
     "redis": (RedisBus, "redis-server"),
     "nats": (NatsBus, "nats-server"),
+    "webhook": (WebhookBus, "python3"),
 }
 
 
@@ -377,7 +407,7 @@ def bus_server(kind: str) -> Bus:
     """A new bus server of ``kind`` (``redis`` or ``nats``); skipped (or failed, in CI)
     where its Debian package is not installed."""
     cls, name = BUSES[kind]
-    binary = shutil.which(name)
+    binary = sys.executable if kind == "webhook" else shutil.which(name)
     if binary is None:
         missing(f"{kind} ({name})")
     assert binary is not None

@@ -68,7 +68,8 @@ def test_options_are_read_and_taken_off_the_url() -> None:
 @pytest.mark.parametrize(
     ("url", "says"),
     [
-        ("http://h", "not http"),
+        ("ftp://h", "not ftp"),
+        ("http://h", "plain http:// only to this machine"),
         ("sports.sqlite", "not a path"),
         ("nats://h:1/x", "no path"),
         ("nats://h:1?maxlen=5", "unknown option 'maxlen'"),
