@@ -279,8 +279,6 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
         # Read as written: the last "@" ends a password, and what follows was no host.
         raise ValueError(f"{hide_url(url)!r}: {_clip(host)!r} is no host name")
     if kind == "webhook":
-        if not host:
-            raise ValueError(f"{hide_url(url)!r}: no host")
         if scheme == "http" and not _LOOPBACK.fullmatch(host.lower()):
             raise ValueError(
                 f"{hide_url(url)!r}: plain http:// only to this machine (localhost, "
