@@ -44,6 +44,7 @@ from asyncsports._wire.secrets import (
 __all__ = [
     "ACK_TIMEOUT",
     "LAG_BUCKETS",
+    "PROBE",
     "Lags",
     "Message",
     "Target",
@@ -59,6 +60,7 @@ __all__ = [
     "seq_of_entry",
     "seq_of_msg_id",
     "sport_of",
+    "who_answered",
 ]
 
 Kind = Literal["redis", "nats", "webhook"]
@@ -496,6 +498,33 @@ def seq_of_msg_id(value: str) -> tuple[str, int]:
     if not sep or not source or not seq.isdigit():
         raise ValueError(f"not a message id of asyncsports: {value!r}")
     return source, int(seq)
+
+
+# ------------------------------------------------------------------- another server
+
+PROBE = b"PING\r\n"
+"""What is sent to a server at a bus's address that says nothing of itself: a Redis
+answers ``+PONG``, an HTTP server ``HTTP/1.1 400``, a NATS server (which would have sent
+its INFO first) ``PONG``."""
+
+
+def who_answered(said: bytes) -> str:
+    """Who answered at a bus's address, from the first line it said (unasked, or to
+    :data:`PROBE`): a NATS server's INFO, a Redis reply, an HTTP status line, or that
+    line itself (cut short, as bytes: nothing of it is run through a terminal)."""
+    line = said.split(b"\n", 1)[0].rstrip(b"\r")
+    if line.startswith(b"INFO {"):
+        try:
+            version = str(msgspec.json.decode(line[5:])["version"])
+        except (msgspec.DecodeError, TypeError, KeyError):
+            return "a NATS server answered (INFO)"
+        return f"a NATS server answered (INFO, version {_clip(version, 20)})"
+    text = line[:60].decode("ascii", "backslashreplace")
+    if line[:1] in (b"+", b"-"):  # RESP's simple string and error
+        return f"a Redis server answered ({text})"
+    if line.startswith(b"HTTP/"):
+        return f"an HTTP server answered ({text})"
+    return f"something else answered: {_clip(repr(line), 60)}"
 
 
 # ---------------------------------------------------------------------------------- lag

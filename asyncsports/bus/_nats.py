@@ -15,12 +15,23 @@ storage, the subjects ``<prefix>.>``); one that exists must take those subjects.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import urllib.parse
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from asyncsports._optional import need
-from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, Trouble, msg_id, seq_of_msg_id
+from asyncsports._wire.bus import (
+    ACK_TIMEOUT,
+    PROBE,
+    Message,
+    Target,
+    Trouble,
+    msg_id,
+    seq_of_msg_id,
+    who_answered,
+)
 from asyncsports.errors import BusError
 
 __all__ = ["NatsBus", "classify"]
@@ -30,6 +41,9 @@ ID = "Nats-Msg-Id"
 T = TypeVar("T")
 # What nats-py (2.15 to 2.16) says of a connection that ends before the server's INFO.
 _NO_INFO = "empty response from server when expecting INFO"
+LOOK = 0.5
+"""Seconds a connection may wait for the server's INFO (a NATS server sends it at once)
+before another connection looks at who listens there."""
 LAST_SEQ = "Nats-Expected-Last-Sequence"
 LAST_ID = "Nats-Expected-Last-Msg-Id"
 
@@ -79,10 +93,12 @@ class NatsBus:
 
     async def _connect(self, connect_timeout: float) -> None:
         """``self.nc`` connected; its callbacks are this bus's from the first byte, so a
-        connection lost at any time after is seen (:attr:`lost`)."""
+        connection lost at any time after is seen (:attr:`lost`). Another server at the
+        address (a Redis) is a BusError as soon as it is seen to be one."""
         errors = need("nats.errors", FEATURE)
-        try:
-            self.nc = await need("nats", FEATURE).connect(
+        self.nc = need("nats", FEATURE).NATS()
+        connecting = asyncio.ensure_future(
+            self.nc.connect(
                 servers=[self.target.url],
                 connect_timeout=connect_timeout,
                 # The publisher's own loop reconnects, and reads where the bus stands.
@@ -94,6 +110,13 @@ class NatsBus:
                 closed_cb=self._ended,
                 error_cb=self._error,
             )
+        )
+        try:
+            try:
+                await self._unless_another(connecting, connect_timeout)
+            except BaseException:
+                self.abort()  # nats-py leaves a connection it gave up on open
+                raise
         except errors.NoServersError:
             seen = self.seen
             why = " ".join(str(seen[-1]).split()) if seen else "no server answered"
@@ -101,12 +124,61 @@ class NatsBus:
         except errors.Error as exc:
             # nats-py says both a server's refusal (-ERR 'Authorization Violation') and a
             # connection ended before the server's INFO (a server going down, a proxy with
-            # none behind it) with a bare Error, so its own words for the second are read:
-            # that one is an outage.
+            # none behind it; or another server's first line) with a bare Error, so its
+            # own words for the second are read: an outage, unless another server says
+            # something else there.
             if type(exc) is errors.Error and _NO_INFO in str(exc):
+                await self._another(connect_timeout)
                 raise ConnectionError(" ".join(str(exc).split())) from exc
             raise
+        except TimeoutError as exc:  # asyncio's: no connection, or no INFO on it
+            why = f"no NATS server answered within {connect_timeout:g} s (no INFO)"
+            raise ConnectionError(why) from exc
         self.js = self.nc.jetstream(timeout=ACK_TIMEOUT)
+
+    async def _unless_another(self, connecting: asyncio.Future[None], within: float) -> None:
+        """``connecting`` awaited; a BusError once another server is seen at the address.
+        A NATS server sends its INFO as soon as it accepts, while a Redis says nothing
+        until asked, and nats-py would wait for the INFO all of ``within``: a connection
+        not made after :data:`LOOK` seconds has another look at who listens there."""
+        try:
+            done, _ = await asyncio.wait([connecting], timeout=min(LOOK, within))
+            if not done:
+                looking = asyncio.ensure_future(self._another(within - LOOK))
+                try:
+                    await asyncio.wait([connecting, looking], return_when=asyncio.FIRST_COMPLETED)
+                    if looking.done() and not connecting.done():
+                        looking.result()  # its BusError; else nothing told: go on waiting
+                finally:
+                    looking.cancel()
+                    await asyncio.gather(looking, return_exceptions=True)
+            await connecting
+        finally:
+            if not connecting.done():
+                connecting.cancel()
+                await asyncio.gather(connecting, return_exceptions=True)
+
+    async def _another(self, within: float) -> None:
+        """A BusError naming who listens at the address if a look there (a connection of
+        its own: what it says first, or to :data:`~asyncsports._wire.bus.PROBE`) finds
+        another server than NATS; nothing if it finds none, nothing at all, or a NATS
+        server after all (within ``within`` seconds)."""
+        parts = urllib.parse.urlsplit(self.target.url)
+        said = b""
+        with contextlib.suppress(OSError, ValueError):  # TimeoutError is an OSError
+            async with asyncio.timeout(max(within, 0.1)):
+                reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 4222)
+                try:
+                    try:
+                        async with asyncio.timeout(LOOK):
+                            said = await reader.read(512)
+                    except TimeoutError:  # nothing unasked: ask
+                        writer.write(PROBE)
+                        said = await reader.read(512)
+                finally:
+                    writer.close()
+        if said and not said.startswith((b"INFO ", b"PONG")):
+            raise BusError(f"{self.target.shown}: no NATS server there: {who_answered(said)}")
 
     async def _ended(self) -> None:
         self.lost.set()

@@ -16,13 +16,21 @@ not sent again.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from asyncsports._optional import need
-from asyncsports._wire.bus import ACK_TIMEOUT, Message, Target, Trouble, seq_of_entry
+from asyncsports._wire.bus import (
+    ACK_TIMEOUT,
+    Message,
+    Target,
+    Trouble,
+    seq_of_entry,
+    who_answered,
+)
 from asyncsports.errors import BusError
 from asyncsports.store import MIRROR_COLUMNS
 
@@ -78,6 +86,10 @@ class RedisBus:
         try:
             async with _answer(target, connect_timeout + ACK_TIMEOUT):
                 await client.ping()
+        except need("redis.exceptions", FEATURE).InvalidResponse as exc:
+            await client.aclose()
+            # Not RESP: another server listens there (a NATS server's INFO comes first).
+            raise BusError(f"{target.shown}: no Redis server there: {_who(exc)}") from exc
         except BaseException:
             await client.aclose()
             raise
@@ -293,6 +305,19 @@ class RedisBus:
 _MULTI = b"*1\r\n$5\r\nMULTI\r\n"
 _EXEC = b"*1\r\n$4\r\nEXEC\r\n"
 _UNWATCH = b"*1\r\n$7\r\nUNWATCH\r\n"
+
+
+def _who(exc: BaseException) -> str:
+    """Who answered, from redis-py's error for a reply that is not RESP: its message is
+    ``Protocol Error: `` and the bytes read, as Python writes them (redis-py 5.0 to 8)."""
+    said = str(exc).partition("Protocol Error: ")[2]
+    try:
+        line = ast.literal_eval(said)
+    except (ValueError, SyntaxError):
+        line = None
+    if not isinstance(line, bytes):
+        return f"what answered is not Redis ({' '.join(str(exc).split())[:80]})"
+    return who_answered(line)
 
 
 def _text(value: Any) -> str:

@@ -4,7 +4,7 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,10 @@ from .metrics import listen
 from .options import ConnectTimeout, Globals, MetricsPort, db_location
 from .running import run_async
 
+if TYPE_CHECKING:
+    from asyncsports.bus import Publisher
+    from asyncsports.sync import Standby
+
 __all__ = ["changes"]
 
 EPILOG = (
@@ -28,7 +32,10 @@ EPILOG = (
     "NAME is kept in the database and moves past each change printed: a restarted "
     "follower resumes where it stopped (the same cursors as sync --changes). --follow "
     "on PostgreSQL is woken by each commit (LISTEN/NOTIFY); a SQLite file is looked at "
-    "20 times a second. SIGTERM (and a first Ctrl-C) ends it after the changes "
+    "20 times a second. A database that holds records but never logged a change (a "
+    "backfill's) has no feed: refused, exit 13; one a mirror has not committed to yet "
+    "prints nothing (and says so on stderr), or with --follow waits for its first "
+    "change. SIGTERM (and a first Ctrl-C) ends it after the changes "
     f"committed so far, exit 0 with --follow (Ctrl-C: {INTERRUPTED}; without --follow, "
     f"SIGTERM: {TERMINATED}). --to publishes the feed to a bus "
     "instead of printing it: redis://HOST:PORT/DB (a stream per table, "
@@ -52,11 +59,37 @@ EPILOG = (
 )
 
 
+async def _mirrored(db: str, reach: float) -> tuple[str, bool]:
+    """How messages name the database ``db``, and whether a mirror has kept anything in
+    it yet (a change, a cursor, a mark); a SinkError for one whose feed
+    is empty for good: records in it, but no mirror ever kept anything there (a
+    backfill's database: every database holds the change log's table, so it is not
+    missing, only empty), which a follower would wait on for ever."""
+    from asyncsports.store import open_mirror
+
+    store = await open_mirror(db, connect_timeout=reach)
+    try:
+        contents = await store.contents()
+    finally:
+        await store.close()
+    if contents == "records":
+        raise SinkError(
+            f"{store.name} is not a mirror: it holds records but never logged a change "
+            "(a backfill logs none), so its change feed is empty; asyncsports sync --db "
+            f"{store.name} makes it a mirror, logging each change from then on"
+        )
+    return store.name, contents == "mirror"
+
+
 async def _print(db: str, after: int, consumer: str | None, follow: bool, reach: float) -> None:
     import asyncio
 
     from asyncsports.sync import feed
 
+    name, mirrored = await _mirrored(db, reach)
+    if not mirrored and not follow:  # a mirror just started: nothing yet, and it is said
+        say(f"asyncsports: no change committed to {name} yet")
+        return
     stop = asyncio.Event()
     with interrupts.stopping(stop.set):
         async for change in feed(
@@ -71,6 +104,7 @@ async def _publish(db: str, to: str, follow: bool, reach: float, port: int | Non
     from asyncsports.sync import Standby
 
     publisher = Publisher(db, to, connect_timeout=reach)
+    await _mirrored(db, reach)
     # Publishers of one stream elect one through the database's lease; the others wait.
     standby = Standby(publisher, name=f"bus {publisher.target.shown}")
     runner = None
@@ -84,10 +118,21 @@ async def _publish(db: str, to: str, follow: bool, reach: float, port: int | Non
     finally:
         if runner is not None:
             await runner.cleanup()
-    say(
-        f"asyncsports: {publisher.published} changes published to {publisher.target.shown} "
+    say(_published(publisher, standby))
+
+
+def _published(publisher: "Publisher", standby: "Standby") -> str:
+    """The closing line: what this run published, and where the bus's feed stands (or
+    that it was never read: a bus never reached, a lease never held)."""
+    shown = publisher.target.shown
+    if not standby.takeovers:  # stopped while another process published the stream
+        return f"asyncsports: nothing published to {shown}: this process stood by"
+    if publisher.position is None:  # where the feed stands is the bus's first answer
+        return f"asyncsports: nothing published: {shown} was never reached"
+    return (
+        f"asyncsports: {publisher.published} changes published to {shown} "
         f"({publisher.duplicates} already there); it holds the feed up to change "
-        f"{publisher.position or 0}"
+        f"{publisher.position}"
     )
 
 

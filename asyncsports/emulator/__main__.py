@@ -152,7 +152,11 @@ async def serving(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``asyncsports-emulator``."""
+    """Entry point of ``asyncsports-emulator``: from its first step to the end of the
+    process no signal raises (:func:`asyncsports._signals.own_process`, as the
+    ``asyncsports`` command does), so a second Ctrl-C while it shuts down is no
+    KeyboardInterrupt traceback and no death by SIGINT; the code stays 130."""
+    _signals.own_process()
     return serve(_parser().parse_args(argv))
 
 

@@ -26,9 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import asyncsports.store._sql as _sql
-from asyncsports.store._types import TABLES, Row, RowChange
+from asyncsports.store._types import TABLES, Contents, Row, RowChange
 
 __all__ = [
+    "as_contents",
     "as_count",
     "as_fixture",
     "bookkeeping",
@@ -65,6 +66,14 @@ def last_states(changes: Iterable[RowChange]) -> dict[tuple[str, tuple[Any, ...]
 def as_count(row: Sequence[Any] | None) -> int | None:
     """The number a one-value read found (None: no row)."""
     return int(row[0]) if row is not None and row[0] is not None else None
+
+
+def as_contents(row: Sequence[Any]) -> Contents:
+    """What a database holds, from the row :data:`~asyncsports.store._sql.CONTENTS` read
+    (two flags: the mirror's bookkeeping, any record)."""
+    if row[0]:
+        return "mirror"
+    return "records" if row[1] else "nothing"
 
 
 def as_fixture(r: Sequence[Any]) -> tuple[str, str, str | None, str | None, bool]:

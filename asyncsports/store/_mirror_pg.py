@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncsports.store._lease_pg import fence
 from asyncsports.store._mirror import (
+    as_contents,
     as_count,
     as_fixture,
     bookkeeping,
@@ -43,6 +44,7 @@ from asyncsports.store._schema import (
 )
 from asyncsports.store._sql import (
     CHANGES,
+    CONTENTS,
     COUNT_ACTIONS,
     CURSOR,
     HEAD,
@@ -60,6 +62,7 @@ from asyncsports.store._types import (
     CONNECT_TIMEOUT,
     PATIENCE,
     ChangeLine,
+    Contents,
     Lease,
     Row,
     RowChange,
@@ -386,6 +389,10 @@ class PgMirror:
         """As :meth:`~asyncsports.store._types.MirrorStore.has`."""
         q = pg(has(table, column))
         return bool(await self._do(lambda c: c.fetchval(q, value)))
+
+    async def contents(self) -> Contents:
+        """As :meth:`~asyncsports.store._types.MirrorStore.contents`."""
+        return as_contents(await self._do(lambda c: c.fetchrow(CONTENTS)))
 
 
 def _line(op: str, t: Table, key: Sequence[Any], row: Sequence[Any]) -> tuple[str, str, str, str]:

@@ -15,6 +15,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 import asyncsports.store._sql as _sql
 from asyncsports.store._lease_sqlite import fence as sqlite_fence
 from asyncsports.store._mirror import (
+    as_contents,
     as_count,
     as_fixture,
     bookkeeping,
@@ -23,7 +24,17 @@ from asyncsports.store._mirror import (
     now_text,
 )
 from asyncsports.store._sqlite import SqliteThread, Transaction, connect
-from asyncsports.store._types import KEYS, POLL, TABLES, ChangeLine, Lease, Row, RowChange, Write
+from asyncsports.store._types import (
+    KEYS,
+    POLL,
+    TABLES,
+    ChangeLine,
+    Contents,
+    Lease,
+    Row,
+    RowChange,
+    Write,
+)
 
 __all__ = ["SqliteMirror", "Store"]
 
@@ -162,6 +173,10 @@ class Store:
         column)."""
         return bool(self._db.execute(_sql.has(table, column), (value,)).fetchone()[0])
 
+    def contents(self) -> Contents:
+        """What the database holds (see :meth:`~asyncsports.store._types.MirrorStore.contents`)."""
+        return as_contents(self._db.execute(_sql.CONTENTS).fetchone())
+
 
 class _OnThread(Generic[P, T]):
     """A :class:`Store` method as a coroutine method of :class:`SqliteMirror`: run on its
@@ -233,3 +248,4 @@ class SqliteMirror:
     count_actions = _OnThread(Store.count_actions)
     position = _OnThread(Store.position)
     has = _OnThread(Store.has)
+    contents = _OnThread(Store.contents)

@@ -14,10 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from asyncsports.store._schema import ALL_TABLES, Table, pg_convert
+from asyncsports.store._schema import (
+    ALL_TABLES,
+    FEED_TABLES,
+    MIRROR_TABLES,
+    RESOURCE_TABLES,
+    Table,
+    pg_convert,
+)
 
 __all__ = [
     "CHANGES",
+    "CONTENTS",
     "COUNT_ACTIONS",
     "CURSOR",
     "JOB_BEGIN",
@@ -156,4 +164,10 @@ UNMARK = "DELETE FROM marks WHERE name = ?"
 POSITION = "SELECT position FROM positions WHERE name = ?"
 SET_POSITION = upsert(TABLES["positions"])
 MIRROR_FIXTURES = "SELECT id, sport, season_id, status, deleted FROM fixtures"
+CONTENTS = "SELECT {}, {}".format(
+    " OR ".join(f"EXISTS (SELECT 1 FROM {t.name})" for t in FEED_TABLES),
+    " OR ".join(f"EXISTS (SELECT 1 FROM {t.name})" for t in (*RESOURCE_TABLES, *MIRROR_TABLES)),
+)
+"""Whether a mirror kept anything (a change, a cursor, a mark, a position), and whether
+any record is stored: :meth:`~asyncsports.store._types.MirrorStore.contents`."""
 COUNT_ACTIONS = "SELECT count(*) FROM actions WHERE fixture_id = ?"

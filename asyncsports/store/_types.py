@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -30,6 +30,7 @@ __all__ = [
     "POLL",
     "TABLES",
     "ChangeLine",
+    "Contents",
     "Deposed",
     "Engine",
     "JobState",
@@ -209,6 +210,10 @@ class RowChange:
         }
 
 
+Contents = Literal["mirror", "records", "nothing"]
+"""What a database holds, as :meth:`MirrorStore.contents` tells it."""
+
+
 class MirrorStore(Protocol):
     """An open mirror database, on either engine: every method is a coroutine.
 
@@ -290,6 +295,14 @@ class MirrorStore(Protocol):
     async def has(self, table: str, column: str, value: Any) -> bool:
         """Whether ``table`` holds a row with ``column = value`` (ValueError: no such
         column)."""
+        ...
+
+    async def contents(self) -> Contents:
+        """What the database holds: ``"mirror"`` once a mirror kept anything in it (a
+        change logged, a consumer's cursor, a mark, a live feed's position);
+        ``"records"`` when it holds records but none of that (a backfill's database:
+        its change feed is empty and stays so); ``"nothing"`` when it holds neither (a
+        new database, or a mirror that has committed nothing yet)."""
         ...
 
 

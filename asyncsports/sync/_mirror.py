@@ -348,15 +348,24 @@ class Mirror:
 
     def _say_start(self, once: bool) -> None:
         rate = self.client.settings.rate_limit
+        # The plan holds no listing's finds yet: these are the fixtures the database
+        # says were under way when the last run stopped (the report's count, later, is
+        # of every live fixture followed, the listings' finds too).
         kinds = collections.Counter(t.kind for t in self.plan.tasks.values())
+        if kinds["live"] or kinds["backlog"]:
+            carried = (
+                f"carrying on from the database with {kinds['live']} live fixtures to "
+                f"follow and {kinds['backlog']} ended ones to read in full"
+            )
+        else:
+            carried = "no fixture under way in the database to carry on with"
         log.info(
-            "mirror: %s %s into %s within %s; carrying on with %d live and %d ended fixtures",
+            "mirror: %s %s into %s within %s; %s",
             "one pass over" if once else "following",
             ", ".join(self.sports),
             self.name,
             f"{rate:g} requests a second" if rate else "no rate limit",
-            kinds["live"],
-            kinds["backlog"],
+            carried,
         )
 
     def _due_after(self, mark: Key, kind: str, now: float) -> float:

@@ -28,10 +28,11 @@ async def report(plan: Plan, committed: Counter[str], stopping: asyncio.Event) -
         live = sum(1 for t in plan.tasks.values() if t.kind == "live")
         ended = stopping.is_set()
         log.info(
-            "mirror: %d changes committed %s; %d live fixtures followed; %d tasks due",
+            "mirror: %d changes committed %s; %d live fixtures followed %s; %d tasks due",
             total - (0 if ended else last),
             "in all" if ended else "in the last minute",
-            live,
+            live,  # those the database carried and those the listings found
+            "at the end" if ended else "now",
             plan.depth(now),
         )
         last = total

@@ -22,7 +22,7 @@ import os
 import secrets
 import socket
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from asyncsports._http.serve import Served
 from asyncsports.errors import AsyncSportsError
@@ -250,30 +250,38 @@ class Standby:
             running.exception()  # retrieved: asyncio would log it as never retrieved
 
     async def _renew(self, lease: Lease, running: asyncio.Task[None]) -> bool:
-        """Renew every quarter of the lease until the mirror ends (False) or the lease
-        is lost (True): its term over, or no renewal before it lapses by this machine's
-        clock (which the database's cannot be behind: each renewal counts from before
-        it was sent)."""
+        """Renew every quarter of the lease until the mirror ends or a stop is asked
+        (False), or the lease is lost (True): its term over, or no renewal before it
+        lapses by this machine's clock (which the database's cannot be behind: each
+        renewal counts from before it was sent)."""
         loop = asyncio.get_running_loop()
-        while True:
-            done, _ = await asyncio.wait([running], timeout=self.ttl / 4)
-            if done:
-                return False
-            t0 = loop.time()
-            try:
-                async with asyncio.timeout(max(0.1, self._valid - t0)):
-                    if not await self.election.renew(lease, self.ttl):
-                        return True
-                self._valid = t0 + self.ttl
-            except Exception as exc:
-                log.warning(
-                    "%s: cannot renew the lease of %s (%s)",
-                    self.label,
-                    self.url,
-                    " ".join(str(exc).split()) or "no answer",
-                )
-            if loop.time() >= self._valid:
-                return True
+        # A stop ends the wait too: the job then has GRACE to stop (_halt), not as long
+        # as its work under way takes (a mirror's requests to a service that does not
+        # answer, each retried: sync --once took two minutes to end at SIGTERM).
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        waits: list[asyncio.Future[Any]] = [running, stopping]
+        try:
+            while True:
+                await asyncio.wait(waits, timeout=self.ttl / 4, return_when=asyncio.FIRST_COMPLETED)
+                if running.done() or stopping.done():
+                    return False
+                t0 = loop.time()
+                try:
+                    async with asyncio.timeout(max(0.1, self._valid - t0)):
+                        if not await self.election.renew(lease, self.ttl):
+                            return True
+                    self._valid = t0 + self.ttl
+                except Exception as exc:
+                    log.warning(
+                        "%s: cannot renew the lease of %s (%s)",
+                        self.label,
+                        self.url,
+                        " ".join(str(exc).split()) or "no answer",
+                    )
+                if loop.time() >= self._valid:
+                    return True
+        finally:
+            stopping.cancel()
 
 
 def _deposed(error: BaseException | None) -> bool:

@@ -595,3 +595,78 @@ async def test_a_connection_dropped_in_its_handshake_is_an_outage(
         with pytest.raises(Exception) as caught:
             await connect(parse_target(f"nats://127.0.0.1:{port}"), 5.0)
     assert classify(caught.value) == "away", repr(caught.value)
+
+
+async def _answering(reply: bytes | None) -> asyncio.Server:
+    """A server that says nothing until asked, then ``reply`` (None: never a word)."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError):
+            if await reader.read(100) and reply is not None:
+                writer.write(reply)
+                await writer.drain()
+            await reader.read()  # held open until the other end lets go
+        writer.close()
+
+    return await asyncio.start_server(serve, "127.0.0.1", 0)
+
+
+@pytest.mark.parametrize("follow", [[], ["--follow"]], ids=["once", "follow"])
+@pytest.mark.parametrize("who", ["redis", "http"])
+async def test_a_nats_url_at_another_servers_port_is_refused_naming_who_answered(
+    tmp_path: Path, who: str, follow: list[str]
+) -> None:
+    """Issue 43, item 7: ``--to nats://<a Redis's port>`` waited out the connect timeout
+    (10 s) for the INFO a NATS server sends at once, then said only "TimeoutError" (a
+    follower would have waited on, as for an outage). A connection without its INFO
+    after half a second has a look of its own at who listens (what it says unasked, or
+    to a PING): another server is a BusError naming it, exit 22, at once."""
+    db = str(tmp_path / "m.sqlite")
+    await (await open_mirror(db)).close()  # a mirror with nothing yet: it publishes
+    async with contextlib.AsyncExitStack() as stack:
+        if who == "redis":
+            redis = bus_server("redis")
+            stack.callback(redis.close)
+            port, said = redis.port, "a Redis server answered (+PONG)"
+        else:
+            http = await _answering(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            stack.push_async_callback(http.wait_closed)
+            stack.callback(http.close)
+            port = http.sockets[0].getsockname()[1]
+            said = "an HTTP server answered (HTTP/1.1 400 Bad Request)"
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        result = await ainvoke("changes", "--db", db, "--to", f"nats://127.0.0.1:{port}", *follow)
+        took = loop.time() - began
+    assert result.exit_code == 22, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("asyncsports: error: ")]
+    target = f"nats://127.0.0.1:{port} stream ASYNCSPORTS (asyncsports.>)"
+    assert line == f"asyncsports: error: {target}: no NATS server there: {said}"
+    assert took < 5, f"{took:.1f} s: the connect timeout (10 s) waited out"
+
+
+async def test_a_nats_url_where_nothing_answers_says_so_within_the_connect_timeout(
+    tmp_path: Path,
+) -> None:
+    """A server that takes the connection and says nothing, even to a PING (a NATS server
+    stopped, a proxy with nothing behind it): no INFO within the connect timeout, an
+    outage (``cannot publish`` without --follow, exit 22), said in words: it was a bare
+    "TimeoutError"."""
+    db = str(tmp_path / "m.sqlite")
+    await (await open_mirror(db)).close()
+    silent = await _answering(None)
+    try:
+        port = silent.sockets[0].getsockname()[1]
+        to = f"nats://127.0.0.1:{port}"
+        result = await ainvoke("changes", "--db", db, "--to", to, "--connect-timeout", "1")
+    finally:
+        silent.close()
+        # Each connection closed (the server waits for them): none left open by nats-py.
+        async with asyncio.timeout(WITHIN):
+            await silent.wait_closed()
+    assert result.exit_code == 22, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("asyncsports: error: ")]
+    assert line == (
+        f"asyncsports: error: cannot publish to {to} stream ASYNCSPORTS (asyncsports.>): "
+        "no NATS server answered within 1 s (no INFO)"
+    )

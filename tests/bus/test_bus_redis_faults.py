@@ -331,3 +331,25 @@ async def test_a_redis_that_stops_answering_is_a_timeout_within_the_bound(
         finally:
             proxy.release()
             await bus.close()
+
+
+@pytest.mark.parametrize("follow", [[], ["--follow"]], ids=["once", "follow"])
+async def test_a_redis_url_at_a_nats_servers_port_is_refused_naming_who_answered(
+    tmp_path: Path, follow: list[str]
+) -> None:
+    """Issue 43, item 7, the other way round: redis-py read the NATS server's INFO as a
+    reply to its PING and the line quoted all of it ("refuses: Protocol Error:
+    b'INFO {"server_id":...'"). Now one line says who answered: exit 22, at once."""
+    db = str(tmp_path / "m.sqlite")
+    await (await open_mirror(db)).close()  # a mirror with nothing yet: it publishes
+    nats = bus_server("nats")
+    try:
+        to = f"redis://127.0.0.1:{nats.port}/0"
+        result = await ainvoke("changes", "--db", db, "--to", to, *follow)
+    finally:
+        nats.close()
+    assert result.exit_code == 22, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("asyncsports: error: ")]
+    said = f"asyncsports: error: {to} asyncsports:*: no Redis server there: "
+    assert line.startswith(said + "a NATS server answered (INFO, version 2."), line
+    assert "server_id" not in line

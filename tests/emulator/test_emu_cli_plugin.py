@@ -15,7 +15,7 @@ from support.api import ACCEPT
 
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
-from asyncsports.emulator.__main__ import describe, main
+from asyncsports.emulator.__main__ import _parser, describe, serve
 
 RECORDING = Path(__file__).parents[1] / "data" / "replay-small.jsonl.gz"
 
@@ -104,7 +104,8 @@ def test_a_busy_port_is_a_usage_error_naming_its_option(
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        assert main(["--port", str(port)]) == 2  # argparse's usage error
+        # serve(), not main(): main owns the process's signals, this one is pytest's.
+        assert serve(_parser().parse_args(["--port", str(port)])) == 2  # a usage error
     said = capsys.readouterr().err
     assert said.startswith(
         f"asyncsports-emulator: error: argument --port: cannot listen on {port}: "

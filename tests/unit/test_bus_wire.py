@@ -27,6 +27,7 @@ from asyncsports._wire.bus import (
     seq_of_entry,
     seq_of_msg_id,
     sport_of,
+    who_answered,
 )
 from asyncsports.store import RowChange
 
@@ -505,3 +506,35 @@ def test_a_redis_password_of_any_characters_connects_as_written(password: str) -
     with pytest.raises(ValueError) as caught:
         parse_target(f"redis://:{password}@bus.example:6380/2?prefx=p")
     assert password not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        (
+            b'INFO {"server_id":"N","version":"2.9.10","max_payload":1048576} \r\n',
+            "a NATS server answered (INFO, version 2.9.10)",
+        ),
+        (b"INFO {not json\r\n", "a NATS server answered (INFO)"),
+        (b"+PONG\r\n", "a Redis server answered (+PONG)"),
+        (
+            b"-NOAUTH Authentication required.\r\n",
+            "a Redis server answered (-NOAUTH Authentication required.)",
+        ),
+        (
+            b"HTTP/1.1 400 Bad Request\r\nServer: x\r\n",
+            "an HTTP server answered (HTTP/1.1 400 Bad Request)",
+        ),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "something else answered: b'SSH-2.0-OpenSSH_9.6'"),
+        (
+            b"\x1b[2J\xff" * 30,  # cut short, its bytes escaped
+            "something else answered: b'" + "\\x1b[2J\\xff" * 5 + "\\x1...",
+        ),
+    ],
+    ids=["nats", "nats-garbled", "redis", "redis-error", "http", "ssh", "control-bytes"],
+)
+def test_who_answered_at_a_bus_address_is_named_from_its_first_line(
+    said: bytes, named: str
+) -> None:
+    assert who_answered(said) == named
+    assert "\x1b" not in who_answered(said)  # nothing of it reaches a terminal as is
