@@ -81,7 +81,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], int, str], ...] = (
 PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed on
 
 
-UNTIL_STOPPED = ("sync", "changes --follow", "events --watch", "emulator")
+UNTIL_STOPPED = ("sync without --once", "changes --follow", "events --watch", "emulator")
 """The commands that run until they are stopped (each passes ``until_stopped`` to
 ``run_async``): SIGTERM is their normal end, exit 0; Ctrl-C is 130 as everywhere (the
 rule: asyncsports._signals). asyncsports-emulator exits as ``emulator`` does."""

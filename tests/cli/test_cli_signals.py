@@ -87,7 +87,7 @@ COMMANDS: dict[str, LongRunning] = {
     ),
     "events --watch": LongRunning(("--emulator", "events", "--watch"), '"change"'),
     "changes --follow": LongRunning(("changes", "--db", "DB", "--follow"), '"seq"'),
-    "sync": LongRunning(
+    "sync without --once": LongRunning(
         ("--emulator", "sync", "-s", "soccer", "--db", "DB", "--metrics-port", "0"),
         "metrics on ",
         on="err",
