@@ -5,7 +5,8 @@ feeds it what arrived and does what it answers, in the style of h11.
 
 - :func:`classify`: one websocket message of a feed -> :class:`Packet` (a decoded record
   and its ``fixtureSeqNum``), :class:`Heartbeat`, :class:`Ack`, :class:`AuthFailed`,
-  :class:`Warned`, :class:`Unknown`, or :class:`Malformed` (looks like a packet, does not decode). Decimal
+  :class:`Warned`, :class:`Status` (the vendor's status
+  messages), :class:`Unknown`, or :class:`Malformed` (looks like a packet, does not decode). Decimal
   fields arrive quoted or not (``"fixtureSeqNum": "12"``): the live decoders are lax.
 - :class:`FeedState`: one feed across its connections. ``position`` counts the records
   delivered, and is the ``startPosition`` of the next connection. Each packet gets a
@@ -30,6 +31,7 @@ from asyncsports._wire.live.messages import (
     Message,
     Packet,
     Record,
+    Status,
     Unknown,
     Warned,
     classify,
@@ -50,6 +52,7 @@ __all__ = [
     "Message",
     "Packet",
     "Record",
+    "Status",
     "Step",
     "Unknown",
     "Warned",
