@@ -16,9 +16,10 @@ in order whatever the server does; it ends after the fixture's finishing record 
 the service says the fixture is over with every record delivered), else it raises. Many
 feeds merge into one iterator of ``(fixture_id, record)`` with :func:`merge`. A feed's
 health (connected, lost, reconnecting, resumed, delayed, recovered, the vendor's status
-messages, ended) is data beside its records: ``feed.health()`` and ``merged.health()``
-iterate :data:`HealthEvent` values, ``feed.health_state`` is the latest. The wire
-rules the vendor leaves open are in docs/wire.md ("Live feeds").
+messages, coverage changes, ended) is data beside its records: ``feed.health()`` and
+``merged.health()`` iterate :data:`HealthEvent` values, ``feed.health_state`` is the
+latest. The wire rules the vendor leaves open are in docs/wire.md ("Live feeds", "Feed
+health").
 
 The names live in :mod:`asyncsports._iter.feed` (:class:`Feed`), :mod:`asyncsports._iter.merge`
 and :mod:`asyncsports.resources.live`; this module is their public address.
@@ -29,6 +30,7 @@ from asyncsports._iter.feed import Feed
 from asyncsports._iter.merge import Merged, merge
 from asyncsports._wire.live.health import (
     Connected,
+    Coverage,
     Delayed,
     Ended,
     HealthEvent,
@@ -46,6 +48,7 @@ from asyncsports.resources.live import over as over
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "Connected",
+    "Coverage",
     "Delayed",
     "Ended",
     "Feed",

@@ -10,6 +10,9 @@ its record path is the same as without health. With one:
 - a silence (no message at all for ``delayed_after`` seconds) is found by one timer per
   connection, re-armed from the last message as the idle watchdog is (the listener
   already notes each message's time for it), and its end within :data:`POLL` seconds;
+- a coverage change (an action record whose summary's collection status is not the last
+  one's) is found by the feed's step, wrapped while someone listens: three attribute
+  reads a record, only then;
 - a lagging record (its own timestamp ``lag_after`` seconds behind the clock) is found by
   the feed's step, wrapped while someone listens and ``lag_after`` is set: a record's
   timestamp is read at most every :data:`LAG_EVERY` seconds (every record while it lags),
@@ -24,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
-from asyncsports._wire.live import Status, Step
+from asyncsports._wire.live import FeedState, Status, Step
 from asyncsports._wire.live.health import (
     Ended,
     HealthEvent,
@@ -135,6 +138,7 @@ class Health:
     """One feed's health, told by the driver: its state, its listeners, its watchers."""
 
     __slots__ = (
+        "_coverage",
         "_idle",
         "_listened",
         "_machine",
@@ -156,6 +160,7 @@ class Health:
         )
         self._timer: asyncio.TimerHandle | None = None
         self._quiet_since = 0.0
+        self._coverage: str | None = None  # the last record's collection status
 
     @property
     def state(self) -> HealthState:
@@ -210,40 +215,66 @@ class Health:
         self._unwatch()
         self._emit(self._machine.ended(position, finished, reason, time.time()))
 
-    def stepper(self, step: Stepper) -> Stepper:
-        """The step a new connection uses: ``step`` itself, or, while someone listens and
-        ``lag_after`` is set, ``step`` with each record's timestamp compared to the clock."""
-        lag_after = self.lag_after
-        if lag_after is None or not self.listeners:
+    def stepper(self, step: Stepper, state: FeedState) -> Stepper:
+        """The step a new connection uses: ``step`` itself, or, while someone listens,
+        ``step`` with each action record's coverage (its summary's collection status)
+        compared to the last, and, when ``lag_after`` is set, a sample of the records'
+        timestamps compared to the clock."""
+        if not self.listeners:
             return step
-        machine, emit = self._machine, self._emit
+        machine, lag_after, covered = self._machine, self.lag_after, self._covered
         due = [0.0]  # when the next record is compared (monotonic): sampled, not each one
-
         monotonic = time.monotonic
+        actions, raw = state.kind == "actions", state.raw
 
-        def lagged(data: Any, url: str) -> Any:
+        def listened(data: Any, url: str) -> Any:
             out = step(data, url)
+            if type(out) is not Step:  # the hot path: one record, inline
+                record: Any = out
+                if actions:
+                    summary = (out.value if raw else out).fixture_summary
+                    if summary is not None and summary.collection_status != self._coverage:
+                        covered(summary, state.position)
+            elif out.records:
+                record = out.records[-1]
+                if actions:
+                    first = state.position - len(out.records)
+                    each: Any
+                    for i, each in enumerate(out.records, 1):
+                        summary = (each.value if raw else each).fixture_summary
+                        if summary is not None and summary.collection_status != self._coverage:
+                            covered(summary, first + i)
+            else:
+                return out  # a heartbeat, a held record: nothing to compare
+            if lag_after is None:
+                return out
             if machine.state != "delayed" and monotonic() < due[0]:  # an attribute, not
                 return out  # the property: a call less per record
-            if type(out) is Step:
-                if not out.records:
-                    return out  # a heartbeat, a held record: not a sample
-                record = out.records[-1]
-            else:
-                record = out
             due[0] = monotonic() + LAG_EVERY
-            stamp = _timestamp(record)
-            if stamp is not None:
-                now = time.time()
-                behind = now - stamp
-                if behind > lag_after:
-                    if machine.state == "live":
-                        emit(machine.delay("lagging", behind, now))
-                elif machine.delayed == "lagging":
-                    emit(machine.recover("lagging", now))
+            self._lagged(record, lag_after)
             return out
 
-        return lagged
+        return listened
+
+    def _lagged(self, record: Any, lag_after: float) -> None:
+        """Compare a record's own timestamp to the clock: delayed, or recovered."""
+        stamp = _timestamp(record)
+        if stamp is None:
+            return
+        machine, now = self._machine, time.time()
+        behind = now - stamp
+        if behind > lag_after:
+            if machine.state == "live":
+                self._emit(machine.delay("lagging", behind, now))
+        elif machine.delayed == "lagging":
+            self._emit(machine.recover("lagging", now))
+
+    def _covered(self, summary: Any, position: int) -> None:
+        """Tell a change of the fixture's collection status (an action record's summary)."""
+        status = summary.collection_status
+        previous, self._coverage = self._coverage, status
+        reason = summary.reason or ""
+        self._emit(self._machine.coverage(status, previous, reason, position, time.time()))
 
     # -- silence
 

@@ -174,7 +174,7 @@ class Conn:
         self.health = health
         # The feed's step, or it wrapped for a health listener's lag check (chosen per
         # connection: nothing is asked per record whether someone listens).
-        self._step = state.step if health is None else health.stepper(state.step)
+        self._step = state.step if health is None else health.stepper(state.step, state)
         self.start = state.position  # this connection's startPosition
         self._deliver = deliver
         # Pulled: messages wait here as bytes, checked in the consumer's turn (a record
@@ -280,7 +280,7 @@ class Conn:
     def listened(self) -> None:
         """A health listener came while this connection is open: take its step."""
         if self.health is not None:
-            self._step = self.health.stepper(self._state.step)
+            self._step = self.health.stepper(self._state.step, self._state)
 
     @property
     def shown(self) -> str:

@@ -101,8 +101,8 @@ class Feed(Generic[R]):
     def health(self, maxsize: int = 256) -> HealthEvents:
         """The feed's health events from now on: an async iterator of
         :data:`~asyncsports.live.HealthEvent` (connected, lost, reconnecting, resumed,
-        delayed, recovered, the vendor's status messages, and last ended), beside the
-        records, which it does not slow. At most ``maxsize`` wait: a consumer that falls
+        delayed, recovered, the vendor's status messages, coverage changes, and last
+        ended), beside the records. At most ``maxsize`` wait: a consumer that falls
         behind loses the oldest, counted in ``dropped``. It ends after the feed's
         :class:`~asyncsports.live.Ended`. Call it before reading the feed to miss nothing;
         as many listeners as wanted."""

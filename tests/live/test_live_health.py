@@ -22,6 +22,7 @@ from asyncsports import Client, RetryPolicy
 from asyncsports._http.health import POLL
 from asyncsports.live import (
     Connected,
+    Coverage,
     Delayed,
     Ended,
     Feed,
@@ -52,7 +53,9 @@ class Script:
         self.starts: list[int] = []
         self.done: dict[str, float] = {}
 
-    def packet(self, index: int, seq: int, *, last: bool = False, age: float = 0.0) -> bytes:
+    def packet(
+        self, index: int, seq: int, *, last: bool = False, age: float = 0.0, summary: Any = None
+    ) -> bytes:
         stamp = datetime.fromtimestamp(time.time() - age, UTC).isoformat()
         action = {
             "actionId": str(uuid.UUID(int=index + 1)),
@@ -60,7 +63,10 @@ class Script:
             "fixtureSeqNum": seq,
             "timestamp": stamp,
         }
-        return msgspec.json.encode({"fixtureAction": action, "finished": last})
+        record: dict[str, Any] = {"fixtureAction": action, "finished": last}
+        if summary is not None:
+            record["fixtureSummary"] = summary
+        return msgspec.json.encode(record)
 
     async def handler(self, request: web.Request) -> web.StreamResponse:
         start = int(request.query["startPosition"])
@@ -94,6 +100,9 @@ class Script:
                     sent += 1
             elif what == "old":  # a record whose own timestamp is ``arg`` seconds old
                 await ws.send_bytes(self.packet(start + sent, sent + 1, age=arg))
+                sent += 1
+            elif what == "summary":  # a record whose fixture summary is ``arg``
+                await ws.send_bytes(self.packet(start + sent, sent + 1, summary=arg))
                 sent += 1
             elif what == "raw":
                 await ws.send_str(arg)
@@ -291,6 +300,36 @@ async def test_a_lagging_record_is_delayed_and_a_current_one_recovers(way: str) 
             script.do("finish")
             assert isinstance(await _next(events, GUARD), Ended)
     assert len(got) == 3
+
+
+async def test_a_coverage_change_in_the_records_is_an_event(way: str) -> None:
+    fid = uuid.uuid4()
+    script = Script(fid)
+    got: list[Any] = []
+    live = {"collectionStatus": "CollectingLive"}
+    paused = {"collectionStatus": "CollectionSuspended", "reason": "no signal"}
+    async with _served(script) as c:
+        feed = c.live.actions("basketball", fid, idle_timeout=10)
+        async with _reading(c, feed, way, got) as events:
+            assert isinstance(await _next(events, GUARD), Connected)
+            script.do("summary", live)
+            first = await _next(events, GUARD)
+            assert isinstance(first, Coverage) and first.fixture_id == fid
+            assert (first.status, first.previous, first.position) == ("CollectingLive", None, 1)
+            script.do("summary", live)  # no change: no event
+            script.do("summary", paused)
+            dropped = await _next(events, GUARD)
+            assert isinstance(dropped, Coverage) and dropped.position == 3
+            assert (dropped.status, dropped.previous) == ("CollectionSuspended", "CollectingLive")
+            assert dropped.reason == "no signal"
+            assert dropped.at - script.done["summary"] <= AT_ONCE
+            script.do("summary", live)
+            back = await _next(events, GUARD)
+            assert isinstance(back, Coverage) and back.status == "CollectingLive"
+            assert back.previous == "CollectionSuspended"
+            script.do("finish")  # a record without a summary says nothing of coverage
+            assert isinstance(await _next(events, GUARD), Ended)
+    assert len(got) == 5
 
 
 async def test_a_feed_closed_by_its_reader_ends_its_events_and_many_listen() -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from asyncsports._wire.live.health import (
     Connected,
+    Coverage,
     Delayed,
     Ended,
     HealthEvent,
@@ -30,6 +31,7 @@ INPUTS = st.one_of(
     st.tuples(st.just("recover"), CAUSES),
     st.tuples(st.just("status"), st.sampled_from(["alarm", "notice", "unknown"])),
     st.tuples(st.just("ended"), st.integers(0, 99), st.booleans()),
+    st.tuples(st.just("coverage"), st.sampled_from(["CollectingLive", "CollectionDropped"])),
 )
 
 
@@ -39,6 +41,8 @@ def _tell(m: HealthMachine, what: tuple[Any, ...], now: float) -> list[HealthEve
         return m.status(args[0], "", b"{}", now)
     if name == "ended":
         return m.ended(args[0], args[1], "why", now)
+    if name == "coverage":
+        return m.coverage(args[0], None, "", 1, now)
     if name == "lost":
         return m.lost(args[0], args[1], args[2], now)
     method = getattr(m, name)
@@ -90,7 +94,8 @@ def test_the_events_keep_their_rules_whatever_happens(inputs: list[tuple[Any, ..
 def test_the_state_follows_the_last_event(inputs: list[tuple[Any, ...]]) -> None:
     m = HealthMachine()
     for now, what in enumerate(inputs):
-        events = [e for e in _tell(m, what, float(now)) if not isinstance(e, VendorStatus)]
+        said = _tell(m, what, float(now))
+        events = [e for e in said if not isinstance(e, (VendorStatus, Coverage))]
         if events:
             last = events[-1]
             want = {

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "Connected",
+    "Coverage",
     "Delayed",
     "Ended",
     "HealthEvent",
@@ -120,6 +121,23 @@ class VendorStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class Coverage:
+    """The fixture's coverage changed, as its records say: the ``collectionStatus`` of a
+    record's fixture summary (``status``: ``CollectingLive``, ``CollectionSuspended``,
+    ``CollectionDropped``...; see :class:`~asyncsports.models.CollectionStatus`) differs
+    from the last record's (``previous``, None for the feed's first). ``reason`` is the
+    summary's (why collection paused), ``position`` the records delivered with that one.
+    The record itself comes as a record, as always."""
+
+    fixture_id: Any
+    at: float
+    status: str | None
+    previous: str | None
+    reason: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
 class Ended:
     """The feed is over ("over"): after the fixture's finishing record (``finished``), the
     service's word that the fixture is over, an error (``reason`` names it), or the feed
@@ -133,7 +151,15 @@ class Ended:
 
 
 HealthEvent: TypeAlias = (
-    Connected | Lost | Reconnecting | Resumed | Delayed | Recovered | VendorStatus | Ended
+    Connected
+    | Lost
+    | Reconnecting
+    | Resumed
+    | Delayed
+    | Recovered
+    | VendorStatus
+    | Coverage
+    | Ended
 )
 """Any of a feed's health events; each names its fixture (``fixture_id``)."""
 
@@ -145,7 +171,8 @@ class HealthMachine:
     :class:`Recovered`, or ended by a :class:`Lost` (the connection's end supersedes it),
     or by the feed's end; there is one delay at a time (a silent feed is not also said to
     lag). :class:`Resumed` follows the :class:`Connected` of a connection opened after a
-    :class:`Lost` one. Status messages change no state.
+    :class:`Lost` one. Status messages and coverage changes change no state (what they
+    mean for a market is the consumer's to decide).
     """
 
     __slots__ = ("_delay", "_lost", "fixture_id", "state")
@@ -213,6 +240,14 @@ class HealthMachine:
         if self.state == "over":
             return []
         return [VendorStatus(self.fixture_id, now, kind, text, raw)]
+
+    def coverage(
+        self, status: str | None, previous: str | None, reason: str, position: int, now: float
+    ) -> list[HealthEvent]:
+        """A record whose fixture summary's collection status differs from the last's."""
+        if self.state == "over":
+            return []
+        return [Coverage(self.fixture_id, now, status, previous, reason, position)]
 
     def ended(self, position: int, finished: bool, reason: str, now: float) -> list[HealthEvent]:
         """The feed is over."""
