@@ -47,8 +47,9 @@ class Script:
     """The server's side: each connection takes commands from one queue, in turn, and
     notes when it did what (epoch seconds, to compare with each event's ``at``)."""
 
-    def __init__(self, fid: uuid.UUID) -> None:
+    def __init__(self, fid: uuid.UUID, refuse: int = 0) -> None:
         self.fid = fid
+        self.refuse = refuse  # handshakes answered 503 first
         self.commands: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.starts: list[int] = []
         self.done: dict[str, float] = {}
@@ -69,6 +70,10 @@ class Script:
         return msgspec.json.encode(record)
 
     async def handler(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse:
+            self.refuse -= 1
+            self.done["refused"] = time.time()
+            return web.Response(status=503)
         start = int(request.query["startPosition"])
         self.starts.append(start)
         self.done[f"open {len(self.starts)}"] = time.time()  # before the handshake
@@ -330,6 +335,28 @@ async def test_a_coverage_change_in_the_records_is_an_event(way: str) -> None:
             script.do("finish")  # a record without a summary says nothing of coverage
             assert isinstance(await _next(events, GUARD), Ended)
     assert len(got) == 5
+
+
+async def test_a_refused_handshake_is_reconnecting_before_the_first_connection(
+    way: str,
+) -> None:
+    fid = uuid.uuid4()
+    script = Script(fid, refuse=2)
+    got: list[Any] = []
+    async with _served(script) as c:
+        feed = c.live.actions("basketball", fid, idle_timeout=10)
+        async with _reading(c, feed, way, got) as events:
+            tries = [await _next(events, GUARD), await _next(events, GUARD)]
+            assert [(type(e), e.attempt) for e in tries] == [  # type: ignore[union-attr]
+                (Reconnecting, 1),
+                (Reconnecting, 2),
+            ]
+            assert tries[1].at - script.done["refused"] <= AT_ONCE
+            opened = await _next(events, GUARD)
+            assert isinstance(opened, Connected) and opened.connection == 3
+            script.do("finish")  # no Resumed: nothing was lost, nothing delivered
+            assert isinstance(await _next(events, GUARD), Ended)
+    assert len(got) == 1
 
 
 async def test_a_feed_closed_by_its_reader_ends_its_events_and_many_listen() -> None:

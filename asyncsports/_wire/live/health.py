@@ -38,8 +38,9 @@ DelayCause = Literal["silent", "lagging"]
 
 @dataclass(frozen=True, slots=True)
 class Connected:
-    """A connection of the feed is open, its token sent: the ``connection``-th (from 1),
-    asking for records from ``position`` on. ``at``: epoch seconds, as every event's."""
+    """A connection of the feed is open, its token sent: attempt ``connection`` (from 1,
+    as ``feed.connections`` counts, refused handshakes too), asking for records from
+    ``position`` on. ``at``: epoch seconds, as every event's."""
 
     fixture_id: Any
     at: float
