@@ -16,10 +16,12 @@ import msgspec
 import pytest
 from aiohttp import web
 from support import until
-from support.live import serve
+from support.live import HEARTBEAT, fixture_id, serve
 
 from asyncsports import Client, RetryPolicy
 from asyncsports._http.health import POLL
+from asyncsports.emulator import Emulator
+from asyncsports.emulator._live import STATUS_TEXT
 from asyncsports.live import (
     Connected,
     Coverage,
@@ -404,3 +406,51 @@ async def test_a_merge_names_each_fixture_in_its_events() -> None:
 
 async def _drain(m: Any) -> int:
     return len([r async for r in m])
+
+
+# ------------------------------------------------------------- against the emulator
+
+
+@pytest.mark.parametrize("dialect", ["emulator", "vendor", "golf"])
+async def test_the_emulators_status_fault_is_a_vendor_status_event(way: str, dialect: str) -> None:
+    async with (
+        Emulator(live_heartbeat=HEARTBEAT, live_dialect=dialect) as emu,
+        emu.client(retry=FAST) as c,
+    ):
+        fid = await fixture_id(c, "completed")
+        rest = await c.actions.list("basketball", fid).collect()
+        emu.faults.live("status", after=3)
+        feed = c.live.actions("basketball", fid, replay="fast", idle_timeout=10)
+        got: list[Any] = []
+        async with _reading(c, feed, way, got) as events:
+            said = [e async for e in events]
+    statuses = [e for e in said if isinstance(e, VendorStatus)]
+    kind = "alarm" if dialect == "golf" else "notice"
+    assert [(e.kind, e.text) for e in statuses][-1] == (kind, STATUS_TEXT)
+    assert type(said[0]) is Connected and type(said[-1]) is Ended and said[-1].finished
+    assert len(got) == len(rest) and emu.faults.injected["live.status"] == 1
+
+
+async def test_the_emulators_stall_is_delayed_then_lost_and_resumed(way: str) -> None:
+    async with (
+        Emulator(live_heartbeat=HEARTBEAT) as emu,
+        emu.client(retry=FAST) as c,
+    ):
+        fid = await fixture_id(c, "completed")
+        rest = await c.actions.list("basketball", fid).collect()
+        emu.faults.live("stall", after=5)
+        feed = c.live.actions("basketball", fid, replay="fast", idle_timeout=1.5)
+        feed.delayed_after = 0.5
+        got: list[Any] = []
+        async with _reading(c, feed, way, got) as events:
+            said = [e async for e in events]
+    kinds = [type(e) for e in said]
+    at = kinds.index(Delayed)
+    assert kinds[at : at + 5] == [Delayed, Lost, Reconnecting, Connected, Resumed]
+    delayed, lost, resumed = said[at], said[at + 1], said[at + 4]
+    assert isinstance(lost, Lost) and lost.stalled and isinstance(resumed, Resumed)
+    # Delayed half-way through the stall, lost at its end; resumed where it stood.
+    assert 0.5 <= delayed.seconds <= 0.5 + AT_ONCE
+    assert 1.5 - 0.5 - AT_ONCE <= lost.at - delayed.at <= 1.5 - 0.5 + AT_ONCE
+    assert resumed.position == lost.position == 5
+    assert kinds[-1] is Ended and len(got) == len(rest)
