@@ -94,7 +94,9 @@ class Following(NamedTuple):
     """What following one live feed takes (:func:`follow`, :func:`push`).
 
     ``session`` is the client's :class:`~asyncsports._http.session.Session`, ``req`` the
-    feed's path and fixed query (``startPosition`` is added per connection).
+    feed's path and fixed query (``startPosition`` is added per connection); ``health``
+    is told each connection's opening and end, each attempt, each status message and
+    the feed's end (:mod:`asyncsports._http.health`).
     """
 
     session: Session
@@ -172,8 +174,9 @@ class Conn:
     ) -> None:
         self._state = state
         self.health = health
-        # The feed's step, or it wrapped for a health listener's lag check (chosen per
-        # connection: nothing is asked per record whether someone listens).
+        # The feed's step, or it wrapped for a health listener's coverage and lag checks
+        # (chosen per connection, and when a listener comes: nothing is asked per record
+        # whether someone listens).
         self._step = state.step if health is None else health.stepper(state.step, state)
         self.start = state.position  # this connection's startPosition
         self._deliver = deliver
