@@ -36,6 +36,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asyncsports._http import connection as c
+from asyncsports._http.health import Health
 from asyncsports._http.request import Request
 from asyncsports._http.session import Failure, own_secrets
 from asyncsports._wire.live import ConnectionEnd, FeedState, Step
@@ -93,7 +94,9 @@ class Following(NamedTuple):
     """What following one live feed takes (:func:`follow`, :func:`push`).
 
     ``session`` is the client's :class:`~asyncsports._http.session.Session`, ``req`` the
-    feed's path and fixed query (``startPosition`` is added per connection).
+    feed's path and fixed query (``startPosition`` is added per connection); ``health``
+    is told each connection's opening and end, each attempt, each status message and
+    the feed's end (:mod:`asyncsports._http.health`).
     """
 
     session: Session
@@ -103,6 +106,7 @@ class Following(NamedTuple):
     progress: Progress
     over: Over
     warned: Warn
+    health: Health
 
 
 class Valve:
@@ -144,6 +148,7 @@ class Conn:
         "done",
         "end",
         "error",
+        "health",
         "idle",
         "inbox",
         "paused",
@@ -159,10 +164,20 @@ class Conn:
     )
 
     def __init__(
-        self, state: FeedState, url: str, deliver: Deliver, valve: Valve, pulled: bool = False
+        self,
+        state: FeedState,
+        url: str,
+        deliver: Deliver,
+        valve: Valve,
+        pulled: bool = False,
+        health: Health | None = None,
     ) -> None:
         self._state = state
-        self._step = state.step
+        self.health = health
+        # The feed's step, or it wrapped for a health listener's coverage and lag checks
+        # (chosen per connection, and when a listener comes: nothing is asked per record
+        # whether someone listens).
+        self._step = state.step if health is None else health.stepper(state.step, state)
         self.start = state.position  # this connection's startPosition
         self._deliver = deliver
         # Pulled: messages wait here as bytes, checked in the consumer's turn (a record
@@ -214,7 +229,10 @@ class Conn:
 
     def stepped(self, step: Step, data: bytes) -> None:
         """After a message that was not simply the next record: its records delivered,
-        or the connection's end or a warning noted for the task."""
+        or the connection's end or a warning noted for the task; a status message told
+        to the feed's health."""
+        if step.status is not None and self.health is not None:
+            self.health.status(step.status)
         if step.records:
             full = False
             for record in step.records:
@@ -255,6 +273,17 @@ class Conn:
                 self.quiet = code == c.CLOSE_NORMAL and self.delivered == 0
             self.end = ConnectionEnd(self.delivered, stalled=stalled, error=text)
         self._over()
+
+    @property
+    def step(self) -> Callable[[bytes, str], Delivered | Step]:
+        """The feed's step for this connection's messages (see :meth:`listened`)."""
+        step: Callable[[bytes, str], Delivered | Step] = self._step
+        return step
+
+    def listened(self) -> None:
+        """A health listener came while this connection is open: take its step."""
+        if self.health is not None:
+            self._step = self.health.stepper(self._state.step, self._state)
 
     @property
     def shown(self) -> str:
@@ -317,12 +346,12 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
     out = _Out()  # the records of one message (a held batch, say)
     feed.progress.queue = out
     valve = Valve()
-    check = feed.state.step
     async with contextlib.aclosing(connections(feed, out.put, valve, True)) as conns:
         async for conn in conns:
             inbox, url = conn.inbox, conn.url
             assert inbox is not None
             take = inbox.popleft
+            check = conn.step
             while True:
                 if out:
                     yield out.pop(0)
@@ -343,6 +372,7 @@ async def follow(feed: Following) -> AsyncGenerator[Delivered, None]:
                     break
                 else:
                     await _next(feed, conn)
+                    check = conn.step  # a health listener that came meanwhile: its step
 
 
 class _Out(list[Delivered]):
@@ -415,13 +445,16 @@ async def connections(
     row delivered nothing, DecodeError for a malformed packet, NotFoundError when
     ``warned`` finds the fixture unknown.
     """
-    session = feed.session
+    session, health, state = feed.session, feed.health, feed.state
     net, base = _opened(session)
     call = Call()
     conn: Conn | None = None
+    why = "closed by its reader"  # how the feed ended, for its health's last event
     try:
         while True:
             conn = await _connect(feed, net, base, call, deliver, valve, pulled)
+            assert conn.idle is not None  # set by _connect
+            health.connected(state.connections, conn.start, conn.idle, conn.listened)
             observer = session.observer
             seen = None if observer is None else observer.connection(feed.req, call.attempts + 1)
             end: ConnectionEnd | None = None
@@ -432,12 +465,20 @@ async def connections(
                 await conn.closed(seen, end)
             end = await _decided(feed, conn, end)
             if end is None:
+                why = feed.progress.ended or "the fixture's finishing record"
                 return
-            await _after_end(session, end, call, conn.shown, conn.token)
+            health.lost(state.position, end.error, end.stalled)
+            await _after_end(session, end, call, conn.shown, conn.token, health)
     except AsyncSportsError as exc:
         # What a server sent back (a reason, a warning, a snippet) may echo a secret.
         session.scrub(exc, *_secrets(feed, conn))
+        why = f"{type(exc).__name__}: {exc}"
         raise
+    except Exception as exc:  # the client closed under the feed, say
+        why = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        health.ended(state.position - feed.progress.pending, state.finished, why)
 
 
 async def _connect(
@@ -458,10 +499,10 @@ async def _connect(
         req = feed.req
         start = ("startPosition", str(state.connect()))
         at = Request(req.path, (start, *req.params), req.host, req.headers, req.route)
-        conn = Conn(state, base + at.target, deliver, valve, pulled)
+        conn = Conn(state, base + at.target, deliver, valve, pulled, feed.health)
         opened = await c.connect(session, net, at, base, call, conn)
         if isinstance(opened, Failure):
-            await session.after(opened, call)
+            await session.after(opened, call, feed.health.reconnecting)
             continue
         conn.ws, conn.token = opened
         conn.idle = c.Idle(net, conn.ws, feed.idle_timeout)
@@ -507,12 +548,13 @@ async def _decided(feed: Following, conn: Conn, end: ConnectionEnd | None) -> Co
 
 
 async def _after_end(
-    session: Session, end: ConnectionEnd, call: Call, url: str, token: str
+    session: Session, end: ConnectionEnd, call: Call, url: str, token: str, health: Health
 ) -> None:
     """After a connection ended before the fixture did: reconnect (after a wait) or raise."""
     decision = session.reconnect(end, call)
     if decision.action == "raise":
         raise _ended(end, url, call.attempts)
+    health.reconnecting(call.attempts, decision.wait)
     await session.act(decision, call, url, end.error, token, "live feed")
 
 

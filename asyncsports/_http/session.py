@@ -437,9 +437,12 @@ class Session:
             resp.release()
             raise
 
-    async def after(self, failed: Failure, call: Call) -> None:
+    async def after(
+        self, failed: Failure, call: Call, told: Callable[[int, float], None] | None = None
+    ) -> None:
         """The one place a failed attempt of ``call`` (a request's, or a live connection's)
-        is decided: wait (maybe pausing the client), refresh the token, or raise its error."""
+        is decided: wait (maybe pausing the client), refresh the token, or raise its error.
+        ``told`` hears of each attempt to come (its number and wait: a live feed's health)."""
         decision = decide(
             failed.outcome,
             call,
@@ -452,6 +455,8 @@ class Session:
         if decision.action == "raise":
             raise error
         call.apply(decision)
+        if told is not None:
+            told(call.attempts, decision.wait)
         await self.act(decision, call, getattr(error, "url", ""), str(error), failed.token)
 
     def reconnect(self, end: ConnectionEnd, call: Call) -> Decision:

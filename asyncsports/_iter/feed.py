@@ -13,10 +13,12 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Generic, Self, TypeVar
 
+from asyncsports._http.health import Health, HealthEvents
 from asyncsports._http.live import Following, Over, Progress, Warn, follow
 from asyncsports._http.request import Request
 from asyncsports._http.sports import Sport
 from asyncsports._wire.live import FeedKind, FeedState
+from asyncsports._wire.live.health import HealthState
 
 __all__ = ["Feed"]
 
@@ -51,10 +53,13 @@ class Feed(Generic[R]):
         sport: Sport | str = "",
     ) -> None:
         state = FeedState(start_position, kind=kind, raw=raw)
+        health = Health(fixture_id, idle_timeout / 2, None)
         # Made once, holding no reference to the feed: the generator that follows it would
         # hold the feed, and a feed dropped after a bare break would wait for the cycle
         # collector to close its socket.
-        self.following = Following(session, req, state, idle_timeout, Progress(), over, warned)
+        self.following = Following(
+            session, req, state, idle_timeout, Progress(), over, warned, health
+        )
         """What following this feed takes: :func:`~asyncsports._http.live.follow` when it is
         iterated, :func:`~asyncsports._http.live.push` when a merge reads it."""
         self._gen: AsyncGenerator[Any, None] | None = None
@@ -93,6 +98,50 @@ class Feed(Generic[R]):
         """Websocket connections opened so far."""
         return self.following.state.connections
 
+    def health(self, maxsize: int = 256) -> HealthEvents:
+        """The feed's health events from now on: an async iterator of
+        :data:`~asyncsports.live.HealthEvent` (connected, lost, reconnecting, resumed,
+        delayed, recovered, the vendor's status messages, coverage changes, and last
+        ended), beside the records. At most ``maxsize`` wait: a consumer that falls
+        behind loses the oldest, counted in ``dropped``. It ends after the feed's
+        :class:`~asyncsports.live.Ended`. Call it before reading the feed to miss nothing;
+        as many listeners as wanted."""
+        events = HealthEvents(maxsize)
+        self.following.health.listen(events)
+        return events
+
+    @property
+    def health_state(self) -> HealthState:
+        """The feed's latest health: ``"connecting"``, ``"live"``, ``"delayed"``,
+        ``"reconnecting"`` or ``"over"`` (kept whether anyone listens or not)."""
+        return self.following.health.state
+
+    @property
+    def delayed_after(self) -> float:
+        """Seconds without any message (record or heartbeat) after which a listened feed
+        is :class:`~asyncsports.live.Delayed` (``"silent"``); default ``idle_timeout / 2``,
+        before the stall that reconnects. Settable."""
+        return self.following.health.delayed_after
+
+    @delayed_after.setter
+    def delayed_after(self, seconds: float) -> None:
+        if not seconds > 0:
+            raise ValueError(f"delayed_after: must be > 0, got {seconds!r}")
+        self.following.health.delayed_after = seconds
+
+    @property
+    def lag_after(self) -> float | None:
+        """Seconds a record's own timestamp may lag the clock before a listened feed is
+        :class:`~asyncsports.live.Delayed` (``"lagging"``); None (the default) does not
+        look (the vendor's clock is not ours). Settable; read by each new connection."""
+        return self.following.health.lag_after
+
+    @lag_after.setter
+    def lag_after(self, seconds: float | None) -> None:
+        if seconds is not None and not seconds > 0:
+            raise ValueError(f"lag_after: must be > 0 or None, got {seconds!r}")
+        self.following.health.lag_after = seconds
+
     def wrap(self, around: Callable[[AsyncIterator[Any]], AsyncGenerator[Any, None]]) -> None:
         """Read the feed's records through ``around`` when it is iterated (a tracer's span
         over the feed, say): ``around`` takes the records and yields them, and is closed
@@ -120,6 +169,8 @@ class Feed(Generic[R]):
         if self._gen is None:
             self._gen = _done()
         await self._gen.aclose()
+        # Its driver says so when it ran; a feed closed before it was read ends here.
+        self.following.health.ended(self.position, self.finished, "closed by its reader")
 
     async def __aenter__(self) -> Self:
         return self

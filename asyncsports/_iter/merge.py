@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any, Self
 
+from asyncsports._http.health import HealthEvents
 from asyncsports._http.live import Valve, push
 from asyncsports._iter.feed import Feed
 from asyncsports._wire.live import MergeBook
@@ -54,6 +55,7 @@ class Merged:
         self._running = 0  # feed tasks not done: counted, as 500 feeds are not scanned per record
         self._started = False
         self._closed = False
+        self._health: list[HealthEvents] = []
         for feed in feeds:
             self.add(feed)
 
@@ -70,8 +72,20 @@ class Merged:
             raise RuntimeError("the merge is closed")
         self._book.add(feed, feed.position)
         self._feeds.append(feed)
+        for events in self._health:
+            feed.following.health.listen(events)
         if self._started:
             self._start(feed)
+
+    def health(self, maxsize: int = 1024) -> HealthEvents:
+        """Every merged feed's health events, one async iterator (each event names its
+        fixture: ``event.fixture_id``), as :meth:`Feed.health` has them for one feed; feeds
+        added later are heard too. It ends once every feed has ended."""
+        events = HealthEvents(maxsize)
+        self._health.append(events)
+        for feed in self._feeds:
+            feed.following.health.listen(events)
+        return events
 
     @property
     def buffered(self) -> int:

@@ -103,7 +103,8 @@ Faults (``emu.faults``):
   of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
   ``after`` packets), ``bad_auth``, ``close`` (right after accepting), ``close_clean``
   (a normal close, 1000: right after accepting with ``after=0``, else after ``after``
-  packets).
+  packets), ``status`` (a status message before packet ``after + 1``: golf's ``Alarm``,
+  else the vendor's ``INFO`` notice).
   ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20,
   per_packet=False)``: seeded random live faults, one per connection (``per_packet``:
   one per packet with ``probability``, so many on one connection). Route names

@@ -47,6 +47,7 @@ LIVE_KINDS = (
     "bad_auth",
     "close",
     "close_clean",
+    "status",
 )
 """Every kind of live feed fault (see :meth:`Faults.live`)."""
 PACKET_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed", "close_clean")
@@ -342,7 +343,9 @@ class Faults:
         after accepting, before reading the token), ``close_clean`` (a normal close, 1000,
         as a fixture's end would have it: with ``after`` 0 right after accepting, before
         reading the token, else after ``after`` packets; a proxy or a server restart does
-        the same mid-fixture). ``feed``: ``actions``,
+        the same mid-fixture), ``status`` (a status message before packet ``after + 1``:
+        golf's ``Alarm``, else the vendor's ``INFO`` notice; a feed's ``VendorStatus``
+        health event). ``feed``: ``actions``,
         ``statistics``, ``*`` or a path glob (``/media/*``). ``times`` bounds how many
         connections it takes (default one; None: all), ``skip`` lets that many matching
         connections through first. Counted as ``live.<kind>`` in :attr:`injected`.

@@ -244,6 +244,18 @@ class LiveApi:
             await ws.send_str(ACK if dialect == "emulator" else _notice("Authorisation accepted"))
         return True
 
+    def status(self) -> str:
+        """A status message in the dialect spoken (the ``status`` fault): golf's alarm, else
+        the vendor's INFO notice. Neither a record nor a heartbeat."""
+        if self.config.dialect == "golf":
+            alarm = {
+                "eventElementType": "Alarm",
+                "alarm": STATUS_TEXT,
+                "timestamp": iso_ms(self.clock.time_ms()),
+            }
+            return encode(alarm).decode()
+        return _notice(STATUS_TEXT)
+
     def heartbeat(self) -> str:
         """A heartbeat message in the dialect spoken, stamped with the emulator's clock."""
         when = iso_ms(self.clock.time_ms())
@@ -274,6 +286,10 @@ def _numbered(record: dict[str, Any], feed: str, seq: int) -> dict[str, Any]:
     """``record`` with its ``fixtureSeqNum``: in its action on the actions feed."""
     (record["fixtureAction"] if feed == "actions" else record)["fixtureSeqNum"] = seq
     return record
+
+
+STATUS_TEXT = "Feed interrupted upstream"
+"""The text of the ``status`` fault's message."""
 
 
 def _notice(text: str, level: str = "INFO") -> str:
@@ -446,6 +462,8 @@ class _Connection:
         if kind == "reorder" and i == at:
             self.held = text
             return True
+        if kind == "status" and i == at:
+            await self._send(self.api.status())  # then the packet, as ever
         if kind == "malformed" and i == at:
             text = text[: len(text) // 2]
         await self._send(text)

@@ -13,7 +13,7 @@ from aiohttp import web
 from support.live import HEARTBEAT, fixture_id, serve
 
 from asyncsports import AuthenticationError, Client, NotFoundError, RetryPolicy
-from asyncsports._wire.live import Ack, AuthFailed, Heartbeat, Unknown, Warned, classify
+from asyncsports._wire.live import Ack, AuthFailed, Heartbeat, Status, Unknown, Warned, classify
 from asyncsports.emulator import Emulator
 from asyncsports.emulator._live import DIALECTS
 
@@ -21,7 +21,8 @@ SHAPES: list[tuple[str, type]] = [
     ('{"message": "Authorisation accepted", "level": "INFO"}', Ack),
     ('{"message": "Heartbeat sent at 2026-06-01T12:00:00.000Z", "level": "INFO"}', Heartbeat),
     ('{"eventElementType": "Heartbeat", "timestamp": "2026-06-01T12:00:00Z"}', Heartbeat),
-    ('{"eventElementType": "Alarm", "alarm": "Feed open"}', Ack),
+    ('{"eventElementType": "Alarm", "alarm": "Feed open"}', Status),
+    ('{"message": "Feed restarted upstream", "level": "INFO"}', Status),
     ('{"message": "No fixture found with id 12", "level": "WARN"}', Warned),
     ('{"message": "Something odd", "level": "warning"}', Warned),
     ('{"message": "Invalid authorisation token", "level": "ERROR"}', AuthFailed),

@@ -12,6 +12,7 @@ from asyncsports._wire.live.messages import (
     AuthFailed,
     Malformed,
     Packet,
+    Status,
     Unknown,
     Warned,
     classify,
@@ -41,7 +42,30 @@ def test_a_cut_packet_is_malformed_with_its_decode_error() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b'{"eventElementType": "Alarm"}', Ack('{"eventElementType": "Alarm"}')),
+        (
+            b'{"eventElementType": "Alarm"}',
+            Status("alarm", "", b'{"eventElementType": "Alarm"}'),
+        ),
+        (
+            b'{"eventElementType": "Alarm", "alarm": "Feed open"}',
+            Status("alarm", "Feed open", b'{"eventElementType": "Alarm", "alarm": "Feed open"}'),
+        ),
+        (
+            b'{"eventElementType": "Coverage"}',
+            Status("status", "Coverage", b'{"eventElementType": "Coverage"}'),
+        ),
+        (
+            b'{"message": "Feed delayed upstream", "level": "INFO"}',
+            Status(
+                "notice",
+                "Feed delayed upstream",
+                b'{"message": "Feed delayed upstream", "level": "INFO"}',
+            ),
+        ),
+        (
+            b'{"message": "Authorisation accepted", "level": "INFO"}',
+            Ack('{"message": "Authorisation accepted", "level": "INFO"}'),
+        ),
         (b'{"eventElementType": "HeartBeat"}', HEARTBEAT),
         (
             b'{"message": 5, "level": "ERROR"}',

@@ -53,6 +53,19 @@ class Warned:
 
 
 @dataclass(frozen=True, slots=True)
+class Status:
+    """A status message of the vendor's that is not a record: golf's ``Alarm`` (``kind``
+    ``"alarm"``, ``text`` the alarm), another ``eventElementType`` (``"status"``, ``text``
+    the type) or an ``INFO`` notice of no known words (``"notice"``, ``text`` the
+    message). ``data``: its bytes, as sent. A feed's health event
+    (:class:`~asyncsports._wire.live.health.VendorStatus`), never a record."""
+
+    kind: str
+    text: str
+    data: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
 class Unknown:
     """Anything else: never yielded, but it shows the socket is alive."""
 
@@ -68,7 +81,7 @@ class Malformed:
     target: str
 
 
-Message: TypeAlias = Packet | Heartbeat | Ack | AuthFailed | Warned | Unknown | Malformed
+Message: TypeAlias = Packet | Heartbeat | Ack | AuthFailed | Warned | Status | Unknown | Malformed
 
 HEARTBEAT = Heartbeat()
 
@@ -135,13 +148,19 @@ def _words(doc: Any, depth: int = 0) -> str:
 
 def _shaped(doc: Any, raw: bytes) -> Message | None:
     """The vendor's documented shapes: ``{"message": ..., "level": ...}`` (WARN and ERROR
-    by their level; INFO by its words) and golf's ``{"eventElementType": ...}`` status
-    messages (a heartbeat, an alarm...), none of them a record."""
+    by their level; INFO by its words, else a notice) and golf's
+    ``{"eventElementType": ...}`` status messages (a heartbeat, an alarm...), none of them
+    a record."""
     if not isinstance(doc, dict):
         return None
     element = doc.get("eventElementType")
     if isinstance(element, str):
-        return HEARTBEAT if "heartbeat" in element.lower() else Ack(raw.decode("utf-8", "replace"))
+        if "heartbeat" in element.lower():
+            return HEARTBEAT
+        if element.strip().lower() == "alarm":
+            alarm = doc.get("alarm")
+            return Status("alarm", alarm if isinstance(alarm, str) else "", raw)
+        return Status("status", element, raw)
     level = doc.get("level")
     if not isinstance(level, str):
         return None
@@ -152,7 +171,10 @@ def _shaped(doc: Any, raw: bytes) -> Message | None:
         return AuthFailed(text or "the server refused the connection (level ERROR)")
     if level in _WARN_LEVELS:
         return Warned(text)
-    return None
+    kind = _text_kind(_words(doc), raw)
+    # An INFO word that is neither an acknowledgement nor a heartbeat is the vendor's
+    # notice: a status for the feed's health, not a message of unknown shape.
+    return Status("notice", text, raw) if isinstance(kind, Unknown) else kind
 
 
 def _text_kind(words: str, raw: bytes) -> Message:

@@ -15,6 +15,7 @@ from asyncsports._wire.live.messages import (
     Message,
     Packet,
     Record,
+    Status,
     Unknown,
     Warned,
     _int,
@@ -41,13 +42,16 @@ class Step:
     (the token was refused: raise, do not reconnect) or ``"warn"`` (the server warned on
     an open socket: ask the service, ``reason`` is its text). ``finished``:
     the fixture is over, the feed ends after these records. ``reason`` says why, for a log.
-    Not frozen, as it is built for every message; treat it as read-only.
+    ``status``: the vendor's status message (or one of unknown shape) this step is for,
+    for the feed's health. Not frozen, as it is built for every message; treat it as
+    read-only.
     """
 
     verdict: Verdict
     records: tuple[Delivered, ...] = ()
     finished: bool = False
     reason: str = ""
+    status: Status | None = None
 
 
 _OFF = math.nan  # FeedState._next off the hot path: equal to no fixtureSeqNum
@@ -55,7 +59,6 @@ _DROP = Step("drop")
 _HOLD = Step("hold")
 _NOTHING = Step("drop", reason="not a packet")
 UNKNOWN = "a message of unknown shape"
-_UNKNOWN = Step("drop", reason=UNKNOWN)
 
 
 def _finished(record: Delivered) -> bool:
@@ -214,7 +217,13 @@ class FeedState:
         if isinstance(message, Warned):
             return Step("warn", reason=message.text or "a warning without text")
         step = self.other()
-        return _UNKNOWN if step is _NOTHING and isinstance(message, Unknown) else step
+        if isinstance(message, Status):
+            return Step(step.verdict, reason=step.reason or "a status message", status=message)
+        if isinstance(message, Unknown):
+            # Kept whole for the feed's health (never dropped unseen), as its own word.
+            reason = UNKNOWN if step is _NOTHING else step.reason
+            return Step(step.verdict, reason=reason, status=Status("unknown", "", message.data))
+        return step
 
     def malformed(self, message: Malformed, url: str = "") -> DecodeError:
         """The DecodeError for a malformed packet, naming the position to resume past it."""
