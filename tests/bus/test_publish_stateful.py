@@ -492,10 +492,10 @@ class World(RuleBasedStateMachine):
         error = t.task.exception()
         if isinstance(error, BusError):
             if self.excused(t, owner) is None:
-                self.fail(f"{t} refused for no reason the world gave: {error}")
+                self.fail(f"{t} refused for no reason the world gave: {error}\n{_trace(error)}")
             return
         if error is not None:
-            self.fail(f"{t} failed with {type(error).__name__}: {error}")
+            self.fail(f"{t} failed with {type(error).__name__}: {error}\n{_trace(error)}")
         if t.mode == "standby":
             if not t.stopped:
                 self.fail(f"{t} returned unasked")
@@ -933,6 +933,11 @@ async def _bounded(*waits: Awaitable[object]) -> None:
     for f in futures:
         if f.done() and not f.cancelled():
             f.exception()  # retrieved: not logged as never retrieved
+
+
+def _trace(error: BaseException) -> str:
+    """Where ``error`` and its causes were raised (a bare ``TimeoutError`` names no call)."""
+    return "".join(traceback.format_exception(error)).rstrip()
 
 
 def _awaiting(task: asyncio.Task[None]) -> list[str]:
