@@ -226,11 +226,18 @@ class NatsBus:
             except errors.APIError as exc:
                 if (exc.code or 0) >= 500:
                     raise  # JetStream away for now
-                raise BusError(
-                    f"{self.target.shown}: cannot create the stream over {subjects}: "
-                    f"{exc.description} (err_code {exc.err_code})"
-                ) from None
-            return
+                # Made by someone else since the look (settings of their own; another
+                # publisher, whose create nats-server 2.9 may answer "subjects overlap" to
+                # a second racing it): used as one found there. Else the refusal stands.
+                try:
+                    info = await self._ask(self.js.stream_info(self.target.stream))
+                except errors.NotFoundError:
+                    raise BusError(
+                        f"{self.target.shown}: cannot create the stream over {subjects}: "
+                        f"{exc.description} (err_code {exc.err_code})"
+                    ) from None
+            else:
+                return
         have = list(info.config.subjects or ())
         if subjects not in have and ">" not in have:
             raise BusError(

@@ -250,11 +250,23 @@ class Publisher:
 
     async def _resume(self, bus: Bus, store: MirrorStore) -> None:
         """Where the feed stands on the bus, checked against the database."""
-        self.head = await store.head()
-        if self.origin is None and self.head:
-            first = await store.change_rows(0, 1)
-            self.origin = origin(first[0].committed_at) if first else None
-        seq = await bus.position(self.origin)  # a BusError if a stream holds another's
+        await self._read_head(store)
+        try:
+            seq = await bus.position(self.origin)  # a BusError if a stream holds another's
+        except BusError:
+            if self.origin is not None:
+                raise
+            # Read before the database's first change: another publisher of it (a copy,
+            # a standby's race) may have published that since. Read it again.
+            await self._read_head(store)
+            if self.origin is None:
+                raise
+            seq = await bus.position(self.origin)
+        if seq > self.head:
+            # Another publisher of it may have published changes committed since the head
+            # was read: read it again, after the bus (what the bus held then was committed
+            # before), so that only a bus truly ahead of the database is refused.
+            await self._read_head(store)
         if seq > self.head:
             raise BusError(
                 f"{self.target.shown} is at change {seq}, but {self.name} has only "
@@ -275,6 +287,13 @@ class Publisher:
                 seq,
                 self.head,
             )
+
+    async def _read_head(self, store: MirrorStore) -> None:
+        """The database's last change, and its origin once it has a change."""
+        self.head = await store.head()
+        if self.origin is None and self.head:
+            first = await store.change_rows(0, 1)
+            self.origin = origin(first[0].committed_at) if first else None
 
     def _back(self) -> None:
         """The bus took a batch or answered an idle look: an outage, if any, is over.

@@ -13,7 +13,7 @@ import contextlib
 import json
 import shutil
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -307,6 +307,87 @@ async def test_a_stream_that_cannot_be_made_is_refused_naming_it(
         await asyncio.wait_for(publisher.run(), WITHIN)
     text = str(got.value)
     assert "stream MINE" in text and "o.>" in text and "overlap" in text, text
+
+
+class Meddler:
+    """A loopback TCP proxy to ``port`` that, the first time a client sends ``trigger``,
+    awaits ``hook()`` before passing those bytes on: something done to the server right
+    between two requests of the client's."""
+
+    def __init__(self, port: int, trigger: bytes, hook: Callable[[], Awaitable[None]]) -> None:
+        self.port, self.trigger, self.hook = port, trigger, hook
+        self.hooked = False
+        self.server: asyncio.Server | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> Meddler:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    @property
+    def listen(self) -> int:
+        assert self.server is not None
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def _serve(self, down_r: asyncio.StreamReader, down_w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.port)
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, up: bool) -> None:
+            while data := await src.read(65536):
+                if up and not self.hooked and self.trigger in data:
+                    self.hooked = True
+                    await self.hook()
+                dst.write(data)
+                await dst.drain()
+
+        pipes = [
+            asyncio.ensure_future(pipe(down_r, up_w, True)),
+            asyncio.ensure_future(pipe(up_r, down_w, False)),
+        ]
+        try:
+            await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in pipes:
+                t.cancel()
+            await asyncio.gather(*pipes, return_exceptions=True)
+            down_w.transport.abort()
+            up_w.transport.abort()
+            self.tasks.discard(task)
+
+
+async def test_a_stream_made_by_another_right_before_ours_is_used(
+    two: list[str], server: NatsBus
+) -> None:
+    """The stream missing when the publisher looked, and made by someone else (an operator
+    with settings of their own; another publisher, whose create nats-server 2.9 may answer
+    "subjects overlap" to a second one racing it) before the publisher's own create: it is
+    used, as one found there is, where its create's refusal used to be a BusError."""
+
+    async def made() -> None:
+        async for nc in jetstream(server.url):
+            config = api.StreamConfig(name="MADE", subjects=["m.>"], max_age=3600)
+            await nc.jetstream().add_stream(config)
+
+    async with Meddler(server.port, b"$JS.API.STREAM.CREATE.MADE", made) as proxy:
+        url = f"nats://127.0.0.1:{proxy.listen}?stream=MADE&prefix=m"
+        await Publisher(two[0], url).once()
+        assert proxy.hooked
+    want = {await origin_of(two[0]): await seqs(two[0])}
+    one_origin_in_order(await stored(server.url, "MADE"), want)
+    async for nc in jetstream(server.url):
+        info = await nc.jetstream().stream_info("MADE")
+        assert info.config.max_age == 3600  # theirs, as it was made
 
 
 class Token(NatsBus):

@@ -16,8 +16,9 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -251,6 +252,76 @@ async def test_a_bus_restarted_or_killed_loses_nothing_and_doubles_nothing(
             await caught_up(publisher, later)
     once_in_order(await consume(bus.url), later)
     assert publisher.published + publisher.duplicates <= len(later)
+
+
+# ------------------------------------ 2b. another publisher of the database, meanwhile
+
+
+class Meanwhile:
+    """``connect`` wrapped: on the first bus a publisher opens, ``meanwhile`` runs once,
+    right before the publisher first reads where the feed stands, so that what it read of
+    its database before is older than the bus (another publisher of the same database
+    published changes committed since, as a copy or a standby's race does)."""
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[], Awaitable[None]]
+    ) -> None:
+        self.ran = False
+        real = publish_module.connect
+
+        async def wrapped(*args: object, **kwargs: object) -> object:
+            bus: Any = await real(*args, **kwargs)  # type: ignore[arg-type]
+            if not self.ran:
+                position = bus.position
+
+                async def late(origin: str | None) -> int:
+                    if not self.ran:
+                        self.ran = True
+                        await meanwhile()
+                    got: int = await position(origin)
+                    return got
+
+                bus.position = late
+            return bus
+
+        monkeypatch.setattr(publish_module, "connect", wrapped)
+
+
+@pytest.mark.parametrize("empty", [False, True], ids=["more", "first"])
+async def test_changes_published_by_a_copy_since_the_database_was_read_are_no_refusal(
+    tmp_path: Path,
+    sports_emulator: Emulator,
+    bus: Bus,
+    monkeypatch: pytest.MonkeyPatch,
+    empty: bool,
+) -> None:
+    """A publisher reads its database's head, then where the bus stands; in between, a
+    copy of it publishes changes committed meanwhile (``first``: the database's first
+    ones, the database empty when read). Those are this database's: it goes on, where it
+    used to stop with a BusError ("the bus is at change N, but the database has only M";
+    ``first``: "another database"), found by the stateful test."""
+    db = str(tmp_path / "m.sqlite")
+    async with sports_emulator.client() as client:
+        mirror = Mirror(client, db, sports=["basketball"], clock=sports_emulator.clock.time)
+        if empty:
+            await (await open_mirror(db)).close()  # its tables, no change yet
+        else:
+            await mirror.once()
+
+        async def meanwhile() -> None:
+            before = await seqs(db)
+            sports_emulator.clock.advance(3600)  # live fixtures move on: more actions
+            await mirror.once()
+            assert len(await seqs(db)) > len(before)
+            await Publisher(db, bus.url).once()
+
+        hook = Meanwhile(monkeypatch, meanwhile)
+        publisher = Publisher(db, bus.url, connect_timeout=2, backoff=FAST)
+        await publisher.once()
+    assert hook.ran
+    want = await seqs(db)
+    assert publisher.position == want[-1]
+    once_in_order(await consume(bus.url), want)
 
 
 # ------------------------------------------------- 3. the database restarted under it
