@@ -81,6 +81,10 @@ EXAMPLES = int(os.environ.get("ASYNCSPORTS_STATEFUL_EXAMPLES", "40" if LOWEST el
 STEPS = 20  # rules per example (the invariant is checked after each)
 WITHIN = 5.0  # seconds a condition may take (a follower catching up, a stop)
 TTL = 0.4  # a standby's lease: lost soon when its renewals are held up
+# Seconds a publisher may take to reach the bus: an outage refuses at once (the proxy
+# drops each connection), so this only spares a loaded machine's slow connect from
+# reading as the bus away (once, under CI's load, "TimeoutError" with no outage).
+REACH = 5.0
 FAST = RetryPolicy(max_retries=2**31, base=0.01, cap=0.1)
 TABLES = ("fixtures", "actions")
 DBS = ("a", "b")
@@ -600,7 +604,9 @@ class World(RuleBasedStateMachine):
         if mode == "standby" and "lease" not in self.faults:
             mode = "run"
         self.run(self.store(db))  # the file there, as a mirror would have made it
-        publisher = Publisher(self.path(db), self.url, batch=batch, connect_timeout=2, backoff=FAST)
+        publisher = Publisher(
+            self.path(db), self.url, batch=batch, connect_timeout=REACH, backoff=FAST
+        )
         standby = None
         if mode == "standby":
             name = f"bus {publisher.target.shown}"
@@ -903,7 +909,7 @@ class World(RuleBasedStateMachine):
         db = self.owner or "a"
         if not self.heads[db]:
             return
-        last = Publisher(self.path(db), self.url, connect_timeout=2, backoff=FAST)
+        last = Publisher(self.path(db), self.url, connect_timeout=REACH, backoff=FAST)
         try:
             await last.once()
         except BusError as exc:
