@@ -286,6 +286,31 @@ async def test_a_silent_feed_is_delayed_then_recovered_and_a_stall_is_lost(way: 
     assert len(got) == 2
 
 
+async def test_a_silence_the_finishing_record_ends_is_recovered_before_the_end(
+    way: str,
+) -> None:
+    # The finishing record ends the silence and the feed in one turn, before the
+    # recovery timer's next look: the delay was over first, so Recovered, then Ended.
+    fid = uuid.uuid4()
+    script = Script(fid)
+    got: list[Any] = []
+    async with _served(script) as c:
+        feed = c.live.actions("basketball", fid, idle_timeout=10)
+        feed.delayed_after = 0.4
+        async with _reading(c, feed, way, got) as events:
+            assert isinstance(await _next(events, GUARD), Connected)
+            script.do("records", 1)
+            delayed = await _next(events, GUARD)
+            assert isinstance(delayed, Delayed) and delayed.cause == "silent"
+            script.do("finish")
+            recovered = await _next(events, GUARD)
+            assert isinstance(recovered, Recovered) and recovered.cause == "silent"
+            assert recovered.at - script.done["finish"] <= AT_ONCE
+            end = await _next(events, GUARD)
+            assert isinstance(end, Ended) and end.finished
+    assert len(got) == 2
+
+
 async def test_a_lagging_record_is_delayed_and_a_current_one_recovers(way: str) -> None:
     fid = uuid.uuid4()
     script = Script(fid)
