@@ -212,6 +212,11 @@ class Health:
 
     def ended(self, position: int, finished: bool, reason: str) -> None:
         """The feed is over (a no-op once it is)."""
+        idle, machine = self._idle, self._machine
+        if idle is not None and machine.delayed == "silent" and idle.since != self._quiet_since:
+            # Messages came after the silence (the finishing record at least) before the
+            # timer saw them: the delay was over before the feed, so say so first.
+            self._emit(machine.recover("silent", time.time()))
         self._unwatch()
         self._emit(self._machine.ended(position, finished, reason, time.time()))
 

@@ -99,12 +99,17 @@ Faults (``emu.faults``):
 - ``storm(probability, *, seed=0, route="*", kinds=("429", "500", "502", "503",
   "reset"), retry_after=0, latency=0.05)``: seeded random faults (kinds from
   ``STORM_KINDS``, which adds ``truncate``, ``malformed`` and ``latency``).
-- ``live(kind, *, feed="*", after=0, times=1, skip=0)``: a fault of the live feeds, one
+- ``live(kind, *, feed="*", after=0, times=1, skip=0, seconds=0, count=1)``: a fault of
+  the live feeds, one
   of ``LIVE_KINDS``: ``drop``, ``stall``, ``duplicate``, ``reorder``, ``malformed`` (after
   ``after`` packets), ``bad_auth``, ``close`` (right after accepting), ``close_clean``
   (a normal close, 1000: right after accepting with ``after=0``, else after ``after``
   packets), ``status`` (a status message before packet ``after + 1``: golf's ``Alarm``,
-  else the vendor's ``INFO`` notice).
+  else the vendor's ``INFO`` notice), ``delay`` (``seconds`` of silence, heartbeats too,
+  before packet ``after + 1``, then on), ``lag`` (the connection's records stamped with
+  the clock as sent, the ``count`` from packet ``after + 1`` ``seconds`` behind it),
+  ``coverage`` (packet ``after + 1``'s summary ``CollectionSuspended``, the next
+  ``count - 1`` ``CollectionDropped``, reason ``no signal``; then the timeline's own).
   ``live_storm(probability, *, seed=0, feed="*", kinds=(...), max_after=20,
   per_packet=False)``: seeded random live faults, one per connection (``per_packet``:
   one per packet with ``probability``, so many on one connection). Route names

@@ -48,6 +48,9 @@ LIVE_KINDS = (
     "close",
     "close_clean",
     "status",
+    "delay",
+    "lag",
+    "coverage",
 )
 """Every kind of live feed fault (see :meth:`Faults.live`)."""
 PACKET_KINDS = ("drop", "stall", "duplicate", "reorder", "malformed", "close_clean")
@@ -125,6 +128,10 @@ class LiveFault:
     after: int = 0
     times: int | None = 1
     skip: int = 0
+    seconds: float = 0.0
+    """How long a ``delay`` is silent, how far a ``lag`` stamps its records behind."""
+    count: int = 1
+    """The records a ``lag`` or a ``coverage`` fault covers."""
     seen: int = field(default=0, compare=False)
     """Matching connections seen so far."""
     hits: int = field(default=0, compare=False)
@@ -331,6 +338,8 @@ class Faults:
         after: int = 0,
         times: int | None = 1,
         skip: int = 0,
+        seconds: float = 0.0,
+        count: int = 1,
     ) -> LiveFault:
         """Add a fault rule for live feed connections and return it.
 
@@ -345,7 +354,17 @@ class Faults:
         reading the token, else after ``after`` packets; a proxy or a server restart does
         the same mid-fixture), ``status`` (a status message before packet ``after + 1``:
         golf's ``Alarm``, else the vendor's ``INFO`` notice; a feed's ``VendorStatus``
-        health event). ``feed``: ``actions``,
+        health event), ``delay`` (before packet ``after + 1`` send nothing, not even
+        heartbeats, for ``seconds`` real seconds, then go on on the same connection: a
+        feed's ``Delayed`` then ``Recovered`` when its ``delayed_after`` is shorter),
+        ``lag`` (every record of the connection stamped with the emulator's clock as it
+        is sent, as a live record is, and the ``count`` records from packet ``after + 1``
+        stamped ``seconds`` behind it: ``Delayed`` lagging, then ``Recovered``, with
+        ``lag_after`` below ``seconds`` and the clock at the real time), ``coverage``
+        (actions records only: packet ``after + 1``'s fixture summary says
+        ``collectionStatus`` ``CollectionSuspended``, the next ``count - 1``
+        ``CollectionDropped``, each with the reason ``no signal``; then the timeline's own
+        status again: ``Coverage`` events). ``feed``: ``actions``,
         ``statistics``, ``*`` or a path glob (``/media/*``). ``times`` bounds how many
         connections it takes (default one; None: all), ``skip`` lets that many matching
         connections through first. Counted as ``live.<kind>`` in :attr:`injected`.
@@ -354,7 +373,11 @@ class Faults:
             raise ValueError(f"kind must be one of {LIVE_KINDS}, got {kind!r}")
         if after < 0 or skip < 0 or (times is not None and times < 0):
             raise ValueError("after, times and skip must not be negative")
-        rule = LiveFault(kind, feed, after, times, skip)
+        if kind in ("delay", "lag") and not seconds > 0:
+            raise ValueError(f"a {kind} fault needs seconds > 0")
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        rule = LiveFault(kind, feed, after, times, skip, seconds, count)
         self.live_rules.append(rule)
         return rule
 

@@ -290,6 +290,9 @@ def _numbered(record: dict[str, Any], feed: str, seq: int) -> dict[str, Any]:
 
 STATUS_TEXT = "Feed interrupted upstream"
 """The text of the ``status`` fault's message."""
+COVERAGE_REASON = ("no signal", 1)
+"""The ``reason`` and ``reasonId`` of the ``coverage`` fault's records (the vendor's
+example of a suspended collection)."""
 
 
 def _notice(text: str, level: str = "INFO") -> str:
@@ -375,7 +378,8 @@ class _Connection:
                 await self._idle(due)
                 continue
             seq += 1
-            if not await self._packet(encode(_numbered(make(), self.feed, seq)).decode()):
+            record = self._faulted(_numbered(make(), self.feed, seq))
+            if not await self._packet(encode(record).decode()):
                 return
             nxt = next(timed, None)
             if nxt is None:
@@ -424,6 +428,51 @@ class _Connection:
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
 
+    def _faulted(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The record as a ``lag`` or ``coverage`` fault has it (the next packet's)."""
+        fault = self.fault
+        if fault is None or fault.kind not in ("lag", "coverage"):
+            return record
+        i = self.produced
+        inside = fault.after <= i < fault.after + fault.count
+        action = record.get("fixtureAction")
+        if fault.kind == "lag":
+            # A live record's time is when it happened: the clock's now, as it is sent.
+            behind = fault.seconds * 1000 if inside else 0.0
+            stamp = iso_ms(round(self.api.clock.time_ms() - behind))
+            if action is not None:
+                action["timestamp"] = stamp
+            elif "timestamp" in record:  # a statistics packet's, until the last
+                record["timestamp"] = stamp
+            return record
+        summary = record.get("fixtureSummary")
+        if inside and summary is not None:
+            first = i == fault.after
+            summary["collectionStatus"] = "CollectionSuspended" if first else "CollectionDropped"
+            summary["reason"], summary["reasonId"] = COVERAGE_REASON
+        return record
+
+    async def _before(self, kind: str) -> None:
+        """What a ``status`` fault (a status message) or a ``delay`` (silence) does before
+        its packet."""
+        if kind == "status":
+            await self._send(self.api.status())
+        elif self.fault is not None:
+            await self._delay(self.fault.seconds)
+
+    async def _delay(self, seconds: float) -> None:
+        """Silence for ``seconds`` real seconds (the ``delay`` fault), or until the peer
+        has gone."""
+        deadline = self.loop.time() + seconds
+        while not self.ws.closed and not self.peer_gone:
+            left = deadline - self.loop.time()
+            if left <= 0:
+                return
+            self.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(left):
+                    await self.wake.wait()
+
     async def _send(self, text: str) -> None:
         await self.ws.send_str(text)
         self.last_out = self.loop.time()
@@ -462,8 +511,8 @@ class _Connection:
         if kind == "reorder" and i == at:
             self.held = text
             return True
-        if kind == "status" and i == at:
-            await self._send(self.api.status())  # then the packet, as ever
+        if kind in ("status", "delay") and i == at:
+            await self._before(kind)  # then the packet, as ever, on the same connection
         if kind == "malformed" and i == at:
             text = text[: len(text) // 2]
         await self._send(text)

@@ -369,6 +369,11 @@ async def test_fault_rules_pick_feed_skip_and_times(sports_emulator: Emulator, a
     assert (rule.seen, rule.hits) == (4, 2)
     with pytest.raises(ValueError):
         sports_emulator.faults.live("explode")
+    for kind in ("delay", "lag"):  # a delay or a lag of no length is no fault
+        with pytest.raises(ValueError, match="seconds"):
+            sports_emulator.faults.live(kind)
+    with pytest.raises(ValueError, match="count"):
+        sports_emulator.faults.live("coverage", count=0)
 
 
 async def test_live_storm_is_seeded_and_resuming_by_position_gets_every_record(

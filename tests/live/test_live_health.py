@@ -286,6 +286,31 @@ async def test_a_silent_feed_is_delayed_then_recovered_and_a_stall_is_lost(way: 
     assert len(got) == 2
 
 
+async def test_a_silence_the_finishing_record_ends_is_recovered_before_the_end(
+    way: str,
+) -> None:
+    # The finishing record ends the silence and the feed in one turn, before the
+    # recovery timer's next look: the delay was over first, so Recovered, then Ended.
+    fid = uuid.uuid4()
+    script = Script(fid)
+    got: list[Any] = []
+    async with _served(script) as c:
+        feed = c.live.actions("basketball", fid, idle_timeout=10)
+        feed.delayed_after = 0.4
+        async with _reading(c, feed, way, got) as events:
+            assert isinstance(await _next(events, GUARD), Connected)
+            script.do("records", 1)
+            delayed = await _next(events, GUARD)
+            assert isinstance(delayed, Delayed) and delayed.cause == "silent"
+            script.do("finish")
+            recovered = await _next(events, GUARD)
+            assert isinstance(recovered, Recovered) and recovered.cause == "silent"
+            assert recovered.at - script.done["finish"] <= AT_ONCE
+            end = await _next(events, GUARD)
+            assert isinstance(end, Ended) and end.finished
+    assert len(got) == 2
+
+
 async def test_a_lagging_record_is_delayed_and_a_current_one_recovers(way: str) -> None:
     fid = uuid.uuid4()
     script = Script(fid)
@@ -454,3 +479,78 @@ async def test_the_emulators_stall_is_delayed_then_lost_and_resumed(way: str) ->
     assert 1.5 - 0.5 - AT_ONCE <= lost.at - delayed.at <= 1.5 - 0.5 + AT_ONCE
     assert resumed.position == lost.position == 5
     assert kinds[-1] is Ended and len(got) == len(rest)
+
+
+async def test_the_emulators_delay_is_delayed_then_recovered_on_one_connection(
+    way: str,
+) -> None:
+    async with (
+        Emulator(live_heartbeat=HEARTBEAT) as emu,
+        emu.client(retry=FAST) as c,
+    ):
+        fid = await fixture_id(c, "completed")
+        rest = await c.actions.list("basketball", fid).collect()
+        emu.faults.live("delay", after=5, seconds=2.0)
+        feed = c.live.actions("basketball", fid, replay="fast", idle_timeout=10)
+        feed.delayed_after = 0.5
+        got: list[Any] = []
+        async with _reading(c, feed, way, got) as events:
+            said = [e async for e in events]
+    kinds = [type(e) for e in said if not isinstance(e, Coverage)]
+    assert kinds == [Connected, Delayed, Recovered, Ended]  # no reconnect
+    delayed = next(e for e in said if isinstance(e, Delayed))
+    recovered = next(e for e in said if isinstance(e, Recovered))
+    assert delayed.cause == recovered.cause == "silent"
+    assert 0.5 <= delayed.seconds <= 0.5 + AT_ONCE
+    # Recovered by the packet that ends the silence, 2 s after it began.
+    quiet = recovered.at - delayed.at
+    assert 2.0 - 0.5 - AT_ONCE <= quiet <= 2.0 - 0.5 + POLL + AT_ONCE
+    assert len(got) == len(rest) and emu.faults.injected["live.delay"] == 1
+
+
+async def test_the_emulators_lag_is_delayed_lagging_then_recovered(way: str) -> None:
+    # The emulator's clock at the real time: the client compares records with its own.
+    async with (
+        Emulator(live_heartbeat=HEARTBEAT, now=datetime.now(UTC), speed=1.0) as emu,
+        emu.client(retry=FAST) as c,
+    ):
+        fid = await fixture_id(c, "completed")
+        rest = await c.actions.list("basketball", fid).collect()
+        # From the first record, which a listened feed always compares with the clock.
+        emu.faults.live("lag", after=0, seconds=30.0, count=3)
+        feed = c.live.actions("basketball", fid, replay="fast", idle_timeout=10)
+        feed.lag_after = 5.0
+        got: list[Any] = []
+        async with _reading(c, feed, way, got) as events:
+            said = [e async for e in events]
+    kinds = [type(e) for e in said if not isinstance(e, Coverage)]
+    assert kinds == [Connected, Delayed, Recovered, Ended]
+    delayed = next(e for e in said if isinstance(e, Delayed))
+    recovered = next(e for e in said if isinstance(e, Recovered))
+    assert delayed.cause == recovered.cause == "lagging"
+    assert 30.0 - AT_ONCE <= delayed.seconds <= 30.0 + AT_ONCE
+    assert len(got) == len(rest) and emu.faults.injected["live.lag"] == 1
+
+
+async def test_the_emulators_coverage_drop_is_coverage_events(way: str) -> None:
+    async with (
+        Emulator(live_heartbeat=HEARTBEAT) as emu,
+        emu.client(retry=FAST) as c,
+    ):
+        fid = await fixture_id(c, "completed")
+        rest = await c.actions.list("basketball", fid).collect()
+        emu.faults.live("coverage", after=5, count=3)
+        feed = c.live.actions("basketball", fid, replay="fast", idle_timeout=10)
+        got: list[Any] = []
+        async with _reading(c, feed, way, got) as events:
+            said = [e async for e in events]
+    changes = {e.position: e for e in said if isinstance(e, Coverage)}
+    suspended, dropped, back = changes[6], changes[7], changes[9]
+    assert suspended.status == "CollectionSuspended" and suspended.reason == "no signal"
+    assert suspended.previous not in ("CollectionSuspended", "CollectionDropped", None)
+    assert (dropped.status, dropped.previous) == ("CollectionDropped", "CollectionSuspended")
+    assert dropped.reason == "no signal" and 8 not in changes  # no change, no event
+    assert back.previous == "CollectionDropped"  # then the timeline's own status
+    assert back.status not in ("CollectionSuspended", "CollectionDropped")
+    assert type(said[-1]) is Ended and said[-1].finished
+    assert len(got) == len(rest) and emu.faults.injected["live.coverage"] == 1
