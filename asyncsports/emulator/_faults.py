@@ -169,6 +169,9 @@ class LiveStorm:
         unknown = set(self.kinds) - set(LIVE_KINDS)
         if unknown or not self.kinds:
             raise ValueError(f"live storm kinds must be some of {LIVE_KINDS}, got {self.kinds}")
+        timed = [k for k in self.kinds if k in ("delay", "lag")]
+        if timed:  # a storm draws where and what, never how long: it would be no fault
+            raise ValueError(f"{timed[0]!r} needs seconds: give it with Faults.live, not a storm")
         if self.max_after < 0:
             raise ValueError("max_after must not be negative")
         self.rng = random.Random(self.seed)

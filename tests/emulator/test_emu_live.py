@@ -431,6 +431,15 @@ async def test_per_packet_storm_puts_many_faults_on_one_connection(
     assert storm.per_packet
 
 
+@pytest.mark.parametrize("kind", ["delay", "lag"])
+async def test_a_storm_refuses_a_kind_that_needs_a_length(
+    sports_emulator: Emulator, kind: str
+) -> None:
+    # A storm draws only where and what: a delay or a lag of no length would do nothing.
+    with pytest.raises(ValueError, match=f"{kind!r} needs seconds"):
+        sports_emulator.faults.live_storm(0.5, kinds=("drop", kind))
+
+
 # ---------------------------------------------------------------------- lifecycle
 
 
