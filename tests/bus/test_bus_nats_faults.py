@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import shutil
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from support import ainvoke, until
 from support.bus import consume, once_in_order, seqs
 from support.servers import NatsBus, bus_server
+from support.sqlite import sqlite
 
 from asyncsports import RetryPolicy
 from asyncsports._wire.bus import message, origin
@@ -202,7 +202,7 @@ async def test_a_database_without_changes_is_refused_by_a_stream_with_any(
     await Publisher(two[0], url, batch=500).once()
     empty = str(tmp_path / "empty.sqlite")
     shutil.copy(two[0], empty)
-    with sqlite3.connect(empty) as conn:
+    with sqlite(empty) as conn:
         conn.execute("DELETE FROM changes")
     with pytest.raises(BusError, match="another database") as got:
         await Publisher(empty, url).once()

@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 from pathlib import Path
 
 import pytest
 from support import ENGINES, until
 from support.bus import KINDS, consume, once_in_order, seqs
 from support.servers import Bus
+from support.sqlite import sqlite
 
 from asyncsports.emulator import Emulator
 from asyncsports.errors import BusError
@@ -149,10 +149,10 @@ async def test_a_bus_ahead_of_the_database_is_refused(
     if not filled.endswith(".sqlite"):
         pytest.skip("the older copy is a SQLite file's")
     older = tmp_path / "older.sqlite"
-    with sqlite3.connect(filled) as src, sqlite3.connect(older) as dst:
+    with sqlite(filled) as src, sqlite(older) as dst:
         src.backup(dst)
     await Publisher(filled, bus.url).once()
-    with sqlite3.connect(older) as conn:
+    with sqlite(older) as conn:
         conn.execute("DELETE FROM changes WHERE seq > 10")
     with pytest.raises(BusError, match="is at change"):
         await Publisher(str(older), bus.url).once()

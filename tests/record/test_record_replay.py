@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import sqlite3
 import time
 import urllib.parse
 from pathlib import Path
@@ -14,6 +13,7 @@ import msgspec
 import pytest
 from aiohttp import web
 from support.samples import FIXTURE_ID, action, envelope, fixture
+from support.sqlite import sqlite
 
 from asyncsports import Client
 from asyncsports._wire.recording.format import encode
@@ -38,7 +38,7 @@ def text_of(path: Path) -> str:
 
 
 def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         return {t: sorted(conn.execute(f"SELECT * FROM {t}")) for t in TABLES}
 
 

@@ -23,6 +23,7 @@ import pytest
 from support import CLI, clean_env, invoke
 from support.rows import When
 from support.samples import FIXTURE_ID, STATISTICS, action, fixture
+from support.sqlite import sqlite
 
 from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed, started
 from asyncsports.emulator import Emulator
@@ -79,11 +80,11 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SinkError, match="cannot use"):
         Sink(junk)
     other = tmp_path / "other.sqlite"
-    with sqlite3.connect(other) as db:
+    with sqlite(other) as db:
         db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
     with pytest.raises(SinkError, match=r"not an asyncsports database .*invoices"):
         Sink(other)
-    with sqlite3.connect(other) as db:  # nothing was written to it
+    with sqlite(other) as db:  # nothing was written to it
         assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["invoices"]
     Sink(tmp_path / "fresh.sqlite").close()
     Sink(tmp_path / "fresh.sqlite").close()  # ours: opens again
@@ -157,7 +158,7 @@ def backfill(db: Path, *extra: str) -> dict[str, Any]:
 
 def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every table's rows, in a stable order, without the times of day."""
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         tables = {t: sorted(conn.execute(f"SELECT * FROM {t}")) for t in (*TABLES, "job_fixtures")}
         tables["checkpoints"] = sorted(conn.execute("SELECT job, unit, rows FROM checkpoints"))
         tables["jobs"] = sorted(conn.execute("SELECT job, finished_at IS NOT NULL FROM jobs"))
@@ -166,7 +167,7 @@ def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 def checkpoints(db: Path) -> int:
     try:
-        with sqlite3.connect(db) as conn:
+        with sqlite(db) as conn:
             return int(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
     except sqlite3.OperationalError:  # not created yet
         return 0
@@ -225,7 +226,7 @@ def test_a_clean_run_fills_every_table_and_says_so(clean: tuple[Path, dict[str, 
     assert tables["statistics"] and tables["actions"]
     # Fixtures not yet started get no actions or statistics units; started ones without
     # statistics (404: not finished) are counted, not failed.
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         scheduled = conn.execute("SELECT count(*) FROM fixtures WHERE status = 'Scheduled'")
         assert scheduled.fetchone()[0] > 0
         (orphans,) = conn.execute(
@@ -287,7 +288,7 @@ def test_running_a_finished_job_again_upserts_the_same_rows(
 def test_sport_season_and_dates_narrow_the_job(
     clean: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    with sqlite3.connect(clean[0]) as conn:
+    with sqlite(clean[0]) as conn:
         season, _, last = conn.execute(
             "SELECT season_id, min(start_date_utc), max(start_date_utc) FROM fixtures "
             "WHERE sport = 'basketball' GROUP BY season_id ORDER BY 2 LIMIT 1"
@@ -316,9 +317,9 @@ def test_sport_season_and_dates_narrow_the_job(
     assert (
         summary["job"] == f"sports=basketball seasons={season} from={since} to={last[:10]} size=5"
     )
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         got = sorted(conn.execute("SELECT * FROM fixtures"))
-    with sqlite3.connect(clean[0]) as conn:
+    with sqlite(clean[0]) as conn:
         want = sorted(
             conn.execute(
                 "SELECT * FROM fixtures WHERE season_id = ? AND substr(start_date_utc, 1, 10) >= ?",
@@ -406,7 +407,7 @@ async def test_a_backfill_asks_for_no_request_it_does_not_need(
         report = await Backfill(client, db, scope).run()
         sent = client.requests_sent
     assert report.finished and report.not_found == ["curling"]
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         counts = dict(conn.execute("SELECT sport, count(*) FROM fixtures GROUP BY sport"))
         rows = conn.execute("SELECT status, deleted FROM fixtures").fetchall()
     begun = sum(started(status, bool(deleted)) for status, deleted in rows)
@@ -636,7 +637,7 @@ async def test_every_row_keeps_the_record_exactly_as_the_service_sent_it(
     db = tmp_path / "raw.sqlite"
     async with sports_emulator.client() as client:
         await Backfill(client, db, Scope(sports=("soccer",), page_size=5)).run()
-        with sqlite3.connect(db) as con:
+        with sqlite(db) as con:
             fid, action_json = con.execute(
                 "SELECT fixture_id, json FROM actions ORDER BY fixture_id, seq LIMIT 1"
             ).fetchone()

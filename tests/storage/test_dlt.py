@@ -5,12 +5,12 @@ loads only what changed; PostgreSQL as a dlt destination; the command."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import clean_env, lines, run
+from support.sqlite import sqlite
 
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.dlt._bridge import Bridge
@@ -61,7 +61,7 @@ def _duck(tmp: Path, name: str = "load") -> dict[str, dict[tuple[str, ...], str]
 
 
 def _sqlite(path: Path) -> dict[str, dict[tuple[str, ...], str]]:
-    with sqlite3.connect(path) as db:
+    with sqlite(path) as db:
         out = {}
         for t in BACKFILLED:
             cur = db.execute(f"SELECT * FROM {t}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import msgspec
 import pytest
 from support import ainvoke, clean_env, invoke
 from support.rows import KINDS, pg_tables, plain, sqlite_tables
+from support.sqlite import sqlite
 
 from asyncsports import store
 from asyncsports.backfill import Backfill, Scope
@@ -79,7 +79,7 @@ async def test_an_export_of_sqlite_reads_back_in_duckdb_as_the_database(
     db = tmp_path / "s.sqlite"
     async with sports_emulator.client() as client:
         assert (await Backfill(client, db, SCOPE).run()).finished
-    with sqlite3.connect(db) as conn:  # a fixture without a season
+    with sqlite(db) as conn:  # a fixture without a season
         conn.execute(
             "INSERT INTO fixtures SELECT 'no-season', sport, NULL, start_date_utc, status, "
             "name, deleted, json FROM fixtures LIMIT 1"
@@ -157,7 +157,7 @@ def test_a_mirror_exports_its_own_tables_too(tmp_path: Path) -> None:
         timeout=120,
     )
     assert sync.returncode == 0, sync.stderr
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         stored = {
             t: {r[0] for r in conn.execute(f"SELECT json FROM {t}")}
             for t in ("fixtures", "actions", "statistics", "standings", *MIRRORED)
@@ -251,7 +251,7 @@ async def test_open_reads_a_store_on_either_engine_and_refuses_what_is_not_one(
             chunks = [len(c) async for c in reader.rows("actions", chunk=7)]
             assert sum(chunks) == len(want["actions"]) and max(chunks) == 7
     other = tmp_path / "other.sqlite"
-    with sqlite3.connect(other) as conn:
+    with sqlite(other) as conn:
         conn.execute("CREATE TABLE fixtures (x)")
     with pytest.raises(SinkError, match="not an asyncsports database"):
         async with store.open(other):

@@ -3,7 +3,6 @@ PostgreSQL (a throwaway server, tests/support/servers.py), through one async int
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -17,6 +16,7 @@ import pytest
 from support import ENGINES, until
 from support.rows import KINDS, plain
 from support.samples import FIXTURE_ID, action, fixture
+from support.sqlite import sqlite
 
 from asyncsports.models import Action, Fixture, decode
 from asyncsports.store import JobState, SqliteEngine, Writer
@@ -76,7 +76,7 @@ class SQLite(Engine):
         return self.sink.counts()
 
     async def rows(self, table: str) -> list[tuple[Any, ...]]:
-        with sqlite3.connect(self.path) as db:
+        with sqlite(self.path) as db:
             return sorted(plain(table, r) for r in db.execute(f"SELECT * FROM {table}"))
 
     async def close(self) -> None:
@@ -348,7 +348,7 @@ async def test_a_cancelled_sqlite_write_is_interrupted_and_rolled_back(tmp_path:
             scope.cancel()
     assert time.monotonic() - t0 < 2.0  # it did not write 80,000 rows first
     assert not [t for t in threading.enumerate() if t.name == "asyncsports-writer"]
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         assert conn.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM fixtures").fetchone() == (0,)
 

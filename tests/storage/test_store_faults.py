@@ -27,6 +27,7 @@ import msgspec
 import pytest
 from support import CLI, clean_env
 from support.servers import PostgresServer, pg_bin
+from support.sqlite import sqlite
 
 from asyncsports.errors import SinkError
 from asyncsports.store import redact_url
@@ -138,7 +139,7 @@ def test_an_empty_file_is_ours_to_fill_and_export_reads_ours_without_writing(
     proc = cli("export", "--db", str(db), "--parquet", str(tmp_path / "lake"))
     assert proc.returncode == 0, proc.stderr
     assert digest(db) == before and beside(db) == []
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x41535350
 
 
@@ -161,7 +162,7 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     _sqlite(old, *ddl(*RESOURCE_TABLES, *FEED_TABLES), "CREATE TABLE mirror (version)")
     Store(old).close()
     for path in (v1, old):
-        with sqlite3.connect(path) as conn:
+        with sqlite(path) as conn:
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             assert {"jobs", "changes", "fixtures"} <= tables and "mirror" not in tables
@@ -177,7 +178,7 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
 
 def scramble(path: Path, pages: list[int]) -> None:
     """Overwrite whole pages with noise (page 1 keeps its 100-byte file header)."""
-    with sqlite3.connect(path) as conn:
+    with sqlite(path) as conn:
         size = conn.execute("PRAGMA page_size").fetchone()[0]
     noise = hashlib.shake_256(b"noise").digest(size)
     with path.open("r+b") as f:
@@ -188,7 +189,7 @@ def scramble(path: Path, pages: list[int]) -> None:
 
 
 def pages_of(path: Path, where: str) -> list[int]:
-    with sqlite3.connect(path) as conn:
+    with sqlite(path) as conn:
         if where == "page 1":
             return [1]
         if where.endswith(" leaf"):  # a leaf in the middle of the table: met while reading on
@@ -287,12 +288,12 @@ def small_disk(megabytes: float) -> Iterator[Disk]:
 
 
 def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         return {t: sorted(conn.execute(f"SELECT * FROM {t}")) for t in ("fixtures", "actions")}
 
 
 def integrity(db: Path) -> str:
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
 
 
@@ -407,7 +408,7 @@ def test_a_full_postgres_disk_says_so_at_once_and_a_rerun_finishes(tmp_path: Pat
             assert again.returncode == 0, again.stderr
             summary = msgspec.json.decode(again.stdout)
             assert summary["finished"] and summary["resumed"]
-            with sqlite3.connect(reference) as conn:
+            with sqlite(reference) as conn:
                 want = {
                     t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                     for t in ("fixtures", "actions", "statistics")

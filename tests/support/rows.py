@@ -5,7 +5,6 @@ compare a run against, and a progress that acts at a step of a backfill."""
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,8 @@ from asyncsports.backfill import Backfill, Scope
 from asyncsports.emulator import Emulator
 from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import RESOURCE_TABLES
+
+from .sqlite import sqlite
 
 KINDS = {t.name: {c.name: c.kind for c in t.columns} for t in RESOURCE_TABLES}
 
@@ -52,7 +53,7 @@ def plain(table: str, row: Any) -> tuple[Any, ...]:
 
 def sqlite_tables(db: Path) -> Rows:
     """Every resource table of a SQLite store, its rows plain and sorted."""
-    with sqlite3.connect(db) as conn:
+    with sqlite(db) as conn:
         return {t: sorted(plain(t, r) for r in conn.execute(f"SELECT * FROM {t}")) for t in KINDS}
 
 
