@@ -37,6 +37,7 @@ import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from asyncsports._http.health import record_timestamp
 from asyncsports._http.observer import Send
 from asyncsports._http.request import Request
 from asyncsports._http.session import Failure, Response, Session
@@ -45,7 +46,6 @@ from asyncsports._version import __version__
 from asyncsports._wire.secrets import hide_url
 from asyncsports.live import Feed
 from asyncsports.paging import AsyncList
-from asyncsports.raw import RawRecord
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -268,7 +268,7 @@ class _Telemetry:
             count[0] += 1
             span.set_attribute("asyncsports.live.records", count[0])
             records.add(1, attributes)
-            stamp = _timestamp(record)
+            stamp = record_timestamp(record)
             if stamp is not None:
                 lag.record(max(0.0, time.time() - stamp), attributes)
 
@@ -314,12 +314,3 @@ class _Connection:
 
 def _error_type(exc: BaseException) -> str:
     return type(exc).__qualname__
-
-
-def _timestamp(record: Any) -> float | None:
-    """A live record's timestamp, epoch seconds (an action's or a statistics packet's)."""
-    if isinstance(record, RawRecord):
-        record = record.value
-    action = getattr(record, "fixture_action", None)
-    stamp = getattr(action if action is not None else record, "timestamp", None)
-    return None if stamp is None else float(stamp.timestamp())

@@ -39,7 +39,7 @@ from asyncsports.raw import RawRecord
 if TYPE_CHECKING:
     from asyncsports._http.connection import Idle
 
-__all__ = ["LAG_EVERY", "POLL", "Health", "HealthEvents"]
+__all__ = ["LAG_EVERY", "POLL", "Health", "HealthEvents", "record_timestamp"]
 
 POLL = 0.05
 """Seconds between looks at a silent connection: a :class:`Recovered` comes at most this
@@ -263,7 +263,7 @@ class Health:
 
     def _lagged(self, record: Any, lag_after: float) -> None:
         """Compare a record's own timestamp to the clock: delayed, or recovered."""
-        stamp = _timestamp(record)
+        stamp = record_timestamp(record)
         if stamp is None:
             return
         machine, now = self._machine, time.time()
@@ -319,7 +319,7 @@ class Health:
             self._arm(limit - quiet if 0 < limit - quiet < limit else limit)
 
 
-def _timestamp(record: Any) -> float | None:
+def record_timestamp(record: Any) -> float | None:
     """A live record's timestamp, epoch seconds (an action's or a statistics packet's)."""
     if isinstance(record, RawRecord):
         record = record.value

@@ -16,7 +16,15 @@ import binascii
 import hashlib
 import hmac
 
-__all__ = ["SECRET_ENV", "SECRET_PREFIX", "cursor_name", "headers", "secret_key", "sign"]
+__all__ = [
+    "SECRET_ENV",
+    "SECRET_PREFIX",
+    "cursor_name",
+    "headers",
+    "secret_forms",
+    "secret_key",
+    "sign",
+]
 
 SECRET_ENV = "ASYNCSPORTS_WEBHOOK_SECRET"
 """The environment variable that holds the webhook secret."""
@@ -49,6 +57,14 @@ def secret_key(secret: str | None) -> bytes:
             f"{_SHORTEST} to {_LONGEST}"
         )
     return key
+
+
+def secret_forms(secret: str | None) -> list[str]:
+    """What of the secret ``secret`` no output may show: the whole, and its key's base64
+    (what follows ``whsec_``, which a receiver's echo may quote alone)."""
+    if not secret:
+        return []
+    return [secret, secret.removeprefix(SECRET_PREFIX)]
 
 
 def sign(key: bytes, msg_id: str, timestamp: int, body: bytes) -> str:

@@ -36,7 +36,7 @@ from asyncsports._version import __version__
 from asyncsports._wire.bus import Message, Target, Trouble, msg_id
 from asyncsports._wire.retry import parse_retry_after
 from asyncsports._wire.secrets import Secrets, clip
-from asyncsports._wire.webhooks import SECRET_ENV, cursor_name, headers, secret_key
+from asyncsports._wire.webhooks import SECRET_ENV, cursor_name, headers, secret_forms, secret_key
 from asyncsports.errors import BusError
 
 if TYPE_CHECKING:
@@ -96,13 +96,12 @@ class WebhookBus:
             key = secret_key(secret)
         except ValueError as exc:
             raise BusError(f"{target.shown}: {exc}") from None
-        assert secret is not None
         session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=target.timeout, connect=connect_timeout),
             connector=aiohttp.TCPConnector(limit=target.concurrency),
             headers={"user-agent": f"asyncsports/{__version__} (webhooks)"},
         )
-        secrets = Secrets([secret, secret.partition("_")[2]])
+        secrets = Secrets(secret_forms(secret))
         return cls(target, store, key, secrets, session)
 
     async def position(self, origin: str | None) -> int:

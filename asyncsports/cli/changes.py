@@ -143,10 +143,9 @@ def _hidden(exc: BaseException, to: str) -> BaseException:
     import os
 
     from asyncsports._wire.secrets import Secrets, url_secrets
-    from asyncsports._wire.webhooks import SECRET_ENV
+    from asyncsports._wire.webhooks import SECRET_ENV, secret_forms
 
-    secret = os.environ.get(SECRET_ENV)
-    secrets = Secrets([*url_secrets(to), secret, secret and secret.partition("_")[2]])
+    secrets = Secrets([*url_secrets(to), *secret_forms(os.environ.get(SECRET_ENV))])
     seen: set[int] = set()
     error: BaseException | None = exc
     while error is not None and id(error) not in seen:
