@@ -77,6 +77,7 @@ async def walk(
     size: int,
     lookahead: int = 1,
     concurrency: int = 1,
+    clock: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[Batch[T]]:
     """Walk numbered pages from ``start`` until the last one, fetching ahead.
 
@@ -93,11 +94,12 @@ async def walk(
     page when the server gives no metadata, or after a body that is the whole result. A
     page that starts like any earlier page of the walk (A, B, A, B... as much as A, A), or
     a page numbered other than asked, raises :class:`PagingError` instead of looping.
+    ``clock`` times the round trips and the caller's share (a test gives its own).
     """
     # A token may count past a page (from a body that was the whole result).
     number = start.page + start.index // size
     skip = start.index % size
-    pages = _Walk(fetch, size, number, lookahead, concurrency)
+    pages = _Walk(fetch, size, number, lookahead, concurrency, clock)
     ahead = pages.pages
     try:
         while True:
@@ -105,14 +107,14 @@ async def walk(
             future = ahead.pop(number, None)
             if future is None:
                 pages.next = max(pages.next, number + 1)
-                sent = time.monotonic()
+                sent = clock()
                 page = await fetch(number)
-                handed = time.monotonic()
+                handed = clock()
                 pages.took = handed - sent
                 last = pages.check(number, page)
             else:
                 page, checked = await future
-                handed = time.monotonic()
+                handed = clock()
                 # Unchecked if it came before the page ahead of it was checked.
                 last = pages.check(number, page) if checked is None else checked
             items = page.items
@@ -123,7 +125,7 @@ async def walk(
                 yield Batch(0, consumed, items[consumed:])
                 return
             yield Batch(number, skip, items[skip:] if skip else items)
-            pages.think = time.monotonic() - handed
+            pages.think = clock() - handed
             if last:
                 return
             number += 1
@@ -156,8 +158,10 @@ class _Walk(Generic[T]):
         first: int,
         lookahead: int,
         concurrency: int,
+        clock: Callable[[], float],
     ) -> None:
         self.fetch = fetch
+        self.clock = clock
         self.size = size
         self.lookahead = lookahead
         self.concurrency = concurrency
@@ -234,9 +238,9 @@ class _Walk(Generic[T]):
         while taken is not None:
             number, future = taken
             try:
-                sent = time.monotonic()
+                sent = self.clock()
                 page = await self.fetch(number)
-                self.took = time.monotonic() - sent
+                self.took = self.clock() - sent
                 last = self.check(number, page) if number == self.checked else None
             except asyncio.CancelledError:
                 future.cancel()

@@ -271,24 +271,27 @@ async def test_the_next_page_is_on_its_way_while_the_caller_works() -> None:
     assert await it.collect() == [1, 2, 3, 4]
 
 
-@pytest.mark.parametrize(("work", "ahead"), [(0.0, False), (0.03, True)])
+@pytest.mark.parametrize(("work", "ahead"), [(0.0, False), (3.0, True)])
 async def test_pages_are_fetched_ahead_only_while_the_caller_works_long_enough(
     work: float, ahead: bool
 ) -> None:
-    # Pages take 0.02 s to come. A caller that works 0.03 s a page has the next one
-    # fetched meanwhile, by another task; one that works not at all fetches each in its
-    # own task (a hand-over between tasks would save it no time).
+    # Pages take 2 ticks of the walk's clock to come. A caller that works 3 ticks a page
+    # has the next one fetched meanwhile, by another task; one that works not at all
+    # fetches each in its own task (a hand-over between tasks would save it no time).
     me = asyncio.current_task()
     fetched_by: dict[int, bool] = {}
+    now = 0.0
 
     async def fetch(n: int) -> Page[int]:
+        nonlocal now
         fetched_by[n] = asyncio.current_task() is me
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0)
+        now += 2
         return Page([n], n, 8, n + 1 >= 8)
 
-    it = AsyncList(lambda start: walk(fetch, start, size=1, lookahead=1))
+    it = AsyncList(lambda start: walk(fetch, start, size=1, lookahead=1, clock=lambda: now))
     async for _ in it:
-        await asyncio.sleep(work)
+        now += work
     assert sorted(fetched_by) == list(range(8))
     assert fetched_by[1] is False  # before the caller's pace is known: ahead
     later = [fetched_by[n] for n in range(3, 8)]
@@ -383,23 +386,39 @@ async def test_a_known_total_ends_the_walk_whatever_last_says() -> None:
 
 async def test_one_task_fetches_ahead_while_the_caller_keeps_up() -> None:
     # A task per page fetched ahead would be 49 tasks; one task takes page after page.
+    # The walk's clock is the test's: each page takes a tick to come and the caller a
+    # tick to use it, so fetching ahead pays on every page whatever the machine's load
+    # (on the real clock a caller descheduled for a moment turned it off and on again).
     loop = asyncio.get_running_loop()
     created = 0
     create_task = loop.create_task
+    now = 0.0
+    started: list[int] = []
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         nonlocal created
         created += 1
         return create_task(*args, **kwargs)
 
-    it, state = slow_pager(50, delay=0.001)
+    async def fetch(n: int) -> Page[int]:
+        nonlocal now
+        started.append(n)
+        await asyncio.sleep(0)
+        now += 1
+        return Page([n], n, 50, n + 1 >= 50)
+
+    it = AsyncList(lambda start: walk(fetch, start, size=1, clock=lambda: now))
+    got = []
     loop.create_task = counting  # type: ignore[method-assign]
     try:
-        assert await it.collect() == list(range(50))
+        async for n in it:
+            got.append(n)
+            now += 1
     finally:
         del loop.create_task
+    assert got == list(range(50))
     assert created == 1
-    assert sorted(state["started"]) == list(range(50))
+    assert sorted(started) == list(range(50))
 
 
 async def test_a_page_not_fetched_ahead_is_fetched_in_the_callers_task() -> None:
