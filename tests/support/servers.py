@@ -18,6 +18,7 @@ import glob
 import itertools
 import os
 import pwd
+import random
 import shutil
 import socket
 import subprocess
@@ -34,11 +35,36 @@ INSTALL = "apt-get install -y postgresql redis-server nats-server (Debian, as ro
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing listens on now, below the kernel's ephemeral
+    range: a server stopped by a test and started again keeps its port, where one from
+    the range could be given meanwhile to any socket bound to port 0 (another test's
+    server, on another worker), and the test would meet that one instead."""
+    while True:
+        port = _random.randrange(_PORTS_FROM, _ephemeral_from())
+        if port in _given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use
+        _given.add(port)
         return port
+
+
+_PORTS_FROM = 10000
+_given: set[int] = set()  # handed out by this process (not reused while its tests run)
+# Its own source: pytest-randomly seeds the random module alike in every worker, and the
+# workers would pick the same ports in turn.
+_random = random.SystemRandom()
+
+
+def _ephemeral_from() -> int:
+    """The first port of the kernel's ephemeral range (Linux's default where unreadable)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def missing(what: str) -> None:
