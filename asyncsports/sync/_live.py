@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any
@@ -39,7 +40,7 @@ from asyncsports.live import (
     Recovered,
     Resumed,
 )
-from asyncsports.store import Write, action_row, statistics_row
+from asyncsports.store import Write, action_row, feed_health_row, statistics_row
 
 from ._jobs import ActionFeed, Done, Next, StatisticsFeed
 from ._keys import FeedKey, Final, Live, Stats
@@ -71,6 +72,7 @@ class FeedHealth:
     ``position`` records delivered. Kept by :class:`LiveFeeds`; read-only to others."""
 
     __slots__ = (
+        "at",
         "cause",
         "feed",
         "fixture_id",
@@ -90,6 +92,8 @@ class FeedHealth:
         self.state: HealthState = "connecting"
         self.cause = ""
         self.since = now
+        self.at = time.time()
+        """``since`` in epoch seconds, as its row says it."""
         self.opened = now
         self.last_record: float | None = None
         self.position = 0
@@ -139,6 +143,7 @@ class LiveFeeds:
         self._progress = asyncio.Event()
         self._committer: asyncio.Task[None] | None = None
         self._health: dict[tuple[str, str], FeedHealth] = {}  # by (fixture, feed)
+        self._unsaid: set[tuple[str, str]] = set()  # feeds whose state may not be committed
         self.health: Mapping[tuple[str, str], FeedHealth] = types.MappingProxyType(self._health)
         """Each feed of the fixtures followed, by (fixture id, ``actions``/``statistics``):
         from when it first opens until the fixture is no longer followed."""
@@ -164,13 +169,18 @@ class LiveFeeds:
     def close(self, fid: str) -> None:
         """Stop following the fixture's feeds; what they sent and is not committed is
         dropped (the fixture's final read, which follows, has it all)."""
+        self._pending = [(f, w) for f, w in self._pending if f != fid]
         for key in (Live(fid), Stats(fid)):
             task = self.tasks.pop(key, None)
             if task is not None:
                 task.cancel()
             self._positions.pop(str(key), None)
-            self._health.pop((fid, _kind(key)), None)
-        self._pending = [(f, w) for f, w in self._pending if f != fid]
+            watch = self._health.get((fid, _kind(key)))
+            if watch is not None:
+                # Its last row must not say live for a fixture no longer followed.
+                self._set_state(watch, "over", "no longer followed")
+                del self._health[(fid, _kind(key))]
+                self._unsaid.discard((fid, _kind(key)))
 
     async def aclose(self) -> None:
         """Stop every feed (records not committed yet are not: the positions say so)."""
@@ -183,6 +193,7 @@ class LiveFeeds:
         await asyncio.gather(*tasks, return_exceptions=True)
         self.tasks.clear()
         self._health.clear()
+        self._unsaid.clear()
         self._pending = []
         self._positions = {}
 
@@ -193,10 +204,15 @@ class LiveFeeds:
         while len(self._pending) >= _BATCH:
             self._room.clear()
             await self._room.wait()
+        self._positions[str(key)] = n
+        return self._note(fid, write)
+
+    def _note(self, fid: str, write: Write) -> int:
+        """Hand a write to the committer now (a feed's record, or its health: a few a
+        feed, never waiting for room); its number, for :meth:`_flush`."""
         if self._committer is None or self._committer.done():
             self._committer = asyncio.create_task(self._commit_loop(), name="mirror-feeds")
         self._pending.append((fid, write))
-        self._positions[str(key)] = n
         self._given += 1
         self._kick.set()
         return self._given
@@ -222,8 +238,12 @@ class LiveFeeds:
                         del self.tasks[key]
                 self._pending = []
                 self._positions = {}
+                # Their health rows may have been in it: each feed says its state again
+                # when it reopens.
+                self._unsaid |= set(self._health)
             else:
-                self.fresh["live"] = loop.time()
+                if positions:  # records, not only health rows: a good read
+                    self.fresh["live"] = loop.time()
             self._done = upto
             self._progress.set()
 
@@ -239,10 +259,15 @@ class LiveFeeds:
         if task is not None and not task.done():
             follow.close()
             return False
-        fid, kind = key.fixture, _kind(key)
-        if (fid, kind) not in self._health:
+        fid, name = key.fixture, (key.fixture, _kind(key))
+        watch = self._health.get(name)
+        if watch is None:  # its first opening while the fixture is followed
             now = asyncio.get_running_loop().time()
-            self._health[(fid, kind)] = FeedHealth(fid, kind, sport, now)
+            watch = self._health[name] = FeedHealth(fid, name[1], sport, now)
+            self._note(fid, self._row(watch))
+        elif name in self._unsaid:  # its last row was not committed
+            self._unsaid.discard(name)
+            self._note(fid, self._row(watch))
         task = self.tasks[key] = asyncio.create_task(follow, name=str(key))
         task.add_done_callback(_said)
         return True
@@ -380,7 +405,27 @@ class LiveFeeds:
             return  # the same, or a fixture no longer followed
         watch.state, watch.cause = state, cause
         watch.since = asyncio.get_running_loop().time()
+        watch.at = time.time()
         log.debug("mirror: %s feed of %s: %s %s", watch.feed, watch.fixture_id, state, cause)
+        self._note(watch.fixture_id, self._row(watch))
+
+    @staticmethod
+    def _row(watch: FeedHealth) -> Write:
+        """The feed's ``feed_health`` row as it stands."""
+        return Write(
+            "feed_health",
+            [
+                feed_health_row(
+                    watch.fixture_id,
+                    watch.feed,
+                    watch.sport,
+                    watch.state,
+                    watch.cause,
+                    watch.at,
+                    watch.position,
+                )
+            ],
+        )
 
 
 def _kind(key: FeedKey) -> str:
