@@ -49,6 +49,7 @@ __all__ = ["FeedHealth", "LiveFeeds", "sockets"]
 
 log = logging.getLogger("asyncsports.sync")
 _BATCH = 2000  # records pending at most: the feeds wait (their sockets are not read) beyond
+HEALTH = "feed_health"  # the table of the feeds' health rows
 
 
 def sockets(client: Client) -> tuple[ActionFeed, StatisticsFeed]:
@@ -169,7 +170,9 @@ class LiveFeeds:
     def close(self, fid: str) -> None:
         """Stop following the fixture's feeds; what they sent and is not committed is
         dropped (the fixture's final read, which follows, has it all)."""
-        self._pending = [(f, w) for f, w in self._pending if f != fid]
+        # Their records only: the feeds' health rows stand (a fixture may be closed twice,
+        # and the second time must not drop the first one's last rows).
+        self._pending = [(f, w) for f, w in self._pending if f != fid or w.table == HEALTH]
         for key in (Live(fid), Stats(fid)):
             task = self.tasks.pop(key, None)
             if task is not None:
@@ -413,7 +416,7 @@ class LiveFeeds:
     def _row(watch: FeedHealth) -> Write:
         """The feed's ``feed_health`` row as it stands."""
         return Write(
-            "feed_health",
+            HEALTH,
             [
                 feed_health_row(
                     watch.fixture_id,

@@ -219,6 +219,21 @@ async def test_a_stalled_feed_is_delayed_then_reconnecting_in_the_change_feed_th
         assert (await s.states())[(fid, "actions")] == "live"
         status, body = await s.healthz()
         assert status == 200 and f"live:{fid}" not in body["stale"]
+        # The fixtures end: each feed's last row says over, and their series go away.
+        sports_emulator.clock.advance(6 * 3600)
+
+        async def over() -> bool:
+            last = [
+                states_of(await health_rows(s.mirror, f, kind))[-1:]
+                for f in live
+                for kind in ("actions", "statistics")
+            ]
+            return all(states == ["over"] for states in last)
+
+        await until(over, WITHIN, every=0.1)
+        # (Fixtures that started meanwhile have feeds of their own.)
+        await until(lambda: not any(f in live for f, _ in s.mirror.feed_health), WITHIN)
+        assert not any(f in live for f, _ in await s.states())
 
 
 @pytest.mark.slow
@@ -266,6 +281,15 @@ async def test_a_plugged_in_source_is_live_while_records_come_and_reconnecting_o
             broke = changes[states_of(changes).index("reconnecting")]
             assert "the source broke off" in broke.row["cause"]
             assert mirror.feed_health[(live[0], "actions")].state == "live"
+            # The fixture ends while its source says nothing of it (it just holds): the
+            # mirror stops following it, and its last row says so.
+            sports_emulator.clock.advance(6 * 3600)
+
+            async def left() -> bool:
+                last = (await health_rows(mirror, live[0]))[-1].row
+                return last["state"] == "over" and last["cause"] == "no longer followed"
+
+            await until(left, WITHIN, every=0.1)
         finally:
             hold.set()
             mirror.stop()
