@@ -36,6 +36,7 @@ from asyncsports.store._mirror import (
 from asyncsports.store._pg import PgLink
 from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import (
+    HEALTH_TABLES,
     MIRROR_TABLES,
     PG_CARRIER,
     RESOURCE_TABLES,
@@ -81,7 +82,7 @@ CHANNEL = "asyncsports_changes"
 FEED_LOCK = 0x6173_7370_6F72_7466  # "asportf": one writer of the change feed at a time
 T = TypeVar("T")
 
-_TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES)}
+_TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES, *HEALTH_TABLES)}
 _KEY_TYPE = {"text": "text", "int": "bigint"}
 
 

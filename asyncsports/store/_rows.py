@@ -39,6 +39,7 @@ __all__ = [
     "Row",
     "action_row",
     "event_row",
+    "feed_health_row",
     "fixture_row",
     "squad_row",
     "standings_row",
@@ -219,6 +220,29 @@ def event_row(e: Event, json: bytes | None = None, live: bool = False) -> EventR
     """The ``events`` row of a live stream event; ``live``: listed as live now."""
     start, end = utc_text(e.start_date), utc_text(e.end_date)
     return EventRow(e.id, e.title, start, end, int(live), _text(e, json))
+
+
+def feed_health_row(
+    fixture_id: str, feed: str, sport: str, state: str, cause: str, since: float, position: int
+) -> Row:
+    """The ``feed_health`` row of a live feed of the mirror (``feed``: ``actions`` or
+    ``statistics``) in ``state`` since ``since`` (epoch seconds) for ``cause``, with
+    ``position`` records delivered; its ``json`` the same as one object (what a change
+    carries as its record)."""
+    at = utc_text(dt.datetime.fromtimestamp(since, _UTC))
+    doc = {
+        "fixture_id": fixture_id,
+        "feed": feed,
+        "sport": sport,
+        "state": state,
+        "cause": cause,
+        "since": at,
+        "position": position,
+    }
+    return (fixture_id, feed, sport, state, cause, at, position, _HEALTH.encode(doc).decode())
+
+
+_HEALTH = msgspec.json.Encoder()
 
 
 def tournament_row(t: Tournament, json: bytes | None = None) -> Row:

@@ -22,6 +22,7 @@ from typing import Literal
 __all__ = [
     "ALL_TABLES",
     "FEED_TABLES",
+    "HEALTH_TABLES",
     "JOB_TABLES",
     "LEASE_DDL",
     "MIRROR_TABLES",
@@ -39,8 +40,9 @@ __all__ = [
     "sqlite_ddl",
 ]
 
-SCHEMA_VERSION = 2
-"""1: the backfill's tables alone (PostgreSQL ``json`` as ``jsonb``); 2: every table."""
+SCHEMA_VERSION = 3
+"""1: the backfill's tables alone (PostgreSQL ``json`` as ``jsonb``); 2: every table; 3:
+``feed_health`` added (an older database gets it, created when opened)."""
 
 Kind = Literal["text", "int", "flag", "time", "json", "real", "seq"]
 """``seq``: a number the database gives each new row, ascending in insertion order."""
@@ -205,6 +207,26 @@ MIRROR_TABLES: tuple[Table, ...] = (
 )
 """The tables only the mirror fills, beside the resource tables."""
 
+HEALTH_TABLES: tuple[Table, ...] = (
+    Table(
+        "feed_health",
+        (
+            _c("fixture_id", null=False),
+            _c("feed", null=False, note="actions or statistics"),
+            _c("sport", null=False),
+            _c("state", null=False, note="connecting, live, delayed, reconnecting or over"),
+            _c("cause", null=False, note="why, as the feed said it ('' when none)"),
+            _c("since", "time", null=False, note="when it came to this state"),
+            _c("position", "int", null=False, note="records delivered by then"),
+            _c("json", "json", null=False, note="the row as a JSON object"),
+        ),
+        ("fixture_id", "feed"),
+    ),
+)
+"""The mirror's own word on each live feed it follows (its state, written when it
+changes): in its change feed as any table, but not a record of the service's, so not
+loaded by the dlt source nor exported."""
+
 FEED_TABLES: tuple[Table, ...] = (
     Table(
         "changes",
@@ -260,7 +282,13 @@ JOB_TABLES: tuple[Table, ...] = (
 )
 """A backfill job's state: its runs, the fixtures its listings gave, its units done."""
 
-ALL_TABLES: tuple[Table, ...] = (*RESOURCE_TABLES, *MIRROR_TABLES, *FEED_TABLES, *JOB_TABLES)
+ALL_TABLES: tuple[Table, ...] = (
+    *RESOURCE_TABLES,
+    *MIRROR_TABLES,
+    *HEALTH_TABLES,
+    *FEED_TABLES,
+    *JOB_TABLES,
+)
 """Every table, in the order they are created."""
 
 

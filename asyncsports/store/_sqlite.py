@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar, cast
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import (
     ALL_TABLES,
+    HEALTH_TABLES,
     SCHEMA_VERSION,
     sqlite_ddl,
 )
@@ -61,7 +62,8 @@ _LAYOUTS: dict[int, frozenset[str]] = {
         }
     ),  # the mirror's, before version 2
     1: frozenset({"fixtures", "actions", "statistics", "jobs", "checkpoints", "job_fixtures"}),
-    2: frozenset(t.name for t in ALL_TABLES),
+    2: frozenset(t.name for t in ALL_TABLES if t not in HEALTH_TABLES),
+    3: frozenset(t.name for t in ALL_TABLES),
 }
 
 # SQLite's primary result codes (sqlite3.h) that say what the user has to do.

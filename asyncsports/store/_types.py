@@ -18,7 +18,7 @@ import msgspec
 from asyncsports._wire import defaults
 from asyncsports._wire.bus import change_json
 from asyncsports.errors import SinkError
-from asyncsports.store._schema import MIRROR_TABLES, RESOURCE_TABLES
+from asyncsports.store._schema import HEALTH_TABLES, MIRROR_TABLES, RESOURCE_TABLES
 
 __all__ = [
     "CHUNK",
@@ -68,7 +68,7 @@ POLL = 0.05
 CHUNK = 50_000
 """Rows a reader reads at a time."""
 
-_MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES)
+_MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES, *HEALTH_TABLES)
 TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in _MIRRORED}
 """The mirror's tables and their columns, in order; each row keeps the record's JSON."""
 KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in _MIRRORED}

@@ -9,22 +9,41 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, get_args
 
 from aiohttp import web
 
 from asyncsports._http.serve import Served, Standing, serve_job
+from asyncsports.live import HealthState
+
+from ._live import FeedHealth
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-__all__ = ["HEALTHY_WITHIN", "Figures", "MirrorMetrics", "healthy", "serve_metrics"]
+__all__ = [
+    "HEALTHY_WITHIN",
+    "STALE_AFTER",
+    "STATES",
+    "Figures",
+    "MirrorMetrics",
+    "healthy",
+    "serve_metrics",
+    "stale",
+]
 
 HEALTHY_WITHIN = 120.0
 """Seconds without a good read (while something is planned), or of one task failing
 every turn, before /healthz says 503."""
+
+STALE_AFTER = 300.0
+"""Seconds without a record after which /healthz names a live feed as stale, whatever its
+state (a quiet spell of the match, a break, or a feed that says nothing is wrong)."""
+
+STATES: tuple[HealthState, ...] = get_args(HealthState)
+"""A feed's health states, each a series of ``asyncsports_sync_feed_state``."""
 
 
 class Figures(Protocol):
@@ -71,6 +90,11 @@ class Figures(Protocol):
         ...
 
     @property
+    def feed_health(self) -> Mapping[tuple[str, str], FeedHealth]:
+        """Where each live feed of the fixtures followed stands, by (fixture id, feed)."""
+        ...
+
+    @property
     def planned(self) -> int:
         """Tasks in the plan."""
         ...
@@ -98,7 +122,8 @@ def healthy(mirror: Figures, now: float) -> tuple[bool, dict[str, object]]:
     """Whether the mirror is doing its work, and what ``/healthz`` answers. ``failing``
     names the tasks whose last turn failed, with their error; one failing for over
     :data:`HEALTHY_WITHIN` makes the mirror unhealthy (one failure that the next turn
-    mends does not)."""
+    mends does not). ``stale`` names the live feeds that are (see :func:`stale`): a
+    vendor's feed the mirror cannot mend, so they leave ``ok`` as it is."""
     last = max(mirror.fresh.values(), default=mirror.started)
     age = now - last if last == last else None  # NaN: never started
     failing = {
@@ -116,7 +141,30 @@ def healthy(mirror: Figures, now: float) -> tuple[bool, dict[str, object]]:
         "feeds_open": mirror.feeds_open,
         "committed": dict(mirror.committed),
         "failing": failing,
+        "stale": stale(mirror.feed_health.values(), now),
     }
+
+
+def stale(feeds: Iterable[FeedHealth], now: float) -> dict[str, dict[str, object]]:
+    """The live feeds that are stale at ``now`` (the loop's time), by name (``live:`` or
+    ``stats:`` and the fixture, as their positions are named): delayed, reconnecting, or
+    without a record for over :data:`STALE_AFTER` seconds (since it opened, when none came
+    yet); each with its fixture, feed, state, cause, ``seconds`` since its last record and
+    ``state_seconds`` in its state."""
+    out: dict[str, dict[str, object]] = {}
+    for f in sorted(feeds, key=lambda f: (f.fixture_id, f.feed)):
+        age = f.age(now)
+        if f.state in ("delayed", "reconnecting") or (f.state != "over" and age > STALE_AFTER):
+            name = f"{'live' if f.feed == 'actions' else 'stats'}:{f.fixture_id}"
+            out[name] = {
+                "fixture": f.fixture_id,
+                "feed": f.feed,
+                "state": f.state,
+                "cause": f.cause,
+                "seconds": age,
+                "state_seconds": now - f.since,
+            }
+    return out
 
 
 class MirrorMetrics:
@@ -194,6 +242,30 @@ class MirrorMetrics:
         for resource, at in sorted(m.fresh.items()):
             lag.add_metric([resource], now - at)
         yield lag
+        yield from self._feeds(now)
+
+    def _feeds(self, now: float) -> Iterator[Metric]:
+        """Each live feed of the fixtures followed: its last record's age, its state."""
+        GaugeMetricFamily = self.core.GaugeMetricFamily
+        feeds = sorted(self.mirror.feed_health.values(), key=lambda f: (f.fixture_id, f.feed))
+        age = GaugeMetricFamily(
+            "asyncsports_sync_feed_record_age_seconds",
+            "Seconds since a live feed's last record (since it opened, when none came yet), "
+            "by fixture and feed, for the fixtures followed.",
+            labels=["fixture", "feed"],
+        )
+        state = GaugeMetricFamily(
+            "asyncsports_sync_feed_state",
+            "A live feed's health state, by fixture and feed: 1 for its state, 0 for the "
+            "others (connecting, live, delayed, reconnecting, over).",
+            labels=["fixture", "feed", "state"],
+        )
+        for f in feeds:
+            age.add_metric([f.fixture_id, f.feed], f.age(now))
+            for s in STATES:
+                state.add_metric([f.fixture_id, f.feed, s], 1.0 if f.state == s else 0.0)
+        yield age
+        yield state
 
 
 async def serve_metrics(

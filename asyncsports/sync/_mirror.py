@@ -36,7 +36,7 @@ from ._changes import feed
 from ._clock import ServiceClock
 from ._jobs import ActionFeed, Done, Jobs, Next, StatisticsFeed
 from ._keys import Events, Final, Fixtures, Key, Live, Owed, Snooker, Standings, Window
-from ._live import LiveFeeds, sockets
+from ._live import FeedHealth, LiveFeeds, sockets
 from ._plan import PRIORITY, Plan, Task, wanted, window
 from ._report import report
 
@@ -273,6 +273,11 @@ class Mirror:
     def feeds_open(self) -> int:
         """Live feeds open now."""
         return self.live.open()
+
+    @property
+    def feed_health(self) -> Mapping[tuple[str, str], FeedHealth]:
+        """Where each live feed of the fixtures followed stands, by (fixture id, feed)."""
+        return self.live.health
 
     @property
     def connections(self) -> Mapping[str, int]:
