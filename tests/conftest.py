@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from hypothesis import HealthCheck, settings
+from support import share
 from support.servers import PostgresServer, RedisServer, missing, postgres_server
 from support.stub import Handler, Serve, Stub
 
@@ -79,11 +80,18 @@ async def client(stub: Stub) -> AsyncIterator[Client]:
         yield c
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test that uses a database server (tests/support/servers.py)."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that uses a database server (tests/support/servers.py);
+    then keep only this run's share of the slow tests, if one is set (support.share)."""
     for item in items:
         if SERVERS & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    share.split(config, items)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The share of the slow tests this run keeps, if one is set (support.share)."""
+    return share.header()
 
 
 @pytest.fixture(scope="session")

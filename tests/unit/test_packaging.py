@@ -93,10 +93,16 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     for name in ("setup_app", "setup_tests", "docs"):
         assert re.search(rf'^    in_venv "\$1-\w+" "\$2" "\${name}"$', script, flags=re.M), name
     # The two legs run side by side, each to a log of its own, and both are waited for.
-    newest = r'^PYTEST_ADDOPTS="\$PYTEST_ADDOPTS --cov --cov-report=" leg newest '
-    assert re.search(newest + r'"\$newest" >"\$tmp/newest.log" 2>&1 &$', script, flags=re.M)
-    # The newest leg's coverage is held to the floors once the legs are done.
-    assert 'in_venv newest-tests "$newest" "python .ci/floors.py .coverage"' in script
+    assert re.search(r'^export PYTEST_ADDOPTS=".*--cov --cov-report="$', script, flags=re.M)
+    newest = r'^ASYNCSPORTS_SLOW_SHARE=0/2 leg newest "\$newest" >"\$tmp/newest.log" 2>&1 &$'
+    assert re.search(newest, script, flags=re.M)
+    # Both legs' coverage, combined, is held to the floors once the legs are done.
+    combine = ".coverage $tmp/lowest-tree/.coverage && python .ci/floors.py $tmp/coverage"
+    assert re.search(
+        r'^in_venv newest-tests "\$newest" "coverage combine .*' + re.escape(combine),
+        script,
+        flags=re.M,
+    )
     assert re.search(r'^wait "\$newest_leg" \|\| status=\$\?$', script, flags=re.M)
     assert re.search(r'^wait "\$lowest_leg" \|\| status=\$\?$', script, flags=re.M)
     lowest = re.search(r"^\(\n(.*?)^\) >", script, flags=re.M | re.S)
@@ -106,6 +112,7 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
         '"$tmp/lowest-tree"',
         "export",
         "PIP_CONSTRAINT=$PWD/constraints-lowest.txt",
+        "ASYNCSPORTS_SLOW_SHARE=1/2",
         "leg",
         "lowest",
         '"$oldest"',
