@@ -174,10 +174,12 @@ def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
     """``url`` without its userinfo, and the user and password it held, as written (None:
     none). The userinfo runs from the ``//`` to the URL's last ``@`` (see the module's
     text): ``redis://:my/Secret@h/0`` is ``("redis://h/0", "", "my/Secret")``,
-    ``nats://TOKEN@h`` is ``("nats://h", "TOKEN", None)``."""
+    ``nats://TOKEN@h`` is ``("nats://h", "TOKEN", None)``. A URL with no authority
+    (``unix:///tmp/s.sock``: a third ``/`` at once) has none: an ``@`` in its path or query
+    is no userinfo's end."""
     start = url.find("//")
     at = url.rfind("@")
-    if start < 0 or at < start + 2:
+    if start < 0 or at < start + 2 or url.startswith("/", start + 2):
         return url, None, None
     user, colon, password = url[start + 2 : at].partition(":")
     return url[: start + 2] + url[at + 1 :], user, password if colon else None
