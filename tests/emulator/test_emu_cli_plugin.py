@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import aiohttp
 import pytest
 from support import Standalone
 from support.api import ACCEPT
+from support.cli import project_env
 
 from asyncsports.client import Client
 from asyncsports.emulator import Emulator
@@ -162,7 +162,7 @@ async def test_probe(request, sports_client):
 def loop_scope(project: Path, *options: str) -> str:
     """The fixture loop scope a project's pytest run sees, with the plugin installed."""
     (project / "test_probe.py").write_text(SCOPE_PROBE)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = project_env(PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-q", *options]
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -31,6 +31,15 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def project_env(**extra: str) -> dict[str, str]:
+    """This process's environment as a pytest run in a project of its own gets it: without
+    ``PYTEST_ADDOPTS`` (CI's workers, coverage and durations are this suite's options, and
+    under xdist a probe's printed line would stay in a worker), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env.update(extra)
+    return env
+
+
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``asyncsports ARGS`` in a subprocess (``env``, or :func:`clean_env`), output captured."""
     return subprocess.run(

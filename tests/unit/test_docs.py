@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import project_env
 from support.docblocks import blocks, python_blocks
 
 pytestmark = pytest.mark.slow  # the pages' blocks and examples run in subprocesses
@@ -75,7 +76,7 @@ def session(path: Path, cwd: Path) -> tuple[str, str]:
     """Run a page or a script as a reader's session would, in a process of its own with
     every warning an error: what it printed, and what it left on stderr."""
     command = [sys.executable, "-X", "dev", "-W", "error", str(DOCBLOCKS), str(path)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = project_env(PYTHONPATH=str(ROOT))
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
     assert result.returncode == 0, f"{path.name} failed:\n{result.stderr}"
     left = [line for line in result.stderr.splitlines() if not LIBRARY_LOG.match(line)]
@@ -154,7 +155,7 @@ def shell_lines() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("where", "line"), shell_lines(), ids=[w for w, _ in shell_lines()])
 def test_shell_lines_run(where: str, line: str, tmp_path: Path) -> None:
     command = [sys.executable, "-m", "asyncsports.cli", *shlex.split(line)[1:]]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = project_env(PYTHONPATH=str(ROOT))
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, f"{where}: {line}\n{result.stderr}"
     assert result.stdout.strip(), f"{where}: {line} printed nothing"
@@ -187,7 +188,7 @@ def test_plugin_example_passes_in_strict_mode(tmp_path: Path) -> None:
     # pytest-asyncio warns about); every warning an error, so that a fixture left open (an
     # unclosed client) fails.
     example = ROOT / "examples" / "test_with_plugin.py"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = project_env(PYTHONPATH=str(ROOT))
     options = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "error"]
     python = [sys.executable, "-X", "dev", "-W", "error", "-m", "pytest"]
     command = [*python, *options, "-c", os.devnull, str(example)]
@@ -244,7 +245,7 @@ assert "asyncsports.sports_client" not in module.missing(set())
 assert "asyncsports.testing.plugin.sports_client" in module.missing(set())
 print(sorted(m for m in sys.modules if m.split(".")[0] == "asyncsports"))
 """
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = project_env(PYTHONPATH=str(ROOT))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "[]\n"
@@ -263,7 +264,7 @@ def test_the_recording_guides_test_passes_against_the_recording_it_made(tmp_path
     checked_in.parent.mkdir(parents=True)
     (tmp_path / "match-day.jsonl.gz").rename(checked_in)
     (tmp_path / "project" / "test_guide.py").write_text(block.code)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = project_env(PYTHONPATH=str(ROOT))
     options = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "error"]
     command = [sys.executable, "-m", "pytest", *options, "-c", os.devnull, "--rootdir=."]
     result = subprocess.run(
