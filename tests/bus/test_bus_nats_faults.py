@@ -74,9 +74,16 @@ async def stored(url: str, stream: str) -> list[tuple[str, str, bytes]]:
         info = await js.stream_info(stream)
         if not info.state.messages:
             return []
-        for seq in range(info.state.first_seq, info.state.last_seq + 1):
-            msg = await js.get_msg(stream, seq)
-            got.append(((msg.headers or {}).get("Nats-Msg-Id", ""), msg.subject, msg.data))
+        # One ordered consumer over the stream, not a request per message: a round of the
+        # racing test read thousands, and that was most of this module's CPU time.
+        (subjects,) = info.config.subjects or [">"]
+        sub = await js.subscribe(subjects, stream=stream, ordered_consumer=True)
+        try:
+            for _ in range(info.state.messages):
+                msg = await sub.next_msg(timeout=WITHIN)
+                got.append(((msg.headers or {}).get("Nats-Msg-Id", ""), msg.subject, msg.data))
+        finally:
+            await sub.unsubscribe()
     return got
 
 

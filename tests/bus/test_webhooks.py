@@ -27,6 +27,10 @@ from asyncsports.errors import BusError
 from asyncsports.store import open_mirror
 from asyncsports.sync import Mirror, Publisher
 
+# Slow: each test makes a mirror from the emulator, and most wait out answers, retries and
+# a receiver down by design (3 to 11 s each, 30 s of the quick loop's CPU).
+pytestmark = pytest.mark.slow
+
 FAST = RetryPolicy(max_retries=2**31, base=0.01, cap=0.2)
 """A backoff that keeps the tests short (the publisher's own grows to 10 s)."""
 
