@@ -94,8 +94,13 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
         assert re.search(rf'^    in_venv "\$1-\w+" "\$2" "\${name}"$', script, flags=re.M), name
     # The two legs run side by side, each to a log of its own, and both are waited for.
     assert re.search(r'^export PYTEST_ADDOPTS=".*--cov --cov-report="$', script, flags=re.M)
-    newest = r'^ASYNCSPORTS_SLOW_SHARE=0/2 leg newest "\$newest" >"\$tmp/newest.log" 2>&1 &$'
-    assert re.search(newest, script, flags=re.M)
+    newest = re.search(r'^\(\n([^()]*?)^\) >"\$tmp/newest.log" 2>&1 &$', script, flags=re.M | re.S)
+    assert newest, "the newest leg runs in a subshell of its own"
+    steps = [line for line in newest[1].splitlines() if not line.lstrip().startswith("#")]
+    assert " ".join(steps).split() == [
+        *("export", "ASYNCSPORTS_SLOW_SHARE=0/2"),
+        *("leg", "newest", '"$newest"', "checks"),
+    ]
     # Both legs' coverage, combined, is held to the floors once the legs are done.
     combine = ".coverage $tmp/lowest-tree/.coverage && python .ci/floors.py $tmp/coverage"
     assert re.search(
@@ -105,7 +110,7 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     )
     assert re.search(r'^wait "\$newest_leg" \|\| status=\$\?$', script, flags=re.M)
     assert re.search(r'^wait "\$lowest_leg" \|\| status=\$\?$', script, flags=re.M)
-    lowest = re.search(r"^\(\n(.*?)^\) >", script, flags=re.M | re.S)
+    lowest = re.search(r'^\(\n([^()]*?)^\) >"\$tmp/lowest.log"', script, flags=re.M | re.S)
     assert lowest, "the lowest leg runs in a subshell of its own"
     assert lowest[1].split() == [
         "cd",
