@@ -26,6 +26,7 @@ from asyncsports.errors import SinkError
 from asyncsports.store import (
     Election,
     Lease,
+    MirrorStore,
     Write,
     _lease_sqlite,
     is_postgres,
@@ -70,26 +71,34 @@ class Job(StandIn):
     async def _write(self, once: bool = False) -> None:
         assert self.fence is not None
         self.terms.append(self.fence.term)
-        if self.how == "fails":
-            raise RuntimeError("the job failed")
-        store = await open_mirror(self.db, fence=self.fence)
         try:
-            while True:
-                if self.every is not None:
-                    self.written += 1
-                    await store.write([Write("actions", [action(self.written)])])
-                if once:
-                    return
-                if self.how == "stuck":
-                    await asyncio.Event().wait()  # a database that never answers
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.every or 1.0):
-                        await self._stop.wait()
-                if self._stop.is_set():
-                    return
+            if self.how == "fails":
+                raise RuntimeError("the job failed")
+            store = await open_mirror(self.db, fence=self.fence)
+            try:
+                await self._loop(store, once)
+            finally:
+                await store.close()
         finally:
-            self._stop = asyncio.Event()  # for the next term's run
-            await store.close()
+            # For the next term's run, however this one ended: a run cancelled while it
+            # opened the database (a lock held, the stop asked meanwhile) left the stop
+            # set, and on CI's busy cores the next term's run ended at once, unasked.
+            self._stop = asyncio.Event()
+
+    async def _loop(self, store: MirrorStore, once: bool) -> None:
+        while True:
+            if self.every is not None:
+                self.written += 1
+                await store.write([Write("actions", [action(self.written)])])
+            if once:
+                return
+            if self.how == "stuck":
+                await asyncio.Event().wait()  # a database that never answers
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.every or 1.0):
+                    await self._stop.wait()
+            if self._stop.is_set():
+                return
 
 
 @contextlib.asynccontextmanager
