@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from asyncsports._wire.bus import Message, Target, Trouble
 
 if TYPE_CHECKING:
-    from asyncsports.store import MirrorStore
+    from asyncsports.store import ChangeLog
 
 __all__ = ["Bus", "Trouble", "classify", "connect", "pause"]
 
@@ -52,7 +52,7 @@ class Bus(Protocol):
         """Drop the connection without waiting."""
 
 
-async def connect(target: Target, connect_timeout: float, store: MirrorStore | None = None) -> Bus:
+async def connect(target: Target, connect_timeout: float, store: ChangeLog | None = None) -> Bus:
     """An open :class:`Bus` to ``target``, within ``connect_timeout`` seconds (the
     library's errors as raised: the caller tells a bus away from a bus refusing). A
     webhook endpoint keeps where the feed stands in ``store``, the database whose feed

@@ -33,11 +33,11 @@ from asyncsports.errors import AsyncSportsError, BusError
 from asyncsports.store import (
     CONNECT_TIMEOUT,
     ChangeLine,
+    ChangeLog,
     Lease,
-    MirrorStore,
     change_batches,
     is_postgres,
-    open_mirror,
+    open_changes,
     redact_url,
 )
 
@@ -213,7 +213,7 @@ class Publisher:
 
     async def _pass(self, follow: bool) -> None:
         """Connect, read where the bus stands, publish from there (until stopped)."""
-        reader = await open_mirror(self.db, connect_timeout=self.connect_timeout)
+        reader = await open_changes(self.db, connect_timeout=self.connect_timeout)
         try:
             # Read first, so that while the bus is away each try tells what waits for it.
             self.head = max(self.head, await reader.head())
@@ -248,7 +248,7 @@ class Publisher:
         finally:
             await reader.close()
 
-    async def _resume(self, bus: Bus, store: MirrorStore) -> None:
+    async def _resume(self, bus: Bus, store: ChangeLog) -> None:
         """Where the feed stands on the bus, checked against the database."""
         await self._read_head(store)
         try:
@@ -288,7 +288,7 @@ class Publisher:
                 self.head,
             )
 
-    async def _read_head(self, store: MirrorStore) -> None:
+    async def _read_head(self, store: ChangeLog) -> None:
         """The database's last change, and its origin once it has a change."""
         self.head = await store.head()
         if self.origin is None and self.head:

@@ -40,7 +40,7 @@ from asyncsports._wire.webhooks import SECRET_ENV, cursor_name, headers, secret_
 from asyncsports.errors import BusError
 
 if TYPE_CHECKING:
-    from asyncsports.store import MirrorStore
+    from asyncsports.store import ChangeLog
 
 __all__ = ["Unavailable", "WebhookBus", "classify"]
 
@@ -70,7 +70,7 @@ class WebhookBus:
     def __init__(
         self,
         target: Target,
-        store: MirrorStore,
+        store: ChangeLog,
         key: bytes,
         secrets: Secrets,
         session: aiohttp.ClientSession,
@@ -85,7 +85,7 @@ class WebhookBus:
 
     @classmethod
     async def open(
-        cls, target: Target, connect_timeout: float, store: MirrorStore | None
+        cls, target: Target, connect_timeout: float, store: ChangeLog | None
     ) -> WebhookBus:
         """A session for ``target``; a BusError if the secret is missing or malformed
         (no use waiting: the environment does not change)."""

@@ -65,9 +65,9 @@ async def _mirrored(db: str, reach: float) -> tuple[str, bool]:
     is empty for good: records in it, but no mirror ever kept anything there (a
     backfill's database: every database holds the change log's table, so it is not
     missing, only empty), which a follower would wait on for ever."""
-    from asyncsports.store import open_mirror
+    from asyncsports.store import open_changes
 
-    store = await open_mirror(db, connect_timeout=reach)
+    store = await open_changes(db, connect_timeout=reach)
     try:
         contents = await store.contents()
     finally:

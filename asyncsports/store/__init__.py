@@ -1,26 +1,22 @@
 """Where the backfill and the mirror keep what they fetch: SQLite or PostgreSQL.
 
-Everything that speaks SQL lives in this package, in one pattern: a concern's
-engine-neutral part in ``_<concern>.py``, each engine's part beside it in
-``_<concern>_sqlite.py`` and ``_<concern>_pg.py``, and what every concern shares in
-modules of its own. The factories that choose an engine are here (:func:`engine`,
-:func:`open_mirror`, :func:`open`); nothing else picks one.
+Everything that speaks SQL lives in this package. A job is written once, over a
+:class:`~asyncsports.store._dialect.Dialect` (SQLite's or PostgreSQL's, chosen by the
+factories here: :func:`engine`, :func:`open_mirror`, :func:`open_changes`, :func:`open`;
+nothing else picks one); what every job shares has a module of its own.
 
+- ``_dialect``: what a job asks of an engine; ``_sqlite`` and ``_pg``: the two engines
+  (a file or a database opened, checked, migrated; their errors, transactions and
+  connection rules, and their SQL where it differs).
 - ``_types``: the engine-neutral types, protocols and constants (``Unit``, ``JobState``,
-  ``Engine``, ``Write``, ``RowChange``, ``MirrorStore``, ``Lease``, ``Seat``, timeouts).
+  ``Engine``, ``Write``, ``RowChange``, ``Lease``, ``Seat``, timeouts).
 - ``_schema``: every table, once, and each engine's DDL; ``_rows``: records as rows;
-  ``_urls``: database names.
-- ``_sql``: every statement written once for both engines (``?`` placeholders,
-  translated for PostgreSQL), apart only where the engines differ (COPY, NOTIFY).
-- ``_sqlite``: a SQLite file (opened, checked, migrated; its errors and transactions) and
-  the one worker thread that owns a connection, for the writer, the mirror, the reader
-  and the lease; ``_pg``: a PostgreSQL connection (opened, checked, created; its errors)
-  and :class:`PgLink`, the one reconnect rule, which the lease uses too.
+  ``_urls``: database names; ``_sql``: every statement both engines run, written once.
+- ``_mirror``: the mirror's :class:`MirrorStore` and its :class:`ChangeLog`;
+  ``_changes``: the one walk of a change log, for the change feed and the bus publisher.
 - ``_writer``: the batching :class:`Writer`; ``_backfill_sqlite`` / ``_backfill_pg``: the
   backfill's sinks and writer engines; ``_jobs``: the sharded workers' job tables
   (PostgreSQL only).
-- ``_mirror`` / ``_mirror_sqlite`` / ``_mirror_pg``: the mirror and its change log;
-  ``_changes``: the one walk of a change log, for the change feed and the bus publisher.
 - ``_lease`` / ``_lease_sqlite`` / ``_lease_pg``: the mirror's writer lease.
 - ``_reader`` / ``_reader_sqlite`` / ``_reader_pg`` and ``export``: reading a store, and
   the Parquet export on it.
@@ -44,6 +40,7 @@ from pathlib import Path
 from asyncsports.store._backfill_pg import PgEngine
 from asyncsports.store._backfill_sqlite import SqliteEngine
 from asyncsports.store._changes import change_batches
+from asyncsports.store._dialect import Dialect
 from asyncsports.store._jobs import (
     MAX_ATTEMPTS,
     JobProgress,
@@ -53,10 +50,8 @@ from asyncsports.store._jobs import (
     UnitBatch,
 )
 from asyncsports.store._lease import Election
-from asyncsports.store._mirror_pg import PgMirror
-from asyncsports.store._mirror_sqlite import SqliteMirror
-from asyncsports.store._mirror_sqlite import Store as MirrorFile
-from asyncsports.store._pg import PgLink
+from asyncsports.store._mirror import ChangeLog, MirrorStore
+from asyncsports.store._pg import PgDialect, PgLink
 from asyncsports.store._reader import Reader
 from asyncsports.store._reader_pg import PgReader
 from asyncsports.store._reader_sqlite import SqliteReader
@@ -75,6 +70,7 @@ from asyncsports.store._rows import (
     tournament_row,
 )
 from asyncsports.store._schema import SCHEMA_VERSION
+from asyncsports.store._sqlite import SqliteDialect
 from asyncsports.store._types import (
     CHUNK,
     CONNECT_TIMEOUT,
@@ -87,7 +83,6 @@ from asyncsports.store._types import (
     Engine,
     JobState,
     Lease,
-    MirrorStore,
     RowChange,
     Unit,
     Write,
@@ -109,6 +104,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ActionRows",
     "ChangeLine",
+    "ChangeLog",
     "Contents",
     "Deposed",
     "Election",
@@ -118,7 +114,6 @@ __all__ = [
     "JobProgress",
     "JobState",
     "Lease",
-    "MirrorFile",
     "MirrorStore",
     "PgEngine",
     "PgLink",
@@ -141,6 +136,7 @@ __all__ = [
     "fixture_row",
     "is_postgres",
     "open",
+    "open_changes",
     "open_mirror",
     "redact_url",
     "squad_row",
@@ -168,6 +164,14 @@ def engine(
     return SqliteEngine(Path(db), job, restart=restart)
 
 
+def _connection(
+    db: str | Path, *, create: bool, patience: float = PATIENCE, connect_timeout: float
+) -> Dialect:
+    if is_postgres(db):
+        return PgDialect(str(db), patience=patience, connect_timeout=connect_timeout, create=create)
+    return SqliteDialect(Path(db), create=create)
+
+
 async def open_mirror(
     db: str | Path,
     *,
@@ -175,16 +179,26 @@ async def open_mirror(
     connect_timeout: float = CONNECT_TIMEOUT,
     fence: Lease | None = None,
 ) -> MirrorStore:
-    """Open (or create) the mirror database ``db``: a SQLite path or a ``postgresql://``
-    URL. PostgreSQL: a database never reached fails within ``connect_timeout``; one lost
-    later is waited for, for up to ``patience`` seconds, and each call is done again.
-    With a standby's ``fence`` (its lease), on either engine, each write first checks
-    the lease is ours (:class:`Deposed` else) and writes nothing else."""
-    if is_postgres(db):
-        return await PgMirror.open(
-            str(db), patience=patience, connect_timeout=connect_timeout, fence=fence
-        )
-    return await SqliteMirror.open(Path(db), fence=fence)
+    """Open (or create) the mirror database ``db``, to write it: a SQLite path or a
+    ``postgresql://`` URL. PostgreSQL: a database never reached fails within
+    ``connect_timeout``; one lost later is waited for, for up to ``patience`` seconds, and
+    each call is done again. With a standby's ``fence`` (its lease), on either engine,
+    each write first checks the lease is ours (:class:`Deposed` else) and writes nothing
+    else."""
+    dialect = _connection(db, create=True, patience=patience, connect_timeout=connect_timeout)
+    await dialect.open()
+    return MirrorStore(dialect, fence)
+
+
+async def open_changes(
+    db: str | Path, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
+) -> ChangeLog:
+    """Open the change log of the mirror database ``db`` (as :func:`open_mirror`) to read
+    it and keep consumers' cursors in it. A database that is not there, or holds no
+    asyncsports tables, is refused (SinkError): a reader never creates one."""
+    dialect = _connection(db, create=False, patience=patience, connect_timeout=connect_timeout)
+    await dialect.open()
+    return ChangeLog(dialect)
 
 
 @contextlib.asynccontextmanager

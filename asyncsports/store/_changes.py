@@ -10,7 +10,8 @@ import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
-from asyncsports.store._types import ChangeLine, MirrorStore
+from asyncsports.store._mirror import ChangeLog
+from asyncsports.store._types import ChangeLine
 
 __all__ = ["RECHECK", "change_batches"]
 
@@ -20,7 +21,7 @@ connection cut without a word tells nothing)."""
 
 
 async def change_batches(
-    reader: MirrorStore,
+    reader: ChangeLog,
     after: int,
     *,
     follow: bool,
@@ -50,7 +51,7 @@ async def change_batches(
             await idle()
 
 
-async def _wait(reader: MirrorStore, at_most: float, *events: asyncio.Event | None) -> None:
+async def _wait(reader: ChangeLog, at_most: float, *events: asyncio.Event | None) -> None:
     """Until the store says changes may be there (``at_most`` seconds), or one of
     ``events`` is set."""
     waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(reader.wait(at_most))]

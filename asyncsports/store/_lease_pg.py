@@ -3,7 +3,8 @@
 The lease row keeps, besides the term and holder, the backend ``pid`` of the connection
 that renews it, and when it ``expires`` by the database's own clock
 (``clock_timestamp()``: the machines' clocks need not agree). A holder is gone when that
-backend is (a process killed: its connection closes at once). :func:`fence` takes a share
+backend is (a process killed: its connection closes at once). The writer's fence
+(:func:`asyncsports.store._pg.fence`) takes a share
 lock on the row: a takeover's ``UPDATE`` waits for it, so a write that passed the fence
 commits (or fails) before the new writer starts; ``SET LOCAL
 idle_in_transaction_session_timeout`` frees the row when its transaction is stranded by a
@@ -18,18 +19,15 @@ from typing import TYPE_CHECKING, Any
 from asyncsports._optional import need
 from asyncsports.store._pg import PgLink
 from asyncsports.store._schema import LEASE_DDL
-from asyncsports.store._types import CONNECT_TIMEOUT, Lease, deposed
+from asyncsports.store._types import CONNECT_TIMEOUT
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["CALL_TIMEOUT", "ELECTION_SETTINGS", "STRANDED", "PgSeat", "fence"]
+__all__ = ["CALL_TIMEOUT", "ELECTION_SETTINGS", "PgSeat"]
 
 CALL_TIMEOUT = 3.0
 """Seconds the election waits for an answer before it takes the connection for lost."""
-
-STRANDED = 5.0
-"""Seconds a fenced transaction may sit idle (its network cut) before the server ends it."""
 
 ELECTION_SETTINGS: dict[str, str] = {
     # A takeover waits for a fenced transaction under way, not for ever: it tries again.
@@ -67,12 +65,6 @@ UPDATE sync_lease SET expires = clock_timestamp() + $3 * interval '1 second',
 RETURNING term
 """
 _RELEASE = "UPDATE sync_lease SET expires = '-infinity' WHERE name = $1 AND term = $2"
-# One round trip: the row held (shared) and, for this transaction only, the server told
-# to end it when it sits idle STRANDED seconds (its writer cut off).
-_FENCE = (
-    "SELECT set_config('idle_in_transaction_session_timeout', $3, true) FROM sync_lease "
-    "WHERE name = $1 AND term = $2 AND expires > clock_timestamp() FOR SHARE"
-)
 _DDL_LOCK = 0x6173_7370_6C65_6173  # "aspleas": one CREATE TABLE at a time
 _HOLDER = "SELECT term, holder, expires > clock_timestamp() FROM sync_lease WHERE name = $1"
 
@@ -163,11 +155,3 @@ async def _create(conn: asyncpg.Connection) -> None:
 def _lock_busy() -> type[BaseException]:
     exc: type[BaseException] = need("asyncpg", "").exceptions.LockNotAvailableError
     return exc
-
-
-async def fence(conn: asyncpg.Connection, lease: Lease) -> None:
-    """First in each of the writer's transactions: raise
-    :class:`~asyncsports.store._types.Deposed` unless the
-    lease is still ours; hold the row (shared) until the transaction ends."""
-    if await conn.fetchval(_FENCE, lease.name, lease.term, str(int(STRANDED * 1000))) is None:
-        raise deposed(lease)

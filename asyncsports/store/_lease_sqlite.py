@@ -8,7 +8,7 @@ the machines' clocks differ.) A holder on this host whose pid is gone (killed) i
 over at once; one elsewhere, or whose pid is in use again, when its lease lapses.
 
 The locking is SQLite's one write lock: a takeover is a ``BEGIN IMMEDIATE`` transaction,
-and :func:`fence` runs first in each of the writer's own ``BEGIN IMMEDIATE`` transactions.
+and the writer's fence (:func:`asyncsports.store._sqlite.fence`) runs first in each of the writer's own ``BEGIN IMMEDIATE`` transactions.
 A takeover therefore waits for a fenced write under way (up to :data:`BUSY` seconds, then
 tries again), and a write that starts after a takeover finds the term moved on.
 """
@@ -27,9 +27,8 @@ from typing import Any, TypeVar
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import SQLITE_LEASE_DDL
 from asyncsports.store._sqlite import SqliteThread, Transaction, connect
-from asyncsports.store._types import Lease, deposed
 
-__all__ = ["BUSY", "SqliteSeat", "fence", "gone"]
+__all__ = ["BUSY", "SqliteSeat", "gone"]
 
 T = TypeVar("T")
 
@@ -59,7 +58,6 @@ _PUT = (
 _RENEW = "UPDATE sync_lease SET expires = ?, pid = ?, host = ? WHERE name = ? AND term = ?"
 _RELEASE = "UPDATE sync_lease SET expires = 0 WHERE name = ? AND term = ?"
 _HOLDER = "SELECT term, holder, expires > ? FROM sync_lease WHERE name = ?"
-_FENCE = "SELECT 1 FROM sync_lease WHERE name = ? AND term = ? AND expires > ?"
 
 
 def alive(pid: int) -> bool:
@@ -180,11 +178,3 @@ class SqliteSeat:
         thread, self._thread = self._thread, None
         if thread is not None:
             await thread.close()
-
-
-def fence(db: sqlite3.Connection, lease: Lease) -> None:
-    """First in each of the writer's ``BEGIN IMMEDIATE`` transactions: raise
-    :class:`~asyncsports.store._types.Deposed` unless the lease is still ours and
-    unexpired (a takeover waits for the write lock this transaction holds)."""
-    if db.execute(_FENCE, (lease.name, lease.term, time.time())).fetchone() is None:
-        raise deposed(lease)

@@ -1,5 +1,7 @@
-"""A PostgreSQL database of the store (asyncpg): connecting, checking, creating the tables;
-what its errors mean; and :class:`PgLink`, the one reconnect rule.
+"""The PostgreSQL dialect of the store (asyncpg): connecting, checking, creating the
+tables; what its errors mean; :class:`PgLink`, the one reconnect rule; and
+:class:`PgDialect`, the :class:`~asyncsports.store._dialect.Dialect` the jobs are written
+over.
 
 The tables come from :mod:`asyncsports.store._schema`, as SQLite's do. A database that
 cannot be reached at the start fails at once, within the connect timeout
@@ -10,34 +12,52 @@ connection, for up to ``patience`` seconds.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import datetime as dt
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from asyncsports._optional import need
 from asyncsports.errors import AsyncSportsError, SinkError
+from asyncsports.store._dialect import Line, Tx
+from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import (
     ALL_TABLES,
+    HEALTH_TABLES,
+    MIRROR_TABLES,
+    PG_CARRIER,
     RESOURCE_TABLES,
     SCHEMA_VERSION,
+    Table,
+    pg_convert,
     pg_ddl,
 )
-from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE
+from asyncsports.store._sql import pg, upsert
+from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, Lease, Row, deposed, time_text
 from asyncsports.store._urls import address, redact_url
 
 if TYPE_CHECKING:
     import asyncpg
 
 __all__ = [
+    "CHANNEL",
+    "STRANDED",
+    "WRITE_LOCK",
+    "PgDialect",
     "PgLink",
     "address",
     "close",
     "connect",
     "failed",
+    "fence",
     "ours",
+    "plain",
     "transient",
     "unusable",
 ]
@@ -177,10 +197,15 @@ async def _create(conn: asyncpg.Connection, url: str) -> None:
 
 
 async def connect(
-    url: str, *, connect_timeout: float = CONNECT_TIMEOUT, settings: dict[str, str] | None = None
+    url: str,
+    *,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    settings: dict[str, str] | None = None,
+    create: bool = True,
 ) -> asyncpg.Connection:
     """A connection to ``url`` (within ``connect_timeout`` seconds; ``settings``: the
-    session's), the tables created or migrated if needed.
+    session's), the tables created or migrated if needed (``create=False``: a database
+    without our tables is refused, SinkError).
 
     Tables at this version: no DDL. ``CREATE INDEX IF NOT EXISTS`` waits for a lock on its
     table even when the index is there, so a second connection (a feed's follower, a
@@ -189,7 +214,10 @@ async def connect(
     """
     conn = await _asyncpg().connect(url, timeout=connect_timeout, server_settings=settings)
     try:
-        if await ours(conn, url) != SCHEMA_VERSION:
+        version = await ours(conn, url)
+        if version is None and not create:
+            raise SinkError(f"cannot read {redact_url(url)}: it holds no asyncsports tables")
+        if version != SCHEMA_VERSION:
             await _create(conn, url)
     except BaseException:
         conn.terminate()
@@ -230,8 +258,10 @@ class PgLink:
         connect_timeout: float = CONNECT_TIMEOUT,
         settings: dict[str, str] | None = None,
         setup: Callable[[asyncpg.Connection], Awaitable[object]] | None = None,
+        create: bool = True,
     ) -> None:
         self.url = url
+        self.create = create
         self.patience = patience
         self.connect_timeout = connect_timeout
         self.conn: asyncpg.Connection | None = None
@@ -279,7 +309,10 @@ class PgLink:
     async def _connection(self) -> asyncpg.Connection:
         if self.conn is None or self.conn.is_closed():
             conn = await connect(
-                self.url, connect_timeout=self.connect_timeout, settings=self._settings
+                self.url,
+                connect_timeout=self.connect_timeout,
+                settings=self._settings,
+                create=self.create,
             )
             self.conn = conn
             if self._setup is not None:
@@ -298,3 +331,269 @@ class PgLink:
         if self.conn is not None:
             conn, self.conn = self.conn, None
             await close(conn)
+
+
+# ------------------------------------------------------------------------ the dialect
+
+CHANNEL = "asyncsports_changes"
+"""The channel each logged write NOTIFYs (payload: the last ``seq`` it logged)."""
+
+WRITE_LOCK = 0x6173_7370_6F72_7466  # "asportf"
+"""The advisory lock each write takes first: writers of one database take turns, so
+``changes.seq`` is in commit order (a follower reading ``seq > cursor`` never passes a
+change committed later with a smaller ``seq``)."""
+
+STRANDED = 5.0
+"""Seconds a fenced transaction may sit idle (its network cut) before the server ends it."""
+
+# The tables whose rows a job writes in batches (the mirror's).
+_TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES, *HEALTH_TABLES)}
+_KEY_TYPE = {"text": "text", "int": "bigint"}
+# One round trip: the lease row held (shared) and, for this transaction only, the server
+# told to end it when it sits idle STRANDED seconds (its writer cut off).
+_FENCE = (
+    "SELECT set_config('idle_in_transaction_session_timeout', $3, true) FROM sync_lease "
+    "WHERE name = $1 AND term = $2 AND expires > clock_timestamp() FOR SHARE"
+)
+_LOG = (
+    "WITH c AS (INSERT INTO changes (committed_at, op, tbl, key, row) "
+    "SELECT $1::timestamptz, o, t, k, r "
+    "FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(o, t, k, r, i) "
+    "ORDER BY i RETURNING seq) "
+    f"SELECT pg_notify('{CHANNEL}', max(seq)::text) FROM c"
+)
+
+
+async def fence(conn: asyncpg.Connection, lease: Lease) -> None:
+    """First in each of the writer's transactions: raise
+    :class:`~asyncsports.store._types.Deposed` unless the lease is still ours; hold the
+    row (shared) until the transaction ends: a takeover's ``UPDATE`` waits for it."""
+    if await conn.fetchval(_FENCE, lease.name, lease.term, str(int(STRANDED * 1000))) is None:
+        raise deposed(lease)
+
+
+def _unnest(t: Table) -> str:
+    """The rows as arrays, one per column (``$1``...), turned into the columns' types."""
+    arrays = ", ".join(f"${i}::{PG_CARRIER[c.kind]}[]" for i, c in enumerate(t.columns, 1))
+    values = ", ".join(pg_convert(c) for c in t.columns)
+    return f"SELECT {values} FROM unnest({arrays}) AS v({', '.join(t.names)})"
+
+
+def _key_arrays(t: Table, first: int) -> str:
+    kinds = {c.name: c.kind for c in t.columns}
+    types = [_KEY_TYPE[kinds[k]] for k in t.key]
+    return ", ".join(f"${i}::{k}[]" for i, k in enumerate(types, first))
+
+
+def _scope_delete(t: Table, column: str) -> str:
+    return (
+        f"DELETE FROM {t.name} WHERE {column} = $1 "
+        f"AND ({', '.join(t.key)}) NOT IN (SELECT * FROM unnest({_key_arrays(t, 2)})) "
+        f"RETURNING {', '.join(t.names)}"
+    )
+
+
+_UPSERT = {
+    name: upsert(
+        t, _unnest(t), changed=True, returning=f"{', '.join(t.key)}, (xmax = 0) AS inserted"
+    )
+    for name, t in _TABLES.items()
+}
+_REPLACE = {name: upsert(t, _unnest(t)) for name, t in _TABLES.items()}
+_DELETE = {
+    name: f"DELETE FROM {name} WHERE ({', '.join(t.key)}) IN "
+    f"(SELECT * FROM unnest({_key_arrays(t, 1)}))"
+    for name, t in _TABLES.items()
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _numbered(sql: str) -> str:
+    return pg(sql)
+
+
+def plain(table: Table, row: Sequence[Any]) -> Row:
+    """A row of ``table`` read back as the values it was written from (time as ISO 8601
+    text, flags as 0/1), as SQLite keeps them."""
+    out = []
+    for c, v in zip(table.columns, row, strict=True):
+        if v is not None and c.kind == "time":
+            v = utc_text(v)
+        elif v is not None and c.kind == "flag":
+            v = int(v)
+        out.append(v)
+    return tuple(out)
+
+
+def _columns(t: Table, rows: Sequence[Row]) -> list[list[Any]]:
+    """The rows as one array per column (flags as integers)."""
+    cols = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in t.columns]
+    for i, c in enumerate(t.columns):
+        if c.kind == "flag":
+            cols[i] = [None if v is None else int(v) for v in cols[i]]
+    return cols
+
+
+def _layers(rows: Sequence[Row], nkeys: int) -> list[list[Row]]:
+    """The rows in turns where no key comes twice (one statement cannot change a row
+    twice): almost always one; a row written twice in a write is written twice, in
+    order, as SQLite writes it."""
+    layers: list[list[Row]] = []
+    depth: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        key = tuple(row[:nkeys])
+        n = depth.get(key, -1) + 1
+        depth[key] = n
+        if n == len(layers):
+            layers.append([])
+        layers[n].append(row)
+    return layers
+
+
+class PgTx:
+    """:class:`~asyncsports.store._dialect.Tx` on an asyncpg connection: a batch of rows
+    goes in one statement (arrays, ``unnest``); placeholders are numbered once per
+    statement text."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def fetch(self, sql: str, *args: Any) -> list[Sequence[Any]]:
+        return list(await self.conn.fetch(_numbered(sql), *args))
+
+    async def fetchrow(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        row: Sequence[Any] | None = await self.conn.fetchrow(_numbered(sql), *args)
+        return row
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        await self.conn.execute(_numbered(sql), *args)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:  # older asyncpg refuses an empty executemany
+            await self.conn.executemany(_numbered(sql), rows)
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return plain(table, row)
+
+    def text_time(self, value: Any) -> str:
+        return time_text(value)
+
+    async def fence(self, lease: Lease) -> None:
+        await fence(self.conn, lease)
+
+    async def put_changed(self, table: Table, rows: Sequence[Row]) -> list[tuple[Row, bool]]:
+        # The database compares each row with the stored one and returns those it wrote.
+        nkeys = len(table.key)
+        written: list[tuple[Row, bool]] = []
+        for layer in _layers(rows, nkeys):
+            got = await self.conn.fetch(_UPSERT[table.name], *_columns(table, layer))
+            done = {tuple(r[:nkeys]): bool(r["inserted"]) for r in got}
+            for row in layer:
+                key = tuple(row[:nkeys])
+                if key in done:
+                    written.append((row, done[key]))
+        return written
+
+    async def delete_scope(
+        self, table: Table, column: str, value: Any, kept: set[tuple[Any, ...]]
+    ) -> list[Row]:
+        keys = [list(k) for k in zip(*kept, strict=True)] or [[]] * len(table.key)
+        gone = await self.conn.fetch(_scope_delete(table, column), value, *keys)
+        return [self.plain(table, r) for r in gone]
+
+    async def replace(self, table: Table, rows: Sequence[Row]) -> None:
+        if rows:
+            await self.conn.execute(_REPLACE[table.name], *_columns(table, rows))
+
+    async def delete(self, table: Table, keys: Sequence[tuple[Any, ...]]) -> None:
+        if keys:
+            await self.conn.execute(
+                _DELETE[table.name], *(list(k) for k in zip(*keys, strict=True))
+            )
+
+    async def log(self, lines: Sequence[Line]) -> None:
+        if lines:
+            ops, tables, keys, rows = (list(x) for x in zip(*lines, strict=True))
+            await self.conn.execute(_LOG, dt.datetime.now(dt.UTC), ops, tables, keys, rows)
+
+
+class PgDialect:
+    """The database at ``url`` as a :class:`~asyncsports.store._dialect.Dialect`: one
+    :class:`PgLink` (reconnected when the database restarts, the call done again), one
+    call at a time: callers from several tasks queue, as they do on SQLite's thread.
+    ``LISTEN/NOTIFY`` wakes a follower. ``create``: a database without our tables gets
+    them (else it is refused)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        create: bool = True,
+    ) -> None:
+        self.url = url
+        self.name = redact_url(url)
+        self.text_order = 'COLLATE "C"'
+        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout, create=create)
+        self._listening: asyncpg.Connection | None = None
+        self._woken = asyncio.Event()
+        self._turn = asyncio.Lock()
+
+    async def open(self) -> None:
+        """Connect now (creating or checking the tables: the opener's errors)."""
+        await self._do(lambda conn: conn.fetchval("SELECT 1"))
+
+    async def _do(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        async with self._turn:
+            return await self.link.do(op)
+
+    async def write(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        async def op(conn: asyncpg.Connection) -> T:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
+                return await body(PgTx(conn))
+
+        return await self._do(op)
+
+    async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        return await self._do(lambda conn: body(PgTx(conn)))
+
+    def seen(self) -> None:
+        self._woken.clear()
+
+    async def wait(self, at_most: float) -> None:
+        """The first call on a connection LISTENs and returns at once: what was
+        committed before the LISTEN is read next."""
+        if await self._do(self._listen):
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(at_most):
+                await self._woken.wait()
+
+    async def _listen(self, conn: asyncpg.Connection) -> bool:
+        if self._listening is conn and not conn.is_closed():  # type: ignore[union-attr]
+            return False
+        self._listening = None
+        await conn.add_listener(CHANNEL, self._notified)
+        conn.add_termination_listener(self._ended)
+        self._listening = conn
+        return True
+
+    def _notified(self, *_: Any) -> None:
+        self._woken.set()
+
+    def _ended(self, *_: Any) -> None:
+        self._listening = None
+        self._woken.set()  # the next read reconnects, the next wait() LISTENs again
+
+    def abort(self) -> None:
+        self._listening = None
+        self.link.abort()
+
+    async def close(self) -> None:
+        self._listening = None
+        async with self._turn:
+            await self.link.close()

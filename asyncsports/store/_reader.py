@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import asyncsports.store._sql as _sql
 from asyncsports.errors import SinkError
 from asyncsports.store._schema import ALL_TABLES, Table
-from asyncsports.store._types import CHUNK
+from asyncsports.store._types import CHUNK, Row
 
 __all__ = ["Reader"]
 
@@ -23,26 +24,35 @@ class Reader:
     """An open store, read in one snapshot (one read-only transaction), even while
     another process writes it. Made by :func:`open`."""
 
-    def __init__(self, name: str, version: int, tables: Sequence[str]) -> None:
+    def __init__(
+        self, name: str, version: int, tables: Sequence[str], text_order: str = ""
+    ) -> None:
         self.name = name
         """The SQLite file, or the PostgreSQL URL without its password."""
         self.version = version
         """The store's schema version (0: an empty database)."""
         self.tables = [t for t in TABLES if t in tables]
         """The store's tables (those this package describes), in creation order."""
+        self._text_order = text_order
 
     async def counts(self) -> dict[str, int]:
         """Rows per table."""
         return {t: await self.value(f"SELECT count(*) FROM {t}") for t in self.tables}
 
-    def rows(self, table: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
-        """The rows of ``table`` in key order, ``chunk`` at a time, as tuples in the
-        order of its columns (as :mod:`asyncsports.store._schema` describes them)."""
+    async def rows(self, table: str, *, chunk: int = CHUNK) -> AsyncIterator[list[Row]]:
+        """The rows of ``table`` in key order (text by its bytes), ``chunk`` at a time, as
+        tuples in the order of its columns (as :mod:`asyncsports.store._schema` describes
+        them), with the values as written (time as ISO 8601 text, flags as 0/1), as the
+        mirror's ``rows()`` reads them."""
         if table not in self.tables:
             raise SinkError(f"{self.name} has no table {table!r}")
         t = TABLES[table]
-        sql = f"SELECT {', '.join(t.names)} FROM {table} ORDER BY {', '.join(t.key)}"
-        return self.query(sql, chunk=chunk)
+        async for rows in self.query(_sql.rows(t, self._text_order), chunk=chunk):
+            yield [self.plain(t, r) for r in rows]
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        """A row of ``table`` as read, as the values it was written from."""
+        return tuple(row)
 
     def query(self, sql: str, *, chunk: int = CHUNK) -> AsyncIterator[list[tuple[Any, ...]]]:
         """The rows a read-only ``sql`` selects in the snapshot, ``chunk`` at a time (the

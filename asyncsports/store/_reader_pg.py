@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from asyncsports.errors import SinkError
-from asyncsports.store._pg import _asyncpg, ours, unusable
+from asyncsports.store._pg import _asyncpg, ours, plain, unusable
 from asyncsports.store._pg import close as drop
 from asyncsports.store._reader import Reader
-from asyncsports.store._types import CHUNK
+from asyncsports.store._schema import Table
+from asyncsports.store._types import CHUNK, Row
 from asyncsports.store._urls import redact_url
 
 __all__ = ["PgReader"]
@@ -19,7 +20,7 @@ class PgReader(Reader):
     """The database at ``url``, read in one snapshot (a repeatable-read transaction)."""
 
     def __init__(self, url: str, conn: Any, version: int, tables: Sequence[str]) -> None:
-        super().__init__(redact_url(url), version, tables)
+        super().__init__(redact_url(url), version, tables, 'COLLATE "C"')
         self._conn = conn
 
     @classmethod
@@ -46,6 +47,9 @@ class PgReader(Reader):
         except Exception as exc:
             raise SinkError(f"cannot read {self.name}: {exc}") from exc
 
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return plain(table, row)
+
     async def close(self) -> None:
         await drop(self._conn)  # the read-only transaction ends with it
 
@@ -61,8 +65,12 @@ async def _begin(conn: Any, url: str) -> tuple[int, list[str]]:
                 "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
             )
         ]
-        # Another application's tables of our names, or a newer version: refused.
-        return await ours(conn, url) or 0, names
+        # Another application's tables of our names, or a newer version: refused; so is
+        # a database with none of ours (as a SQLite file with none is).
+        version = await ours(conn, url)
+        if version is None:
+            raise SinkError(f"cannot read {redact_url(url)}: it holds no asyncsports tables")
+        return version, names
     except SinkError:
         raise
     except Exception as exc:

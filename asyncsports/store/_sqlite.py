@@ -1,5 +1,7 @@
-"""A SQLite file of the store: opened, checked, migrated; its errors and transactions; and
-:class:`SqliteThread`, the one thread that owns a connection. No network.
+"""The SQLite dialect of the store: a file opened, checked, migrated; its errors and
+transactions; :class:`SqliteThread`, the one thread that owns a connection; and
+:class:`SqliteDialect`, the :class:`~asyncsports.store._dialect.Dialect` the jobs are
+written over. No network.
 
 :func:`connect` refuses a file that is not ours, or is newer, before writing to it,
 and makes every error of the connection a SinkError naming the file
@@ -16,25 +18,31 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
+import asyncsports.store._sql as _sql
 from asyncsports.errors import SinkError
+from asyncsports.store._dialect import Line, Tx
 from asyncsports.store._schema import (
     ALL_TABLES,
     HEALTH_TABLES,
     SCHEMA_VERSION,
+    Table,
     sqlite_ddl,
 )
+from asyncsports.store._types import POLL, Lease, Row, deposed, now_text
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
     "SinkError",
+    "SqliteDialect",
     "SqliteThread",
     "Transaction",
     "connect",
+    "fence",
     "storage_error",
 ]
 
@@ -168,14 +176,15 @@ _EXECUTEMANY = sqlite3.Cursor.executemany
 _EXECUTESCRIPT = sqlite3.Cursor.executescript
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path, *, readonly: bool = False, create: bool = True) -> sqlite3.Connection:
     """Open (or create) the store's database at ``path``: checked, migrated, ready.
 
     A file that is not ours (another application's, or not SQLite at all), or one written
     by a newer asyncsports, is refused (SinkError) before anything is written to it. A
     file of an older version is brought to :data:`SCHEMA_VERSION` (its tables are kept;
     the missing ones are created). ``readonly``: a file that must exist, checked the same
-    way, and never written to (the export).
+    way, and never written to (the export). ``create=False``: a file that must exist and
+    hold our tables (a reader of a change log, which may save its cursor there).
 
     Every error of the connection, then, is a SinkError naming the file, saying so when
     the file is damaged or the disk full (:func:`storage_error`). The connection is in
@@ -183,7 +192,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     one at a time.
     """
     path = Path(path)
-    if readonly and not path.is_file():
+    if (readonly or not create) and not path.is_file():
         raise SinkError(f"cannot read {path}: there is no such file")
     try:
         db = sqlite3.connect(
@@ -204,9 +213,9 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         db.execute("COMMIT")
         names = {n for n in names if not n.startswith("sqlite_")}
         _check(path, version, app, names)
+        if (readonly or not create) and not names:
+            raise SinkError(f"cannot read {path}: it holds no asyncsports tables")
         if readonly:
-            if not names:
-                raise SinkError(f"cannot read {path}: it holds no asyncsports tables")
             # Not SQLite's mode=ro: a read-only connection cannot remove the -wal and -shm
             # files it makes beside a WAL file, and would leave them there.
             db.execute("PRAGMA query_only = 1")
@@ -444,3 +453,144 @@ def _settle(future: asyncio.Future[Any], result: object, exc: BaseException | No
         future.set_exception(exc)
     else:
         future.set_result(result)
+
+
+# ------------------------------------------------------------------------ the dialect
+
+_TABLES: dict[str, Table] = {t.name: t for t in ALL_TABLES}
+_BY_KEY = {name: _sql.by_key(t) for name, t in _TABLES.items()}
+_PUT = {name: _sql.upsert(t) for name, t in _TABLES.items()}
+_DELETE = {name: _sql.delete_key(t) for name, t in _TABLES.items()}
+_LOG = "INSERT INTO changes (committed_at, op, tbl, key, row) VALUES (?, ?, ?, ?, ?)"
+_FENCE = "SELECT 1 FROM sync_lease WHERE name = ? AND term = ? AND expires > ?"
+
+
+def fence(db: sqlite3.Connection, lease: Lease) -> None:
+    """First in each of the writer's ``BEGIN IMMEDIATE`` transactions: raise
+    :class:`~asyncsports.store._types.Deposed` unless the lease is still ours and
+    unexpired (a takeover waits for the write lock this transaction holds)."""
+    if db.execute(_FENCE, (lease.name, lease.term, time.time())).fetchone() is None:
+        raise deposed(lease)
+
+
+def drive(body: Coroutine[Any, Any, T]) -> T:
+    """Run ``body`` to its end on this thread: each of its awaits is a :class:`SqliteTx`
+    call, which returns without waiting (a body that waits on anything else is a bug)."""
+    try:
+        body.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    body.close()
+    raise RuntimeError("a SQLite transaction waited on something that is not SQLite")
+
+
+class SqliteTx:
+    """:class:`~asyncsports.store._dialect.Tx` on a connection, on its thread: each call is
+    done before it returns (see :func:`drive`)."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    async def fetch(self, sql: str, *args: Any) -> list[Sequence[Any]]:
+        return self.db.execute(sql, args).fetchall()
+
+    async def fetchrow(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        row: Sequence[Any] | None = self.db.execute(sql, args).fetchone()
+        return row
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        self.db.execute(sql, args)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.db.executemany(sql, rows)
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return tuple(row)
+
+    def text_time(self, value: Any) -> str:
+        return str(value)
+
+    async def fence(self, lease: Lease) -> None:
+        fence(self.db, lease)
+
+    async def put_changed(self, table: Table, rows: Sequence[Row]) -> list[tuple[Row, bool]]:
+        # A row at a time: SQLite compares in Python what PostgreSQL compares in SQL.
+        by_key, put, nkeys = _BY_KEY[table.name], _PUT[table.name], len(table.key)
+        written: list[tuple[Row, bool]] = []
+        for row in rows:
+            old = self.db.execute(by_key, row[:nkeys]).fetchone()
+            if old is not None and tuple(old) == tuple(row):
+                continue  # the same content: no write
+            self.db.execute(put, row)
+            written.append((row, old is None))
+        return written
+
+    async def delete_scope(
+        self, table: Table, column: str, value: Any, kept: set[tuple[Any, ...]]
+    ) -> list[Row]:
+        nkeys = len(table.key)
+        scoped = f"SELECT {', '.join(table.names)} FROM {table.name} WHERE {column} = ?"
+        gone = [tuple(r) for r in self.db.execute(scoped, (value,)) if tuple(r[:nkeys]) not in kept]
+        await self.delete(table, [r[:nkeys] for r in gone])
+        return gone
+
+    async def replace(self, table: Table, rows: Sequence[Row]) -> None:
+        await self.executemany(_PUT[table.name], rows)
+
+    async def delete(self, table: Table, keys: Sequence[tuple[Any, ...]]) -> None:
+        await self.executemany(_DELETE[table.name], keys)
+
+    async def log(self, lines: Sequence[Line]) -> None:
+        now = now_text()
+        await self.executemany(_LOG, [(now, *line) for line in lines])
+
+
+def _transact(db: sqlite3.Connection, path: Path, body: Callable[[Tx], Awaitable[T]]) -> T:
+    with Transaction(db, path):
+        return drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
+
+
+class SqliteDialect:
+    """The file at ``path`` as a :class:`~asyncsports.store._dialect.Dialect`: one
+    connection on a :class:`SqliteThread` (calls and the close never overlap). A follower
+    looks again every :data:`~asyncsports.store._types.POLL` seconds (a file tells no
+    one of its commits). ``create``: a file that is not there is made (else refused)."""
+
+    def __init__(self, path: Path, *, create: bool = True, thread: str = "asyncsports-db") -> None:
+        self.path = path
+        self.name = str(path)
+        self.text_order = ""
+        self.thread = SqliteThread(
+            lambda: connect(path, create=create), sqlite3.Connection.close, name=thread
+        )
+
+    async def open(self) -> None:
+        """Open the file now (its errors are the opener's)."""
+        try:
+            await self.thread.call(lambda db: None)
+        except BaseException:
+            self.thread.abort()
+            raise
+
+    async def write(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        return await self.thread.call(lambda db: _transact(db, self.path, body))
+
+    async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        return await self.thread.call(
+            lambda db: drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
+        )
+
+    def seen(self) -> None:
+        pass  # nothing tells: wait() looks again after POLL
+
+    async def wait(self, at_most: float) -> None:
+        await asyncio.sleep(min(at_most, POLL))
+
+    def abort(self) -> None:
+        self.thread.abort()
+
+    async def close(self) -> None:
+        await self.thread.close()

@@ -7,9 +7,9 @@ neither kind defines a value the other needs. Pure: no I/O.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
@@ -35,13 +35,14 @@ __all__ = [
     "Engine",
     "JobState",
     "Lease",
-    "MirrorStore",
     "Row",
     "RowChange",
     "Seat",
     "Unit",
     "Write",
     "deposed",
+    "now_text",
+    "time_text",
 ]
 
 B = TypeVar("B")
@@ -67,6 +68,17 @@ POLL = 0.05
 
 CHUNK = 50_000
 """Rows a reader reads at a time."""
+
+
+def time_text(at: dt.datetime) -> str:
+    """``at`` (aware) as ``changes.committed_at`` keeps it (ISO 8601 UTC, microseconds)."""
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now_text() -> str:
+    """This moment as ``changes.committed_at`` keeps it."""
+    return time_text(dt.datetime.now(dt.UTC))
+
 
 _MIRRORED = (*RESOURCE_TABLES, *MIRROR_TABLES, *HEALTH_TABLES)
 TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in _MIRRORED}
@@ -212,98 +224,6 @@ class RowChange:
 
 Contents = Literal["mirror", "records", "nothing"]
 """What a database holds, as :meth:`MirrorStore.contents` tells it."""
-
-
-class MirrorStore(Protocol):
-    """An open mirror database, on either engine: every method is a coroutine.
-
-    ``name`` is how messages name it (a URL without its password).
-    """
-
-    name: str
-
-    async def close(self) -> None:
-        """Close it (an unfinished transaction is rolled back)."""
-
-    def abort(self) -> None:
-        """Close it at once, without waiting (a generator's finally may not wait: one
-        left unfinished is closed by the garbage collector)."""
-
-    async def write(
-        self,
-        writes: Iterable[Write],
-        marks: Iterable[str] = (),
-        at: float = 0.0,
-        unmarks: Iterable[str] = (),
-        positions: Mapping[str, int] | None = None,
-    ) -> Counter[str]:
-        """Apply ``writes``, set ``marks`` to ``at``, remove ``unmarks`` and set the live
-        feeds' ``positions``, in one transaction; returns the changes made per table.
-        Only rows whose content changed are written, each with one line in ``changes``."""
-        ...
-
-    async def apply(self, changes: Iterable[RowChange]) -> None:
-        """Replay changes from a feed in one transaction (a consumer rebuilding tables)."""
-
-    async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
-        """Committed changes with ``seq > after``, in commit order."""
-        ...
-
-    async def change_rows(self, after: int, limit: int = 500) -> list[ChangeLine]:
-        """:meth:`changes` as stored, undecoded (for a publisher that passes them on)."""
-        ...
-
-    async def head(self) -> int:
-        """The last committed change's seq (0: none yet)."""
-        ...
-
-    async def wait(self, at_most: float) -> None:
-        """Return when changes may have been committed since the last :meth:`changes`
-        (at the latest after ``at_most`` seconds)."""
-
-    async def cursor(self, name: str) -> int:
-        """Where consumer ``name`` stands (0: at the start)."""
-        ...
-
-    async def save_cursor(self, name: str, seq: int) -> None:
-        """Consumer ``name`` is done with every change up to ``seq`` (it only moves on)."""
-
-    async def marks(self) -> dict[str, float]:
-        """Every mark and when it was set."""
-        ...
-
-    async def rows(self, table: str) -> list[Row]:
-        """Every row of ``table`` (values as written: time as text, flags as 0/1), by key."""
-        ...
-
-    async def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        ...
-
-    async def fixtures(self) -> list[tuple[str, str, str | None, str | None, bool]]:
-        """``(id, sport, season_id, status, deleted)`` of every stored fixture."""
-        ...
-
-    async def count_actions(self, fixture_id: str) -> int:
-        """How many actions of a fixture are stored."""
-        ...
-
-    async def position(self, name: str) -> int | None:
-        """Records of the live feed ``name`` committed (None: it never ran)."""
-        ...
-
-    async def has(self, table: str, column: str, value: Any) -> bool:
-        """Whether ``table`` holds a row with ``column = value`` (ValueError: no such
-        column)."""
-        ...
-
-    async def contents(self) -> Contents:
-        """What the database holds: ``"mirror"`` once a mirror kept anything in it (a
-        change logged, a consumer's cursor, a mark, a live feed's position);
-        ``"records"`` when it holds records but none of that (a backfill's database:
-        its change feed is empty and stays so); ``"nothing"`` when it holds neither (a
-        new database, or a mirror that has committed nothing yet)."""
-        ...
 
 
 # ------------------------------------------------------------------------------- the lease

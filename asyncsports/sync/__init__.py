@@ -23,8 +23,7 @@ from another process (on PostgreSQL, woken by each commit's ``NOTIFY``);
 from asyncsports.bus import Publisher
 from asyncsports.store import MIRROR_COLUMNS as TABLES
 from asyncsports.store import MIRROR_KEYS as KEYS
-from asyncsports.store import MirrorFile as Store
-from asyncsports.store import MirrorStore, RowChange, open_mirror
+from asyncsports.store import ChangeLog, MirrorStore, RowChange, open_changes, open_mirror
 from asyncsports.sync._changes import feed
 from asyncsports.sync._jobs import ActionFeed, StatisticsFeed
 from asyncsports.sync._mirror import ALL_SPORTS, Mirror
@@ -38,14 +37,15 @@ __all__ = [
     "PRIORITY",
     "TABLES",
     "ActionFeed",
+    "ChangeLog",
     "Mirror",
     "MirrorStore",
     "Publisher",
     "RowChange",
     "Standby",
     "StatisticsFeed",
-    "Store",
     "feed",
+    "open_changes",
     "open_mirror",
     "parse_every",
 ]

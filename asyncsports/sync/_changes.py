@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from asyncsports.store import CONNECT_TIMEOUT, RowChange, change_batches, open_mirror
+from asyncsports.store import CONNECT_TIMEOUT, RowChange, change_batches, open_changes
 
 __all__ = ["feed"]
 
@@ -34,7 +34,7 @@ async def feed(
     :class:`~asyncsports.errors.SinkError`. A named ``consumer``'s cursor moves past a change when the next one is asked
     for (the consumer is done with it): one that restarts resumes from there.
     """
-    reader = await open_mirror(db, connect_timeout=connect_timeout)
+    reader = await open_changes(db, connect_timeout=connect_timeout)
     ended = False
     try:
         if consumer is not None and after == 0:

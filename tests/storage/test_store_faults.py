@@ -9,6 +9,7 @@ mounting is not permitted).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -147,7 +148,6 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     """Written before files were marked (application_id 0): the backfill's version 1 and
     the mirror's old layout (its version in a table ``mirror``) are taken up and marked."""
     from asyncsports.store._backfill_sqlite import Sink
-    from asyncsports.store._mirror_sqlite import Store
     from asyncsports.store._schema import FEED_TABLES, JOB_TABLES, RESOURCE_TABLES, sqlite_ddl
     from asyncsports.store._sqlite import APPLICATION_ID
 
@@ -160,7 +160,7 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     Sink(v1).close()
     old = tmp_path / "mirror.sqlite"
     _sqlite(old, *ddl(*RESOURCE_TABLES, *FEED_TABLES), "CREATE TABLE mirror (version)")
-    Store(old).close()
+    asyncio.run(_open_mirror(old))
     for path in (v1, old):
         with sqlite(path) as conn:
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
@@ -417,3 +417,9 @@ def test_a_full_postgres_disk_says_so_at_once_and_a_rerun_finishes(tmp_path: Pat
         finally:
             server.close()
             shutil.rmtree(wal, ignore_errors=True)
+
+
+async def _open_mirror(path: Path) -> None:
+    from asyncsports.store import open_mirror
+
+    await (await open_mirror(path)).close()

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import math
 from pathlib import Path
 
+import asyncpg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.servers import PostgresServer
 
-from asyncsports.store import ChangeLine, EventRow, FixtureRow, Write
-from asyncsports.sync import DEFAULT_EVERY, TABLES, Store, parse_every
+from asyncsports.store import ChangeLine, EventRow, FixtureRow, Write, is_postgres, open_mirror
+from asyncsports.sync import DEFAULT_EVERY, TABLES, parse_every
 from asyncsports.sync._keys import (
     Events,
     Final,
@@ -50,10 +55,10 @@ def test_the_named_rows_are_the_tables_columns_in_order() -> None:
     assert EventRow._fields == TABLES["events"]
 
 
-def test_a_change_line_is_read_by_name_and_decoded(tmp_path: Path) -> None:
-    store = Store(tmp_path / "m.sqlite")
-    store.write([Write("fixtures", [fixture("f1", "Live")])])
-    (line,) = store.change_rows(0)
+async def test_a_change_line_is_read_by_name_and_decoded(db: Path | str) -> None:
+    store = await open_mirror(db)
+    await store.write([Write("fixtures", [fixture("f1", "Live")])])
+    (line,) = await store.change_rows(0)
     assert isinstance(line, ChangeLine) and (line.seq, line.op, line.table) == (
         1,
         "insert",
@@ -61,50 +66,52 @@ def test_a_change_line_is_read_by_name_and_decoded(tmp_path: Path) -> None:
     )
     change = line.decoded()
     assert change.key == ("f1",) and change.row["status"] == "Live"
-    assert change.committed_at == line.committed_at and store.changes(0) == [change]
+    assert change.committed_at == line.committed_at and await store.changes(0) == [change]
+    await store.close()
 
 
-def test_a_row_is_written_only_when_its_content_changed(tmp_path: Path) -> None:
-    store = Store(tmp_path / "m.sqlite")
-    assert store.write([Write("fixtures", [fixture("f1", "Scheduled")])])["fixtures"] == 1
-    assert store.write([Write("fixtures", [fixture("f1", "Scheduled")])]).total() == 0
-    assert store.write([Write("fixtures", [fixture("f1", "Live")])])["fixtures"] == 1
-    assert store.write([Write("fixtures", [fixture("f1", "Live", deleted=1)])])["fixtures"] == 1
-    ops = [(c.seq, c.op, c.table, c.key) for c in store.changes(0)]
+async def test_a_row_is_written_only_when_its_content_changed(db: Path | str) -> None:
+    store = await open_mirror(db)
+    assert (await store.write([Write("fixtures", [fixture("f1", "Scheduled")])]))["fixtures"] == 1
+    assert (await store.write([Write("fixtures", [fixture("f1", "Scheduled")])])).total() == 0
+    assert (await store.write([Write("fixtures", [fixture("f1", "Live")])]))["fixtures"] == 1
+    deleted = [Write("fixtures", [fixture("f1", "Live", deleted=1)])]
+    assert (await store.write(deleted))["fixtures"] == 1
+    ops = [(c.seq, c.op, c.table, c.key) for c in await store.changes(0)]
     assert ops == [
         (1, "insert", "fixtures", ("f1",)),
         (2, "update", "fixtures", ("f1",)),
         (3, "delete", "fixtures", ("f1",)),  # fixtureDeleted: disregard it
     ]
-    last = store.changes(2)[0]
+    last = (await store.changes(2))[0]
     assert last.record == {"id": "f1", "status": "Live"} and last.row["deleted"] == 1
-    assert store.changes(0)[0].as_dict()["record"] == {"id": "f1", "status": "Scheduled"}
-    store.close()
+    assert (await store.changes(0))[0].as_dict()["record"] == {"id": "f1", "status": "Scheduled"}
+    await store.close()
 
 
-def test_a_scoped_write_deletes_the_rows_no_longer_there(tmp_path: Path) -> None:
-    store = Store(tmp_path / "m.sqlite")
-    store.write(
+async def test_a_scoped_write_deletes_the_rows_no_longer_there(db: Path | str) -> None:
+    store = await open_mirror(db)
+    await store.write(
         [Write("actions", [action("f1", "a", 1), action("f1", "b", 2)], ("fixture_id", "f1"))]
     )
-    store.write([Write("actions", [action("f2", "a", 1)], ("fixture_id", "f2"))])
-    store.write([Write("actions", [action("f1", "a", 1, "y")], ("fixture_id", "f1"))])
-    assert [r[:2] for r in store.rows("actions")] == [("f1", "a"), ("f2", "a")]
-    tail = [(c.op, c.key) for c in store.changes(3)]
-    assert tail == [("update", ("f1", "a")), ("delete", ("f1", "b"))]
-    store.close()
+    await store.write([Write("actions", [action("f2", "a", 1)], ("fixture_id", "f2"))])
+    await store.write([Write("actions", [action("f1", "a", 1, "y")], ("fixture_id", "f1"))])
+    assert [r[:2] for r in await store.rows("actions")] == [("f1", "a"), ("f2", "a")]
+    tail = [(c.op, c.key, c.row["json"]) for c in await store.changes(3)]
+    assert tail == [("update", ("f1", "a"), '{"t": "y"}'), ("delete", ("f1", "b"), None)]
+    await store.close()
 
 
-def test_cursors_and_marks_persist_and_a_cursor_never_moves_back(tmp_path: Path) -> None:
-    store = Store(tmp_path / "m.sqlite")
-    store.write([], marks=["final:f1"], at=12.5)
-    store.save_cursor("app", 7)
-    store.save_cursor("app", 3)  # a late save of an older position
-    store.close()
-    again = Store(tmp_path / "m.sqlite")
-    assert again.cursor("app") == 7 and again.cursor("other") == 0
-    assert again.marks() == {"final:f1": 12.5}
-    again.close()
+async def test_cursors_and_marks_persist_and_a_cursor_never_moves_back(db: Path | str) -> None:
+    store = await open_mirror(db)
+    await store.write([], marks=["final:f1"], at=12.5)
+    await store.save_cursor("app", 7)
+    await store.save_cursor("app", 3)  # a late save of an older position
+    await store.close()
+    again = await open_mirror(db)
+    assert await again.cursor("app") == 7 and await again.cursor("other") == 0
+    assert await again.marks() == {"final:f1": 12.5}
+    await again.close()
 
 
 ids = st.sampled_from(["f1", "f2", "f3"])
@@ -123,27 +130,54 @@ steps = st.lists(
 )
 
 
-@settings(
+_REPLAY = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+
+
+@_REPLAY
 @given(steps)
-def test_replaying_the_change_feed_rebuilds_the_same_tables(tmp_path: Path, todo: list) -> None:  # type: ignore[type-arg]
-    for f in tmp_path.glob("*.sqlite*"):
-        f.unlink()
-    store, copy = Store(tmp_path / "a.sqlite"), Store(tmp_path / "b.sqlite")
+def test_replaying_the_change_feed_rebuilds_the_same_tables(
+    tmp_path: Path,
+    todo: list,  # type: ignore[type-arg]
+) -> None:
+    asyncio.run(_replay(str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite"), todo))
+
+
+@pytest.mark.slow  # a PostgreSQL transaction a step: about 15 s
+@_REPLAY
+@given(steps)
+def test_replaying_the_change_feed_rebuilds_the_same_tables_on_postgresql(
+    postgres: PostgresServer,
+    todo: list,  # type: ignore[type-arg]
+) -> None:
+    asyncio.run(_replay(*_databases(postgres), todo))
+
+
+@functools.cache
+def _databases(postgres: PostgresServer) -> tuple[str, str]:
+    """Two databases for every example (each emptied first: creating them each time would
+    take most of the test's time)."""
+    return postgres.create_database(), postgres.create_database()
+
+
+async def _replay(db: str, other: str, todo: list) -> None:  # type: ignore[type-arg]
+    await _empty(db)
+    await _empty(other)
+    store, copy = await open_mirror(db), await open_mirror(other)
     for kind, fid, what, deleted in todo:
         if kind == "fixture":
-            store.write([Write("fixtures", [fixture(fid, what, deleted)])])
+            await store.write([Write("fixtures", [fixture(fid, what, deleted)])])
         else:
             rows = {aid: action(fid, aid, i, str(n)) for i, (aid, n) in enumerate(what)}
-            store.write([Write("actions", list(rows.values()), ("fixture_id", fid))])
-    feed = store.changes(0, limit=10_000)
+            await store.write([Write("actions", list(rows.values()), ("fixture_id", fid))])
+    feed = await store.changes(0, limit=10_000)
     assert [c.seq for c in feed] == list(range(1, len(feed) + 1))
-    copy.apply(feed)
+    await copy.apply(feed)
     for table in TABLES:
-        assert copy.rows(table) == store.rows(table)
-    store.close()
-    copy.close()
+        assert await copy.rows(table) == await store.rows(table)
+    await store.close()
+    await copy.close()
 
 
 def test_wanted_follows_a_fixture_through_its_day() -> None:
@@ -264,3 +298,17 @@ def test_an_owed_mark_reads_back_as_written(sport: str, season: str) -> None:
 def test_no_other_mark_reads_as_owed_standings(fixture: str, season: str) -> None:
     for mark in (Final(fixture), NoStandings(season), Snooker(), Squads(fixture, season)):
         assert Owed.parse(str(mark)) is None
+
+
+async def _empty(db: str) -> None:
+    """``db`` as new for the next example: a file removed, a database's rows truncated."""
+    if not is_postgres(db):
+        for f in Path(db).parent.glob(Path(db).name + "*"):
+            f.unlink()
+        return
+    conn = await asyncpg.connect(db)
+    try:
+        with contextlib.suppress(asyncpg.UndefinedTableError):  # not made yet
+            await conn.execute("TRUNCATE changes, fixtures, actions RESTART IDENTITY")
+    finally:
+        await conn.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import asyncpg
 
-from asyncsports.store import Lease, _lease_pg, _lease_sqlite, is_postgres
+from asyncsports.store import Lease, _pg, _sqlite, is_postgres
 from asyncsports.store._sqlite import connect
 
 
@@ -37,7 +37,7 @@ async def fenced(db: str, lease: Lease) -> AsyncIterator[Callable[[], Awaitable[
             await conn.execute("CREATE TABLE IF NOT EXISTS t (x int)")
             tx = conn.transaction()
             await tx.start()
-            await _lease_pg.fence(conn, lease)  # the row is held until it ends
+            await _pg.fence(conn, lease)  # the row is held until it ends
             await conn.execute("INSERT INTO t VALUES (1)")
             yield tx.commit
         finally:
@@ -47,7 +47,7 @@ async def fenced(db: str, lease: Lease) -> AsyncIterator[Callable[[], Awaitable[
     try:
         file.execute("CREATE TABLE IF NOT EXISTS t (x int)")
         file.execute("BEGIN IMMEDIATE")  # the file's write lock, until it ends
-        _lease_sqlite.fence(file, lease)
+        _sqlite.fence(file, lease)
         file.execute("INSERT INTO t VALUES (1)")
 
         async def commit() -> None:

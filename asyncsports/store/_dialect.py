@@ -1,0 +1,128 @@
+"""What a job of the store asks of an engine: :class:`Dialect` and its :class:`Tx`. Pure.
+
+A job (the mirror, its change log) is written once, as coroutines over a :class:`Tx`:
+the statements of one transaction or read, with ``?`` placeholders. The engine module
+(:mod:`~asyncsports.store._sqlite`, :mod:`~asyncsports.store._pg`) implements both:
+
+- SQLite runs the whole coroutine on its connection's thread, at once: every await of
+  its :class:`Tx` is a call that returns without waiting, so a transaction costs one
+  hop to the thread, not one per statement.
+- PostgreSQL runs it on the event loop, on a connection that outlives the database's
+  restarts: a transaction lost with its connection is done again on the next one, so
+  a body must be idempotent (the mirror's are: each row is compared before it is
+  written).
+
+Where the engines' SQL differs (a batch of rows compared and written in one statement,
+a change logged with a NOTIFY, the fence's lock), :class:`Tx` has a method saying what
+is done, and each engine writes its own statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from asyncsports.store._schema import Table
+from asyncsports.store._types import Lease, Row
+
+__all__ = ["Dialect", "Line", "Tx"]
+
+T = TypeVar("T")
+
+Line = tuple[str, str, str, str]
+"""A change to log: its op, table, key (JSON array) and row (JSON object)."""
+
+
+class Tx(Protocol):
+    """The statements of one transaction (:meth:`Dialect.write`) or read
+    (:meth:`Dialect.read`) on one connection. ``?`` placeholders; values as written
+    (time as ISO 8601 text, flags as 0/1)."""
+
+    async def fetch(self, sql: str, *args: Any) -> list[Sequence[Any]]:
+        """Every row ``sql`` selects."""
+        ...
+
+    async def fetchrow(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        """The first row ``sql`` selects (None: none)."""
+        ...
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        """Run ``sql`` once."""
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run ``sql`` once for each of ``rows`` (none: nothing is run)."""
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        """A row of ``table`` read back as the values it was written from."""
+        ...
+
+    def text_time(self, value: Any) -> str:
+        """A ``changes.committed_at`` read back, as ISO 8601 UTC text (microseconds)."""
+        ...
+
+    async def fence(self, lease: Lease) -> None:
+        """First in a writer's transaction: raise
+        :class:`~asyncsports.store._types.Deposed` unless ``lease`` is still ours, and
+        hold a takeover up until the transaction ends."""
+
+    async def put_changed(self, table: Table, rows: Sequence[Row]) -> list[tuple[Row, bool]]:
+        """Write those of ``rows`` whose content differs from the stored row of their
+        key; ``(row, inserted)`` of each written, in the order written (a key given
+        twice is written twice, in order)."""
+        ...
+
+    async def delete_scope(
+        self, table: Table, column: str, value: Any, kept: set[tuple[Any, ...]]
+    ) -> list[Row]:
+        """Delete the rows of ``table`` with ``column = value`` whose key is not in
+        ``kept``; the rows deleted (as :meth:`plain` gives them)."""
+        ...
+
+    async def replace(self, table: Table, rows: Sequence[Row]) -> None:
+        """Write ``rows``, replacing those of the same key."""
+
+    async def delete(self, table: Table, keys: Sequence[tuple[Any, ...]]) -> None:
+        """Delete the rows of ``table`` with these keys."""
+
+    async def log(self, lines: Sequence[Line]) -> None:
+        """Append ``lines`` to ``changes`` (``seq`` in this order, committed now) and tell
+        the followers (PostgreSQL's NOTIFY)."""
+
+
+class Dialect(Protocol):
+    """One database, on one connection: its jobs' transactions and reads take turns on
+    it. ``name`` is how messages name it (a URL without its password)."""
+
+    name: str
+    text_order: str
+    """The collation that sorts text by its bytes, as SQLite does ('' there)."""
+
+    async def open(self) -> None:
+        """Connect now: the database's errors (not there, not ours, unreachable) are the
+        opener's."""
+
+    async def write(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        """``body`` in one transaction, one writer of the database at a time (SQLite's
+        write lock, a PostgreSQL advisory lock): committed when it returns, rolled back
+        when it raises. PostgreSQL: done again on a new connection when the first is lost
+        (``body`` is idempotent)."""
+        ...
+
+    async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        """``body``'s statements, outside a transaction (each its own snapshot)."""
+        ...
+
+    def seen(self) -> None:
+        """The changes committed so far are read: a commit from now on ends the next
+        :meth:`wait`."""
+
+    async def wait(self, at_most: float) -> None:
+        """Until a commit may have been made since :meth:`seen` (PostgreSQL's NOTIFY, a
+        SQLite file's next look), ``at_most`` seconds at most."""
+
+    def abort(self) -> None:
+        """Drop the connection at once, without waiting (an unfinished transaction is
+        rolled back)."""
+
+    async def close(self) -> None:
+        """Close the connection."""
