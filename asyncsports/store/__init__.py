@@ -194,8 +194,10 @@ async def open_changes(
     db: str | Path, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
 ) -> ChangeLog:
     """Open the change log of the mirror database ``db`` (as :func:`open_mirror`) to read
-    it and keep consumers' cursors in it. A database that is not there, or holds no
-    asyncsports tables, is refused (SinkError): a reader never creates one."""
+    it and keep consumers' cursors in it. A reader never creates a database, nor its
+    tables: a SQLite file that is not there is refused (SinkError); one whose mirror has
+    not made its tables yet (an empty file, a new PostgreSQL database) reads as empty,
+    and a follower waits for the mirror's first commit."""
     dialect = _connection(db, create=False, patience=patience, connect_timeout=connect_timeout)
     await dialect.open()
     return ChangeLog(dialect)

@@ -15,8 +15,8 @@ when each piece of once-in-a-while work was last done, and ``positions`` how man
 of each live feed are committed, so that a restart carries on.
 
 Opened by :func:`asyncsports.store.open_mirror` (the writer, which creates a database
-that is not there) and :func:`asyncsports.store.open_changes` (a reader, which never
-does).
+that is not there, and its tables) and :func:`asyncsports.store.open_changes` (a reader,
+which never does: a database whose mirror has not made its tables yet reads as empty).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import asyncsports.store._sql as _sql
 from asyncsports.store._dialect import Dialect, Line, Tx
 from asyncsports.store._schema import Table
 from asyncsports.store._types import TABLES as COLUMNS
-from asyncsports.store._types import ChangeLine, Contents, Lease, Row, RowChange, Write
+from asyncsports.store._types import ChangeLine, Contents, Lease, NotYet, Row, RowChange, Write
 
 __all__ = ["ChangeLog", "MirrorStore"]
 
@@ -67,7 +67,10 @@ class ChangeLog:
             return [ChangeLine(r[0], r[1], r[2], r[3], r[4], tx.text_time(r[5])) for r in got]
 
         self.dialect.seen()  # a commit from now on ends the next wait()
-        return await self.dialect.read(read)
+        try:
+            return await self.dialect.read(read)
+        except NotYet:
+            return []  # the mirror has not made its tables yet: nothing committed
 
     async def changes(self, after: int, limit: int = 500) -> list[RowChange]:
         """:meth:`change_rows`, decoded."""
@@ -96,7 +99,10 @@ class ChangeLog:
         change logged, a consumer's cursor, a mark, a live feed's position);
         ``"records"`` when it holds records but none of that (a backfill's database: its
         change feed is empty and stays so); ``"nothing"`` when it holds neither."""
-        row = await self._row(_sql.CONTENTS)
+        try:
+            row = await self._row(_sql.CONTENTS)
+        except NotYet:
+            return "nothing"
         assert row is not None  # one row of two flags
         if row[0]:
             return "mirror"
@@ -106,7 +112,10 @@ class ChangeLog:
         return await self.dialect.read(lambda tx: tx.fetchrow(sql, *args))
 
     async def _count(self, sql: str, *args: Any) -> int | None:
-        row = await self._row(sql, *args)
+        try:
+            row = await self._row(sql, *args)
+        except NotYet:
+            return None  # no tables yet: no change, no cursor
         return int(row[0]) if row is not None and row[0] is not None else None
 
 

@@ -39,7 +39,15 @@ from asyncsports.store._schema import (
     pg_ddl,
 )
 from asyncsports.store._sql import pg, upsert
-from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, Lease, Row, deposed, time_text
+from asyncsports.store._types import (
+    CONNECT_TIMEOUT,
+    PATIENCE,
+    Lease,
+    NotYet,
+    Row,
+    deposed,
+    time_text,
+)
 from asyncsports.store._urls import address, redact_url
 
 if TYPE_CHECKING:
@@ -204,8 +212,8 @@ async def connect(
     create: bool = True,
 ) -> asyncpg.Connection:
     """A connection to ``url`` (within ``connect_timeout`` seconds; ``settings``: the
-    session's), the tables created or migrated if needed (``create=False``: a database
-    without our tables is refused, SinkError).
+    session's), the tables created or migrated if needed (``create=False``: checked, and
+    taken as it is: a reader's; its writer makes the tables).
 
     Tables at this version: no DDL. ``CREATE INDEX IF NOT EXISTS`` waits for a lock on its
     table even when the index is there, so a second connection (a feed's follower, a
@@ -215,9 +223,7 @@ async def connect(
     conn = await _asyncpg().connect(url, timeout=connect_timeout, server_settings=settings)
     try:
         version = await ours(conn, url)
-        if version is None and not create:
-            raise SinkError(f"cannot read {redact_url(url)}: it holds no asyncsports tables")
-        if version != SCHEMA_VERSION:
+        if create and version != SCHEMA_VERSION:
             await _create(conn, url)
     except BaseException:
         conn.terminate()
@@ -559,7 +565,20 @@ class PgDialect:
         return await self._do(op)
 
     async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
-        return await self._do(lambda conn: body(PgTx(conn)))
+        async def op(conn: asyncpg.Connection) -> T | NotYet:
+            try:
+                return await body(PgTx(conn))
+            except _asyncpg().exceptions.UndefinedTableError as exc:
+                # Returned, not raised: the link would drop a connection that is sound
+                # (and the LISTEN on it).
+                missing = NotYet(f"{self.name} holds no asyncsports tables yet")
+                missing.__cause__ = exc
+                return missing
+
+        got = await self._do(op)
+        if isinstance(got, NotYet):
+            raise got
+        return got
 
     def seen(self) -> None:
         self._woken.clear()

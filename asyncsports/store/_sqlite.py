@@ -32,7 +32,7 @@ from asyncsports.store._schema import (
     Table,
     sqlite_ddl,
 )
-from asyncsports.store._types import POLL, Lease, Row, deposed, now_text
+from asyncsports.store._types import POLL, Lease, NotYet, Row, deposed, now_text
 
 __all__ = [
     "APPLICATION_ID",
@@ -183,8 +183,9 @@ def connect(path: Path, *, readonly: bool = False, create: bool = True) -> sqlit
     by a newer asyncsports, is refused (SinkError) before anything is written to it. A
     file of an older version is brought to :data:`SCHEMA_VERSION` (its tables are kept;
     the missing ones are created). ``readonly``: a file that must exist, checked the same
-    way, and never written to (the export). ``create=False``: a file that must exist and
-    hold our tables (a reader of a change log, which may save its cursor there).
+    way, and never written to (the export). ``create=False``: a file that must exist,
+    checked, taken as it is (a reader of a change log, which may save its cursor there:
+    its writer makes the tables, perhaps later: :class:`NotYet` until then).
 
     Every error of the connection, then, is a SinkError naming the file, saying so when
     the file is damaged or the disk full (:func:`storage_error`). The connection is in
@@ -213,13 +214,14 @@ def connect(path: Path, *, readonly: bool = False, create: bool = True) -> sqlit
         db.execute("COMMIT")
         names = {n for n in names if not n.startswith("sqlite_")}
         _check(path, version, app, names)
-        if (readonly or not create) and not names:
+        if readonly and not names:
             raise SinkError(f"cannot read {path}: it holds no asyncsports tables")
         if readonly:
             # Not SQLite's mode=ro: a read-only connection cannot remove the -wal and -shm
             # files it makes beside a WAL file, and would leave them there.
             db.execute("PRAGMA query_only = 1")
-            return db
+        if readonly or not create:
+            return db  # as it is: its writer makes and migrates it
         # 16 KiB pages: a record's JSON (about 1.3 kB an action) packs several to a page;
         # set before the first table, a no-op on an existing file. A 64 MiB cache keeps the
         # primary-key indexes in memory as the tables grow. Together they halve the CPU
@@ -579,9 +581,15 @@ class SqliteDialect:
         return await self.thread.call(lambda db: _transact(db, self.path, body))
 
     async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
-        return await self.thread.call(
-            lambda db: drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
-        )
+        try:
+            return await self.thread.call(
+                lambda db: drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
+            )
+        except SinkError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, sqlite3.OperationalError) and "no such table" in str(cause):
+                raise NotYet(f"{self.name} holds no asyncsports tables yet") from exc
+            raise
 
     def seen(self) -> None:
         pass  # nothing tells: wait() looks again after POLL

@@ -35,6 +35,7 @@ __all__ = [
     "Engine",
     "JobState",
     "Lease",
+    "NotYet",
     "Row",
     "RowChange",
     "Seat",
@@ -227,6 +228,11 @@ Contents = Literal["mirror", "records", "nothing"]
 
 
 # ------------------------------------------------------------------------------- the lease
+
+
+class NotYet(SinkError):
+    """A reader's database holds none of the store's tables yet: its writer (the mirror)
+    has not made them. A change log reads it as empty until then."""
 
 
 class Deposed(SinkError):

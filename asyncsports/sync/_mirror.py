@@ -216,6 +216,10 @@ class Mirror:
         A named ``consumer``'s cursor moves past a change when the next one is asked
         for (the consumer is done with it): one that restarts resumes from there.
         """
+        # The mirror's own database: made now if the mirror has not yet (a reader of
+        # the change feed never makes one).
+        store = await open_mirror(self.db, connect_timeout=self.connect_timeout)
+        await store.close()
         async for change in feed(
             self.db,
             after,

@@ -47,6 +47,7 @@ from asyncsports.store import (
     change_batches,
     engine,
     fixture_row,
+    open_changes,
     open_mirror,
 )
 from asyncsports.store import open as open_store
@@ -438,7 +439,8 @@ async def test_the_change_log_is_walked_in_commit_order_in_batches_of_at_most_li
 async def test_a_follower_gets_each_write_made_while_it_follows_and_ends_once_told(
     db: Path | str,
 ) -> None:
-    async with mirror(db) as writer, mirror(db) as log:
+    async with mirror(db) as writer:
+        log = await open_changes(db)  # the reader's own connection, as the feed's
         await writer.write([Write("fixtures", [fixture(1)])])
         got: list[int] = []
         waited, done = asyncio.Event(), asyncio.Event()
@@ -464,6 +466,52 @@ async def test_a_follower_gets_each_write_made_while_it_follows_and_ends_once_to
             assert got == [1, 2, 3, 4]
         finally:
             follower.cancel()
+            await log.close()
+
+
+async def test_a_change_log_reader_refuses_a_file_that_is_not_there_and_makes_none(
+    tmp_path: Path,
+) -> None:
+    # A mistyped --db: said at once, where a follower used to make an empty mirror there
+    # and wait on it for ever.
+    db = tmp_path / "typo.sqlite"
+    with pytest.raises(SinkError, match=r"cannot read .*typo\.sqlite: there is no such file"):
+        await open_changes(db)
+    assert files(tmp_path) == []
+
+
+async def test_a_follower_started_before_the_mirror_made_its_tables_waits_for_them(
+    db: Path | str,
+) -> None:
+    """The database is there but its mirror has not made its tables (an empty file, a new
+    PostgreSQL database): the change log reads as empty, makes nothing, and a follower
+    gets the mirror's first commit."""
+    if not is_pg(db):
+        empty_file(Path(db))
+    log = await open_changes(db)
+    try:
+        assert await log.contents() == "nothing" and await log.head() == 0
+        assert await log.change_rows(0) == [] and await log.cursor("app") == 0
+        if is_pg(db):
+            assert await pg_tables(str(db)) == []
+        else:
+            assert size(Path(db)) == 0
+        got: list[int] = []
+
+        async def follow() -> None:
+            async for lines in change_batches(log, 0, follow=True, recheck=0.2):
+                got.extend(line.seq for line in lines)
+
+        follower = asyncio.create_task(follow())
+        try:
+            async with mirror(db) as writer:
+                await writer.write([Write("fixtures", [fixture(1)])])
+                await until(lambda: got == [1], within=5)
+            assert await log.contents() == "mirror"
+        finally:
+            follower.cancel()
+    finally:
+        await log.close()
 
 
 # --------------------------------------------------------------------------- the lease
