@@ -99,8 +99,11 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
     steps = [line for line in newest[1].splitlines() if not line.lstrip().startswith("#")]
     assert " ".join(steps).split() == [
         *("export", "ASYNCSPORTS_SLOW_SHARE=0/2"),
-        *("leg", "newest", '"$newest"', "checks"),
+        *("tested", "newest", '"$newest"', "checks"),
     ]
+    # checks builds the newest leg's site and wheel while its benchmarks run.
+    checks = re.search(r"^checks\(\) \{\n(.*?)^\}$", script, flags=re.M | re.S)
+    assert checks and re.search(r'^    built newest "\$newest"$', checks[1], flags=re.M)
     # Both legs' coverage, combined, is held to the floors once the legs are done.
     combine = ".coverage $tmp/lowest-tree/.coverage && python .ci/floors.py $tmp/coverage"
     assert re.search(
@@ -118,9 +121,8 @@ def test_ci_runs_the_extracted_commands_in_throwaway_venvs() -> None:
         "export",
         "PIP_CONSTRAINT=$PWD/constraints-lowest.txt",
         "ASYNCSPORTS_SLOW_SHARE=1/2",
-        "leg",
-        "lowest",
-        '"$oldest"',
+        *("tested", "lowest", '"$oldest"'),
+        *("built", "lowest", '"$oldest"'),
     ]
     assert "--system-site-packages" not in script
     printed = subprocess.run(
