@@ -12,6 +12,9 @@ the statements of one transaction or read, with ``?`` placeholders. The engine m
   a body must be idempotent (the mirror's are: each row is compared before it is
   written).
 
+The reader (:mod:`~asyncsports.store._reader`) reads a :class:`Snapshot` instead: one
+read-only transaction, its rows a chunk at a time.
+
 Where the engines' SQL differs (a batch of rows compared and written in one statement,
 a change logged with a NOTIFY, the fence's lock), :class:`Tx` has a method saying what
 is done, and each engine writes its own statement.
@@ -19,13 +22,13 @@ is done, and each engine writes its own statement.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from asyncsports.store._schema import Table
 from asyncsports.store._types import Lease, Row
 
-__all__ = ["Dialect", "Line", "Tx"]
+__all__ = ["Dialect", "Line", "Snapshot", "Tx"]
 
 T = TypeVar("T")
 
@@ -126,3 +129,30 @@ class Dialect(Protocol):
 
     async def close(self) -> None:
         """Close the connection."""
+
+
+class Snapshot(Protocol):
+    """One read-only transaction on a database of the store, for the reader: :meth:`open`
+    refuses a database that is not there, not ours, newer or without our tables
+    (SinkError), and never creates or writes one."""
+
+    name: str
+    text_order: str
+    version: int
+    """The schema version (set by :meth:`open`)."""
+    tables: list[str]
+    """The names of the database's tables (set by :meth:`open`)."""
+
+    async def open(self) -> None:
+        """Connect and start the snapshot."""
+
+    def query(self, sql: str, chunk: int) -> AsyncIterator[list[tuple[Any, ...]]]:
+        """The rows a read-only ``sql`` selects in the snapshot, ``chunk`` at a time."""
+        ...
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        """A row of ``table`` read back as the values it was written from."""
+        ...
+
+    async def close(self) -> None:
+        """Close the connection (the snapshot ends with it)."""

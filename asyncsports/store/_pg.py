@@ -18,7 +18,7 @@ import datetime as dt
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -51,6 +51,7 @@ __all__ = [
     "WRITE_LOCK",
     "PgDialect",
     "PgLink",
+    "PgSnapshot",
     "address",
     "close",
     "connect",
@@ -597,3 +598,72 @@ class PgDialect:
         self._listening = None
         async with self._turn:
             await self.link.close()
+
+
+# ---------------------------------------------------------------- the reader's snapshot
+
+
+class PgSnapshot:
+    """The database at ``url`` read in one snapshot (a repeatable-read, read-only
+    transaction), as a :class:`~asyncsports.store._dialect.Snapshot`: a connection of its
+    own (within ``connect_timeout``), no tables created, rows read by a server-side
+    cursor."""
+
+    def __init__(self, url: str, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        self.url = url
+        self.name = redact_url(url)
+        self.text_order = 'COLLATE "C"'
+        self.version = 0
+        self.tables: list[str] = []
+        self.connect_timeout = connect_timeout
+        self._conn: asyncpg.Connection | None = None
+
+    async def open(self) -> None:
+        try:
+            conn = await _asyncpg().connect(self.url, timeout=self.connect_timeout)
+        except Exception as exc:
+            raise unusable(self.url, exc, self.connect_timeout, verb="read") from exc
+        try:
+            self.version, self.tables = await self._begin(conn)
+        except BaseException:
+            await close(conn)
+            raise
+        self._conn = conn
+
+    async def _begin(self, conn: asyncpg.Connection) -> tuple[int, list[str]]:
+        try:
+            # One snapshot for every table, even while a backfill or a mirror writes.
+            # asyncpg's own transaction: older asyncpg makes cursors only inside one.
+            await conn.transaction(isolation="repeatable_read", readonly=True).start()
+            names = await conn.fetch(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+            # Another application's tables of our names, or a newer version: refused; so
+            # is a database with none of ours (as a SQLite file with none is).
+            version = await ours(conn, self.url)
+        except SinkError:
+            raise
+        except Exception as exc:
+            raise SinkError(f"cannot read {self.name}: {exc}") from exc
+        if version is None:
+            raise SinkError(f"cannot read {self.name}: it holds no asyncsports tables")
+        return version, [r[0] for r in names]
+
+    async def query(self, sql: str, chunk: int) -> AsyncIterator[list[tuple[Any, ...]]]:
+        assert self._conn is not None, "query() before open()"
+        try:
+            cursor = await self._conn.cursor(sql)  # in the snapshot's transaction
+            while rows := await cursor.fetch(chunk):
+                yield [tuple(r) for r in rows]
+        except SinkError:
+            raise
+        except Exception as exc:
+            raise SinkError(f"cannot read {self.name}: {exc}") from exc
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return plain(table, row)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await close(conn)  # the read-only transaction ends with it

@@ -18,7 +18,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
@@ -39,6 +39,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SinkError",
     "SqliteDialect",
+    "SqliteSnapshot",
     "SqliteThread",
     "Transaction",
     "connect",
@@ -594,3 +595,52 @@ class SqliteDialect:
 
     async def close(self) -> None:
         await self.thread.close()
+
+
+# ---------------------------------------------------------------- the reader's snapshot
+
+
+class SqliteSnapshot:
+    """The file at ``path`` read in one snapshot (a WAL read transaction), as a
+    :class:`~asyncsports.store._dialect.Snapshot`, on a :class:`SqliteThread`: opened
+    read-only, checked as every opener checks it, and no file made where there was none
+    (a mistyped path)."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self.text_order = ""
+        self.version = 0
+        self.tables: list[str] = []
+        self._thread = SqliteThread(
+            lambda: connect(path, readonly=True),
+            sqlite3.Connection.close,
+            name="asyncsports-reader",
+        )
+
+    async def open(self) -> None:
+        try:
+            self.version, self.tables = await self._thread.call(_snapshot)
+        except BaseException:
+            await self._thread.close()
+            raise
+
+    async def query(self, sql: str, chunk: int) -> AsyncIterator[list[tuple[Any, ...]]]:
+        # The connection's errors are SinkErrors naming the file already (connect()).
+        cursor = await self._thread.call(lambda db: db.execute(sql))
+        try:
+            while rows := await self._thread.call(lambda _: cursor.fetchmany(chunk)):
+                yield rows
+        finally:
+            cursor.close()
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return tuple(row)
+
+    async def close(self) -> None:
+        await self._thread.close()
+
+
+def _snapshot(db: sqlite3.Connection) -> tuple[int, list[str]]:
+    db.execute("BEGIN")  # one snapshot (WAL) from the first read to the last
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    return version, [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
