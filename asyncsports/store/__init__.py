@@ -5,11 +5,12 @@ Everything that speaks SQL lives in this package. A job is written once, over a
 factories here: :func:`engine`, :func:`open_mirror`, :func:`open_changes`, :func:`open`;
 nothing else picks one); what every job shares has a module of its own.
 
-- ``_dialect``: what a job asks of an engine; ``_sqlite`` and ``_pg``: the two engines
-  (a file or a database opened, checked, migrated; their errors, transactions and
-  connection rules, and their SQL where it differs).
+- ``_dialect``: what a job asks of an engine (``Dialect`` and its ``Tx``; the reader's
+  ``Snapshot``; the lease's ``Seat``); ``_sqlite`` and ``_pg``: the two engines (a file
+  or a database opened, checked, migrated; their errors, transactions and connection
+  rules, and their SQL where it differs).
 - ``_types``: the engine-neutral types, protocols and constants (``Unit``, ``JobState``,
-  ``Engine``, ``Write``, ``RowChange``, ``Lease``, ``Seat``, timeouts).
+  ``Engine``, ``Write``, ``RowChange``, ``Lease``, timeouts).
 - ``_schema``: every table, once, and each engine's DDL; ``_rows``: records as rows;
   ``_urls``: database names; ``_sql``: every statement both engines run, written once.
 - ``_mirror``: the mirror's :class:`MirrorStore` and its :class:`ChangeLog`;
@@ -17,7 +18,7 @@ nothing else picks one); what every job shares has a module of its own.
 - ``_writer``: the batching :class:`Writer`; ``_backfill_sqlite`` / ``_backfill_pg``: the
   backfill's sinks and writer engines; ``_jobs``: the sharded workers' job tables
   (PostgreSQL only).
-- ``_lease`` / ``_lease_sqlite`` / ``_lease_pg``: the mirror's writer lease.
+- ``_lease``: the mirror's writer lease, its statements written once in a seat's words.
 - ``_reader`` and ``export``: reading a store (a snapshot of either dialect), and the
   Parquet export on it.
 

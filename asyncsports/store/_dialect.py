@@ -13,7 +13,9 @@ the statements of one transaction or read, with ``?`` placeholders. The engine m
   written).
 
 The reader (:mod:`~asyncsports.store._reader`) reads a :class:`Snapshot` instead: one
-read-only transaction, its rows a chunk at a time.
+read-only transaction, its rows a chunk at a time; the writer lease
+(:mod:`~asyncsports.store._lease`) is taken on a :class:`Seat`: a connection of its own,
+and the words its statements are written with.
 
 Where the engines' SQL differs (a batch of rows compared and written in one statement,
 a change logged with a NOTIFY, the fence's lock), :class:`Tx` has a method saying what
@@ -28,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from asyncsports.store._schema import Table
 from asyncsports.store._types import Lease, Row
 
-__all__ = ["Dialect", "Line", "Snapshot", "Tx"]
+__all__ = ["Dialect", "Line", "Seat", "Snapshot", "Tx"]
 
 T = TypeVar("T")
 
@@ -156,3 +158,35 @@ class Snapshot(Protocol):
 
     async def close(self) -> None:
         """Close the connection (the snapshot ends with it)."""
+
+
+class Seat(Protocol):
+    """The connection the writer lease is taken, renewed and given up on, apart from the
+    writer's, and the words (SQL) the lease's statements are written with: the
+    engine's clock, who holds the lease, and how a holder is told to be gone.
+
+    A database that is not the mirror's, or refuses, is a
+    :class:`~asyncsports.errors.SinkError`; one unreachable for now raises anything else.
+    """
+
+    now: str
+    """This moment, by the lease's clock."""
+    later: str
+    """``?`` seconds from now."""
+    me: dict[str, str]
+    """The holder's columns beside ``holder`` (``pid``...), and their values for us."""
+    alive: str
+    """Whether the holder of lease row ``l`` still runs."""
+    lapsed: str
+    """An expiry long past."""
+
+    async def one(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        """The first row ``sql`` gives (None: none), in a transaction of its own;
+        TimeoutError when a fenced write holds it up past the engine's lock wait."""
+        ...
+
+    def abort(self) -> None:
+        """Drop the connection at once (the next call connects again)."""
+
+    async def close(self) -> None:
+        """Close the connection."""
