@@ -5,11 +5,12 @@ Everything that speaks SQL lives in this package. A job is written once, over a
 factories here: :func:`engine`, :func:`open_mirror`, :func:`open_changes`, :func:`open`;
 nothing else picks one); what every job shares has a module of its own.
 
-- ``_dialect``: what a job asks of an engine; ``_sqlite`` and ``_pg``: the two engines
-  (a file or a database opened, checked, migrated; their errors, transactions and
-  connection rules, and their SQL where it differs).
+- ``_dialect``: what a job asks of an engine (``Dialect`` and its ``Tx``; the reader's
+  ``Snapshot``; the lease's ``Seat``); ``_sqlite`` and ``_pg``: the two engines (a file
+  or a database opened, checked, migrated; their errors, transactions and connection
+  rules, and their SQL where it differs).
 - ``_types``: the engine-neutral types, protocols and constants (``Unit``, ``JobState``,
-  ``Engine``, ``Write``, ``RowChange``, ``Lease``, ``Seat``, timeouts).
+  ``Engine``, ``Write``, ``RowChange``, ``Lease``, timeouts).
 - ``_schema``: every table, once, and each engine's DDL; ``_rows``: records as rows;
   ``_urls``: database names; ``_sql``: every statement both engines run, written once.
 - ``_mirror``: the mirror's :class:`MirrorStore` and its :class:`ChangeLog`;
@@ -17,9 +18,9 @@ nothing else picks one); what every job shares has a module of its own.
 - ``_writer``: the batching :class:`Writer`; ``_backfill_sqlite`` / ``_backfill_pg``: the
   backfill's sinks and writer engines; ``_jobs``: the sharded workers' job tables
   (PostgreSQL only).
-- ``_lease`` / ``_lease_sqlite`` / ``_lease_pg``: the mirror's writer lease.
-- ``_reader`` / ``_reader_sqlite`` / ``_reader_pg`` and ``export``: reading a store, and
-  the Parquet export on it.
+- ``_lease``: the mirror's writer lease, its statements written once in a seat's words.
+- ``_reader`` and ``export``: reading a store (a snapshot of either dialect), and the
+  Parquet export on it.
 
 The backfill (:mod:`asyncsports.backfill`), the sharded workers, the mirror
 (:mod:`asyncsports.sync`) and the Parquet export (:mod:`asyncsports.store.export`) are
@@ -40,7 +41,7 @@ from pathlib import Path
 from asyncsports.store._backfill_pg import PgEngine
 from asyncsports.store._backfill_sqlite import SqliteEngine
 from asyncsports.store._changes import change_batches
-from asyncsports.store._dialect import Dialect
+from asyncsports.store._dialect import Dialect, Snapshot
 from asyncsports.store._jobs import (
     MAX_ATTEMPTS,
     JobProgress,
@@ -51,10 +52,8 @@ from asyncsports.store._jobs import (
 )
 from asyncsports.store._lease import Election
 from asyncsports.store._mirror import ChangeLog, MirrorStore
-from asyncsports.store._pg import PgDialect, PgLink
+from asyncsports.store._pg import PgDialect, PgLink, PgSnapshot
 from asyncsports.store._reader import Reader
-from asyncsports.store._reader_pg import PgReader
-from asyncsports.store._reader_sqlite import SqliteReader
 from asyncsports.store._rows import (
     ActionRows,
     EventRow,
@@ -70,7 +69,7 @@ from asyncsports.store._rows import (
     tournament_row,
 )
 from asyncsports.store._schema import SCHEMA_VERSION
-from asyncsports.store._sqlite import SqliteDialect
+from asyncsports.store._sqlite import SqliteDialect, SqliteSnapshot
 from asyncsports.store._types import (
     CHUNK,
     CONNECT_TIMEOUT,
@@ -218,12 +217,11 @@ async def open(
     written by a newer asyncsports is refused (SinkError); so is a database that cannot
     be reached within ``connect_timeout`` seconds.
     """
-    reader: Reader
-    if is_postgres(db):
-        reader = await PgReader.open(str(db), connect_timeout)
-    else:
-        reader = await SqliteReader.open(Path(db))
+    snapshot: Snapshot = (
+        PgSnapshot(str(db), connect_timeout) if is_postgres(db) else SqliteSnapshot(Path(db))
+    )
+    await snapshot.open()
     try:
-        yield reader
+        yield Reader(snapshot)
     finally:
-        await reader.close()
+        await snapshot.close()

@@ -12,6 +12,11 @@ the statements of one transaction or read, with ``?`` placeholders. The engine m
   a body must be idempotent (the mirror's are: each row is compared before it is
   written).
 
+The reader (:mod:`~asyncsports.store._reader`) reads a :class:`Snapshot` instead: one
+read-only transaction, its rows a chunk at a time; the writer lease
+(:mod:`~asyncsports.store._lease`) is taken on a :class:`Seat`: a connection of its own,
+and the words its statements are written with.
+
 Where the engines' SQL differs (a batch of rows compared and written in one statement,
 a change logged with a NOTIFY, the fence's lock), :class:`Tx` has a method saying what
 is done, and each engine writes its own statement.
@@ -19,13 +24,13 @@ is done, and each engine writes its own statement.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from asyncsports.store._schema import Table
 from asyncsports.store._types import Lease, Row
 
-__all__ = ["Dialect", "Line", "Tx"]
+__all__ = ["Dialect", "Line", "Seat", "Snapshot", "Tx"]
 
 T = TypeVar("T")
 
@@ -123,6 +128,65 @@ class Dialect(Protocol):
     def abort(self) -> None:
         """Drop the connection at once, without waiting (an unfinished transaction is
         rolled back)."""
+
+    async def close(self) -> None:
+        """Close the connection."""
+
+
+class Snapshot(Protocol):
+    """One read-only transaction on a database of the store, for the reader: :meth:`open`
+    refuses a database that is not there, not ours, newer or without our tables
+    (SinkError), and never creates or writes one."""
+
+    name: str
+    text_order: str
+    version: int
+    """The schema version (set by :meth:`open`)."""
+    tables: list[str]
+    """The names of the database's tables (set by :meth:`open`)."""
+
+    async def open(self) -> None:
+        """Connect and start the snapshot."""
+
+    def query(self, sql: str, chunk: int) -> AsyncIterator[list[tuple[Any, ...]]]:
+        """The rows a read-only ``sql`` selects in the snapshot, ``chunk`` at a time."""
+        ...
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        """A row of ``table`` read back as the values it was written from."""
+        ...
+
+    async def close(self) -> None:
+        """Close the connection (the snapshot ends with it)."""
+
+
+class Seat(Protocol):
+    """The connection the writer lease is taken, renewed and given up on, apart from the
+    writer's, and the words (SQL) the lease's statements are written with: the
+    engine's clock, who holds the lease, and how a holder is told to be gone.
+
+    A database that is not the mirror's, or refuses, is a
+    :class:`~asyncsports.errors.SinkError`; one unreachable for now raises anything else.
+    """
+
+    now: str
+    """This moment, by the lease's clock."""
+    later: str
+    """``?`` seconds from now."""
+    me: dict[str, str]
+    """The holder's columns beside ``holder`` (``pid``...), and their values for us."""
+    alive: str
+    """Whether the holder of lease row ``l`` still runs."""
+    lapsed: str
+    """An expiry long past."""
+
+    async def one(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        """The first row ``sql`` gives (None: none), in a transaction of its own;
+        TimeoutError when a fenced write holds it up past the engine's lock wait."""
+        ...
+
+    def abort(self) -> None:
+        """Drop the connection at once (the next call connects again)."""
 
     async def close(self) -> None:
         """Close the connection."""

@@ -1,7 +1,7 @@
 """The PostgreSQL dialect of the store (asyncpg): connecting, checking, creating the
 tables; what its errors mean; :class:`PgLink`, the one reconnect rule; and
 :class:`PgDialect`, the :class:`~asyncsports.store._dialect.Dialect` the jobs are written
-over.
+over, with the reader's :class:`PgSnapshot` and the lease's :class:`PgSeat`.
 
 The tables come from :mod:`asyncsports.store._schema`, as SQLite's do. A database that
 cannot be reached at the start fails at once, within the connect timeout
@@ -18,7 +18,7 @@ import datetime as dt
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -30,6 +30,7 @@ from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import (
     ALL_TABLES,
     HEALTH_TABLES,
+    LEASE_DDL,
     MIRROR_TABLES,
     PG_CARRIER,
     RESOURCE_TABLES,
@@ -54,11 +55,15 @@ if TYPE_CHECKING:
     import asyncpg
 
 __all__ = [
+    "CALL_TIMEOUT",
     "CHANNEL",
+    "ELECTION_SETTINGS",
     "STRANDED",
     "WRITE_LOCK",
     "PgDialect",
     "PgLink",
+    "PgSeat",
+    "PgSnapshot",
     "address",
     "close",
     "connect",
@@ -616,3 +621,160 @@ class PgDialect:
         self._listening = None
         async with self._turn:
             await self.link.close()
+
+
+# ---------------------------------------------------------------- the reader's snapshot
+
+
+class PgSnapshot:
+    """The database at ``url`` read in one snapshot (a repeatable-read, read-only
+    transaction), as a :class:`~asyncsports.store._dialect.Snapshot`: a connection of its
+    own (within ``connect_timeout``), no tables created, rows read by a server-side
+    cursor."""
+
+    def __init__(self, url: str, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        self.url = url
+        self.name = redact_url(url)
+        self.text_order = 'COLLATE "C"'
+        self.version = 0
+        self.tables: list[str] = []
+        self.connect_timeout = connect_timeout
+        self._conn: asyncpg.Connection | None = None
+
+    async def open(self) -> None:
+        try:
+            conn = await _asyncpg().connect(self.url, timeout=self.connect_timeout)
+        except Exception as exc:
+            raise unusable(self.url, exc, self.connect_timeout, verb="read") from exc
+        try:
+            self.version, self.tables = await self._begin(conn)
+        except BaseException:
+            await close(conn)
+            raise
+        self._conn = conn
+
+    async def _begin(self, conn: asyncpg.Connection) -> tuple[int, list[str]]:
+        try:
+            # One snapshot for every table, even while a backfill or a mirror writes.
+            # asyncpg's own transaction: older asyncpg makes cursors only inside one.
+            await conn.transaction(isolation="repeatable_read", readonly=True).start()
+            names = await conn.fetch(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+            # Another application's tables of our names, or a newer version: refused; so
+            # is a database with none of ours (as a SQLite file with none is).
+            version = await ours(conn, self.url)
+        except SinkError:
+            raise
+        except Exception as exc:
+            raise SinkError(f"cannot read {self.name}: {exc}") from exc
+        if version is None:
+            raise SinkError(f"cannot read {self.name}: it holds no asyncsports tables")
+        return version, [r[0] for r in names]
+
+    async def query(self, sql: str, chunk: int) -> AsyncIterator[list[tuple[Any, ...]]]:
+        assert self._conn is not None, "query() before open()"
+        try:
+            cursor = await self._conn.cursor(sql)  # in the snapshot's transaction
+            while rows := await cursor.fetch(chunk):
+                yield [tuple(r) for r in rows]
+        except SinkError:
+            raise
+        except Exception as exc:
+            raise SinkError(f"cannot read {self.name}: {exc}") from exc
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return plain(table, row)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await close(conn)  # the read-only transaction ends with it
+
+
+# --------------------------------------------------------------------- the lease's seat
+
+CALL_TIMEOUT = 3.0
+"""Seconds the election waits for an answer before it takes the connection for lost."""
+
+ELECTION_SETTINGS: dict[str, str] = {
+    # A takeover waits for a fenced transaction under way, not for ever: it tries again.
+    "lock_timeout": "2s",
+    # A cut network is noticed by the server (the renewing connection's pid is then gone).
+    "tcp_keepalives_idle": "5",
+    "tcp_keepalives_interval": "2",
+    "tcp_keepalives_count": "3",
+    "tcp_user_timeout": "10000",
+    "application_name": "asyncsports sync (election)",
+}
+"""Session settings of the connection that takes and renews the lease."""
+
+_LEASE_DDL_LOCK = 0x6173_7370_6C65_6173  # "aspleas": one CREATE TABLE at a time
+
+
+class PgSeat:
+    """The writer lease's :class:`~asyncsports.store._dialect.Seat` in the database at
+    ``url``: a :class:`PgLink` of its own that does not wait (``patience=None``), with
+    :data:`ELECTION_SETTINGS`.
+
+    The lease row keeps the backend ``pid`` of the connection that renews it, and its
+    expiry by the database's own clock (``clock_timestamp()``: the machines' clocks need
+    not agree). A holder is gone when that backend is (a process killed: its connection
+    closes at once). The writer's :func:`fence` takes a share lock on the row: a
+    takeover's ``UPDATE`` waits for it (up to ``lock_timeout``: then a TimeoutError, the
+    session kept), so a write that passed the fence commits (or fails) before the new
+    writer starts; ``SET LOCAL idle_in_transaction_session_timeout`` frees the row when
+    its transaction is stranded by a cut network.
+
+    Each connection checks the mirror's schema (a database that is not the mirror's is
+    refused before anything is written to it); a database never reached, or an error
+    that is not the database being unreachable, is a SinkError. Once reached, a call
+    that finds it unreachable (or no answer within :data:`CALL_TIMEOUT`) raises asyncpg's
+    error (or OSError, TimeoutError) and the next call connects again.
+    """
+
+    now = "clock_timestamp()"
+    later = "clock_timestamp() + ? * interval '1 second'"
+    me = {"pid": "pg_backend_pid()"}
+    alive = "EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid)"
+    lapsed = "'-infinity'"
+
+    def __init__(self, url: str, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        self.link = PgLink(
+            url,
+            patience=None,
+            settings=ELECTION_SETTINGS,
+            setup=_create_lease,
+            connect_timeout=connect_timeout,
+        )
+
+    async def one(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        busy = _asyncpg().exceptions.LockNotAvailableError
+
+        async def op(conn: asyncpg.Connection) -> Any:
+            try:
+                async with asyncio.timeout(CALL_TIMEOUT):
+                    return await conn.fetchrow(_numbered(sql), *args)
+            except busy as exc:
+                return exc  # a takeover held up: the session is sound
+
+        got = await self.link.do(op)
+        if isinstance(got, busy):
+            raise TimeoutError(f"{redact_url(self.link.url)}: the lease is held up: {got}") from got
+        row: Sequence[Any] | None = got
+        return row
+
+    def abort(self) -> None:
+        self.link.abort()
+
+    async def close(self) -> None:
+        await self.link.close()
+
+
+async def _create_lease(conn: asyncpg.Connection) -> None:
+    """Create the lease's table, one connection at a time."""
+    await conn.execute(f"SELECT pg_advisory_lock({_LEASE_DDL_LOCK})")
+    try:
+        await conn.execute(LEASE_DDL)
+    finally:
+        await conn.execute(f"SELECT pg_advisory_unlock({_LEASE_DDL_LOCK})")

@@ -324,7 +324,7 @@ LEASE_DDL = (
     "CREATE TABLE IF NOT EXISTS sync_lease (name text PRIMARY KEY, term bigint NOT NULL, "
     "holder text NOT NULL, pid integer NOT NULL, expires timestamptz NOT NULL)"
 )
-"""The mirror's writer lease on PostgreSQL (:mod:`asyncsports.store._lease_pg`): the term,
+"""The mirror's writer lease on PostgreSQL (:class:`asyncsports.store._pg.PgSeat`): the term,
 who holds it, the server pid of its renewing connection, and its expiry by the
 database's clock."""
 
@@ -332,7 +332,7 @@ SQLITE_LEASE_DDL = (
     "CREATE TABLE IF NOT EXISTS sync_lease (name text PRIMARY KEY, term integer NOT NULL, "
     "holder text NOT NULL, pid integer NOT NULL, host text NOT NULL, expires real NOT NULL)"
 )
-"""The mirror's writer lease in a SQLite file (:mod:`asyncsports.store._lease_sqlite`): the
+"""The mirror's writer lease in a SQLite file (:class:`asyncsports.store._sqlite.SqliteSeat`): the
 term, who holds it, the holder's process id and host name, and its expiry in epoch
 seconds by the machine's clock (one file, one machine: one clock)."""
 

@@ -1,7 +1,8 @@
 """The SQLite dialect of the store: a file opened, checked, migrated; its errors and
-transactions; :class:`SqliteThread`, the one thread that owns a connection; and
+transactions; :class:`SqliteThread`, the one thread that owns a connection;
 :class:`SqliteDialect`, the :class:`~asyncsports.store._dialect.Dialect` the jobs are
-written over. No network.
+written over, and the reader's :class:`SqliteSnapshot` and the lease's
+:class:`SqliteSeat`. No network.
 
 :func:`connect` refuses a file that is not ours, or is newer, before writing to it,
 and makes every error of the connection a SinkError naming the file
@@ -13,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import queue
 import shutil
+import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
@@ -29,6 +32,7 @@ from asyncsports.store._schema import (
     ALL_TABLES,
     HEALTH_TABLES,
     SCHEMA_VERSION,
+    SQLITE_LEASE_DDL,
     Table,
     sqlite_ddl,
 )
@@ -36,11 +40,16 @@ from asyncsports.store._types import POLL, Lease, NotYet, Row, deposed, now_text
 
 __all__ = [
     "APPLICATION_ID",
+    "BUSY",
+    "HOST",
     "SCHEMA_VERSION",
     "SinkError",
     "SqliteDialect",
+    "SqliteSeat",
+    "SqliteSnapshot",
     "SqliteThread",
     "Transaction",
+    "alive",
     "connect",
     "fence",
     "storage_error",
@@ -602,3 +611,162 @@ class SqliteDialect:
 
     async def close(self) -> None:
         await self.thread.close()
+
+
+# ---------------------------------------------------------------- the reader's snapshot
+
+
+class SqliteSnapshot:
+    """The file at ``path`` read in one snapshot (a WAL read transaction), as a
+    :class:`~asyncsports.store._dialect.Snapshot`, on a :class:`SqliteThread`: opened
+    read-only, checked as every opener checks it, and no file made where there was none
+    (a mistyped path)."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self.text_order = ""
+        self.version = 0
+        self.tables: list[str] = []
+        self._thread = SqliteThread(
+            lambda: connect(path, readonly=True),
+            sqlite3.Connection.close,
+            name="asyncsports-reader",
+        )
+
+    async def open(self) -> None:
+        try:
+            self.version, self.tables = await self._thread.call(_snapshot)
+        except BaseException:
+            await self._thread.close()
+            raise
+
+    async def query(self, sql: str, chunk: int) -> AsyncIterator[list[tuple[Any, ...]]]:
+        # The connection's errors are SinkErrors naming the file already (connect()).
+        cursor = await self._thread.call(lambda db: db.execute(sql))
+        try:
+            while rows := await self._thread.call(lambda _: cursor.fetchmany(chunk)):
+                yield rows
+        finally:
+            cursor.close()
+
+    def plain(self, table: Table, row: Sequence[Any]) -> Row:
+        return tuple(row)
+
+    async def close(self) -> None:
+        await self._thread.close()
+
+
+def _snapshot(db: sqlite3.Connection) -> tuple[int, list[str]]:
+    db.execute("BEGIN")  # one snapshot (WAL) from the first read to the last
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    return version, [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
+
+
+# --------------------------------------------------------------------- the lease's seat
+
+BUSY = 2.0
+"""Seconds the election waits for the file's write lock (a fenced write under way)."""
+
+
+def _pid_space() -> str:
+    """Where a pid names the same process as here: this host, and on Linux this pid
+    namespace (containers sharing a file and a host name each have their own)."""
+    name = socket.gethostname()
+    with contextlib.suppress(OSError):
+        name += f" pidns:{os.stat('/proc/self/ns/pid').st_ino}"
+    return name
+
+
+HOST = _pid_space()
+"""What the lease row's ``host`` says of its holder: a holder's pid is looked up only
+where this matches."""
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs (a zombie does not; unsure: it does)."""
+    if os.name == "nt":
+        return True  # pragma: no cover  (Windows: os.kill ends a process; wait for the lapse)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # pragma: no cover  (EPERM, another user's process: the tests run as root)
+        return True  # it runs
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # pragma: no cover  (no procfs, or the process reaped since os.kill: a race)
+        return True  # not a zombie as far as we can tell
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]  # killed, not yet reaped
+
+
+def _holder_alive(pid: int, host: str) -> bool:
+    return host != HOST or alive(pid)
+
+
+class SqliteSeat:
+    """The writer lease's :class:`~asyncsports.store._dialect.Seat` in the file at
+    ``path``, on a :class:`SqliteThread` of its own (the file created, and the lease's
+    table, at the first call).
+
+    The lease row keeps its holder's pid and where that pid means it (:data:`HOST`), and
+    its expiry in epoch seconds by the machine's clock: processes sharing one file share
+    one machine, hence one clock (a file on a network share is not supported: SQLite's
+    locks are not reliable there). A holder on this host whose pid is gone (killed) is
+    taken over at once; one elsewhere, or whose pid is in use again, when its lease
+    lapses. Python's clock and pid lookup are SQL functions of the connection.
+
+    Every statement takes the file's one write lock, after any fenced write under way
+    (:func:`fence` runs first in each of the writer's ``BEGIN IMMEDIATE``
+    transactions), so a write that starts after a takeover finds the term moved on. The
+    lock held past :data:`BUSY` is a ``TimeoutError``.
+    """
+
+    now = "lease_now()"
+    later = "lease_now() + ?"
+    me = {"pid": "lease_pid()", "host": "lease_host()"}
+    alive = "lease_alive(l.pid, l.host)"
+    lapsed = "0"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread: SqliteThread[sqlite3.Connection] | None = None
+
+    def _open(self) -> sqlite3.Connection:
+        db = connect(self.path)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY * 1000)}")
+            db.create_function("lease_now", 0, time.time)
+            db.create_function("lease_pid", 0, os.getpid)
+            db.create_function("lease_host", 0, lambda: HOST)
+            db.create_function("lease_alive", 2, _holder_alive)
+            with Transaction(db, self.path):
+                db.execute(SQLITE_LEASE_DDL)
+        except BaseException:  # pragma: no cover  (connect() just wrote it: a lock since, a race)
+            db.close()
+            raise
+        return db
+
+    async def one(self, sql: str, *args: Any) -> Sequence[Any] | None:
+        if self._thread is None:
+            self._thread = SqliteThread(self._open, sqlite3.Connection.close, name="mirror-lease")
+        try:
+            # fetchall: a statement RETURNING rows commits once it has run to its end.
+            rows = await self._thread.call(lambda db: db.execute(sql, args).fetchall())
+        except SinkError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, sqlite3.OperationalError) and (
+                "locked" in str(cause) or "busy" in str(cause)
+            ):
+                raise TimeoutError(f"{self.path} is locked by another writer") from exc
+            raise
+        return rows[0] if rows else None
+
+    def abort(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.abort()
+
+    async def close(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            await thread.close()

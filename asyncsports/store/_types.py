@@ -38,7 +38,6 @@ __all__ = [
     "NotYet",
     "Row",
     "RowChange",
-    "Seat",
     "Unit",
     "Write",
     "deposed",
@@ -255,35 +254,3 @@ def deposed(lease: Lease) -> Deposed:
         f"the mirror's lease {lease.name!r} (term {lease.term}) is over: "
         "another process writes it now"
     )
-
-
-class Seat(Protocol):
-    """One engine's part of an election of lease ``name`` for ``who``: the SQL and the
-    locking, nothing else. A database that is not the mirror's, or refuses, is a
-    :class:`~asyncsports.errors.SinkError`; one unreachable for now raises anything else."""
-
-    async def free(self) -> bool:
-        """Whether :meth:`take` may succeed now (a read: it locks nothing)."""
-        ...
-
-    async def take(self, ttl: float) -> int | None:
-        """The new term if the lease was free, lapsed or its holder gone; else None
-        (a takeover blocked by a fenced write too: the caller tries again)."""
-        ...
-
-    async def renew(self, term: int, ttl: float) -> bool:
-        """Push the expiry ``ttl`` seconds on; False: ``term`` is over."""
-        ...
-
-    async def release(self, term: int) -> None:
-        """Let the lease lapse now, if ``term`` is still the holding."""
-
-    async def holder(self) -> tuple[int, str, bool] | None:
-        """``(term, holder, unexpired)``, or None: never taken."""
-        ...
-
-    def abort(self) -> None:
-        """Drop the connection at once (the next call connects again)."""
-
-    async def close(self) -> None:
-        """Close the connection."""

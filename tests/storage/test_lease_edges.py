@@ -1,7 +1,8 @@
-"""The writer lease's edges on both engines (store/_lease*.py): a takeover held up past
-the lock wait by a fenced write is refused and taken once the write commits, a dropped
-connection is made again by the next call, a lease never taken has no holder, and a
-holder's process is alive while it runs, gone once it exits, gone as a zombie."""
+"""The writer lease's edges on both engines (store/_lease.py, over each dialect's seat): a
+takeover held up past the lock wait by a fenced write is refused and taken once the write
+commits, a dropped connection is made again by the next call, a lease never taken has no
+holder, and a holder's process is alive while it runs, gone once it exits, gone as a
+zombie."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import pytest
 from support import until
 from support.lease import fenced
 
-from asyncsports.store import Election, _lease_pg, _lease_sqlite, is_postgres
-from asyncsports.store._lease_sqlite import SqliteSeat, alive
+from asyncsports.store import Election, _pg, _sqlite, is_postgres
+from asyncsports.store._sqlite import alive
 
 WAIT = 0.2  # the lock wait, lowered from seconds: a held-up takeover gives up quickly
 
@@ -26,8 +27,8 @@ WAIT = 0.2  # the lock wait, lowered from seconds: a held-up takeover gives up q
 async def test_a_takeover_held_up_past_the_lock_wait_is_refused_then_taken(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(_lease_pg.ELECTION_SETTINGS, "lock_timeout", f"{int(WAIT * 1000)}ms")
-    monkeypatch.setattr(_lease_sqlite, "BUSY", WAIT)
+    monkeypatch.setitem(_pg.ELECTION_SETTINGS, "lock_timeout", f"{int(WAIT * 1000)}ms")
+    monkeypatch.setattr(_sqlite, "BUSY", WAIT)
     a, b = Election(db, "sync", "a"), Election(db, "sync", "b")
     try:
         lease = await a.take(0.3)
@@ -39,10 +40,11 @@ async def test_a_takeover_held_up_past_the_lock_wait_is_refused_then_taken(
             return held is not None and not held[2]
 
         async with fenced(db, lease) as commit:
-            if not is_postgres(db):
-                # SQLite's one write lock: even a renewal waits for it, and gives up.
-                with pytest.raises(TimeoutError, match="locked by another writer"):
-                    await b.renew(lease, 60)
+            # Even a renewal waits for it (SQLite's one write lock; PostgreSQL's row lock)
+            # and gives up, with one error on both engines.
+            busy = "held up" if is_postgres(db) else "locked by another writer"
+            with pytest.raises(TimeoutError, match=busy):
+                await b.renew(lease, 60)
             await until(lapsed, within=5, every=0.05)
             assert await b.take(60) is None  # the write under way outlasts the lock wait
             await commit()
@@ -69,9 +71,9 @@ async def test_an_aborted_connection_is_made_again_by_the_next_call(db: str) -> 
 
 
 async def test_a_seat_closed_before_any_call_has_nothing_to_close(tmp_path: Path) -> None:
-    seat = SqliteSeat(tmp_path / "m.sqlite", "sync", "a")
-    await seat.close()
-    seat.abort()
+    election = Election(tmp_path / "m.sqlite", "sync", "a")
+    await election.close()
+    election.abort()
     assert not (tmp_path / "m.sqlite").exists()  # nothing opened it
 
 
@@ -103,10 +105,10 @@ async def test_a_takeover_that_finds_the_lease_taken_under_the_lock_gets_none(db
     # and the one that comes second finds the other's term.
     a, b = Election(db, "sync", "a"), Election(db, "sync", "b")
     try:
-        assert await b.seat.free()  # b finds it free ...
+        assert await b.free()  # b finds it free ...
         lease = await a.take(60)  # ... a takes it meanwhile ...
         assert lease is not None
-        assert await b.seat.take(60) is None  # ... and b's takeover is refused
+        assert await b.take_over(60) is None  # ... and b's takeover is refused
         assert await b.holder() == (lease.term, "a", True)
     finally:
         await a.close()

@@ -28,11 +28,11 @@ from asyncsports.store import (
     Lease,
     MirrorStore,
     Write,
-    _lease_sqlite,
+    _sqlite,
     is_postgres,
     open_mirror,
 )
-from asyncsports.store._lease_sqlite import HOST
+from asyncsports.store._sqlite import HOST
 from asyncsports.sync import _standby
 from asyncsports.sync._standby import Standby
 
@@ -297,7 +297,7 @@ async def test_a_renewal_that_gets_no_answer_loses_the_lease_by_the_clock(
 ) -> None:
     # SQLite's one write lock, held by another connection: every renewal waits for it
     # and gives up; once the lease would have lapsed, the writer stands by.
-    monkeypatch.setattr(_lease_sqlite, "BUSY", 0.05)
+    monkeypatch.setattr(_sqlite, "BUSY", 0.05)
     db = str(tmp_path / "mirror.sqlite")
     job = Job(db, every=None)
     standby = Standby(job, ttl=TTL, poll=POLL)

@@ -19,7 +19,7 @@ from support.lease import StandIn
 from support.wait import until
 
 from asyncsports.store import Lease
-from asyncsports.store._lease_sqlite import HOST
+from asyncsports.store._sqlite import HOST
 from asyncsports.sync import _standby
 from asyncsports.sync._standby import Standby
 

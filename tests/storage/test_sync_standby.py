@@ -22,7 +22,7 @@ from support.procs import Command
 from support.servers import PostgresServer
 
 from asyncsports.store import is_postgres
-from asyncsports.store._lease_sqlite import HOST
+from asyncsports.store._sqlite import HOST
 
 pytestmark = pytest.mark.slow  # the command in subprocesses
 
