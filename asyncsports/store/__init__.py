@@ -14,9 +14,8 @@ nothing else picks one); what every job shares has a module of its own.
   ``_urls``: database names; ``_sql``: every statement both engines run, written once.
 - ``_mirror``: the mirror's :class:`MirrorStore` and its :class:`ChangeLog`;
   ``_changes``: the one walk of a change log, for the change feed and the bus publisher.
-- ``_writer``: the batching :class:`Writer`; ``_backfill_sqlite`` / ``_backfill_pg``: the
-  backfill's sinks and writer engines; ``_jobs``: the sharded workers' job tables
-  (PostgreSQL only).
+- ``_writer``: the batching :class:`Writer`; ``_backfill``: the backfill's job and its
+  writer engines; ``_jobs``: the sharded workers' job tables (PostgreSQL only).
 - ``_lease`` / ``_lease_sqlite`` / ``_lease_pg``: the mirror's writer lease.
 - ``_reader`` / ``_reader_sqlite`` / ``_reader_pg`` and ``export``: reading a store, and
   the Parquet export on it.
@@ -37,8 +36,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from asyncsports.store._backfill_pg import PgEngine
-from asyncsports.store._backfill_sqlite import SqliteEngine
+from asyncsports.store._backfill import PgEngine, SqliteEngine
 from asyncsports.store._changes import change_batches
 from asyncsports.store._dialect import Dialect
 from asyncsports.store._jobs import (
