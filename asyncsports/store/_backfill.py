@@ -14,9 +14,9 @@ whether its last run finished; ``checkpoints`` lists the units done by the curre
 knows which fixtures' actions and statistics it still owes without listing them again.
 
 :class:`BackfillEngine` is the :class:`~asyncsports.store._writer.Writer`'s engine.
-SQLite (:class:`SqliteEngine`): on the connection's thread, so the event loop never
+SQLite (:class:`~asyncsports.store.SqliteEngine`): on the connection's thread, so the event loop never
 waits on SQLite; an abort interrupts the statement running (its transaction rolls back).
-PostgreSQL (:class:`PgEngine`): rows are COPYed into staging tables, then upserted; when
+PostgreSQL (:class:`~asyncsports.store.PgEngine`): rows are COPYed into staging tables, then upserted; when
 the database dies or restarts, the batch is written again on a new connection (it is
 idempotent), for up to ``patience`` seconds, while the fetchers wait on the writer's
 back pressure.
@@ -25,16 +25,13 @@ back pressure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import asyncsports.store._sql as _sql
 from asyncsports.store._dialect import Dialect, Tx
-from asyncsports.store._pg import PgDialect
 from asyncsports.store._schema import RESOURCE_TABLES
-from asyncsports.store._sqlite import SqliteDialect
-from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Row, Unit, now_text
+from asyncsports.store._types import JobState, Row, Unit, now_text
 
-__all__ = ["TABLES", "BackfillEngine", "PgEngine", "SqliteEngine", "finish", "start", "write"]
+__all__ = ["TABLES", "BackfillEngine", "finish", "start", "write"]
 
 TABLES: dict[str, tuple[str, ...]] = {t.name: t.names for t in RESOURCE_TABLES}
 """The resource tables and their columns, in order."""
@@ -126,35 +123,3 @@ class BackfillEngine:
 
     def abort(self) -> None:
         self.dialect.abort()
-
-
-class SqliteEngine(BackfillEngine):
-    """The engine of the SQLite file at ``path``."""
-
-    def __init__(self, path: Path, job: str, *, restart: bool = False) -> None:
-        dialect = SqliteDialect(Path(path), thread="asyncsports-writer", interruptible=True)
-        super().__init__(dialect, job, restart=restart)
-
-
-class PgEngine(BackfillEngine):
-    """The engine of the PostgreSQL database at ``url`` (a database never reached fails
-    within ``connect_timeout``; one that goes away is waited for up to ``patience``
-    seconds)."""
-
-    def __init__(
-        self,
-        url: str,
-        job: str,
-        *,
-        restart: bool = False,
-        patience: float = PATIENCE,
-        connect_timeout: float = CONNECT_TIMEOUT,
-    ) -> None:
-        dialect = PgDialect(url, patience=patience, connect_timeout=connect_timeout, bulk=True)
-        super().__init__(dialect, job, restart=restart)
-        self.link = dialect.link
-
-    @property
-    def reconnects(self) -> int:
-        """Attempts made again after the database was lost."""
-        return self.link.reconnects
