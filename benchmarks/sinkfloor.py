@@ -22,8 +22,11 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from asyncsports.store._backfill_sqlite import _UPSERT
+from asyncsports.store._schema import RESOURCE_TABLES
+from asyncsports.store._sql import upsert
 from asyncsports.store._sqlite import _SCHEMA
+
+_UPSERT = {t.name: upsert(t) for t in RESOURCE_TABLES}
 
 __all__ = ["floor"]
 

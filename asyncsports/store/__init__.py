@@ -2,8 +2,9 @@
 
 Everything that speaks SQL lives in this package. A job is written once, over a
 :class:`~asyncsports.store._dialect.Dialect` (SQLite's or PostgreSQL's, chosen by the
-factories here: :func:`engine`, :func:`open_mirror`, :func:`open_changes`, :func:`open`;
-nothing else picks one); what every job shares has a module of its own.
+factories here: :func:`engine` (:class:`SqliteEngine`, :class:`PgEngine`),
+:func:`open_mirror`, :func:`open_changes`, :func:`open`; nothing else picks one); what
+every job shares has a module of its own.
 
 - ``_dialect``: what a job asks of an engine (``Dialect`` and its ``Tx``; the reader's
   ``Snapshot``; the lease's ``Seat``); ``_sqlite`` and ``_pg``: the two engines (a file
@@ -15,9 +16,8 @@ nothing else picks one); what every job shares has a module of its own.
   ``_urls``: database names; ``_sql``: every statement both engines run, written once.
 - ``_mirror``: the mirror's :class:`MirrorStore` and its :class:`ChangeLog`;
   ``_changes``: the one walk of a change log, for the change feed and the bus publisher.
-- ``_writer``: the batching :class:`Writer`; ``_backfill_sqlite`` / ``_backfill_pg``: the
-  backfill's sinks and writer engines; ``_jobs``: the sharded workers' job tables
-  (PostgreSQL only).
+- ``_writer``: the batching :class:`Writer`; ``_backfill``: the backfill's job and its
+  writer engines; ``_jobs``: the sharded workers' job tables (PostgreSQL only).
 - ``_lease``: the mirror's writer lease, its statements written once in a seat's words.
 - ``_reader`` and ``export``: reading a store (a snapshot of either dialect), and the
   Parquet export on it.
@@ -38,8 +38,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from asyncsports.store._backfill_pg import PgEngine
-from asyncsports.store._backfill_sqlite import SqliteEngine
+from asyncsports.store._backfill import BackfillEngine
 from asyncsports.store._changes import change_batches
 from asyncsports.store._dialect import Dialect, Snapshot
 from asyncsports.store._jobs import (
@@ -143,6 +142,38 @@ __all__ = [
     "statistics_row",
     "tournament_row",
 ]
+
+
+class SqliteEngine(BackfillEngine):
+    """The backfill's engine for job ``job`` of the SQLite file at ``path``."""
+
+    def __init__(self, path: Path, job: str, *, restart: bool = False) -> None:
+        dialect = SqliteDialect(Path(path), thread="asyncsports-writer", interruptible=True)
+        super().__init__(dialect, job, restart=restart)
+
+
+class PgEngine(BackfillEngine):
+    """The backfill's engine for job ``job`` of the PostgreSQL database at ``url`` (a
+    database never reached fails within ``connect_timeout``; one that goes away is
+    waited for up to ``patience`` seconds)."""
+
+    def __init__(
+        self,
+        url: str,
+        job: str,
+        *,
+        restart: bool = False,
+        patience: float = PATIENCE,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
+        dialect = PgDialect(url, patience=patience, connect_timeout=connect_timeout, bulk=True)
+        super().__init__(dialect, job, restart=restart)
+        self.link = dialect.link
+
+    @property
+    def reconnects(self) -> int:
+        """Attempts made again after the database was lost."""
+        return self.link.reconnects
 
 
 def engine(

@@ -93,6 +93,21 @@ class Tx(Protocol):
         """Append ``lines`` to ``changes`` (``seq`` in this order, committed now) and tell
         the followers (PostgreSQL's NOTIFY)."""
 
+    # The backfill's (asyncsports.store._backfill): rows in bulk, no change log.
+    position: str
+    """The column of an ``ordered`` table that keeps its insertion order."""
+
+    def now(self) -> Any:
+        """This moment, as a ``?`` of a time column takes it."""
+        ...
+
+    async def put(self, table: Table, rows: Sequence[Row]) -> None:
+        """Write ``rows`` in bulk, replacing those of the same key (a key given twice: its
+        last row is written)."""
+
+    async def clear(self, table: Table, column: str, values: Sequence[str]) -> None:
+        """Delete the rows of ``table`` whose (text) ``column`` is one of ``values``."""
+
 
 class Dialect(Protocol):
     """One database, on one connection: its jobs' transactions and reads take turns on

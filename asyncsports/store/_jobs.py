@@ -7,11 +7,12 @@ LOCKED`` so that claimers never wait on each other. Leases run on the database's
 
 A commit is one transaction: it locks the units it completes and keeps only those the
 worker still owns (a worker whose lease lapsed and whose unit was taken over writes
-nothing of it), writes their rows (:meth:`asyncsports.store._backfill_pg.PgSink.write`), plans the
+nothing of it), writes their rows (:func:`asyncsports.store._backfill.write`), plans the
 units a listing page found, and marks units done. So every unit's rows are committed
-exactly once, by its last owner. Every operation goes through one
-:class:`~asyncsports.store._pg.PgLink`: a database lost for a while is reconnected to, and
-the operation done again (each is idempotent).
+exactly once, by its last owner. Every operation goes through one bulk
+:class:`~asyncsports.store._pg.PgDialect` and its :class:`~asyncsports.store._pg.PgLink`:
+a database lost for a while is reconnected to, and the operation done again (each is
+idempotent).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import asyncsports.store._backfill as _backfill
 from asyncsports.errors import SinkError
-from asyncsports.store._backfill_pg import PgSink, stage
-from asyncsports.store._pg import PgLink
+from asyncsports.store._dialect import Tx
+from asyncsports.store._pg import PgDialect, PgTx
 from asyncsports.store._schema import SHARD_DDL
 from asyncsports.store._types import CONNECT_TIMEOUT, PATIENCE, JobState, Unit
 
@@ -80,7 +82,7 @@ class JobProgress:
 
 class Shards:
     """The sharded jobs of the PostgreSQL database at ``url``, through one
-    :class:`~asyncsports.store._pg.PgLink` (its tasks take turns on one connection).
+    :class:`~asyncsports.store._pg.PgDialect` (its tasks take turns on one connection).
 
     A database never reached fails within ``connect_timeout`` (SinkError); one lost later
     is waited for up to ``patience`` seconds.
@@ -90,20 +92,18 @@ class Shards:
         self, url: str, *, patience: float = PATIENCE, connect_timeout: float = CONNECT_TIMEOUT
     ) -> None:
         self.url = url
-        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout, setup=stage)
+        self.dialect = PgDialect(url, patience=patience, connect_timeout=connect_timeout, bulk=True)
+        self.link = self.dialect.link
         self._ready = False
 
-    async def _do(self, op: Callable[[PgSink], Awaitable[T]]) -> T:
+    async def _sql(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         async def ready(conn: asyncpg.Connection) -> T:
             if not self._ready:  # once: the tables outlive connections
                 await _ensure(conn)
                 self._ready = True
-            return await op(PgSink(self.url, conn))
+            return await fn(conn, *args)
 
         return await self.link.do(ready)
-
-    async def _sql(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        return await self._do(lambda sink: fn(sink.connection, *args))
 
     async def plan(
         self, job: str, scope: str, units: Sequence[StoredUnit], *, restart: bool
@@ -175,7 +175,9 @@ class Shards:
     async def commit(self, job: str, owner: str, items: Sequence[UnitBatch]) -> list[UnitBatch]:
         """Write ``items`` in one transaction, those of units ``owner`` still holds;
         returns the items written."""
-        return await self._do(lambda sink: _commit(sink, job, owner, items))
+        if not self._ready:  # the job tables are made outside a commit's transaction
+            await self._sql(lambda conn: conn.fetchval("SELECT 1"))
+        return await self.dialect.write(lambda tx: _commit(tx, job, owner, items))
 
     async def progress(self, job: str | None = None) -> list[JobProgress]:
         """Every sharded job's progress (or ``job``'s), oldest first."""
@@ -262,16 +264,16 @@ async def _plan(
             job,
             scope,
         )
-        await _add(conn, job, units)
+        await _add(PgTx(conn), job, units)
     return False
 
 
-async def _add(conn: asyncpg.Connection, job: str, units: Sequence[StoredUnit]) -> None:
+async def _add(tx: Tx, job: str, units: Sequence[StoredUnit]) -> None:
     if units:
         names, sports, seasons = zip(*units, strict=True)
-        await conn.execute(
+        await tx.execute(
             "INSERT INTO shard_units (job, unit, sport, season) "
-            "SELECT $1, u, s, n FROM unnest($2::text[], $3::text[], $4::text[]) "
+            "SELECT ?, u, s, n FROM unnest(?::text[], ?::text[], ?::text[]) "
             "WITH ORDINALITY AS t(u, s, n, i) ORDER BY i ON CONFLICT DO NOTHING",
             job,
             list(names),
@@ -313,32 +315,28 @@ async def _remaining(conn: asyncpg.Connection, job: str) -> int:
     return n
 
 
-async def _commit(
-    sink: PgSink, job: str, owner: str, items: Sequence[UnitBatch]
-) -> list[UnitBatch]:
-    conn = sink.connection
-    async with conn.transaction():
-        rows = await conn.fetch(
-            "SELECT unit FROM shard_units WHERE job = $1 AND unit = ANY($2::text[]) "
-            "AND owner = $3 AND done_at IS NULL FOR UPDATE",
+async def _commit(tx: Tx, job: str, owner: str, items: Sequence[UnitBatch]) -> list[UnitBatch]:
+    rows = await tx.fetch(
+        "SELECT unit FROM shard_units WHERE job = ? AND unit = ANY(?::text[]) "
+        "AND owner = ? AND done_at IS NULL FOR UPDATE",
+        job,
+        list({i.unit for i in items}),
+        owner,
+    )
+    held = {r[0] for r in rows}
+    kept = [i for i in items if i.unit in held]
+    await _backfill.write(tx, job, [u for i in kept for u in i.units])
+    await _add(tx, job, [w for i in kept for w in i.planned])
+    done = [i for i in kept if i.done]
+    if done:
+        await tx.execute(
+            "UPDATE shard_units u SET done_at = now(), lease_until = NULL, rows = t.r "
+            "FROM unnest(?::text[], ?::bigint[]) AS t(w, r) "
+            "WHERE u.job = ? AND u.unit = t.w",
+            [i.unit for i in done],
+            [sum(len(u.rows) for u in i.units) for i in done],
             job,
-            list({i.unit for i in items}),
-            owner,
         )
-        held = {r[0] for r in rows}
-        kept = [i for i in items if i.unit in held]
-        await sink.write(job, [u for i in kept for u in i.units])
-        await _add(conn, job, [w for i in kept for w in i.planned])
-        done = [i for i in kept if i.done]
-        if done:
-            await conn.execute(
-                "UPDATE shard_units u SET done_at = now(), lease_until = NULL, rows = t.r "
-                "FROM unnest($2::text[], $3::bigint[]) AS t(w, r) "
-                "WHERE u.job = $1 AND u.unit = t.w",
-                job,
-                [i.unit for i in done],
-                [sum(len(u.rows) for u in i.units) for i in done],
-            )
     return kept
 
 

@@ -30,6 +30,7 @@ from asyncsports.store._rows import utc_text
 from asyncsports.store._schema import (
     ALL_TABLES,
     HEALTH_TABLES,
+    JOB_TABLES,
     LEASE_DDL,
     MIRROR_TABLES,
     PG_CARRIER,
@@ -38,8 +39,9 @@ from asyncsports.store._schema import (
     Table,
     pg_convert,
     pg_ddl,
+    pg_staging,
 )
-from asyncsports.store._sql import pg, upsert
+from asyncsports.store._sql import pg, staged, upsert
 from asyncsports.store._types import (
     CONNECT_TIMEOUT,
     PATIENCE,
@@ -357,8 +359,10 @@ change committed later with a smaller ``seq``)."""
 STRANDED = 5.0
 """Seconds a fenced transaction may sit idle (its network cut) before the server ends it."""
 
-# The tables whose rows a job writes in batches (the mirror's).
-_TABLES: dict[str, Table] = {t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES, *HEALTH_TABLES)}
+# The tables whose rows a job writes in batches (the mirror's, the backfill's).
+_TABLES: dict[str, Table] = {
+    t.name: t for t in (*RESOURCE_TABLES, *MIRROR_TABLES, *HEALTH_TABLES, *JOB_TABLES)
+}
 _KEY_TYPE = {"text": "text", "int": "bigint"}
 # One round trip: the lease row held (shared) and, for this transaction only, the server
 # told to end it when it sits idle STRANDED seconds (its writer cut off).
@@ -384,9 +388,15 @@ async def fence(conn: asyncpg.Connection, lease: Lease) -> None:
 
 
 def _unnest(t: Table) -> str:
-    """The rows as arrays, one per column (``$1``...), turned into the columns' types."""
+    """The rows as arrays, one per column (``$1``...), turned into the columns' types (an
+    ``ordered`` table's in the arrays' order)."""
     arrays = ", ".join(f"${i}::{PG_CARRIER[c.kind]}[]" for i, c in enumerate(t.columns, 1))
     values = ", ".join(pg_convert(c) for c in t.columns)
+    if t.ordered:
+        return (
+            f"SELECT {values} FROM unnest({arrays}) WITH ORDINALITY "
+            f"AS v({', '.join(t.names)}, i) ORDER BY i"
+        )
     return f"SELECT {values} FROM unnest({arrays}) AS v({', '.join(t.names)})"
 
 
@@ -418,9 +428,18 @@ _DELETE = {
 }
 
 
+_STAGED = {t.name: staged(t) for t in RESOURCE_TABLES}
+
+
 @functools.lru_cache(maxsize=256)
 def _numbered(sql: str) -> str:
     return pg(sql)
+
+
+async def _stage(conn: asyncpg.Connection) -> None:
+    """Create the session's staging tables (rows are COPYed into them, then upserted)."""
+    for table in RESOURCE_TABLES:
+        await conn.execute(pg_staging(table))
 
 
 def plain(table: Table, row: Sequence[Any]) -> Row:
@@ -529,13 +548,36 @@ class PgTx:
             ops, tables, keys, rows = (list(x) for x in zip(*lines, strict=True))
             await self.conn.execute(_LOG, dt.datetime.now(dt.UTC), ops, tables, keys, rows)
 
+    # The backfill's: rows are COPYed (binary) into the session's staging table (see
+    # PgDialect's bulk), then moved by one INSERT ... SELECT ... ON CONFLICT.
+    position = "position"
+
+    def now(self) -> Any:
+        return dt.datetime.now(dt.UTC)
+
+    async def put(self, table: Table, rows: Sequence[Row]) -> None:
+        if rows:
+            nkeys = len(table.key)
+            last = {row[:nkeys]: row for row in rows}  # one statement changes a row once
+            await self.conn.copy_records_to_table(
+                f"stage_{table.name}", records=list(last.values()), columns=table.names
+            )
+            await self.conn.execute(_STAGED[table.name])
+
+    async def clear(self, table: Table, column: str, values: Sequence[str]) -> None:
+        if values:
+            sql = f"DELETE FROM {table.name} WHERE {column} = ANY($1::text[])"
+            await self.conn.execute(sql, list(values))
+
 
 class PgDialect:
     """The database at ``url`` as a :class:`~asyncsports.store._dialect.Dialect`: one
     :class:`PgLink` (reconnected when the database restarts, the call done again), one
     call at a time: callers from several tasks queue, as they do on SQLite's thread.
     ``LISTEN/NOTIFY`` wakes a follower. ``create``: a database without our tables gets
-    them (else it is refused)."""
+    them (else it is taken as it is: a reader's). ``bulk`` (the backfill's): each connection gets the
+    staging tables of :meth:`PgTx.put`, and a write takes no write lock (it logs no
+    changes: backfills and workers write side by side)."""
 
     def __init__(
         self,
@@ -544,11 +586,19 @@ class PgDialect:
         patience: float = PATIENCE,
         connect_timeout: float = CONNECT_TIMEOUT,
         create: bool = True,
+        bulk: bool = False,
     ) -> None:
         self.url = url
         self.name = redact_url(url)
         self.text_order = 'COLLATE "C"'
-        self.link = PgLink(url, patience=patience, connect_timeout=connect_timeout, create=create)
+        self.bulk = bulk
+        self.link = PgLink(
+            url,
+            patience=patience,
+            connect_timeout=connect_timeout,
+            create=create,
+            setup=_stage if bulk else None,
+        )
         self._listening: asyncpg.Connection | None = None
         self._woken = asyncio.Event()
         self._turn = asyncio.Lock()
@@ -564,7 +614,8 @@ class PgDialect:
     async def write(self, body: Callable[[Tx], Awaitable[T]]) -> T:
         async def op(conn: asyncpg.Connection) -> T:
             async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
+                if not self.bulk:
+                    await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
                 return await body(PgTx(conn))
 
         return await self._do(op)

@@ -129,7 +129,7 @@ def has(table: str, column: str) -> str:
     return f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {column} = ?)"
 
 
-# The backfill's jobs (asyncsports.store._backfill_sqlite, _backfill_pg).
+# The backfill's jobs (asyncsports.store._backfill).
 JOB_RUN = "SELECT finished_at FROM jobs WHERE job = ?"
 JOB_DONE = "SELECT unit FROM checkpoints WHERE job = ?"
 JOB_FIXTURES = (

@@ -558,6 +558,19 @@ class SqliteTx:
         now = now_text()
         await self.executemany(_LOG, [(now, *line) for line in lines])
 
+    # The backfill's.
+    position = "rowid"
+
+    def now(self) -> Any:
+        return now_text()
+
+    async def put(self, table: Table, rows: Sequence[Row]) -> None:
+        await self.replace(table, rows)  # in order: a key's last row is the one kept
+
+    async def clear(self, table: Table, column: str, values: Sequence[str]) -> None:
+        sql = f"DELETE FROM {table.name} WHERE {column} = ?"
+        await self.executemany(sql, [(v,) for v in values])
+
 
 def _transact(db: sqlite3.Connection, path: Path, body: Callable[[Tx], Awaitable[T]]) -> T:
     with Transaction(db, path):
@@ -568,15 +581,47 @@ class SqliteDialect:
     """The file at ``path`` as a :class:`~asyncsports.store._dialect.Dialect`: one
     connection on a :class:`SqliteThread` (calls and the close never overlap). A follower
     looks again every :data:`~asyncsports.store._types.POLL` seconds (a file tells no
-    one of its commits). ``create``: a file that is not there is made (else refused)."""
+    one of its commits). ``create``: a file that is not there is made (else refused).
+    ``interruptible`` (the backfill's): :meth:`abort` also interrupts the statement
+    running, and every later one fails (its transaction rolls back): sqlite3_interrupt
+    aborts only the step running, and an executemany's rows are steps of their own."""
 
-    def __init__(self, path: Path, *, create: bool = True, thread: str = "asyncsports-db") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        thread: str = "asyncsports-db",
+        interruptible: bool = False,
+    ) -> None:
         self.path = path
         self.name = str(path)
         self.text_order = ""
+        self.interrupted = False
+        self._closing = threading.Lock()  # an interrupt never touches a closed connection
         self.thread = SqliteThread(
-            lambda: connect(path, create=create), sqlite3.Connection.close, name=thread
+            lambda: self._connect(create, interruptible),
+            self._close,
+            name=thread,
+            interrupt=self._interrupt if interruptible else None,
         )
+
+    def _connect(self, create: bool, interruptible: bool) -> sqlite3.Connection:
+        db = connect(self.path, create=create)
+        if interruptible:
+            db.set_progress_handler(lambda: self.interrupted, 1000)
+        return db
+
+    def _close(self, db: sqlite3.Connection) -> None:
+        with self._closing:
+            db.close()
+
+    def _interrupt(self, db: sqlite3.Connection) -> None:
+        """From any thread (:meth:`SqliteThread.abort`)."""
+        with self._closing:
+            self.interrupted = True
+            with contextlib.suppress(sqlite3.ProgrammingError):  # closed already
+                db.interrupt()
 
     async def open(self) -> None:
         """Open the file now (its errors are the opener's)."""

@@ -4,9 +4,9 @@
 :data:`LINGER` seconds after the first item, or ``pending`` items), hands each batch to its
 :class:`~asyncsports.store._types.Engine` as one transaction, and holds the producers back while ``pending`` items
 wait (back pressure). The engines (:class:`~asyncsports.store._types.Engine`):
-:class:`~asyncsports.store._backfill_sqlite.SqliteEngine` (the blocking ``Sink`` on its
-thread), :class:`~asyncsports.store._backfill_pg.PgEngine` (asyncpg, reconnecting through
-:class:`~asyncsports.store._pg.PgLink`), and the sharded workers'
+the backfill's :class:`~asyncsports.store._backfill.BackfillEngine` (SQLite on its
+thread, PostgreSQL reconnecting through :class:`~asyncsports.store._pg.PgLink`), and the
+sharded workers'
 :class:`~asyncsports.store._jobs.ShardEngine`.
 """
 

@@ -20,7 +20,7 @@ from asyncsports._wire.recording.format import encode
 from asyncsports.backfill import Backfill, Scope
 from asyncsports.emulator import Emulator
 from asyncsports.errors import NotFoundError
-from asyncsports.store._backfill_sqlite import TABLES
+from asyncsports.store._backfill import TABLES
 
 SCALE = {
     "competitions": 1,

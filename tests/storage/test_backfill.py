@@ -29,9 +29,9 @@ from asyncsports.backfill import Backfill, Scope, first_missing, requests_needed
 from asyncsports.emulator import Emulator
 from asyncsports.errors import AuthenticationError, ServerError
 from asyncsports.models import Action, Fixture, Statistics, decode
-from asyncsports.store._backfill_sqlite import TABLES, Sink
+from asyncsports.store._backfill import TABLES
 from asyncsports.store._rows import action_row, fixture_row, statistics_row
-from asyncsports.store._sqlite import SinkError
+from asyncsports.store._sqlite import SinkError, connect
 
 # ------------------------------------------------------------------ rows
 
@@ -78,16 +78,16 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path: Path) -> None:
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not a database, just text " * 100)
     with pytest.raises(SinkError, match="cannot use"):
-        Sink(junk)
+        connect(junk)
     other = tmp_path / "other.sqlite"
     with sqlite(other) as db:
         db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
     with pytest.raises(SinkError, match=r"not an asyncsports database .*invoices"):
-        Sink(other)
+        connect(other)
     with sqlite(other) as db:  # nothing was written to it
         assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["invoices"]
-    Sink(tmp_path / "fresh.sqlite").close()
-    Sink(tmp_path / "fresh.sqlite").close()  # ours: opens again
+    connect(tmp_path / "fresh.sqlite").close()
+    connect(tmp_path / "fresh.sqlite").close()  # ours: opens again
 
 
 # ------------------------------------------------------------------ scope

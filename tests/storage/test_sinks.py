@@ -19,11 +19,12 @@ from support.samples import FIXTURE_ID, action, fixture
 from support.sqlite import sqlite
 
 from asyncsports.models import Action, Fixture, decode
-from asyncsports.store import JobState, SqliteEngine, Writer
-from asyncsports.store._backfill_pg import PgSink
-from asyncsports.store._backfill_sqlite import Sink
+from asyncsports.store import JobState, SqliteEngine, Writer, _backfill
+from asyncsports.store._backfill import BackfillEngine
+from asyncsports.store._dialect import Dialect
+from asyncsports.store._pg import PgDialect
 from asyncsports.store._rows import action_row, fixture_row
-from asyncsports.store._sqlite import SinkError
+from asyncsports.store._sqlite import SinkError, SqliteDialect
 from asyncsports.store._types import Unit
 from asyncsports.store._urls import redact_url
 
@@ -44,65 +45,29 @@ def actions_unit(fid: str, *seqs: int) -> Unit:
 
 
 class Engine:
-    """What a test does with a sink, the same for both engines."""
+    """The backfill's job on a dialect, the same for both engines."""
 
-    name = ""
-
-    async def start(self, job: str, *, restart: bool = False) -> Any: ...
-    async def write(self, job: str, units: list[Unit]) -> int: ...
-    async def finish(self, job: str) -> None: ...
-    async def counts(self) -> dict[str, int]: ...
-    async def rows(self, table: str) -> list[tuple[Any, ...]]: ...
-    async def close(self) -> None: ...
-
-
-class SQLite(Engine):
-    name = "sqlite"
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.sink = Sink(path)
-
-    async def start(self, job: str, *, restart: bool = False) -> Any:
-        return self.sink.start(job, restart=restart)
-
-    async def write(self, job: str, units: list[Unit]) -> int:
-        return self.sink.write(job, units)
-
-    async def finish(self, job: str) -> None:
-        self.sink.finish(job)
-
-    async def counts(self) -> dict[str, int]:
-        return self.sink.counts()
-
-    async def rows(self, table: str) -> list[tuple[Any, ...]]:
-        with sqlite(self.path) as db:
-            return sorted(plain(table, r) for r in db.execute(f"SELECT * FROM {table}"))
-
-    async def close(self) -> None:
-        self.sink.close()
-
-
-class Postgres(Engine):
-    name = "postgres"
-
-    def __init__(self, url: str, sink: PgSink) -> None:
+    def __init__(self, dialect: Dialect, url: str = "") -> None:
+        self.dialect = dialect
         self.url = url
-        self.sink = sink
+        self.name = "postgres" if url else "sqlite"
 
     async def start(self, job: str, *, restart: bool = False) -> Any:
-        return await self.sink.start(job, restart=restart)
+        return await self.dialect.write(lambda tx: _backfill.start(tx, job, restart))
 
     async def write(self, job: str, units: list[Unit]) -> int:
-        return await self.sink.write(job, units)
+        return await self.dialect.write(lambda tx: _backfill.write(tx, job, units))
 
     async def finish(self, job: str) -> None:
-        await self.sink.finish(job)
+        await self.dialect.write(lambda tx: _backfill.finish(tx, job))
 
     async def counts(self) -> dict[str, int]:
-        return await self.sink.counts()
+        return await BackfillEngine(self.dialect, JOB).counts()
 
     async def rows(self, table: str) -> list[tuple[Any, ...]]:
+        if isinstance(self.dialect, SqliteDialect):
+            with sqlite(self.dialect.path) as db:
+                return sorted(plain(table, r) for r in db.execute(f"SELECT * FROM {table}"))
         conn = await asyncpg.connect(self.url)
         try:
             got = await conn.fetch(f"SELECT {', '.join(KINDS[table])} FROM {table}")
@@ -111,17 +76,26 @@ class Postgres(Engine):
         return sorted(plain(table, tuple(r)) for r in got)
 
     async def close(self) -> None:
-        await self.sink.close()
+        await self.dialect.close()
+
+
+def sqlite_engine(path: Path) -> Engine:
+    return Engine(SqliteDialect(path))
+
+
+async def postgres_engine(url: str) -> Engine:
+    dialect = PgDialect(url, bulk=True)
+    await dialect.open()
+    return Engine(dialect, url)
 
 
 @pytest.fixture(params=ENGINES)
 async def sink(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Engine]:
     engine: Engine
     if request.param == "sqlite":
-        engine = SQLite(tmp_path / "db.sqlite")
+        engine = sqlite_engine(tmp_path / "db.sqlite")
     else:
-        url = request.getfixturevalue("postgres_url")
-        engine = Postgres(url, await PgSink.open(url))
+        engine = await postgres_engine(request.getfixturevalue("postgres_url"))
     try:
         yield engine
     finally:
@@ -224,8 +198,8 @@ async def test_a_unit_without_rows_still_checkpoints(sink: Engine) -> None:
 
 async def test_both_engines_store_the_same_rows(postgres_url: str, tmp_path: Path) -> None:
     engines: list[Engine] = [
-        SQLite(tmp_path / "same.sqlite"),
-        Postgres(postgres_url, await PgSink.open(postgres_url)),
+        sqlite_engine(tmp_path / "same.sqlite"),
+        await postgres_engine(postgres_url),
     ]
     units = [fixture_unit("page basketball 0", 1, 2), actions_unit(FIXTURE_ID, 1, 2, 3)]
     tables = []
@@ -239,7 +213,7 @@ async def test_both_engines_store_the_same_rows(postgres_url: str, tmp_path: Pat
 
 
 async def test_postgres_keeps_json_as_sent_timestamptz_and_boolean(postgres_url: str) -> None:
-    sink = await PgSink.open(postgres_url)
+    sink = await postgres_engine(postgres_url)
     await sink.start(JOB)
     unit = fixture_unit("page basketball 0", 1)
     await sink.write(JOB, [unit])

@@ -147,9 +147,8 @@ def test_an_empty_file_is_ours_to_fill_and_export_reads_ours_without_writing(
 def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     """Written before files were marked (application_id 0): the backfill's version 1 and
     the mirror's old layout (its version in a table ``mirror``) are taken up and marked."""
-    from asyncsports.store._backfill_sqlite import Sink
     from asyncsports.store._schema import FEED_TABLES, JOB_TABLES, RESOURCE_TABLES, sqlite_ddl
-    from asyncsports.store._sqlite import APPLICATION_ID
+    from asyncsports.store._sqlite import APPLICATION_ID, connect
 
     def ddl(*tables: Any) -> list[str]:
         names = {t.name for t in tables}
@@ -157,7 +156,7 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
 
     v1 = tmp_path / "v1.sqlite"
     _sqlite(v1, *ddl(*RESOURCE_TABLES, *JOB_TABLES), "PRAGMA user_version = 1")
-    Sink(v1).close()
+    connect(v1).close()
     old = tmp_path / "mirror.sqlite"
     _sqlite(old, *ddl(*RESOURCE_TABLES, *FEED_TABLES), "CREATE TABLE mirror (version)")
     asyncio.run(_open_mirror(old))
@@ -170,7 +169,7 @@ def test_files_of_earlier_versions_are_still_ours(tmp_path: Path) -> None:
     half = tmp_path / "half.sqlite"
     _sqlite(half, *ddl(*RESOURCE_TABLES), "PRAGMA user_version = 1")
     with pytest.raises(SinkError, match="not an asyncsports database"):
-        Sink(half)
+        connect(half)
 
 
 # ------------------------------------------------------------- damaged (SQLite)
