@@ -279,7 +279,11 @@ def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: st
         raise ValueError(f"{hide_url(url)!r} names no host (after the last '@', if any)")
     if not _HOST.fullmatch(host):
         # Read as written: the last "@" ends a password, and what follows was no host.
-        raise ValueError(f"{hide_url(url)!r}: {_clip(host)!r} is no host name")
+        # Quoted as written too: urlsplit's is (partly) lowercased, which a scrubber of the
+        # userinfo's pieces (a reader that split it elsewhere) would not match.
+        at = url.lower().find(host.lower())  # it is there: urlsplit took it from url
+        written = url[at : at + len(host)]
+        raise ValueError(f"{hide_url(url)!r}: {_clip(written)!r} is no host name")
     if kind == "webhook":
         if scheme == "http" and not _LOOPBACK.fullmatch(host.lower()):
             raise ValueError(

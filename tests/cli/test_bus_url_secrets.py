@@ -102,6 +102,9 @@ def with_secret(form: str, position: str, secret: str) -> str:
 )
 @example(form=BAD[1], position="pass-only", secret="Zqmy/Secret-0123456789", verbose=False)
 @example(form=BAD[2], position="user-only", secret="ZqTOKEN-0123456789abcdef", verbose=True)
+# The host that urlsplit reads ("Zq&0%2F%2F", up to the "?") was quoted lowercased, which
+# the secrets' scrubber did not match.
+@example(form=BAD[1], position="user-only", secret="Zq:::&0%2F%2F?", verbose=False)
 def test_a_usage_error_shows_no_secret_of_the_url(
     tmp_path: Path, form: str, position: str, secret: str, verbose: bool
 ) -> None:
