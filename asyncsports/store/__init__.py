@@ -252,7 +252,8 @@ async def open(
         PgSnapshot(str(db), connect_timeout) if is_postgres(db) else SqliteSnapshot(Path(db))
     )
     await snapshot.open()
+    reader = Reader(snapshot)
     try:
-        yield Reader(snapshot)
+        yield reader
     finally:
-        await snapshot.close()
+        await reader.close()

@@ -572,6 +572,8 @@ async def test_a_reader_counts_and_reads_rows_in_chunks_and_queries(db: Path | s
             )
         ]
         assert live == [[(fixtures[0].id,)], [(fixtures[2].id,)], [(fixtures[4].id,)]]
+        assert await reader.value("SELECT count(*) FROM fixtures") == len(fixtures)
+        assert await reader.value("SELECT id FROM fixtures WHERE id = 'none'") is None
         with pytest.raises(SinkError, match="no table 'nope'"):
             [c async for c in reader.rows("nope")]
 
