@@ -52,7 +52,9 @@ class Election:
     ) -> None:
         self.name = name
         self.who = who
-        seat: Seat = PgSeat(str(db), connect_timeout) if is_postgres(db) else SqliteSeat(Path(db))
+        seat: Seat = (
+            PgSeat(str(db), connect_timeout) if is_postgres(db) else SqliteSeat(Path(db), name)
+        )
         self.seat = seat
         now, alive, mine = seat.now, seat.alive, ", ".join(seat.me)
         self._free = (

@@ -749,8 +749,8 @@ def _holder_alive(pid: int, host: str) -> bool:
 
 
 class SqliteSeat:
-    """The writer lease's :class:`~asyncsports.store._dialect.Seat` in the file at
-    ``path``, on a :class:`SqliteThread` of its own (the file created, and the lease's
+    """The :class:`~asyncsports.store._dialect.Seat` of the writer lease ``name`` in the
+    file at ``path``, on a :class:`SqliteThread` of its own (the file created, and the lease's
     table, at the first call).
 
     The lease row keeps its holder's pid and where that pid means it (:data:`HOST`), and
@@ -772,8 +772,9 @@ class SqliteSeat:
     alive = "lease_alive(l.pid, l.host)"
     lapsed = "0"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, name: str) -> None:
         self.path = path
+        self.name = name
         self._thread: SqliteThread[sqlite3.Connection] | None = None
 
     def _open(self) -> sqlite3.Connection:
@@ -795,8 +796,7 @@ class SqliteSeat:
         if self._thread is None:
             self._thread = SqliteThread(self._open, sqlite3.Connection.close, name="mirror-lease")
         try:
-            # fetchall: a statement RETURNING rows commits once it has run to its end.
-            rows = await self._thread.call(lambda db: db.execute(sql, args).fetchall())
+            rows = await self._thread.call(lambda db: self._run(db, sql, args))
         except SinkError as exc:
             cause = exc.__cause__
             if isinstance(cause, sqlite3.OperationalError) and (
@@ -805,6 +805,19 @@ class SqliteSeat:
                 raise TimeoutError(f"{self.path} is locked by another writer") from exc
             raise
         return rows[0] if rows else None
+
+    def _run(self, db: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        write, returning, what = sql.partition(" RETURNING ")
+        if not returning:
+            return db.execute(sql, args).fetchall()
+        # RETURNING came with SQLite 3.35, which older systems' Pythons lack: the row
+        # written is read back in the write's own transaction (its lock held throughout).
+        with Transaction(db, self.path):
+            if db.execute(write, args).rowcount < 1:
+                return []
+            return db.execute(
+                f"SELECT {what} FROM sync_lease WHERE name = ?", (self.name,)
+            ).fetchall()
 
     def abort(self) -> None:
         thread, self._thread = self._thread, None

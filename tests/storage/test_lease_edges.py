@@ -113,3 +113,30 @@ async def test_a_takeover_that_finds_the_lease_taken_under_the_lock_gets_none(db
     finally:
         await a.close()
         await b.close()
+
+
+async def test_the_sqlite_election_sends_no_returning_which_sqlite_before_3_35_lacks(
+    tmp_path: Path,
+) -> None:
+    """Python 3.11 is built against older SQLite in places (Debian 11: 3.34): a statement
+    ``... RETURNING`` fails there, and the mirror could not take its lease (exit 13)."""
+    db = tmp_path / "m.sqlite"
+    election, other = Election(db, "mirror", "a"), Election(db, "mirror", "b")
+    sent: list[str] = []
+    try:
+        await election.holder()  # the seat's connection is open from here
+        seat = election.seat
+        assert isinstance(seat, _sqlite.SqliteSeat)
+        await seat._thread.call(lambda conn: conn.set_trace_callback(sent.append))  # type: ignore[union-attr]
+        lease = await election.take(30)
+        assert lease is not None and lease.term == 1
+        assert await other.take(30) is None
+        assert await election.renew(lease, 30)
+        await election.release(lease)
+        taken = await other.take(30)
+        assert taken is not None and taken.term == 2
+        assert not await election.renew(lease, 30)  # its term is over
+    finally:
+        await election.close()
+        await other.close()
+    assert sent and not [s for s in sent if "RETURNING" in s.upper()], sent
