@@ -21,6 +21,7 @@ which never does: a database whose mirror has not made its tables yet reads as e
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -101,12 +102,20 @@ class ChangeLog:
         change feed is empty and stays so); ``"nothing"`` when it holds neither."""
         try:
             row = await self._row(_sql.CONTENTS)
-        except NotYet:
-            return "nothing"
+        except NotYet:  # no change log: a new database, or an old backfill's
+            return "records" if await self._records() else "nothing"
         assert row is not None  # one row of two flags
         if row[0]:
             return "mirror"
         return "records" if row[1] else "nothing"
+
+    async def _records(self) -> bool:
+        """Whether any of the record tables that are there holds a row."""
+        for table in _TABLES:
+            with contextlib.suppress(NotYet):
+                if await self._row(f"SELECT 1 FROM {table} LIMIT 1"):
+                    return True
+        return False
 
     async def _row(self, sql: str, *args: Any) -> Sequence[Any] | None:
         return await self.dialect.read(lambda tx: tx.fetchrow(sql, *args))

@@ -422,3 +422,41 @@ async def _open_mirror(path: Path) -> None:
     from asyncsports.store import open_mirror
 
     await (await open_mirror(path)).close()
+
+
+def test_a_change_log_reader_tells_an_old_backfill_database_from_a_new_mirror(
+    tmp_path: Path,
+) -> None:
+    """A version-1 backfill file holds records and no change log's tables at all: the
+    reader, which migrates nothing, read it as an empty new mirror (and a follower would
+    have waited on it for ever); ``changes`` refuses it as it refuses any backfill's."""
+    from asyncsports.store._schema import JOB_TABLES, RESOURCE_TABLES, sqlite_ddl
+
+    names = {t.name for t in (*RESOURCE_TABLES, *JOB_TABLES)}
+    ddl = [s for s in sqlite_ddl().split(";\n") if any(f" {n} (" in s for n in names)]
+    v1 = tmp_path / "v1.sqlite"
+    _sqlite(
+        v1,
+        *ddl,
+        "PRAGMA user_version = 1",
+        "INSERT INTO fixtures (id, sport, status, deleted, json) VALUES ('f1', 'soccer', 'Ended', 0, '{}')",
+    )
+    assert asyncio.run(_contents(v1)) == "records"
+    proc = subprocess.run(
+        [*CLI, "changes", "--db", str(v1)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 13 and "is not a mirror" in proc.stderr, proc.stderr
+
+
+async def _contents(path: Path) -> str:
+    from asyncsports.store import open_changes
+
+    log = await open_changes(path)
+    try:
+        return await log.contents()
+    finally:
+        await log.close()
