@@ -85,9 +85,9 @@ async def write(tx: Tx, job: str, units: Sequence[Unit]) -> int:
     for name, table in _TABLES.items():
         await tx.clear(table, table.key[0], replaced[name])
         await tx.put(table, rows[name])
-    await tx.replace(_MEMBERS, [(job, m) for m in members])
+    await tx.put(_MEMBERS, [(job, m) for m in members])
     now = now_text()
-    await tx.replace(_CHECKPOINTS, [(job, unit, n, now) for unit, n in done.items()])
+    await tx.put(_CHECKPOINTS, [(job, unit, n, now) for unit, n in done.items()])
     return sum(len(unit.rows) for unit in units)
 
 

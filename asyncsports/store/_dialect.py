@@ -83,9 +83,6 @@ class Tx(Protocol):
         ``kept``; the rows deleted (as :meth:`plain` gives them)."""
         ...
 
-    async def replace(self, table: Table, rows: Sequence[Row]) -> None:
-        """Write ``rows``, replacing those of the same key."""
-
     async def delete(self, table: Table, keys: Sequence[tuple[Any, ...]]) -> None:
         """Delete the rows of ``table`` with these keys."""
 
@@ -102,8 +99,8 @@ class Tx(Protocol):
         ...
 
     async def put(self, table: Table, rows: Sequence[Row]) -> None:
-        """Write ``rows`` in bulk, replacing those of the same key (a key given twice: its
-        last row is written)."""
+        """Write ``rows``, replacing those of the same key (a key given twice: its last
+        row is written); in bulk where the dialect has a way (PostgreSQL's COPY)."""
 
     async def clear(self, table: Table, column: str, values: Sequence[str]) -> None:
         """Delete the rows of ``table`` whose (text) ``column`` is one of ``values``."""

@@ -180,7 +180,7 @@ class MirrorStore(ChangeLog):
                 mine = [c for c in last if c.table == name]
                 await tx.delete(t, [tuple(c.key) for c in mine if c.row.get("json") is None])
                 kept = [c for c in mine if c.row.get("json") is not None]
-                await tx.replace(t, [tuple(c.row[k] for k in t.names) for c in kept])
+                await tx.put(t, [tuple(c.row[k] for k in t.names) for c in kept])
 
         await self.dialect.write(apply)
 

@@ -485,10 +485,12 @@ class PgTx:
     goes in one statement (arrays, ``unnest``); placeholders are numbered once per
     statement text."""
 
-    __slots__ = ("conn",)
+    __slots__ = ("bulk", "conn")
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, bulk: bool = False) -> None:
         self.conn = conn
+        self.bulk = bulk
+        """Whether the connection has the staging tables :meth:`put` COPYs into."""
 
     async def fetch(self, sql: str, *args: Any) -> list[Sequence[Any]]:
         return list(await self.conn.fetch(_numbered(sql), *args))
@@ -533,10 +535,6 @@ class PgTx:
         gone = await self.conn.fetch(_scope_delete(table, column), value, *keys)
         return [self.plain(table, r) for r in gone]
 
-    async def replace(self, table: Table, rows: Sequence[Row]) -> None:
-        if rows:
-            await self.conn.execute(_REPLACE[table.name], *_columns(table, rows))
-
     async def delete(self, table: Table, keys: Sequence[tuple[Any, ...]]) -> None:
         if keys:
             await self.conn.execute(
@@ -556,13 +554,17 @@ class PgTx:
         return dt.datetime.now(dt.UTC)
 
     async def put(self, table: Table, rows: Sequence[Row]) -> None:
-        if rows:
-            nkeys = len(table.key)
-            last = {row[:nkeys]: row for row in rows}  # one statement changes a row once
+        if not rows:
+            return
+        nkeys = len(table.key)
+        last = list({row[:nkeys]: row for row in rows}.values())  # a statement changes a row once
+        if self.bulk and table.name in _STAGED:  # a backfill's batch: COPY, then upsert
             await self.conn.copy_records_to_table(
-                f"stage_{table.name}", records=list(last.values()), columns=table.names
+                f"stage_{table.name}", records=last, columns=table.names
             )
             await self.conn.execute(_STAGED[table.name])
+        else:
+            await self.conn.execute(_REPLACE[table.name], *_columns(table, last))
 
     async def clear(self, table: Table, column: str, values: Sequence[str]) -> None:
         if values:
@@ -616,14 +618,14 @@ class PgDialect:
             async with conn.transaction():
                 if not self.bulk:
                     await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
-                return await body(PgTx(conn))
+                return await body(PgTx(conn, self.bulk))
 
         return await self._do(op)
 
     async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
         async def op(conn: asyncpg.Connection) -> T | NotYet:
             try:
-                return await body(PgTx(conn))
+                return await body(PgTx(conn, self.bulk))
             except _asyncpg().exceptions.UndefinedTableError as exc:
                 # Returned, not raised: the link would drop a connection that is sound
                 # (and the LISTEN on it).

@@ -548,9 +548,6 @@ class SqliteTx:
         await self.delete(table, [r[:nkeys] for r in gone])
         return gone
 
-    async def replace(self, table: Table, rows: Sequence[Row]) -> None:
-        await self.executemany(_PUT[table.name], rows)
-
     async def delete(self, table: Table, keys: Sequence[tuple[Any, ...]]) -> None:
         await self.executemany(_DELETE[table.name], keys)
 
@@ -565,7 +562,7 @@ class SqliteTx:
         return now_text()
 
     async def put(self, table: Table, rows: Sequence[Row]) -> None:
-        await self.replace(table, rows)  # in order: a key's last row is the one kept
+        await self.executemany(_PUT[table.name], rows)  # in order: a key's last row stays
 
     async def clear(self, table: Table, column: str, values: Sequence[str]) -> None:
         sql = f"DELETE FROM {table.name} WHERE {column} = ?"
