@@ -219,12 +219,14 @@ def parse_target(url: str) -> Target:
             f"{hide_url(url)!r}: a bus is a redis://..., nats://... or https://... URL, "
             f"not {scheme or 'a path'}"
         )
+    written = url, parts
     if kind == "redis":
         # A password written unencoded (``redis://:my/Secret@host``) read as the secrets
         # rule reads it, up to the last @, rather than as redis-py's urlsplit would.
         url = normalize_userinfo(url)
         parts = urllib.parse.urlsplit(url)
     _check_url(url, parts, kind, scheme)
+    _check_last_at(*written)
     options, own = _query(url, parts.query, kind, scheme)
     query = urllib.parse.urlencode(own)
     # The URL as written up to its query (urlunsplit would write unix:///x as unix:/x).
@@ -246,6 +248,29 @@ def parse_target(url: str) -> Target:
         int(options.get("concurrency", 1)),
         float(options.get("timeout", ACK_TIMEOUT)),
     )
+
+
+def _check_last_at(url: str, parts: urllib.parse.SplitResult) -> None:
+    """ValueError for a URL that reads as a bus two ways: its last '@' (where the secrets
+    rule ends a password written unencoded) lies past the authority as urlsplit reads it
+    (in its path or query), and that authority is a host too. ``redis://h:1/0?client_name=
+    me@x`` would reach host "x" with a password of "1/0?client_name=me"; written
+    ``redis://:my/Secret@h``, the first reading (host "", port "my") is none."""
+    at = url.rfind("@")
+    if at < url.find("//") + 2 + len(parts.netloc):
+        return  # no '@', or within the authority: one reading
+    try:
+        host = parts.hostname
+        _ = parts.port  # read for its check: the first reading has no port
+    except ValueError:
+        return
+    if host and _HOST.fullmatch(host):
+        # The host is not quoted: by the other reading it is a piece of the password.
+        raise ValueError(
+            f"{hide_url(url)!r}: reads two ways, as its last '@' ends a password and the "
+            "'/' or '?' before it ends the host: write an '@' of a path or query as %40, "
+            "a '/' or '?' of a password as %2F or %3F"
+        )
 
 
 def _check_url(url: str, parts: urllib.parse.SplitResult, kind: Kind, scheme: str) -> None:

@@ -9,7 +9,7 @@ import string
 import urllib.parse
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from redis.asyncio import ConnectionPool
 from redis.asyncio.connection import parse_url
@@ -265,6 +265,14 @@ anything = st.tuples(
     items=st.lists(good, max_size=4) | st.lists(good | anything, max_size=4),
     raw=st.booleans(),
 )
+# An "@" in a query value, unencoded: the URL's last "@" ended its userinfo, so the query
+# was read as a password and "0" as the host (another server than the one meant).
+@example(
+    base="redis://h:1/0",
+    items=[("duplicate_window", "1.0"), ("client_name", "&@0")],
+    raw=True,
+)
+@example(base="redis://h:1/0", items=[("socket_timeout", "1.0"), ("client_name", "&@0")], raw=True)
 def test_any_query_is_a_target_or_a_value_error_and_what_is_accepted_is_what_is_read(
     base: str, items: list[tuple[str, str]], raw: bool
 ) -> None:
