@@ -569,9 +569,14 @@ class SqliteTx:
         await self.executemany(sql, [(v,) for v in values])
 
 
+def _run(db: sqlite3.Connection, body: Callable[[Tx], Awaitable[T]]) -> T:
+    """``body``'s statements on ``db``, on this thread (see :func:`drive`)."""
+    return drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
+
+
 def _transact(db: sqlite3.Connection, path: Path, body: Callable[[Tx], Awaitable[T]]) -> T:
     with Transaction(db, path):
-        return drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
+        return _run(db, body)
 
 
 class SqliteDialect:
@@ -633,9 +638,7 @@ class SqliteDialect:
 
     async def read(self, body: Callable[[Tx], Awaitable[T]]) -> T:
         try:
-            return await self.thread.call(
-                lambda db: drive(cast(Coroutine[Any, Any, T], body(SqliteTx(db))))
-            )
+            return await self.thread.call(lambda db: _run(db, body))
         except SinkError as exc:
             cause = exc.__cause__
             if isinstance(cause, sqlite3.OperationalError) and "no such table" in str(cause):
@@ -689,7 +692,11 @@ class SqliteSnapshot:
             while rows := await self._thread.call(lambda _: cursor.fetchmany(chunk)):
                 yield rows
         finally:
-            cursor.close()
+            # On the connection's thread, as every call of it. A generator left early is
+            # closed when the loop gets to it, perhaps after the snapshot: its cursors
+            # went with the connection.
+            with contextlib.suppress(SinkError):
+                await self._thread.call(lambda _: cursor.close())
 
     def plain(self, table: Table, row: Sequence[Any]) -> Row:
         return tuple(row)

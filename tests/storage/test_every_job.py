@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import gc
 import json
 import re
 import sqlite3
@@ -576,6 +577,30 @@ async def test_a_reader_counts_and_reads_rows_in_chunks_and_queries(db: Path | s
         assert await reader.value("SELECT id FROM fixtures WHERE id = 'none'") is None
         with pytest.raises(SinkError, match="no table 'nope'"):
             [c async for c in reader.rows("nope")]
+
+
+async def test_a_reader_left_in_the_middle_of_a_table_closes_without_an_error(
+    db: Path | str,
+) -> None:
+    """``break`` out of ``rows()``: the generators are closed by the loop after the reader
+    (the garbage collector hands them over), and closing a cursor then failed on the
+    closed connection ("Task exception was never retrieved")."""
+    async with mirror(db) as store:
+        await store.write([Write("fixtures", [fixture(n) for n in range(1, 4)])])
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    try:
+        async with open_store(db) as reader:
+            async for rows in reader.rows("fixtures", chunk=1):
+                assert len(rows) == 1
+                break
+        gc.collect()  # the generators' finalizers: each schedules its aclose() on the loop
+        for _ in range(20):  # let those run
+            await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert errors == []
 
 
 async def test_a_reader_reads_rows_as_the_mirror_reads_them(
