@@ -86,7 +86,7 @@ async def write(tx: Tx, job: str, units: Sequence[Unit]) -> int:
         await tx.clear(table, table.key[0], replaced[name])
         await tx.put(table, rows[name])
     await tx.put(_MEMBERS, [(job, m) for m in members])
-    now = now_text()
+    now = now_text()  # a row's value as written, as put() takes it (tx.now() is a ?'s)
     await tx.put(_CHECKPOINTS, [(job, unit, n, now) for unit, n in done.items()])
     return sum(len(unit.rows) for unit in units)
 
